@@ -1,0 +1,45 @@
+/** Account and usage shapes (spec 2 and 4.1). */
+import { z } from 'zod'
+import { ACCOUNT_STATUSES, CHANNELS } from '../d1'
+import { DateTime } from './common'
+
+export const AccountLimits = z
+  .object({
+    sends_today: z.number().int(),
+    sends_cap: z.number().int(),
+    new_contacts_today: z.number().int(),
+    new_contacts_cap: z.number().int().meta({ description: "Today's new-contact allowance (lower than the plan cap on an alpha number's warm-up days)" }),
+    ramp_day: z.number().int().nullable().meta({ description: 'Warm-up day of an alpha number (1 = first active day); null for channels without a ramp' }),
+  })
+  .meta({ id: 'AccountLimits' })
+
+export const Account = z
+  .object({
+    id: z.string().meta({ description: 'The E.164 number for alpha_web; `custom` for the custom channel' }),
+    channel: z.enum(CHANNELS),
+    identifier: z.string(),
+    status: z.enum(ACCOUNT_STATUSES),
+    status_reason: z.string().nullable().meta({ description: 'Why the account is disconnected or restricted (logged_out, blocked_by_alpha, opener_burst, …)' }),
+    connected_at: DateTime.nullable(),
+    limits: AccountLimits,
+  })
+  .meta({ id: 'Account' })
+
+export const AccountList = z.object({ accounts: z.array(Account) }).meta({ id: 'AccountList' })
+
+export const Usage = z
+  .object({
+    plan: z.string(),
+    label: z.string().meta({ description: 'Plan label, marked early access' }),
+    day: z.string().meta({ description: 'The current UTC day, YYYY-MM-DD', example: '2026-11-21' }),
+    sends: z.number().int(),
+    sends_cap: z.number().int(),
+    new_contacts: z.number().int(),
+    new_contacts_cap: z.number().int(),
+    status: z.enum(['active', 'suspended']).meta({ description: 'suspended: outbound is refused until the service reviews it' }),
+    suspended_reason: z.string().nullable(),
+    accounts_total: z.number().int(),
+    accounts_connected: z.number().int(),
+    accounts_cap: z.number().int(),
+  })
+  .meta({ id: 'Usage' })

@@ -1,0 +1,67 @@
+/** Custom channel shapes (spec 4.7): the bridge's webhook URL, the inbound push, and the state answer. */
+import { z } from 'zod'
+import { DateTime, SuccessFlag } from './common'
+
+export const SetCustomWebhookBody = z
+  .object({
+    webhook_url: z.string().min(1).max(2048).meta({
+      description: 'Public https URL that receives outbound messages; put your shared secret in it (the POST is not signed)',
+      example: 'https://bridge.example.com/gateway?token=s3cret',
+    }),
+  })
+  .meta({ id: 'SetCustomWebhookBody' })
+
+export const CustomChannelState = z
+  .object({
+    success: SuccessFlag,
+    account_id: z.literal('custom'),
+    channel: z.literal('custom'),
+    status: z.enum(['connected', 'restricted', 'not_connected']).meta({ description: 'restricted: a safety limit stopped sending until the service reviews it' }),
+    webhook_url: z.string().nullable().meta({ description: 'Masked: origin only, the secret part is hidden' }),
+    inbound_url: z.string().meta({ description: 'Where your bridge POSTs inbound messages' }),
+    connected_at: DateTime.nullable(),
+  })
+  .meta({ id: 'CustomChannelState' })
+
+export const CustomChannelRemoved = z
+  .object({ success: SuccessFlag, account_id: z.literal('custom'), status: z.enum(['removed', 'not_connected']) })
+  .meta({ id: 'CustomChannelRemoved' })
+
+const id = z.union([z.string().min(1).max(256), z.number().int().transform(String)])
+
+export const CustomData = z
+  .object({
+    body: z.string().max(4096).meta({ description: 'Message text (may be empty when mediaUrl is set)' }),
+    fromId: id.meta({ description: "The sender's id on your side; becomes the contact's external id" }),
+    messageSid: id.optional().meta({ description: 'Your id for this message; a repeated push with it is stored once' }),
+    toId: id.optional(),
+    mediaUrl: z.url({ protocol: /^https?$/ }).max(2048).optional(),
+    mediaContentType: z.string().max(200).optional(),
+    firstName: z.string().max(200).optional(),
+    lastName: z.string().max(200).optional(),
+    email: z.string().max(320).optional(),
+  })
+  .refine((d) => d.body.length > 0 || d.mediaUrl, { message: 'body must not be empty unless mediaUrl is set', path: ['body'] })
+
+export const CustomInboundBody = z.object({ customData: CustomData }).meta({ id: 'CustomInboundBody' })
+
+export const CustomInboundResult = z
+  .object({
+    success: SuccessFlag,
+    message_id: z.string(),
+    contact_id: z.string(),
+    duplicate: z.boolean().meta({ description: 'true when this messageSid was already stored; nothing new was created' }),
+  })
+  .meta({ id: 'CustomInboundResult' })
+
+/** What the gateway POSTs to the custom channel webhook for each outbound message (spec 4.7). */
+export const CustomOutboundPayload = z.object({
+  messageId: z.string(),
+  contactId: z.string(),
+  toId: z.string().nullable(),
+  body: z.string(),
+  mediaUrl: z.string().optional(),
+  mediaContentType: z.string().optional(),
+  mediaFileName: z.string().optional(),
+  isVoiceNote: z.boolean(),
+})

@@ -1,0 +1,83 @@
+/** Message shapes (spec 2 and 4.2): the wire message, the send body, list and wait parameters and answers. */
+import { z } from 'zod'
+import { MESSAGE_STATUSES } from '../d1'
+import { DateTime, E164 } from './common'
+
+export const MAX_TEXT_CHARS = 4096
+
+export const MessageContact = z
+  .object({
+    id: z.string(),
+    phone: z.string().nullable(),
+    name: z.string().nullable(),
+    external_id: z.string().nullable().meta({ description: 'Custom channel: the sender id on your side (its fromId)' }),
+  })
+  .meta({ id: 'MessageContact' })
+
+export const Message = z
+  .object({
+    id: z.string(),
+    account_id: z.string().nullable(),
+    direction: z.enum(['inbound', 'outbound']),
+    text: z.string(),
+    media: z.object({ url: z.string(), content_type: z.string().nullable() }).nullable(),
+    status: z.enum(MESSAGE_STATUSES),
+    error: z.object({ code: z.number().int().nullable(), message: z.string().nullable() }).nullable(),
+    timestamp: DateTime,
+    contact: MessageContact,
+  })
+  .meta({ id: 'Message' })
+
+const text = z
+  .string()
+  .min(1, 'must not be empty')
+  .refine((t) => [...t].length <= MAX_TEXT_CHARS, `must be at most ${MAX_TEXT_CHARS} characters`)
+
+export const SendMessageBody = z
+  .object({
+    account_id: z.string().min(1).max(64).optional().meta({ description: 'Optional when exactly one account is connected' }),
+    to: z
+      .object({
+        phone: E164.optional().meta({ description: 'alpha, SMS: a new number creates the contact. beta: existing contacts only' }),
+        contact_id: z.string().min(1).max(64).optional(),
+        external_id: z.string().min(1).max(256).optional().meta({ description: 'Custom channel: the fromId of the person' }),
+        social_id: z.string().min(1).max(256).optional().meta({ description: 'Page inbox: the person id from their inbound message' }),
+      })
+      .meta({ description: 'Exactly one member names the recipient' }),
+    text: text.meta({ description: `Message text, 1 to ${MAX_TEXT_CHARS} characters` }),
+    media_url: z
+      .url({ protocol: /^https$/, error: 'must be an https URL' })
+      .max(2048)
+      .optional()
+      .meta({ description: 'https URL of one image, video, audio file or document' }),
+  })
+  .meta({ id: 'SendMessageBody' })
+
+export const SendAccepted = z.object({ message_id: z.string(), status: z.literal('queued') }).meta({ id: 'SendAccepted' })
+
+export const ListMessagesQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(100).default(50).meta({ description: '1 to 100, default 50' }),
+  direction: z.enum(['inbound', 'outbound']).optional(),
+  account_id: z.string().min(1).max(64).optional(),
+  before: z.string().min(1).max(200).optional().meta({ description: 'The previous page’s next_cursor' }),
+})
+
+export const MessageList = z
+  .object({ messages: z.array(Message), next_cursor: z.string().nullable() })
+  .meta({ id: 'MessageList' })
+
+export const WAIT_MAX_S = 55
+export const WaitQuery = z.object({
+  cursor: z.string().min(1).max(200).optional().meta({ description: 'The cursor of the previous wait; omitted = from now' }),
+  account_id: z.string().min(1).max(64).optional().meta({ description: "Omitted = all of the caller's accounts" }),
+  timeout_s: z.coerce.number().int().min(0).max(WAIT_MAX_S).default(25).meta({ description: `0 to ${WAIT_MAX_S}, default 25` }),
+})
+
+export const WaitResult = z
+  .object({
+    messages: z.array(Message).meta({ description: 'Inbound messages newer than the cursor, oldest first, at most 50' }),
+    cursor: z.string().meta({ description: 'Pass to the next wait' }),
+  })
+  .meta({ id: 'WaitResult' })
+
+export const MessageIdParam = z.object({ id: z.string().min(1).max(64) })

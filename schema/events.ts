@@ -1,0 +1,67 @@
+/** Webhook event names and payload shapes (spec part 6). Message events carry `error` as a plain string. */
+import { z } from 'zod'
+
+export const EVENT_TYPES = [
+  'message.received',
+  'message.sent',
+  'message.delivered',
+  'message.read',
+  'message.failed',
+  'account.connected',
+  'account.disconnected',
+  'account.restricted',
+  'account.limit_reached',
+] as const
+export type EventType = (typeof EVENT_TYPES)[number]
+export type MessageEventType = Extract<EventType, `message.${string}`>
+export type AccountEventType = Extract<EventType, `account.${string}`>
+
+export const EVENT_DESCRIPTIONS: Record<EventType, string> = {
+  'message.received': 'A contact sent a message to a connected account',
+  'message.sent': 'A sent message left the account',
+  'message.delivered': "A sent message reached the contact's phone",
+  'message.read': 'The contact read a sent message',
+  'message.failed': 'A sent message could not be delivered; message.error says why',
+  'account.connected': 'An account finished connecting',
+  'account.disconnected': 'An account logged out or lost its session',
+  'account.restricted': 'The channel or the safety limits stopped an account from sending',
+  'account.limit_reached': 'A daily plan limit was hit (first time per limit per UTC day); sends resume the next UTC day',
+}
+
+export const MessageEventPayload = z
+  .object({
+    event: z.enum(EVENT_TYPES),
+    created_at: z.iso.datetime(),
+    account_id: z.string(),
+    channel: z.string(),
+    message: z.object({
+      id: z.string(),
+      direction: z.enum(['inbound', 'outbound']),
+      text: z.string(),
+      media: z.object({ url: z.string(), content_type: z.string().nullable() }).nullable(),
+      status: z.string(),
+      error: z.string().nullable(),
+    }),
+    contact: z.object({ id: z.string(), phone: z.string().nullable(), name: z.string().nullable() }),
+  })
+  .meta({ id: 'MessageEventPayload' })
+
+export const AccountEventPayload = z
+  .object({
+    event: z.enum(EVENT_TYPES),
+    created_at: z.iso.datetime(),
+    account_id: z.string().nullable(),
+    channel: z.string().nullable(),
+    account: z.object({
+      id: z.string().nullable(),
+      channel: z.string().nullable(),
+      identifier: z.string().nullable(),
+      status: z.string(),
+      reason: z.string().nullable(),
+    }),
+  })
+  .meta({ id: 'AccountEventPayload' })
+
+export type MessageEvent = z.infer<typeof MessageEventPayload>
+export type AccountEvent = z.infer<typeof AccountEventPayload>
+export type EventPayload = MessageEvent | AccountEvent
