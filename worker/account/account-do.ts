@@ -1,0 +1,116 @@
+/**
+ * AccountDO: one Durable Object per connected account. A thin class of RPC methods and lifecycle hooks; the rules
+ * live in sibling modules (send, ingest, delivery, wait, guards, ramp) and the storage schema in storage.ts.
+ * Named `${tenantId}/${accountId}` (see accountStub), so every send of an account is serialized here.
+ */
+import { DurableObject } from 'cloudflare:workers'
+import { z } from 'zod'
+import type { AccountLimits } from '../../schema/api/accounts'
+import { database, type Db } from '../db/client'
+import { planOf } from '../plans'
+import type { AccountContext } from './context'
+import { failQueued, sweepDeliveries } from './delivery'
+import { countersFor } from './guards'
+import { ingestMessage, type InboundInput, type IngestOutcome } from './ingest'
+import { NEW_RAMP, rampConnected, rampDisconnected } from './ramp'
+import { allowanceFor, sendMessage, type SendInput, type SendOutcome } from './send'
+import { AccountStore, type AccountRef, type TimerName } from './storage'
+import { serveWait } from './wait'
+import { WaitRoom } from './waits'
+
+export class AccountDO extends DurableObject<Env> {
+  private readonly store: AccountStore
+  private readonly waits = new WaitRoom()
+  private readonly db: Db
+  private readonly context: AccountContext
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env)
+    this.store = new AccountStore(ctx.storage)
+    this.db = database(env.DB)
+    this.context = {
+      env,
+      db: this.db,
+      store: this.store,
+      waits: this.waits,
+      schedule: (name, at) => this.schedule(name, at),
+      unschedule: (name) => this.unschedule(name),
+      background: (work) => ctx.waitUntil(work),
+    }
+  }
+
+  async send(input: SendInput): Promise<SendOutcome> {
+    return sendMessage(this.context, input)
+  }
+
+  async ingest(input: InboundInput): Promise<IngestOutcome> {
+    return ingestMessage(this.context, input)
+  }
+
+  /** The account's `limits` object for GET /accounts and GET /usage. */
+  async limits(ref: AccountRef, plan: string): Promise<z.infer<typeof AccountLimits>> {
+    const now = Date.now()
+    const p = planOf(plan)
+    const counters = countersFor(this.store.counters(), now)
+    const { allowance, rampDay } = allowanceFor(this.context, ref, p.newContactsPerDay, now)
+    return {
+      sends_today: counters.sends,
+      sends_cap: p.sendsPerDay,
+      new_contacts_today: counters.newContacts,
+      new_contacts_cap: allowance,
+      ramp_day: rampDay,
+    }
+  }
+
+  /** The channel reports the account connected or not; the warm-up ramp counts connected days. */
+  async connectionChanged(ref: AccountRef, connected: boolean): Promise<void> {
+    this.store.setRef(ref)
+    const ramp = this.store.ramp() ?? NEW_RAMP
+    this.store.setRamp(connected ? rampConnected(ramp, Date.now()) : rampDisconnected(ramp, Date.now()))
+  }
+
+  /**
+   * The account was removed: messages still queued fail (they can no longer go out), then its state is forgotten
+   * so a later account with the same id starts fresh.
+   */
+  async removed(ref: AccountRef): Promise<void> {
+    this.store.setRef(ref)
+    await failQueued(this.context, 'the account was disconnected before the message was delivered')
+    this.store.clear()
+    await this.ctx.storage.deleteAlarm()
+  }
+
+  override async fetch(request: Request): Promise<Response> {
+    if (new URL(request.url).pathname === '/wait') return serveWait(this.context, request)
+    return new Response('not found', { status: 404 })
+  }
+
+  override async alarm(): Promise<void> {
+    for (const name of this.store.dueTimers(Date.now())) {
+      this.store.clearTimer(name)
+      if (name === 'delivery') await sweepDeliveries(this.context)
+    }
+    await this.rearm()
+  }
+
+  private async schedule(name: TimerName, at: number): Promise<void> {
+    this.store.setTimer(name, at)
+    await this.rearm()
+  }
+
+  private async unschedule(name: TimerName): Promise<void> {
+    this.store.clearTimer(name)
+    await this.rearm()
+  }
+
+  private async rearm(): Promise<void> {
+    const next = this.store.nextTimerAt()
+    if (next === null) await this.ctx.storage.deleteAlarm()
+    else await this.ctx.storage.setAlarm(next)
+  }
+}
+
+/** The AccountDO of one account of one tenant. */
+export function accountStub(env: Env, tenantId: string, accountId: string): DurableObjectStub<AccountDO> {
+  return env.ACCOUNT.getByName(`${tenantId}/${accountId}`)
+}

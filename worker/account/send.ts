@@ -1,0 +1,134 @@
+/**
+ * The send step inside the AccountDO: every guard check and the counter update happen with no await in between,
+ * then the queued message (and any events) are written to D1 in one batch. If that write fails the counters are
+ * put back, so a send that did not happen costs nothing. Delivery starts after the answer, in the background.
+ */
+import { accountStatusUpdate, getAccount } from '../db/accounts'
+import { insertContactIfMissing, type ContactSeed } from '../db/contacts'
+import { insertEvent } from '../db/events'
+import { insertMessage } from '../db/messages'
+import { suspendTenant } from '../db/tenants'
+import type { BatchItem } from 'drizzle-orm/batch'
+import { accountEventPayload, limitReachedPayload } from '../events/payloads'
+import { planOf } from '../plans'
+import type { AccountContext } from './context'
+import { deliverMessage, DELIVERY_LEASE_MS } from './delivery'
+import {
+  checkSend,
+  countersFor,
+  countSend,
+  EMPTY_GUARD,
+  limitsToFire,
+  OPENER_WINDOW_MS,
+  openerKey,
+  type ContactGuard,
+  type Refusal,
+} from './guards'
+import { rampAllowance, rampDay, NEW_RAMP } from './ramp'
+import type { AccountRef } from './storage'
+
+export type SendInput = {
+  ref: AccountRef
+  tenant: { plan: string; suspended: boolean }
+  messageId: string
+  /** The recipient; `hasInbound` comes from D1 and seeds the guard state the first time this object sees them. */
+  contact: ContactSeed & { hasInbound: boolean }
+  text: string
+  mediaUrl: string | null
+  mediaContentType: string | null
+}
+
+export type SendOutcome = { ok: true; messageId: string } | { ok: false; refusal: Refusal }
+
+/** Today's new-contact allowance and ramp day: alpha numbers warm up, other channels get the plan cap. */
+export function allowanceFor(c: AccountContext, ref: AccountRef, planCap: number, now: number) {
+  if (ref.channel !== 'alpha_web') return { allowance: planCap, rampDay: null }
+  const ramp = c.store.ramp() ?? NEW_RAMP
+  return { allowance: rampAllowance(ramp, now, planCap), rampDay: rampDay(ramp, now) }
+}
+
+export async function sendMessage(c: AccountContext, input: SendInput): Promise<SendOutcome> {
+  const now = Date.now()
+  const { ref, contact } = input
+  const plan = planOf(input.tenant.plan)
+  c.store.setRef(ref)
+
+  const counters = countersFor(c.store.counters(), now)
+  const storedGuard = c.store.contactGuard(contact.id)
+  const guard: ContactGuard = storedGuard ?? { ...EMPTY_GUARD, hasInbound: contact.hasInbound }
+  const { allowance, rampDay } = allowanceFor(c, ref, plan.newContactsPerDay, now)
+  const opener = openerKey(input.text)
+  const check = checkSend({
+    now,
+    plan,
+    suspended: input.tenant.suspended,
+    counters,
+    contact: guard,
+    newContactAllowance: allowance,
+    rampDay,
+    sameOpenerCount: c.store.countOpeners(opener, now - OPENER_WINDOW_MS),
+  })
+
+  if (!check.ok) {
+    await recordRefusal(c, input, check.refusal, allowance, now)
+    return check
+  }
+
+  // Accepted: bookkeeping first, synchronously, so a concurrent send already sees it.
+  const next = countSend(counters, check.newContact)
+  const fired = limitsToFire(next, plan, allowance)
+  c.store.setCounters({ ...next, fired: [...next.fired, ...fired] })
+  c.store.setContactGuard(contact.id, { ...guard, sendsSinceInbound: guard.sendsSinceInbound + 1, firstSentAt: guard.firstSentAt ?? now })
+  if (check.newContact) c.store.addOpener(opener, contact.id, now, now - OPENER_WINDOW_MS)
+
+  try {
+    await c.schedule('delivery', now + DELIVERY_LEASE_MS)
+    const { hasInbound: _, ...seed } = contact
+    await c.db.batch([
+      insertContactIfMissing(c.db, seed, now),
+      insertMessage(c.db, {
+        id: input.messageId,
+        tenantId: ref.tenantId,
+        accountId: ref.accountId,
+        contactId: contact.id,
+        direction: 'outbound',
+        text: input.text,
+        mediaUrl: input.mediaUrl,
+        mediaContentType: input.mediaContentType,
+        status: 'queued',
+        createdAt: now,
+        updatedAt: now,
+      }),
+      ...fired.map((l) => insertEvent(c.db, ref.tenantId, ref.accountId, limitReachedPayload(l, now), now)),
+    ])
+  } catch (err) {
+    c.store.setCounters(counters)
+    c.store.setContactGuard(contact.id, storedGuard ?? guard)
+    if (check.newContact) c.store.removeOpener(contact.id, now)
+    throw err
+  }
+
+  c.background(deliverMessage(c, input.messageId))
+  return { ok: true, messageId: input.messageId }
+}
+
+/** A refusal changes no counter, but it may fire account.limit_reached (once a day) or suspend the tenant. */
+async function recordRefusal(c: AccountContext, input: SendInput, refusal: Refusal, allowance: number, now: number) {
+  const { ref } = input
+  const counters = countersFor(c.store.counters(), now)
+  const fired = refusal.limit ? limitsToFire(counters, planOf(input.tenant.plan), allowance, refusal.limit) : []
+  if (fired.length > 0) c.store.setCounters({ ...counters, fired: [...counters.fired, ...fired] })
+
+  const writes: BatchItem<'sqlite'>[] = fired.map((l) => insertEvent(c.db, ref.tenantId, ref.accountId, limitReachedPayload(l, now), now))
+  if (refusal.suspend) {
+    const account = await getAccount(c.db, ref.tenantId, ref.accountId)
+    writes.push(suspendTenant(c.db, ref.tenantId, refusal.code, now))
+    if (account) {
+      const restricted = { ...account, status: 'restricted' as const }
+      writes.push(accountStatusUpdate(c.db, ref.tenantId, ref.accountId, { status: 'restricted', reason: refusal.code, now }))
+      writes.push(insertEvent(c.db, ref.tenantId, ref.accountId, accountEventPayload('account.restricted', restricted, refusal.code, now), now))
+    }
+  }
+  const [first, ...rest] = writes
+  if (first) await c.db.batch([first, ...rest])
+}

@@ -1,0 +1,150 @@
+/**
+ * The AccountDO's own SQLite storage, in one place: the schema, its version, and typed accessors.
+ * It holds what must change atomically with a send decision: daily counters, ramp state, per-contact loop-guard
+ * state, the opener window and the alarm timers. Messages themselves live in D1.
+ */
+import { z } from 'zod'
+import { Counters, EMPTY_GUARD, type ContactGuard } from './guards'
+import { Ramp } from './ramp'
+
+/** Bump when MIGRATIONS grows; each entry runs once, in order, inside the constructor. */
+const MIGRATIONS: string[] = [
+  `CREATE TABLE kv (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+   CREATE TABLE contact_guard (
+     contact_id TEXT PRIMARY KEY,
+     has_inbound INTEGER NOT NULL,
+     sends_since_inbound INTEGER NOT NULL,
+     first_sent_at INTEGER
+   );
+   CREATE TABLE openers (id INTEGER PRIMARY KEY, text_hash TEXT NOT NULL, contact_id TEXT NOT NULL, at INTEGER NOT NULL);
+   CREATE INDEX openers_by_text ON openers (text_hash, at);
+   CREATE TABLE timers (name TEXT PRIMARY KEY, due_at INTEGER NOT NULL);`,
+]
+
+export const AccountRef = z.object({
+  tenantId: z.string(),
+  accountId: z.string(),
+  channel: z.enum(['alpha_web', 'beta', 'sms', 'social', 'custom']),
+})
+export type AccountRef = z.infer<typeof AccountRef>
+
+export type TimerName = 'delivery'
+
+export class AccountStore {
+  constructor(private readonly storage: DurableObjectStorage) {
+    const sql = storage.sql
+    sql.exec('CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)')
+    const current = sql.exec<{ version: number }>('SELECT version FROM schema_version').toArray()[0]?.version ?? 0
+    storage.transactionSync(() => {
+      for (let v = current; v < MIGRATIONS.length; v++) sql.exec(MIGRATIONS[v]!)
+      if (current === 0) sql.exec('INSERT INTO schema_version (version) VALUES (?)', MIGRATIONS.length)
+      else sql.exec('UPDATE schema_version SET version = ?', MIGRATIONS.length)
+    })
+  }
+
+  private getKv<S extends z.ZodType>(key: string, shape: S): z.infer<S> | undefined {
+    const row = this.storage.sql.exec<{ value: string }>('SELECT value FROM kv WHERE key = ?', key).toArray()[0]
+    return row ? shape.parse(JSON.parse(row.value)) : undefined
+  }
+
+  private putKv(key: string, value: unknown): void {
+    this.storage.sql.exec('INSERT INTO kv (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value', key, JSON.stringify(value))
+  }
+
+  ref(): AccountRef | undefined {
+    return this.getKv('ref', AccountRef)
+  }
+
+  setRef(ref: AccountRef): void {
+    const stored = this.ref()
+    if (!stored || stored.tenantId !== ref.tenantId || stored.accountId !== ref.accountId || stored.channel !== ref.channel) {
+      this.putKv('ref', ref)
+    }
+  }
+
+  counters(): Counters | undefined {
+    return this.getKv('counters', Counters)
+  }
+
+  setCounters(c: Counters): void {
+    this.putKv('counters', c)
+  }
+
+  ramp(): Ramp | undefined {
+    return this.getKv('ramp', Ramp)
+  }
+
+  setRamp(r: Ramp): void {
+    this.putKv('ramp', r)
+  }
+
+  contactGuard(contactId: string): ContactGuard | undefined {
+    const row = this.storage.sql
+      .exec<{ has_inbound: number; sends_since_inbound: number; first_sent_at: number | null }>(
+        'SELECT has_inbound, sends_since_inbound, first_sent_at FROM contact_guard WHERE contact_id = ?',
+        contactId
+      )
+      .toArray()[0]
+    return row ? { hasInbound: row.has_inbound === 1, sendsSinceInbound: row.sends_since_inbound, firstSentAt: row.first_sent_at } : undefined
+  }
+
+  setContactGuard(contactId: string, g: ContactGuard): void {
+    this.storage.sql.exec(
+      `INSERT INTO contact_guard (contact_id, has_inbound, sends_since_inbound, first_sent_at) VALUES (?, ?, ?, ?)
+       ON CONFLICT (contact_id) DO UPDATE SET has_inbound = excluded.has_inbound,
+         sends_since_inbound = excluded.sends_since_inbound, first_sent_at = excluded.first_sent_at`,
+      contactId,
+      g.hasInbound ? 1 : 0,
+      g.sendsSinceInbound,
+      g.firstSentAt
+    )
+  }
+
+  /** Loop-guard state after the person wrote: their counter starts over. */
+  recordInbound(contactId: string): void {
+    const g = this.contactGuard(contactId) ?? EMPTY_GUARD
+    this.setContactGuard(contactId, { ...g, hasInbound: true, sendsSinceInbound: 0 })
+  }
+
+  /** A re-delivered inbound message proves the person wrote, but must not restart their counter again. */
+  recordDuplicateInbound(contactId: string): void {
+    const g = this.contactGuard(contactId) ?? EMPTY_GUARD
+    if (!g.hasInbound) this.setContactGuard(contactId, { ...g, hasInbound: true })
+  }
+
+  countOpeners(textHash: string, since: number): number {
+    return this.storage.sql
+      .exec<{ n: number }>('SELECT count(*) AS n FROM openers WHERE text_hash = ? AND at > ?', textHash, since)
+      .one().n
+  }
+
+  addOpener(textHash: string, contactId: string, at: number, pruneBefore: number): void {
+    this.storage.sql.exec('DELETE FROM openers WHERE at <= ?', pruneBefore)
+    this.storage.sql.exec('INSERT INTO openers (text_hash, contact_id, at) VALUES (?, ?, ?)', textHash, contactId, at)
+  }
+
+  removeOpener(contactId: string, at: number): void {
+    this.storage.sql.exec('DELETE FROM openers WHERE contact_id = ? AND at = ?', contactId, at)
+  }
+
+  setTimer(name: TimerName, dueAt: number): void {
+    this.storage.sql.exec('INSERT INTO timers (name, due_at) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET due_at = excluded.due_at', name, dueAt)
+  }
+
+  clearTimer(name: TimerName): void {
+    this.storage.sql.exec('DELETE FROM timers WHERE name = ?', name)
+  }
+
+  dueTimers(now: number): TimerName[] {
+    return this.storage.sql.exec<{ name: TimerName }>('SELECT name FROM timers WHERE due_at <= ?', now).toArray().map((r) => r.name)
+  }
+
+  nextTimerAt(): number | null {
+    return this.storage.sql.exec<{ at: number | null }>('SELECT min(due_at) AS at FROM timers').one().at
+  }
+
+  /** Forgets everything about the account (it was removed); the next use starts fresh. */
+  clear(): void {
+    this.storage.sql.exec('DELETE FROM kv; DELETE FROM contact_guard; DELETE FROM openers; DELETE FROM timers;')
+  }
+}

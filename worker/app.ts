@@ -1,0 +1,49 @@
+/**
+ * The Worker's Hono app: REST under /v1 (one sub-app per resource), the admin API under /admin, the OpenAPI
+ * document and its reference page, and one `onError` that renders every failure in the spec's two body shapes.
+ */
+import { OpenAPIHono } from '@hono/zod-openapi'
+import { createMiddleware } from 'hono/factory'
+import type { AppEnv } from './env'
+import { ApiError, errorResponse, onError, type ErrorFamily } from './errors'
+import { adminToken } from './middleware/admin-token'
+import { apiKeyAuth } from './middleware/api-key'
+import { accountsRoutes } from './routes/accounts'
+import { adminRoutes } from './routes/admin'
+import { customChannelRoutes } from './routes/custom-channel'
+import { docsPage, openApiConfig } from './routes/docs'
+import { messagesRoutes } from './routes/messages'
+import { usageRoutes } from './routes/usage'
+
+/** Messaging and usage routes answer `{error_code: string, …}`; all others `{success: false, error_code: status}`. */
+const MESSAGING_PREFIXES = ['/v1/messages', '/v1/accounts', '/v1/usage']
+
+export function errorFamilyFor(path: string): ErrorFamily {
+  return MESSAGING_PREFIXES.some((p) => path === p || path.startsWith(`${p}/`)) ? 'messaging' : 'status'
+}
+
+const errorFamily = createMiddleware<AppEnv>(async function errorFamily(c, next) {
+  c.set('errorFamily', errorFamilyFor(c.req.path))
+  await next()
+})
+
+export const v1 = new OpenAPIHono<AppEnv>()
+v1.doc31('/openapi.json', (c) => openApiConfig(c.env, c.req.url))
+v1.use('*', apiKeyAuth({ allowQuery: true }))
+v1.route('/accounts', accountsRoutes)
+v1.route('/usage', usageRoutes)
+v1.route('/messages', messagesRoutes)
+v1.route('/channels/custom', customChannelRoutes)
+v1.openAPIRegistry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer', description: 'Authorization: Bearer svc_live_…' })
+v1.openAPIRegistry.registerComponent('securitySchemes', 'apiKeyHeader', { type: 'apiKey', in: 'header', name: 'X-API-Key' })
+v1.openAPIRegistry.registerComponent('securitySchemes', 'apiKeyQuery', { type: 'apiKey', in: 'query', name: 'apiKey' })
+
+export const app = new OpenAPIHono<AppEnv>()
+app.use('*', errorFamily)
+app.onError(onError)
+app.notFound((c) => errorResponse(c, new ApiError(404, 'not_found', `No route for ${c.req.method} ${c.req.path}`)))
+app.get('/', (c) => c.redirect('/docs'))
+app.get('/docs', (c) => c.html(docsPage(v1.getOpenAPI31Document(openApiConfig(c.env, c.req.url)))))
+app.use('/admin/*', adminToken)
+app.route('/admin', adminRoutes)
+app.route('/v1', v1)

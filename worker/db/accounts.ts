@@ -1,0 +1,95 @@
+/** Connected-account queries. The plan's account cap is enforced inside the insert itself, so it holds under races. */
+import { and, asc, count, eq, sql } from 'drizzle-orm'
+import { accounts, tenants, type AccountStatus, type Channel } from '../../schema/d1'
+import type { Db } from './client'
+
+export type AccountRow = typeof accounts.$inferSelect
+
+export async function listAccounts(db: Db, tenantId: string): Promise<AccountRow[]> {
+  return db.select().from(accounts).where(eq(accounts.tenantId, tenantId)).orderBy(asc(accounts.createdAt), asc(accounts.id))
+}
+
+export async function getAccount(db: Db, tenantId: string, id: string): Promise<AccountRow | undefined> {
+  return db.select().from(accounts).where(and(eq(accounts.tenantId, tenantId), eq(accounts.id, id))).get()
+}
+
+export async function countAccounts(db: Db, tenantId: string): Promise<number> {
+  const row = await db.select({ n: count() }).from(accounts).where(eq(accounts.tenantId, tenantId)).get()
+  return row?.n ?? 0
+}
+
+export type NewAccount = {
+  tenantId: string
+  id: string
+  channel: Channel
+  identifier: string
+  status: AccountStatus
+  connectedAt: number | null
+  now: number
+}
+
+/**
+ * Adds an account unless the tenant already holds `cap` accounts. Answers false when the cap refused it.
+ * The count and the insert are one statement, so two racing connects cannot both slip under the cap.
+ */
+export async function insertAccountWithinCap(db: Db, a: NewAccount, cap: number): Promise<boolean> {
+  const rows = await db
+    .insert(accounts)
+    .select(
+      db
+        .select({
+          tenantId: sql`${a.tenantId}`.as('tenant_id'),
+          id: sql`${a.id}`.as('id'),
+          channel: sql`${a.channel}`.as('channel'),
+          identifier: sql`${a.identifier}`.as('identifier'),
+          status: sql`${a.status}`.as('status'),
+          statusReason: sql`null`.as('status_reason'),
+          connectedAt: sql`${a.connectedAt}`.as('connected_at'),
+          createdAt: sql`${a.now}`.as('created_at'),
+          updatedAt: sql`${a.now}`.as('updated_at'),
+        })
+        .from(tenants)
+        .where(
+          and(
+            eq(tenants.id, a.tenantId),
+            sql`(select count(*) from ${accounts} where ${accounts.tenantId} = ${a.tenantId}) < ${cap}`
+          )
+        )
+    )
+    .onConflictDoNothing()
+    .returning({ id: accounts.id })
+  return rows.length > 0
+}
+
+export type AccountStatusPatch = {
+  status: AccountStatus
+  reason: string | null
+  identifier?: string
+  connectedAt?: number | null
+  now: number
+}
+
+/** A statement (for a D1 batch) moving an account to a new status. */
+export function accountStatusUpdate(db: Db, tenantId: string, id: string, p: AccountStatusPatch) {
+  const values: Partial<AccountRow> = { status: p.status, statusReason: p.reason, updatedAt: p.now }
+  if (p.identifier !== undefined) values.identifier = p.identifier
+  if (p.connectedAt !== undefined) values.connectedAt = p.connectedAt
+  return db.update(accounts).set(values).where(and(eq(accounts.tenantId, tenantId), eq(accounts.id, id)))
+}
+
+/** Accounts restricted by a safety limit go back to connected when the service lifts the tenant's suspension. */
+export async function restoreRestrictedAccounts(db: Db, tenantId: string, reason: string, now: number): Promise<AccountRow[]> {
+  return db
+    .update(accounts)
+    .set({ status: 'connected', statusReason: null, updatedAt: now })
+    .where(and(eq(accounts.tenantId, tenantId), eq(accounts.status, 'restricted'), eq(accounts.statusReason, reason)))
+    .returning()
+}
+
+export async function deleteAccount(db: Db, tenantId: string, id: string): Promise<boolean> {
+  const rows = await db
+    .delete(accounts)
+    .where(and(eq(accounts.tenantId, tenantId), eq(accounts.id, id)))
+    .returning({ id: accounts.id })
+  return rows.length > 0
+}

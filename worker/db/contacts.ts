@@ -1,0 +1,82 @@
+/**
+ * Contact queries. A contact belongs to one account; its id is derived from its address (lib/ids.ts), so the
+ * insert statements here are idempotent and can ride in the same D1 batch as the message that needs them.
+ */
+import { and, eq, sql } from 'drizzle-orm'
+import { contacts, type Channel } from '../../schema/d1'
+import type { Db } from './client'
+
+export type ContactRow = typeof contacts.$inferSelect
+
+export async function getContact(db: Db, tenantId: string, id: string): Promise<ContactRow | undefined> {
+  return db.select().from(contacts).where(and(eq(contacts.tenantId, tenantId), eq(contacts.id, id))).get()
+}
+
+export type ContactSeed = {
+  id: string
+  tenantId: string
+  accountId: string
+  channel: Channel
+  phone?: string | null
+  externalId?: string | null
+  socialId?: string | null
+  name?: string | null
+  firstName?: string | null
+  lastName?: string | null
+  email?: string | null
+}
+
+/** Creates the contact an outbound send addresses, if it does not exist yet. */
+export function insertContactIfMissing(db: Db, seed: ContactSeed, now: number) {
+  return db
+    .insert(contacts)
+    .values({ ...seed, createdAt: now, updatedAt: now })
+    .onConflictDoNothing()
+}
+
+/** Words that opt a person out (and back in) when they are the whole inbound message, as carriers treat them. */
+const OPT_OUT_WORDS = new Set(['STOP', 'STOPALL', 'UNSUBSCRIBE', 'CANCEL', 'END', 'QUIT'])
+const OPT_IN_WORDS = new Set(['START', 'UNSTOP'])
+
+export function optOutChange(text: string): boolean | undefined {
+  const word = text.trim().toUpperCase()
+  if (OPT_OUT_WORDS.has(word)) return true
+  if (OPT_IN_WORDS.has(word)) return false
+  return undefined
+}
+
+/**
+ * Creates or refreshes the contact of an inbound message: names given by the channel replace older ones, the
+ * first/last inbound times move, and a STOP/START message sets the opt-out flag (SMS) or do-not-disturb (others).
+ */
+export function upsertInboundContact(db: Db, seed: ContactSeed, text: string, now: number) {
+  const optOut = optOutChange(text)
+  const flag = seed.channel === 'sms' ? 'optedOut' : 'doNotDisturb'
+  const flags = optOut === undefined ? {} : { [flag]: optOut }
+  const refresh = {
+    name: sql`coalesce(excluded.name, ${contacts.name})`,
+    firstName: sql`coalesce(excluded.first_name, ${contacts.firstName})`,
+    lastName: sql`coalesce(excluded.last_name, ${contacts.lastName})`,
+    email: sql`coalesce(excluded.email, ${contacts.email})`,
+    phone: sql`coalesce(excluded.phone, ${contacts.phone})`,
+  }
+  return db
+    .insert(contacts)
+    .values({ ...seed, ...flags, firstInboundAt: now, lastInboundAt: now, createdAt: now, updatedAt: now })
+    .onConflictDoUpdate({
+      target: contacts.id,
+      set: {
+        ...refresh,
+        ...flags,
+        firstInboundAt: sql`coalesce(${contacts.firstInboundAt}, excluded.first_inbound_at)`,
+        lastInboundAt: now,
+        updatedAt: now,
+      },
+    })
+}
+
+export function displayName(c: Pick<ContactRow, 'name' | 'firstName' | 'lastName'>): string | null {
+  if (c.name) return c.name
+  const full = [c.firstName, c.lastName].filter(Boolean).join(' ')
+  return full || null
+}

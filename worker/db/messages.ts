@@ -1,0 +1,144 @@
+/**
+ * Message queries. Lists and waits page by `seq` (see schema/d1.ts for why that is gap-free); every read joins
+ * the contact so rows convert straight into the wire shape.
+ */
+import { and, asc, desc, eq, gt, inArray, isNull, lt, lte, max, or, sql, type SQL } from 'drizzle-orm'
+import { contacts, messages, type MessageStatus } from '../../schema/d1'
+import type { Db } from './client'
+import type { ContactRow } from './contacts'
+
+export type MessageRow = typeof messages.$inferSelect
+export type MessageWithContact = { message: MessageRow; contact: ContactRow | null }
+
+function selectWithContact(db: Db) {
+  return db.select({ message: messages, contact: contacts }).from(messages).leftJoin(contacts, eq(contacts.id, messages.contactId))
+}
+
+export async function getMessage(db: Db, tenantId: string, id: string): Promise<MessageWithContact | undefined> {
+  return selectWithContact(db)
+    .where(and(eq(messages.tenantId, tenantId), eq(messages.id, id)))
+    .get()
+}
+
+export type ListFilter = {
+  tenantId: string
+  accountId?: string
+  direction?: 'inbound' | 'outbound'
+  beforeSeq?: number
+  limit: number
+}
+
+/** Newest first; fetches one extra row to know whether another page exists. */
+export async function listMessages(db: Db, f: ListFilter): Promise<{ rows: MessageWithContact[]; more: boolean }> {
+  const where: SQL[] = [eq(messages.tenantId, f.tenantId)]
+  if (f.accountId) where.push(eq(messages.accountId, f.accountId))
+  if (f.direction) where.push(eq(messages.direction, f.direction))
+  if (f.beforeSeq !== undefined) where.push(lt(messages.seq, f.beforeSeq))
+  const rows = await selectWithContact(db)
+    .where(and(...where))
+    .orderBy(desc(messages.seq))
+    .limit(f.limit + 1)
+  return { rows: rows.slice(0, f.limit), more: rows.length > f.limit }
+}
+
+/** Inbound messages after `afterSeq`, oldest first: what a long-poll wait hands out. */
+export async function inboundAfter(
+  db: Db,
+  tenantId: string,
+  accountIds: string[],
+  afterSeq: number,
+  limit: number
+): Promise<MessageWithContact[]> {
+  return selectWithContact(db)
+    .where(
+      and(
+        eq(messages.tenantId, tenantId),
+        inArray(messages.accountId, accountIds),
+        eq(messages.direction, 'inbound'),
+        gt(messages.seq, afterSeq)
+      )
+    )
+    .orderBy(asc(messages.seq))
+    .limit(limit)
+}
+
+/** The tenant's newest seq (0 when it has none): where a wait without a cursor starts. */
+export async function latestSeq(db: Db, tenantId: string): Promise<number> {
+  const row = await db.select({ seq: max(messages.seq) }).from(messages).where(eq(messages.tenantId, tenantId)).get()
+  return row?.seq ?? 0
+}
+
+export function insertMessage(db: Db, row: typeof messages.$inferInsert) {
+  return db.insert(messages).values(row)
+}
+
+/** An inbound insert that does nothing when this upstream id was already stored (re-pushed or re-sent by a relay). */
+export function insertInboundIfNew(db: Db, row: typeof messages.$inferInsert) {
+  return db.insert(messages).values(row).onConflictDoNothing().returning({ seq: messages.seq })
+}
+
+export async function findByUpstreamId(
+  db: Db,
+  tenantId: string,
+  accountId: string,
+  direction: 'inbound' | 'outbound',
+  upstreamId: string
+): Promise<MessageRow | undefined> {
+  return db
+    .select()
+    .from(messages)
+    .where(
+      and(
+        eq(messages.tenantId, tenantId),
+        eq(messages.accountId, accountId),
+        eq(messages.direction, direction),
+        eq(messages.upstreamId, upstreamId)
+      )
+    )
+    .get()
+}
+
+/** Queued outbound messages of one account whose last delivery attempt is older than `staleBefore` (or never made). */
+export async function queuedMessages(db: Db, tenantId: string, accountId: string, staleBefore: number): Promise<MessageWithContact[]> {
+  return selectWithContact(db)
+    .where(
+      and(
+        eq(messages.tenantId, tenantId),
+        eq(messages.accountId, accountId),
+        eq(messages.status, 'queued'),
+        or(isNull(messages.lastAttemptAt), lte(messages.lastAttemptAt, staleBefore))
+      )
+    )
+    .orderBy(asc(messages.seq))
+    .limit(100)
+}
+
+export async function countQueued(db: Db, tenantId: string, accountId: string): Promise<number> {
+  const rows = await db
+    .select({ seq: messages.seq })
+    .from(messages)
+    .where(and(eq(messages.tenantId, tenantId), eq(messages.accountId, accountId), eq(messages.status, 'queued')))
+    .limit(1)
+  return rows.length
+}
+
+/** Records the start of a delivery attempt; answers undefined when the message is no longer queued. */
+export async function markAttempt(db: Db, id: string, now: number): Promise<MessageRow | undefined> {
+  const [row] = await db
+    .update(messages)
+    .set({ lastAttemptAt: now, updatedAt: now, attempts: sql`${messages.attempts} + 1` })
+    .where(and(eq(messages.id, id), eq(messages.status, 'queued')))
+    .returning()
+  return row
+}
+
+export type StatusChange = { status: MessageStatus; errorCode?: number | null; errorMessage?: string | null; upstreamId?: string | null }
+
+/** A statement moving the messages matching `where` to a new status (callers pass the precondition, e.g. still queued). */
+export function updateMessageStatus(db: Db, change: StatusChange, now: number, where: SQL) {
+  const values: Partial<MessageRow> = { status: change.status, updatedAt: now }
+  if (change.errorCode !== undefined) values.errorCode = change.errorCode
+  if (change.errorMessage !== undefined) values.errorMessage = change.errorMessage
+  if (change.upstreamId !== undefined) values.upstreamId = change.upstreamId
+  return db.update(messages).set(values).where(where)
+}

@@ -1,0 +1,37 @@
+/** Guesses an attachment's content type and file name from its URL, for the custom channel payload and the wire media object. */
+const TYPES: Record<string, string> = {
+  jpg: 'image/jpeg',
+  jpeg: 'image/jpeg',
+  png: 'image/png',
+  gif: 'image/gif',
+  webp: 'image/webp',
+  mp4: 'video/mp4',
+  mov: 'video/quicktime',
+  '3gp': 'video/3gpp',
+  mp3: 'audio/mpeg',
+  m4a: 'audio/mp4',
+  ogg: 'audio/ogg',
+  opus: 'audio/ogg',
+  wav: 'audio/wav',
+  pdf: 'application/pdf',
+  txt: 'text/plain',
+  csv: 'text/csv',
+  doc: 'application/msword',
+  docx: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
+  xlsx: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
+  zip: 'application/zip',
+}
+
+export function fileNameFromUrl(url: string): string | null {
+  try {
+    const last = new URL(url).pathname.split('/').filter(Boolean).at(-1)
+    return last ? decodeURIComponent(last) : null
+  } catch {
+    return null
+  }
+}
+
+export function contentTypeFromUrl(url: string): string | null {
+  const ext = fileNameFromUrl(url)?.split('.').at(-1)?.toLowerCase()
+  return (ext && TYPES[ext]) || null
+}

@@ -1,0 +1,25 @@
+/** UTC-day arithmetic. Every daily limit resets at UTC midnight; callers pass `now` so tests can move the clock. */
+export const DAY_MS = 86_400_000
+
+/** The UTC day of `now` as `YYYY-MM-DD`. */
+export function utcDay(now: number): string {
+  return new Date(now).toISOString().slice(0, 10)
+}
+
+/** Days since the Unix epoch (UTC), for counting days between two instants. */
+export function dayNumber(now: number): number {
+  return Math.floor(now / DAY_MS)
+}
+
+/** Whole seconds until the next UTC midnight, at least 1: the `retry_after_s` of every daily-limit refusal. */
+export function secondsToNextUtcDay(now: number): number {
+  return Math.max(1, Math.ceil(((dayNumber(now) + 1) * DAY_MS - now) / 1000))
+}
+
+export function iso(ms: number): string {
+  return new Date(ms).toISOString()
+}
+
+export function isoOrNull(ms: number | null | undefined): string | null {
+  return ms == null ? null : iso(ms)
+}

@@ -1,0 +1,115 @@
+/**
+ * Resolving a send (spec 4.2 and 7): which account sends it and who receives it. Everything here is a read; the
+ * recipient's contact row is only created once the AccountDO has accepted the send.
+ */
+import type { z } from 'zod'
+import type { SendMessageBody } from '../../schema/api/messages'
+import type { AccountRow } from '../db/accounts'
+import type { Db } from '../db/client'
+import { getContact, type ContactRow, type ContactSeed } from '../db/contacts'
+import type { Tenant } from '../db/tenants'
+import { ApiError } from '../errors'
+import { contactIdFor, type ContactAddress } from '../lib/ids'
+
+/** The sending account: the one named, or the only connected one. */
+export function resolveAccount(tenant: Tenant, accounts: AccountRow[], accountId: string | undefined): AccountRow {
+  if (tenant.status === 'suspended') {
+    throw new ApiError(403, 'account_suspended', 'Sending is suspended until the service reviews this account')
+  }
+  if (accountId === undefined) {
+    const connected = accounts.filter((a) => a.status === 'connected')
+    if (connected.length === 0) throw new ApiError(409, 'no_connected_account', 'No account is connected; connect one first')
+    if (connected.length > 1) {
+      throw new ApiError(400, 'ambiguous_account', `Several accounts are connected (${connected.map((a) => a.id).join(', ')}); name one in account_id`)
+    }
+    return connected[0]!
+  }
+  const account = accounts.find((a) => a.id === accountId)
+  if (!account) throw new ApiError(404, 'account_not_found', `No account ${accountId} on this API key`)
+  if (account.status === 'restricted') {
+    throw new ApiError(403, 'account_restricted', `Account ${account.id} is restricted${account.statusReason ? ` (${account.statusReason})` : ''} and cannot send`)
+  }
+  if (account.status !== 'connected') {
+    throw new ApiError(409, 'account_not_connected', `Account ${account.id} is ${account.status}; it can send once connected`)
+  }
+  return account
+}
+
+export type Recipient = ContactSeed & { hasInbound: boolean }
+
+type To = z.infer<typeof SendMessageBody>['to']
+
+const PHONE_CHANNELS = new Set(['alpha_web', 'sms', 'beta'])
+
+/** Which address kind each channel takes besides `to.contact_id`. */
+function addressFor(account: AccountRow, to: To): ContactAddress {
+  if (to.phone !== undefined) {
+    if (!PHONE_CHANNELS.has(account.channel)) throw new ApiError(400, 'invalid_recipient', `The ${account.channel} channel does not address people by phone; use ${account.channel === 'custom' ? 'to.external_id' : 'to.social_id'} or to.contact_id`)
+    return { kind: 'phone', value: to.phone }
+  }
+  if (to.external_id !== undefined) {
+    if (account.channel !== 'custom') throw new ApiError(400, 'invalid_recipient', 'to.external_id addresses people on the custom channel only')
+    return { kind: 'external', value: to.external_id }
+  }
+  if (to.social_id !== undefined) {
+    if (account.channel !== 'social') throw new ApiError(400, 'invalid_recipient', 'to.social_id addresses people on the page inbox only')
+    return { kind: 'social', value: to.social_id }
+  }
+  throw new ApiError(400, 'invalid_recipient', 'Name the recipient with to.phone, to.contact_id, to.external_id or to.social_id')
+}
+
+function existingRecipient(contact: ContactRow): Recipient {
+  const { id, tenantId, accountId, channel, phone, externalId, socialId } = contact
+  return { id, tenantId, accountId, channel, phone, externalId, socialId, hasInbound: contact.firstInboundAt !== null }
+}
+
+function refuseByFlags(contact: ContactRow): void {
+  if (contact.private) throw new ApiError(422, 'contact_private', 'This contact is marked private: no messages are stored or sent')
+  if (contact.optedOut) throw new ApiError(422, 'contact_opted_out', 'This person replied STOP and opted out of SMS')
+  if (contact.doNotDisturb) throw new ApiError(422, 'contact_do_not_disturb', 'This person replied STOP and does not want messages')
+}
+
+export async function resolveRecipient(db: Db, tenantId: string, account: AccountRow, to: To): Promise<Recipient> {
+  const given = (['phone', 'contact_id', 'external_id', 'social_id'] as const).filter((k) => to[k] !== undefined)
+  if (given.length === 0) {
+    throw new ApiError(400, 'invalid_recipient', 'Name the recipient with to.phone, to.contact_id, to.external_id or to.social_id')
+  }
+  if (given.length > 1) throw new ApiError(400, 'invalid_recipient', `Give exactly one recipient member, not ${given.map((k) => `to.${k}`).join(' and ')}`)
+
+  if (to.contact_id !== undefined) {
+    const contact = await getContact(db, tenantId, to.contact_id)
+    if (!contact) throw new ApiError(404, 'contact_not_found', `No contact ${to.contact_id}`)
+    if (contact.channel !== account.channel) {
+      throw new ApiError(422, 'contact_channel_mismatch', `Contact ${contact.id} is on the ${contact.channel} channel, account ${account.id} on ${account.channel}`)
+    }
+    if (contact.accountId !== account.id) {
+      throw new ApiError(422, 'contact_channel_mismatch', `Contact ${contact.id} belongs to account ${contact.accountId}, not ${account.id}`)
+    }
+    refuseByFlags(contact)
+    return existingRecipient(contact)
+  }
+
+  const address = addressFor(account, to)
+  const id = await contactIdFor(tenantId, account.id, address)
+  const existing = await getContact(db, tenantId, id)
+  if (existing) {
+    refuseByFlags(existing)
+    return existingRecipient(existing)
+  }
+  if (account.channel === 'beta') {
+    throw new ApiError(422, 'beta_requires_existing_contact', 'On beta only existing contacts can be messaged')
+  }
+  if (account.channel === 'social') {
+    throw new ApiError(409, 'needs_inbound_first', 'On the page inbox only people who wrote to the page can be messaged')
+  }
+  return {
+    id,
+    tenantId,
+    accountId: account.id,
+    channel: account.channel,
+    phone: address.kind === 'phone' ? address.value : null,
+    externalId: address.kind === 'external' ? address.value : null,
+    socialId: address.kind === 'social' ? address.value : null,
+    hasInbound: false,
+  }
+}

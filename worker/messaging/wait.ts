@@ -1,0 +1,69 @@
+/**
+ * GET /v1/messages/wait across one or several accounts. Each account's AccountDO holds the wait and pushes the
+ * wakeup; with several accounts the first one with news ends all of them, and the answer is read from D1 across
+ * all of them so the returned cursor never skips a message of another account.
+ */
+import { accountStub } from '../account/account-do'
+import { WAIT_BATCH, waitUrl, type WaitAnswer } from '../account/wait'
+import type { AccountRow } from '../db/accounts'
+import type { Db } from '../db/client'
+import { inboundAfter } from '../db/messages'
+import { ApiError } from '../errors'
+import { toWireMessage, type WireMessage } from './wire'
+
+const waitConcurrency = () => new ApiError(429, 'wait_concurrency', 'At most 2 waits may be open per account; close one first')
+
+async function waitOne(env: Env, tenantId: string, accountId: string, afterSeq: number, timeoutMs: number, signal: AbortSignal): Promise<WaitAnswer> {
+  const res = await accountStub(env, tenantId, accountId).fetch(waitUrl(tenantId, accountId, afterSeq, timeoutMs), { signal })
+  if (res.status === 429) throw waitConcurrency()
+  if (!res.ok) throw new Error(`account wait failed with HTTP ${res.status}`)
+  return res.json<WaitAnswer>()
+}
+
+/** Holds the request until `ms` pass or the client leaves (nothing can arrive for a tenant without accounts). */
+function idle(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms)
+    signal.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true })
+  })
+}
+
+export async function waitForInbound(
+  env: Env,
+  db: Db,
+  tenantId: string,
+  targets: AccountRow[],
+  afterSeq: number,
+  timeoutMs: number,
+  clientSignal: AbortSignal
+): Promise<{ messages: WireMessage[]; lastSeq: number }> {
+  const [only] = targets
+  if (targets.length === 0 || !only) {
+    await idle(timeoutMs, clientSignal)
+    return { messages: [], lastSeq: afterSeq }
+  }
+  if (targets.length === 1) {
+    const answer = await waitOne(env, tenantId, only.id, afterSeq, timeoutMs, clientSignal)
+    return { messages: answer.messages, lastSeq: answer.last_seq ?? afterSeq }
+  }
+
+  const stop = new AbortController()
+  const onClientGone = () => stop.abort()
+  clientSignal.addEventListener('abort', onClientGone, { once: true })
+  try {
+    await new Promise<void>((resolve, reject) => {
+      let pending = targets.length
+      for (const a of targets) {
+        waitOne(env, tenantId, a.id, afterSeq, timeoutMs, stop.signal).then(
+          (answer) => (answer.messages.length > 0 || --pending === 0 ? resolve() : undefined),
+          (err: unknown) => (err instanceof ApiError ? reject(err) : stop.signal.aborted ? resolve() : reject(err))
+        )
+      }
+    })
+  } finally {
+    stop.abort()
+    clientSignal.removeEventListener('abort', onClientGone)
+  }
+  const rows = await inboundAfter(db, tenantId, targets.map((a) => a.id), afterSeq, WAIT_BATCH)
+  return { messages: rows.map(toWireMessage), lastSeq: rows.at(-1)?.message.seq ?? afterSeq }
+}

@@ -1,0 +1,32 @@
+/** Converts stored rows into the wire shapes of the REST API (schema/api). */
+import type { z } from 'zod'
+import type { Message } from '../../schema/api/messages'
+import { displayName, type ContactRow } from '../db/contacts'
+import type { MessageWithContact } from '../db/messages'
+import { iso } from '../lib/time'
+
+export type WireMessage = z.infer<typeof Message>
+export type WireContact = WireMessage['contact']
+
+export function toWireContact(contact: ContactRow | null, contactId: string): WireContact {
+  return {
+    id: contactId,
+    phone: contact?.phone ?? null,
+    name: contact ? displayName(contact) : null,
+    external_id: contact?.externalId ?? null,
+  }
+}
+
+export function toWireMessage({ message: m, contact }: MessageWithContact): WireMessage {
+  return {
+    id: m.id,
+    account_id: m.accountId,
+    direction: m.direction,
+    text: m.text,
+    media: m.mediaUrl ? { url: m.mediaUrl, content_type: m.mediaContentType } : null,
+    status: m.status,
+    error: m.errorCode !== null || m.errorMessage !== null ? { code: m.errorCode, message: m.errorMessage } : null,
+    timestamp: iso(m.createdAt),
+    contact: toWireContact(contact, m.contactId),
+  }
+}

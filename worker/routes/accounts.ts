@@ -1,0 +1,25 @@
+/** GET /v1/accounts (spec 4.1): the tenant's accounts, connected or not, with today's limits. */
+import { createRoute } from '@hono/zod-openapi'
+import { AccountList } from '../../schema/api/accounts'
+import { MessagingError } from '../../schema/api/common'
+import { database } from '../db/client'
+import { accountsWithLimits } from '../messaging/account-view'
+import { resourceApp } from '../validate'
+
+export const accountsRoutes = resourceApp()
+
+accountsRoutes.openapi(
+  createRoute({
+    method: 'get',
+    path: '/',
+    tags: ['Accounts'],
+    summary: 'List accounts',
+    description: 'Every account added to this API key (connected or not) with its daily limits. `ramp_day` is null for channels without a warm-up ramp.',
+    responses: {
+      200: { description: 'The accounts', content: { 'application/json': { schema: AccountList } } },
+      401: { description: 'Missing or invalid API key', content: { 'application/json': { schema: MessagingError } } },
+      404: { description: 'The API is not enabled for this account', content: { 'application/json': { schema: MessagingError } } },
+    },
+  }),
+  async (c) => c.json({ accounts: await accountsWithLimits(c.env, database(c.env.DB), c.get('tenant')) }, 200)
+)

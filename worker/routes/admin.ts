@@ -1,0 +1,148 @@
+/**
+ * /admin: issuing tenants and API keys, the tenant switches, plan changes and the suspension review. Guarded by
+ * the ADMIN_TOKEN secret; `npm run key` uses it against the local server.
+ */
+import { createRoute, z } from '@hono/zod-openapi'
+import { AdminApiKey, AdminOk, AdminTenant, KeyIdParam, TenantIdParam } from '../../schema/api/admin'
+import { StatusError } from '../../schema/api/common'
+import { issueApiKey, revokeApiKey } from '../db/api-keys'
+import { restoreRestrictedAccounts } from '../db/accounts'
+import { database } from '../db/client'
+import { insertEvent } from '../db/events'
+import { createTenant, getTenant, updateTenant, type Tenant } from '../db/tenants'
+import { ApiError } from '../errors'
+import { accountEventPayload } from '../events/payloads'
+import { iso } from '../lib/time'
+import { DEFAULT_PLAN, PLAN_NAMES } from '../plans'
+import { resourceApp } from '../validate'
+
+export const adminRoutes = resourceApp()
+
+const CreateTenantBody = z.object({ plan: z.enum(PLAN_NAMES).default(DEFAULT_PLAN) })
+const PatchTenantBody = z
+  .object({
+    plan: z.enum(PLAN_NAMES).optional(),
+    status: z.literal('active').optional().meta({ description: 'Lifts a suspension (the service review of spec part 3)' }),
+    api_enabled: z.boolean().optional(),
+    webhooks_enabled: z.boolean().optional(),
+  })
+  .refine((b) => Object.keys(b).length > 0, 'give at least one of plan, status, api_enabled, webhooks_enabled')
+
+const errors = (codes: number[]) =>
+  Object.fromEntries(codes.map((code) => [code, { description: `Error (HTTP ${code})`, content: { 'application/json': { schema: StatusError } } }]))
+const security = [{ adminToken: [] }]
+
+function view(t: Tenant) {
+  return {
+    id: t.id,
+    plan: t.plan,
+    status: t.status,
+    suspended_reason: t.suspendedReason,
+    api_enabled: t.apiEnabled,
+    webhooks_enabled: t.webhooksEnabled,
+    created_at: iso(t.createdAt),
+  }
+}
+
+adminRoutes.openapi(
+  createRoute({
+    method: 'post',
+    path: '/tenants',
+    tags: ['Admin'],
+    summary: 'Create a tenant',
+    security,
+    request: { body: { required: false, content: { 'application/json': { schema: CreateTenantBody } } } },
+    responses: { 201: { description: 'Created', content: { 'application/json': { schema: AdminTenant } } }, ...errors([400, 401]) },
+  }),
+  async (c) => {
+    const { plan } = c.req.valid('json') ?? { plan: DEFAULT_PLAN }
+    return c.json(view(await createTenant(database(c.env.DB), plan ?? DEFAULT_PLAN, Date.now())), 201)
+  }
+)
+
+adminRoutes.openapi(
+  createRoute({
+    method: 'get',
+    path: '/tenants/{id}',
+    tags: ['Admin'],
+    summary: 'Get a tenant',
+    security,
+    request: { params: TenantIdParam },
+    responses: { 200: { description: 'The tenant', content: { 'application/json': { schema: AdminTenant } } }, ...errors([401, 404]) },
+  }),
+  async (c) => {
+    const tenant = await getTenant(database(c.env.DB), c.req.valid('param').id)
+    if (!tenant) throw new ApiError(404, 'tenant_not_found', 'No such tenant')
+    return c.json(view(tenant), 200)
+  }
+)
+
+adminRoutes.openapi(
+  createRoute({
+    method: 'patch',
+    path: '/tenants/{id}',
+    tags: ['Admin'],
+    summary: 'Change plan or switches, or lift a suspension',
+    description: '`status: "active"` is the review that lifts a suspension; accounts restricted by the opener-burst rule become connected again.',
+    security,
+    request: { params: TenantIdParam, body: { required: true, content: { 'application/json': { schema: PatchTenantBody } } } },
+    responses: { 200: { description: 'The tenant', content: { 'application/json': { schema: AdminTenant } } }, ...errors([400, 401, 404]) },
+  }),
+  async (c) => {
+    const db = database(c.env.DB)
+    const { id } = c.req.valid('param')
+    const body = c.req.valid('json')
+    const tenant = await updateTenant(db, id, {
+      plan: body.plan,
+      apiEnabled: body.api_enabled,
+      webhooksEnabled: body.webhooks_enabled,
+      status: body.status,
+    })
+    if (!tenant) throw new ApiError(404, 'tenant_not_found', 'No such tenant')
+    if (body.status === 'active') {
+      const now = Date.now()
+      const restored = await restoreRestrictedAccounts(db, id, 'opener_burst', now)
+      const [first, ...rest] = restored.map((a) => insertEvent(db, id, a.id, accountEventPayload('account.connected', a, 'suspension_lifted', now), now))
+      if (first) await db.batch([first, ...rest])
+    }
+    return c.json(view(tenant), 200)
+  }
+)
+
+adminRoutes.openapi(
+  createRoute({
+    method: 'post',
+    path: '/tenants/{id}/keys',
+    tags: ['Admin'],
+    summary: 'Issue an API key',
+    description: 'The key (`svc_live_` + 40 base62 characters) is in this answer only; the service keeps its hash.',
+    security,
+    request: { params: TenantIdParam },
+    responses: { 201: { description: 'The new key', content: { 'application/json': { schema: AdminApiKey } } }, ...errors([401, 404]) },
+  }),
+  async (c) => {
+    const db = database(c.env.DB)
+    const { id } = c.req.valid('param')
+    if (!(await getTenant(db, id))) throw new ApiError(404, 'tenant_not_found', 'No such tenant')
+    const key = await issueApiKey(db, id, Date.now())
+    return c.json({ ...key, created_at: iso(key.created_at) }, 201)
+  }
+)
+
+adminRoutes.openapi(
+  createRoute({
+    method: 'delete',
+    path: '/keys/{keyId}',
+    tags: ['Admin'],
+    summary: 'Revoke an API key',
+    security,
+    request: { params: KeyIdParam },
+    responses: { 200: { description: 'Revoked', content: { 'application/json': { schema: AdminOk } } }, ...errors([401, 404]) },
+  }),
+  async (c) => {
+    if (!(await revokeApiKey(database(c.env.DB), c.req.valid('param').keyId, Date.now()))) {
+      throw new ApiError(404, 'key_not_found', 'No live key with that id')
+    }
+    return c.json({ success: true as const }, 200)
+  }
+)

@@ -1,0 +1,67 @@
+/**
+ * The API description: the OpenAPI 3.1 header for GET /v1/openapi.json (the paths come from the zod routes) and a
+ * self-contained reference page for GET /docs, rendered on the server so it needs no CDN or script.
+ */
+import type { OpenAPIHono } from '@hono/zod-openapi'
+import type { OpenAPIObject, OperationObject, ParameterObject, ReferenceObject, RequestBodyObject, ResponseObject } from 'openapi3-ts/oas31'
+import { publicOrigin } from '../config'
+
+const INTRO = [
+  'A wire-only messaging gateway: send and receive through your own accounts (alpha, beta, SMS, page inbox, custom channel).',
+  'Authenticate with your API key as `Authorization: Bearer`, `X-API-Key`, or the `apiKey` query parameter.',
+  'Messaging and usage errors are `{error_code, error, retry_after_s?}`; auth, webhook and channel errors are `{success: false, error, error_code: <HTTP status>}`.',
+  'Limits that protect your numbers (daily caps, new-contact cap, loop guard, opener burst, warm-up ramp) are enforced and cannot be switched off.',
+].join(' ')
+
+export function openApiConfig(env: Env, requestUrl: string): OpenAPIObjectConfig {
+  return {
+    openapi: '3.1.0',
+    info: { title: 'Messaging Gateway API', version: '1.0.0', description: INTRO },
+    servers: [{ url: `${publicOrigin(env, requestUrl)}/v1` }],
+    security: [{ bearer: [] }, { apiKeyHeader: [] }, { apiKeyQuery: [] }],
+  }
+}
+
+type OpenAPIObjectConfig = Parameters<OpenAPIHono['getOpenAPI31Document']>[0]
+
+const METHODS = ['get', 'post', 'put', 'patch', 'delete'] as const
+const isRef = (x: object): x is ReferenceObject => '$ref' in x
+
+const esc = (s: unknown) => String(s ?? '').replace(/[&<>"]/g, (ch) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[ch]!)
+const code = (s: string) => esc(s).replace(/`([^`]+)`/g, '<code>$1</code>')
+
+function schemaText(schema: unknown): string {
+  return esc(JSON.stringify(schema, null, 2))
+}
+
+export function docsPage(doc: OpenAPIObject): string {
+  const ops: string[] = []
+  for (const [path, item] of Object.entries(doc.paths ?? {})) {
+    for (const method of METHODS) {
+      const op: OperationObject | undefined = item[method]
+      if (!op) continue
+      const params = (op.parameters ?? [])
+        .filter((p): p is ParameterObject => !isRef(p))
+        .map((p) => `<li><code>${esc(p.name)}</code> (${esc(p.in)}${p.required ? ', required' : ''}) ${code(p.description ?? '')}</li>`)
+        .join('')
+      const requestBody: RequestBodyObject | undefined = op.requestBody && !isRef(op.requestBody) ? op.requestBody : undefined
+      const body = requestBody?.content['application/json']?.schema
+      const responses = Object.entries(op.responses ?? {})
+        .filter((e): e is [string, ResponseObject] => !isRef(e[1]))
+        .map(([status, r]) => `<details><summary><b>${esc(status)}</b> ${code(r.description ?? '')}</summary><pre>${schemaText(r.content?.['application/json']?.schema ?? null)}</pre></details>`)
+        .join('')
+      ops.push(`<section id="${esc(method + path)}"><h3><span class="m ${esc(method)}">${esc(method.toUpperCase())}</span> <code>${esc(path)}</code></h3>
+<p><b>${esc(op.summary ?? '')}</b></p><p>${code(op.description ?? '')}</p>
+${params ? `<h4>Parameters</h4><ul>${params}</ul>` : ''}${body ? `<h4>Request body</h4><details open><summary>JSON</summary><pre>${schemaText(body)}</pre></details>` : ''}
+<h4>Responses</h4>${responses}</section>`)
+    }
+  }
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${esc(doc.info.title)}</title><style>
+body{font:15px/1.5 system-ui,sans-serif;max-width:960px;margin:0 auto;padding:1rem;color:#1d2433}
+h1{margin-bottom:0}section{border-top:1px solid #dde;padding:.5rem 0}code{background:#f2f4f8;padding:0 .25rem;border-radius:3px}
+pre{background:#f6f8fa;padding:.5rem;overflow:auto;font-size:12px}.m{display:inline-block;min-width:4.5rem;text-align:center;border-radius:4px;color:#fff;font-size:13px;padding:.1rem .3rem}
+.get{background:#2b7bb9}.post{background:#2f9e44}.put{background:#e67700}.delete{background:#c92a2a}.patch{background:#7048e8}
+</style></head><body><h1>${esc(doc.info.title)}</h1><p>Base URL: <code>${esc(doc.servers?.[0]?.url ?? '/v1')}</code> · <a href="/v1/openapi.json">openapi.json</a></p>
+<p>${code(doc.info.description ?? '')}</p>${ops.join('\n')}</body></html>`
+}

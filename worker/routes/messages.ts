@@ -1,0 +1,170 @@
+/** /v1/messages (spec 4.2): send, list, long-poll wait, get one. */
+import { createRoute } from '@hono/zod-openapi'
+import { MessagingError } from '../../schema/api/common'
+import {
+  ListMessagesQuery,
+  Message,
+  MessageIdParam,
+  MessageList,
+  SendAccepted,
+  SendMessageBody,
+  WaitQuery,
+  WaitResult,
+} from '../../schema/api/messages'
+import { accountStub } from '../account/account-do'
+import { listAccounts } from '../db/accounts'
+import { database } from '../db/client'
+import { getMessage, latestSeq, listMessages } from '../db/messages'
+import { ApiError } from '../errors'
+import { decodeCursor, encodeCursor } from '../lib/cursor'
+import { newId } from '../lib/ids'
+import { contentTypeFromUrl } from '../lib/media'
+import { resolveAccount, resolveRecipient } from '../messaging/resolve'
+import { waitForInbound } from '../messaging/wait'
+import { toWireMessage } from '../messaging/wire'
+import { resourceApp } from '../validate'
+
+export const messagesRoutes = resourceApp({
+  to: 'invalid_recipient',
+  text: 'invalid_text',
+  media_url: 'invalid_media_url',
+  account_id: 'invalid_account_id',
+  limit: 'invalid_limit',
+  direction: 'invalid_direction',
+  before: 'invalid_cursor',
+  cursor: 'invalid_cursor',
+  timeout_s: 'invalid_timeout',
+})
+
+const json = (schema: typeof MessagingError, description: string) => ({ description, content: { 'application/json': { schema } } })
+const errors = {
+  400: json(MessagingError, 'Invalid request (error_code names the field: invalid_recipient, invalid_text, invalid_limit, …)'),
+  401: json(MessagingError, 'Missing or invalid API key'),
+  404: json(MessagingError, 'The API is not enabled for this account, or the named resource does not exist'),
+}
+
+messagesRoutes.openapi(
+  createRoute({
+    method: 'post',
+    path: '/',
+    tags: ['Messages'],
+    summary: 'Send a message',
+    description: [
+      'Queues a message from one of your accounts; read its status with GET /messages/{id}.',
+      'Limits that protect your number are enforced and cannot be switched off: 50 sends per account and UTC day',
+      '(`daily_send_cap`), 10 new contacts per UTC day (`new_contact_cap`; a new contact is someone who never wrote to',
+      'the account and was never messaged by it; replies never count), 3 messages to one person since their last',
+      'message (`loop_guard`), and the same first message to more than 5 never-written people within 30 minutes',
+      '(`opener_burst`, which suspends sending until the service reviews it). An alpha number warms up: 0 new contacts',
+      'on its first two active days, then one more per day up to the cap. Daily-limit refusals carry `retry_after_s`,',
+      'the seconds until the next UTC day. A refused send changes no counter.',
+    ].join(' '),
+    request: { body: { required: true, content: { 'application/json': { schema: SendMessageBody } } } },
+    responses: {
+      202: { description: 'Queued', content: { 'application/json': { schema: SendAccepted } } },
+      ...errors,
+      403: json(MessagingError, '`account_suspended` (after an opener burst) or `account_restricted`'),
+      409: json(MessagingError, '`no_connected_account` or `account_not_connected`'),
+      422: json(MessagingError, '`contact_channel_mismatch`, `contact_do_not_disturb`, `contact_opted_out`, `contact_private`, `beta_requires_existing_contact`'),
+      429: json(MessagingError, '`daily_send_cap`, `new_contact_cap`, `loop_guard` or `opener_burst`'),
+    },
+  }),
+  async (c) => {
+    const body = c.req.valid('json')
+    const tenant = c.get('tenant')
+    const db = database(c.env.DB)
+    const account = resolveAccount(tenant, await listAccounts(db, tenant.id), body.account_id)
+    const contact = await resolveRecipient(db, tenant.id, account, body.to)
+    const outcome = await accountStub(c.env, tenant.id, account.id).send({
+      ref: { tenantId: tenant.id, accountId: account.id, channel: account.channel },
+      tenant: { plan: tenant.plan, suspended: tenant.status === 'suspended' },
+      messageId: newId('msg'),
+      contact,
+      text: body.text,
+      mediaUrl: body.media_url ?? null,
+      mediaContentType: body.media_url ? contentTypeFromUrl(body.media_url) : null,
+    })
+    if (!outcome.ok) {
+      const r = outcome.refusal
+      throw new ApiError(r.status, r.code, r.message, r.retryAfterS)
+    }
+    return c.json({ message_id: outcome.messageId, status: 'queued' as const }, 202)
+  }
+)
+
+messagesRoutes.openapi(
+  createRoute({
+    method: 'get',
+    path: '/',
+    tags: ['Messages'],
+    summary: 'List messages',
+    description: 'Messages of both directions, newest first. Pass `next_cursor` as `before` for the next page; it is null on the last page.',
+    request: { query: ListMessagesQuery },
+    responses: { 200: { description: 'A page of messages', content: { 'application/json': { schema: MessageList } } }, ...errors },
+  }),
+  async (c) => {
+    const q = c.req.valid('query')
+    const beforeSeq = q.before === undefined ? undefined : decodeCursor('list', q.before)
+    if (beforeSeq === null) throw new ApiError(400, 'invalid_cursor', 'before: not a cursor returned by GET /messages')
+    const { rows, more } = await listMessages(database(c.env.DB), {
+      tenantId: c.get('tenant').id,
+      accountId: q.account_id,
+      direction: q.direction,
+      beforeSeq,
+      limit: q.limit,
+    })
+    const last = rows.at(-1)
+    return c.json({ messages: rows.map(toWireMessage), next_cursor: more && last ? encodeCursor('list', last.message.seq) : null }, 200)
+  }
+)
+
+messagesRoutes.openapi(
+  createRoute({
+    method: 'get',
+    path: '/wait',
+    tags: ['Messages'],
+    summary: 'Wait for inbound messages',
+    description: [
+      'Long poll: answers as soon as at least one inbound message newer than `cursor` exists (up to 50, oldest first),',
+      'or with an empty list after `timeout_s`. Without a cursor the wait starts from now. Pass the returned `cursor` to',
+      'the next wait: no message is skipped or returned twice. Without `account_id` it covers all your accounts; a',
+      'cursor belongs to the account filter it was issued for. At most 2 waits may be open per account (`wait_concurrency`);',
+      'a slot frees when the wait returns or its client disconnects.',
+    ].join(' '),
+    request: { query: WaitQuery },
+    responses: {
+      200: { description: 'New inbound messages (possibly none) and the next cursor', content: { 'application/json': { schema: WaitResult } } },
+      ...errors,
+      429: json(MessagingError, '`wait_concurrency`: more than 2 open waits on one account'),
+    },
+  }),
+  async (c) => {
+    const q = c.req.valid('query')
+    const tenant = c.get('tenant')
+    const db = database(c.env.DB)
+    const accounts = await listAccounts(db, tenant.id)
+    const targets = q.account_id === undefined ? accounts : accounts.filter((a) => a.id === q.account_id)
+    if (q.account_id !== undefined && targets.length === 0) throw new ApiError(404, 'account_not_found', `No account ${q.account_id} on this API key`)
+    const afterSeq = q.cursor === undefined ? await latestSeq(db, tenant.id) : decodeCursor('wait', q.cursor)
+    if (afterSeq === null) throw new ApiError(400, 'invalid_cursor', 'cursor: not a cursor returned by GET /messages/wait')
+    const result = await waitForInbound(c.env, db, tenant.id, targets, afterSeq, q.timeout_s * 1000, c.req.raw.signal)
+    return c.json({ messages: result.messages, cursor: encodeCursor('wait', result.lastSeq) }, 200)
+  }
+)
+
+messagesRoutes.openapi(
+  createRoute({
+    method: 'get',
+    path: '/{id}',
+    tags: ['Messages'],
+    summary: 'Get a message',
+    description: 'One message with its current status (queued, sent, delivered, read, failed, received) and error, if any.',
+    request: { params: MessageIdParam },
+    responses: { 200: { description: 'The message', content: { 'application/json': { schema: Message } } }, ...errors },
+  }),
+  async (c) => {
+    const row = await getMessage(database(c.env.DB), c.get('tenant').id, c.req.valid('param').id)
+    if (!row) throw new ApiError(404, 'message_not_found', 'No such message on this API key')
+    return c.json(toWireMessage(row), 200)
+  }
+)

@@ -1,0 +1,52 @@
+/**
+ * GET /v1/usage (spec 4.1 and 2): today's sends and new contacts against the caps, suspension state, account counts.
+ * Caps apply per account (see plans.ts); the figures here are the tenant's sums.
+ */
+import { createRoute } from '@hono/zod-openapi'
+import { Usage } from '../../schema/api/accounts'
+import { MessagingError } from '../../schema/api/common'
+import { database } from '../db/client'
+import { utcDay } from '../lib/time'
+import { accountsWithLimits } from '../messaging/account-view'
+import { planOf } from '../plans'
+import { resourceApp } from '../validate'
+
+export const usageRoutes = resourceApp()
+
+usageRoutes.openapi(
+  createRoute({
+    method: 'get',
+    path: '/',
+    tags: ['Accounts'],
+    summary: 'Get usage',
+    description:
+      'Sends and new contacts of the current UTC day against the plan caps, summed over your accounts (each account has its own caps). `status` is `suspended` after an opener burst until the service reviews it.',
+    responses: {
+      200: { description: 'Usage of the current UTC day', content: { 'application/json': { schema: Usage } } },
+      401: { description: 'Missing or invalid API key', content: { 'application/json': { schema: MessagingError } } },
+    },
+  }),
+  async (c) => {
+    const tenant = c.get('tenant')
+    const plan = planOf(tenant.plan)
+    const accounts = await accountsWithLimits(c.env, database(c.env.DB), tenant)
+    const sum = (f: (a: (typeof accounts)[number]) => number) => accounts.reduce((n, a) => n + f(a), 0)
+    return c.json(
+      {
+        plan: plan.name,
+        label: plan.label,
+        day: utcDay(Date.now()),
+        sends: sum((a) => a.limits.sends_today),
+        sends_cap: accounts.length ? sum((a) => a.limits.sends_cap) : plan.sendsPerDay,
+        new_contacts: sum((a) => a.limits.new_contacts_today),
+        new_contacts_cap: accounts.length ? sum((a) => a.limits.new_contacts_cap) : plan.newContactsPerDay,
+        status: tenant.status,
+        suspended_reason: tenant.suspendedReason,
+        accounts_total: accounts.length,
+        accounts_connected: accounts.filter((a) => a.status === 'connected').length,
+        accounts_cap: plan.accountsCap,
+      },
+      200
+    )
+  }
+)
