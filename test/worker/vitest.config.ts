@@ -1,0 +1,33 @@
+// Worker tests run inside workerd against real D1 and real Durable Objects, with the migrations drizzle-kit wrote.
+import path from 'node:path'
+import { cloudflareTest, readD1Migrations } from '@cloudflare/vitest-plugin'
+import { defineProject } from 'vitest/config'
+
+const root = path.join(import.meta.dirname, '../..')
+
+export default defineProject(async () => ({
+  root,
+  plugins: [
+    cloudflareTest({
+      wrangler: { configPath: path.join(root, 'wrangler.toml') },
+      miniflare: {
+        bindings: {
+          TEST_MIGRATIONS: await readD1Migrations(path.join(root, 'schema/migrations')),
+          ADMIN_TOKEN: 'test-admin-token',
+          ENCRYPTION_KEY: 'test-encryption-key',
+          ALLOW_LOOPBACK_URLS: 'true',
+          // Production waits 10 s for a receiver; the timeout tests use a short one.
+          DELIVERY_TIMEOUT_MS: '400',
+        },
+      },
+    }),
+  ],
+  test: {
+    name: 'worker',
+    dir: path.join(root, 'test/worker'),
+    include: ['**/*.test.ts'],
+    setupFiles: [path.join(root, 'test/worker/setup.ts')],
+    globalSetup: [path.join(root, 'test/fixtures/receiver-global-setup.ts')],
+    testTimeout: 20_000,
+  },
+}))
