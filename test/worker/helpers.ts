@@ -1,7 +1,7 @@
 /** Shared helpers for the workerd tests: calling the Worker, issuing tenants, and talking to the local receiver. */
 import { exports } from 'cloudflare:workers'
 import { inject } from 'vitest'
-import type { Received, Behaviour } from '../fixtures/receiver'
+import type { Behaviour, Received } from '../fixtures/receiver-types'
 
 export const ADMIN_TOKEN = 'test-admin-token'
 export const ORIGIN = 'https://gateway.test'

@@ -1,0 +1,123 @@
+/**
+ * Starts the real local gateway (wrangler dev with local D1 and Durable Objects) on free ports with a throwaway
+ * state directory, for the e2e tests and the benchmarks. Migrations are applied exactly as `npm start` does.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+
+export const repoRoot = join(import.meta.dirname, '../..')
+
+export type LocalServer = {
+  url: string
+  adminToken: string
+  /** Creates a tenant with one API key through the admin API. */
+  newTenant(): Promise<{ tenantId: string; key: string }>
+  stop(): Promise<void>
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer()
+    srv.once('error', reject)
+    srv.listen(0, '127.0.0.1', () => {
+      const addr = srv.address()
+      const port = typeof addr === 'object' && addr ? addr.port : 0
+      srv.close(() => resolve(port))
+    })
+  })
+}
+
+function bin(name: string): string {
+  return join(repoRoot, 'node_modules', '.bin', name)
+}
+
+/** Node 24 from node_modules first, as npm scripts have it (wrangler needs Node >= 22.12). */
+function childEnv(): NodeJS.ProcessEnv {
+  return { ...process.env, PATH: `${join(repoRoot, 'node_modules', '.bin')}:${process.env.PATH ?? ''}`, WRANGLER_SEND_METRICS: 'false', CI: '1' }
+}
+
+async function waitReady(url: string, child: ChildProcess, output: () => string, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`wrangler dev exited early (${child.exitCode}):\n${output()}`)
+    try {
+      if ((await fetch(`${url}/v1/openapi.json`)).ok) return
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 200))
+  }
+  throw new Error(`wrangler dev did not answer within ${timeoutMs} ms:\n${output()}`)
+}
+
+export async function startLocalServer(opts: { vars?: Record<string, string> } = {}): Promise<LocalServer> {
+  const dir = mkdtempSync(join(tmpdir(), 'gateway-e2e-'))
+  const adminToken = `adm_${randomBytes(16).toString('hex')}`
+  const vars: Record<string, string> = {
+    ADMIN_TOKEN: adminToken,
+    ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+    ALLOW_LOOPBACK_URLS: 'true',
+    ...opts.vars,
+  }
+  const envFile = join(dir, 'vars.env')
+  writeFileSync(envFile, Object.entries(vars).map(([k, v]) => `${k}=${v}`).join('\n'))
+  const persist = join(dir, 'state')
+
+  const migrate = spawnSync(bin('wrangler'), ['d1', 'migrations', 'apply', 'DB', '--local', '--persist-to', persist], {
+    cwd: repoRoot,
+    env: childEnv(),
+    encoding: 'utf8',
+  })
+  if (migrate.status !== 0) throw new Error(`migrations failed:\n${migrate.stdout}\n${migrate.stderr}`)
+
+  const port = await freePort()
+  const inspector = await freePort()
+  let log = ''
+  const child = spawn(
+    bin('wrangler'),
+    ['dev', '--port', String(port), '--ip', '127.0.0.1', '--inspector-port', String(inspector), '--persist-to', persist, '--env-file', envFile, '--show-interactive-dev-session=false', '--log-level', 'warn'],
+    { cwd: repoRoot, env: childEnv(), stdio: ['ignore', 'pipe', 'pipe'] }
+  )
+  child.stdout?.on('data', (d: Buffer) => (log += d.toString()))
+  child.stderr?.on('data', (d: Buffer) => (log += d.toString()))
+  const url = `http://127.0.0.1:${port}`
+  try {
+    await waitReady(url, child, () => log, 90_000)
+  } catch (err) {
+    child.kill('SIGKILL')
+    throw err
+  }
+
+  const admin = async (method: string, path: string, body?: unknown) => {
+    const res = await fetch(url + path, {
+      method,
+      headers: { Authorization: `Bearer ${adminToken}`, 'Content-Type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    })
+    if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`)
+    return (await res.json()) as { id: string; key: string }
+  }
+
+  return {
+    url,
+    adminToken,
+    async newTenant() {
+      const tenant = await admin('POST', '/admin/tenants', {})
+      const key = await admin('POST', `/admin/tenants/${tenant.id}/keys`)
+      return { tenantId: tenant.id, key: key.key }
+    },
+    async stop() {
+      if (child.exitCode === null) {
+        const exited = new Promise<void>((r) => child.once('exit', () => r()))
+        child.kill('SIGTERM')
+        await Promise.race([exited, new Promise((r) => setTimeout(r, 5000))])
+        if (child.exitCode === null) child.kill('SIGKILL')
+      }
+      rmSync(dir, { recursive: true, force: true })
+    },
+  }
+}
