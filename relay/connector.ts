@@ -1,0 +1,100 @@
+/**
+ * The driver interface every network implements (relay/alpha via Baileys, relay/beta via GramJS, relay/sim). The
+ * relay core (link to the Worker, leases, session persistence, acks) only ever sees these types, never an upstream's.
+ */
+import type { Logger } from 'pino'
+
+export type LinkMethod = 'qr' | 'pairing_code'
+
+/** Why a session is not (or no longer) usable. Codes are stable; clients switch on them, never on the text. */
+export type SessionProblem =
+  /** The user removed the linked device, or the upstream logged the session out (alpha 401). The session is wiped. */
+  | 'logged_out'
+  /** The upstream restricted or banned the number (alpha 402/403/406, send error 463). */
+  | 'blocked_by_alpha'
+  /** Another client took over the same session (alpha 440); reconnecting would make them fight. */
+  | 'replaced'
+  /** The phone demands a passkey to link a new device; QR or pairing code alone cannot finish. */
+  | 'passkey_required'
+  /** The link window ran out before the phone confirmed (QR refs exhausted, pairing code unused). */
+  | 'link_expired'
+  /** The upstream stopped answering (keep-alive lost) and reconnects are failing. */
+  | 'unresponsive'
+
+export type SessionState =
+  | { state: 'qr_pending'; qr: string; expiresAt: number }
+  | { state: 'pairing_code'; code: string; expiresAt: number }
+  | { state: 'connecting' }
+  | { state: 'connected'; identifier: string; upstreamUserId: string | null }
+  | { state: 'disconnected'; problem: SessionProblem; message: string }
+  | { state: 'restricted'; problem: SessionProblem; message: string; until: number | null }
+
+/** A person on the network. `id` is stable (alpha: the LID when known, else the phone JID); `phone` is E.164 when known. */
+export type Peer = { id: string; phone: string | null; lid: string | null; name: string | null }
+
+export type InboundMessage = {
+  /** The upstream's message id; the edge de-duplicates on it, so re-delivery after a reconnect is safe. */
+  upstreamId: string
+  from: Peer
+  text: string
+  media: { url: string; contentType: string | null } | null
+  /** Upstream timestamp, epoch ms. */
+  sentAt: number
+}
+
+export type Receipt = { upstreamId: string; status: 'delivered' | 'read' } | { upstreamId: string; status: 'failed'; error: string }
+
+export type OutboundMessage = {
+  /** The gateway's message id (kept next to the upstream id so receipts map back). */
+  messageId: string
+  to: { phone: string | null; peerId: string | null }
+  text: string
+  /** Already validated as a public https URL by the edge; drivers must still never pass other schemes upstream. */
+  mediaUrl: string | null
+}
+
+export type ImportedContact = Peer & { hasChat: boolean }
+
+export type ConnectorEvents = {
+  state(s: SessionState): void
+  inbound(m: InboundMessage): void
+  receipt(r: Receipt): void
+  /** Address-book and chat contacts, for `import_contacts` / `import_existing_chats`. */
+  contacts?(c: ImportedContact[]): void
+}
+
+/**
+ * Persistence of one session's credentials and keys. Values are the driver's own serialisation (Baileys: BufferJSON);
+ * the relay core encrypts them with RELAY_SESSION_KEY before they leave the process and stores them at the edge, so
+ * any relay holding the key can resume the session. `write` must be durable before it resolves.
+ */
+export type SessionStore = {
+  loadAll(): Promise<Map<string, string>>
+  write(changes: Map<string, string | null>): Promise<void>
+  clear(): Promise<void>
+}
+
+export type ConnectorOptions = {
+  /** The account id: the E.164 number for alpha. */
+  accountId: string
+  phone: string
+  linkMethod: LinkMethod
+  /** Discard any stored session and link from scratch. */
+  forceNew: boolean
+  store: SessionStore
+  events: ConnectorEvents
+  log: Logger
+}
+
+export type Connector = {
+  /** Connects: resumes the stored session, or starts linking (QR or pairing code). */
+  start(): Promise<void>
+  /** Resolves with the upstream id once the message is handed to the upstream. */
+  send(m: OutboundMessage): Promise<{ upstreamId: string }>
+  /** Unlinks upstream and wipes the stored session. */
+  logout(): Promise<void>
+  /** Closes without logging out (shutdown, failover); the session can resume elsewhere. */
+  stop(): Promise<void>
+}
+
+export type Driver = (opts: ConnectorOptions) => Connector
