@@ -7,7 +7,7 @@ import { createMiddleware } from 'hono/factory'
 import type { AppEnv } from './env'
 import { ApiError, errorResponse, onError, type ErrorFamily } from './errors'
 import { adminToken } from './middleware/admin-token'
-import { apiKeyAuth } from './middleware/api-key'
+import { apiKeyAuth, clearAuthCache } from './middleware/api-key'
 import { accountsRoutes } from './routes/accounts'
 import { adminRoutes } from './routes/admin'
 import { customChannelRoutes } from './routes/custom-channel'
@@ -45,5 +45,10 @@ app.notFound((c) => errorResponse(c, new ApiError(404, 'not_found', `No route fo
 app.get('/', (c) => c.redirect('/docs'))
 app.get('/docs', (c) => c.html(docsPage(v1.getOpenAPI31Document(openApiConfig(c.env, c.req.url)))))
 app.use('/admin/*', adminToken)
+// Any admin change (revocation, switches, plan, review) must not be hidden by this isolate's key cache.
+app.use('/admin/*', async (c, next) => {
+  await next()
+  if (c.req.method !== 'GET') clearAuthCache()
+})
 app.route('/admin', adminRoutes)
 app.route('/v1', v1)

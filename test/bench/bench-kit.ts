@@ -1,8 +1,15 @@
-/** What every benchmark gets and returns, plus small statistics helpers. */
+/** What every benchmark gets and returns, plus small statistics helpers and a lightweight HTTP client. */
+import http from 'node:http'
 import type { Receiver } from '../fixtures/receiver'
 import type { LocalServer } from '../e2e/local-server'
 
-export type Baseline = { usageP50Ms: number; usageP99Ms: number; samples: number }
+export type Baseline = {
+  usageP50Ms: number
+  usageP99Ms: number
+  samples: number
+  /** The same call through wrangler dev's reload proxy (what `npm start` users hit), for reference. */
+  proxiedUsageP50Ms: number
+}
 
 export type BenchContext = {
   server: LocalServer
@@ -23,13 +30,33 @@ export function percentile(values: number[], p: number): number {
 
 export const ms = (v: number) => `${v.toFixed(2)} ms`
 
-export async function api(server: LocalServer, key: string, method: string, path: string, body?: unknown): Promise<{ status: number; json: any }> {
-  const res = await fetch(`${server.url}/v1${path}`, {
-    method,
-    headers: { 'X-API-Key': key, 'Content-Type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
+// node:http with keep-alive rather than fetch: on a 2-core machine the client must not eat the server's CPU.
+const agent = new http.Agent({ keepAlive: true, maxSockets: 64 })
+
+/** Calls the gateway (past wrangler dev's proxy unless `viaProxy`). */
+export function api(server: LocalServer, key: string, method: string, path: string, body?: unknown, viaProxy = false): Promise<{ status: number; json: any }> {
+  const url = new URL(`${viaProxy ? server.url : server.directUrl}/v1${path}`)
+  const payload = body === undefined ? undefined : JSON.stringify(body)
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      { host: url.hostname, port: url.port, path: url.pathname + url.search, method, agent, headers: { 'X-API-Key': key, ...(payload ? { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(payload) } : {}) } },
+      (res) => {
+        const chunks: Buffer[] = []
+        res.on('data', (c: Buffer) => chunks.push(c))
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8')
+          try {
+            resolve({ status: res.statusCode ?? 0, json: text ? JSON.parse(text) : null })
+          } catch (err) {
+            reject(new Error(`${method} ${path} answered ${res.statusCode} with non-JSON: ${text.slice(0, 200)} (${String(err)})`))
+          }
+        })
+        res.on('error', reject)
+      }
+    )
+    req.on('error', reject)
+    req.end(payload)
   })
-  return { status: res.status, json: await res.json() }
 }
 
 /** p50/p99 of a bare authenticated GET /v1/usage: the yardstick every latency figure is compared with. */
@@ -43,5 +70,11 @@ export async function measureBaseline(server: LocalServer, samples = 300): Promi
     times.push(performance.now() - t)
     if (r.status !== 200) throw new Error(`baseline GET /usage answered ${r.status}`)
   }
-  return { usageP50Ms: percentile(times, 50), usageP99Ms: percentile(times, 99), samples }
+  const proxied: number[] = []
+  for (let i = 0; i < samples / 3; i++) {
+    const t = performance.now()
+    await api(server, key, 'GET', '/usage', undefined, true)
+    proxied.push(performance.now() - t)
+  }
+  return { usageP50Ms: percentile(times, 50), usageP99Ms: percentile(times, 99), samples, proxiedUsageP50Ms: percentile(proxied, 50) }
 }

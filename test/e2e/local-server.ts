@@ -12,7 +12,13 @@ import { join } from 'node:path'
 export const repoRoot = join(import.meta.dirname, '../..')
 
 export type LocalServer = {
+  /** The address `npm start` users see: wrangler dev's local proxy in front of the Worker. */
   url: string
+  /**
+   * The Worker itself, past wrangler dev's reload proxy (read from wrangler's debug log). On a 2-core machine that
+   * proxy costs about half the throughput, so benchmarks measure the gateway here and report the proxy separately.
+   */
+  directUrl: string
   adminToken: string
   /** Creates a tenant with one API key through the admin API. */
   newTenant(): Promise<{ tenantId: string; key: string }>
@@ -77,13 +83,20 @@ export async function startLocalServer(opts: { vars?: Record<string, string> } =
   const port = await freePort()
   const inspector = await freePort()
   let log = ''
+  let directPort: string | undefined
   const child = spawn(
     bin('wrangler'),
-    ['dev', '--port', String(port), '--ip', '127.0.0.1', '--inspector-port', String(inspector), '--persist-to', persist, '--env-file', envFile, '--show-interactive-dev-session=false', '--log-level', 'warn'],
+    ['dev', '--port', String(port), '--ip', '127.0.0.1', '--inspector-port', String(inspector), '--persist-to', persist, '--env-file', envFile, '--show-interactive-dev-session=false', '--log-level', 'debug'],
     { cwd: repoRoot, env: childEnv(), stdio: ['ignore', 'pipe', 'pipe'] }
   )
-  child.stdout?.on('data', (d: Buffer) => (log += d.toString()))
-  child.stderr?.on('data', (d: Buffer) => (log += d.toString()))
+  const collect = (d: Buffer) => {
+    const text = d.toString()
+    directPort ??= /"userWorkerUrl":\{[^}]*"port":"(\d+)"/.exec(text)?.[1]
+    // Debug logging is chatty; keep only the tail for error reports.
+    log = (log + text).slice(-64_000)
+  }
+  child.stdout?.on('data', collect)
+  child.stderr?.on('data', collect)
   const url = `http://127.0.0.1:${port}`
   try {
     await waitReady(url, child, () => log, 90_000)
@@ -91,6 +104,8 @@ export async function startLocalServer(opts: { vars?: Record<string, string> } =
     child.kill('SIGKILL')
     throw err
   }
+  directPort ??= /"userWorkerUrl":\{[^}]*"port":"(\d+)"/.exec(log)?.[1]
+  const directUrl = directPort ? `http://127.0.0.1:${directPort}` : url
 
   const admin = async (method: string, path: string, body?: unknown) => {
     const res = await fetch(url + path, {
@@ -104,6 +119,7 @@ export async function startLocalServer(opts: { vars?: Record<string, string> } =
 
   return {
     url,
+    directUrl,
     adminToken,
     async newTenant() {
       const tenant = await admin('POST', '/admin/tenants', {})

@@ -1,13 +1,13 @@
 /**
- * The inbound step inside the AccountDO: one D1 batch stores the contact, the message and its `message.received`
- * event (the event only if the message was new), then the person's loop-guard counter starts over and open waits
- * are woken. An upstream id seen before is answered as a duplicate and changes nothing.
+ * The inbound step inside the AccountDO, as one D1 batch (one round trip): upsert the contact, insert the message
+ * unless its upstream id is already stored or the contact is private, insert `message.received` only if that insert
+ * happened, then read back which message holds the upstream id. A new message restarts the person's loop-guard
+ * counter and wakes the open waits; a duplicate changes nothing.
  */
-import { eq } from 'drizzle-orm'
-import { messages } from '../../schema/d1'
-import { displayName, getContact, upsertInboundContact, type ContactSeed } from '../db/contacts'
-import { insertEventIfMessage } from '../db/events'
-import { findByUpstreamId, insertInboundIfNew } from '../db/messages'
+import { getAccount } from '../db/accounts'
+import { upsertInboundContact, type ContactSeed } from '../db/contacts'
+import { insertReceivedEvent } from '../db/events'
+import { findInbound, insertInboundUnlessPrivate } from '../db/messages'
 import { messageEventPayload } from '../events/payloads'
 import { newId } from '../lib/ids'
 import type { AccountContext } from './context'
@@ -27,25 +27,27 @@ export type IngestOutcome =
   | { stored: true; messageId: string; contactId: string; duplicate: boolean }
   /** The contact is private: nothing about them is stored (spec 4.3). */
   | { stored: false; contactId: string; reason: 'contact_private' }
+  /** The account does not exist (any more). */
+  | { stored: false; contactId: string; reason: 'account_not_found' }
+
+/**
+ * Whether the account exists, read from D1 once and then remembered: every removal goes through
+ * `AccountDO.removed()`, which forgets it. Saves the inbound path a D1 read per message.
+ */
+async function accountExists(c: AccountContext, ref: AccountRef): Promise<boolean> {
+  if (c.store.knownToExist()) return true
+  if (!(await getAccount(c.db, ref.tenantId, ref.accountId))) return false
+  c.store.markExists()
+  return true
+}
 
 export async function ingestMessage(c: AccountContext, input: InboundInput): Promise<IngestOutcome> {
   const now = Date.now()
   const { ref, contact: seed } = input
   c.store.setRef(ref)
-
-  const [existing, duplicate] = await Promise.all([
-    getContact(c.db, ref.tenantId, seed.id),
-    input.upstreamId ? findByUpstreamId(c.db, ref.tenantId, ref.accountId, 'inbound', input.upstreamId) : undefined,
-  ])
-  if (existing?.private) return { stored: false, contactId: seed.id, reason: 'contact_private' }
-  if (duplicate) {
-    c.store.recordDuplicateInbound(seed.id)
-    return { stored: true, messageId: duplicate.id, contactId: duplicate.contactId, duplicate: true }
-  }
-
-  const messageId = newId('msg')
+  if (!(await accountExists(c, ref))) return { stored: false, contactId: seed.id, reason: 'account_not_found' }
   const row = {
-    id: messageId,
+    id: newId('msg'),
     tenantId: ref.tenantId,
     accountId: ref.accountId,
     contactId: seed.id,
@@ -58,26 +60,21 @@ export async function ingestMessage(c: AccountContext, input: InboundInput): Pro
     createdAt: now,
     updatedAt: now,
   }
-  const seedName = displayName({ name: seed.name ?? null, firstName: seed.firstName ?? null, lastName: seed.lastName ?? null })
-  const contact = {
-    id: seed.id,
-    phone: seed.phone ?? existing?.phone ?? null,
-    name: seedName ?? (existing ? displayName(existing) : null),
-    external_id: seed.externalId ?? existing?.externalId ?? null,
-  }
-  const event = messageEventPayload('message.received', { ...row, errorMessage: null }, contact, ref.channel, now)
-  const [, inserted] = await c.db.batch([
+  // The contact part is filled in by SQL from the stored contact row (insertReceivedEvent).
+  const payload = messageEventPayload('message.received', { ...row, errorMessage: null }, { id: seed.id, phone: null, name: null, external_id: null }, ref.channel, now)
+  const [, , , found] = await c.db.batch([
     upsertInboundContact(c.db, seed, input.text, now),
-    insertInboundIfNew(c.db, row),
-    insertEventIfMessage(c.db, ref.tenantId, ref.accountId, event, now, eq(messages.id, messageId)),
+    insertInboundUnlessPrivate(c.db, row),
+    insertReceivedEvent(c.db, ref.tenantId, ref.accountId, payload, row.id, now),
+    findInbound(c.db, ref.tenantId, ref.accountId, input.upstreamId, row.id),
   ])
-  if (inserted.length === 0) {
-    // A concurrent delivery of the same upstream id won the insert.
-    const winner = input.upstreamId ? await findByUpstreamId(c.db, ref.tenantId, ref.accountId, 'inbound', input.upstreamId) : undefined
-    if (winner) return { stored: true, messageId: winner.id, contactId: winner.contactId, duplicate: true }
-    throw new Error('inbound insert was skipped without a duplicate')
+  const stored = found[0]
+  if (!stored) return { stored: false, contactId: seed.id, reason: 'contact_private' }
+  if (stored.id !== row.id) {
+    c.store.recordDuplicateInbound(stored.contactId)
+    return { stored: true, messageId: stored.id, contactId: stored.contactId, duplicate: true }
   }
   c.store.recordInbound(seed.id)
   c.waits.wakeAll()
-  return { stored: true, messageId, contactId: seed.id, duplicate: false }
+  return { stored: true, messageId: row.id, contactId: seed.id, duplicate: false }
 }

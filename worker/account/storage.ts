@@ -62,6 +62,15 @@ export class AccountStore {
     }
   }
 
+  /** True once this object saw its account in D1; cleared by `clear()` when the account is removed. */
+  knownToExist(): boolean {
+    return this.getKv('exists', z.boolean()) === true
+  }
+
+  markExists(): void {
+    this.putKv('exists', true)
+  }
+
   counters(): Counters | undefined {
     return this.getKv('counters', Counters)
   }

@@ -2,6 +2,7 @@
 import { and, asc, count, eq, sql } from 'drizzle-orm'
 import { accounts, tenants, type AccountStatus, type Channel } from '../../schema/d1'
 import type { Db } from './client'
+import { constantRow } from './constant-row'
 
 export type AccountRow = typeof accounts.$inferSelect
 
@@ -37,17 +38,18 @@ export async function insertAccountWithinCap(db: Db, a: NewAccount, cap: number)
     .insert(accounts)
     .select(
       db
-        .select({
-          tenantId: sql`${a.tenantId}`.as('tenant_id'),
-          id: sql`${a.id}`.as('id'),
-          channel: sql`${a.channel}`.as('channel'),
-          identifier: sql`${a.identifier}`.as('identifier'),
-          status: sql`${a.status}`.as('status'),
-          statusReason: sql`null`.as('status_reason'),
-          connectedAt: sql`${a.connectedAt}`.as('connected_at'),
-          createdAt: sql`${a.now}`.as('created_at'),
-          updatedAt: sql`${a.now}`.as('updated_at'),
-        })
+        .select(
+          constantRow(accounts, {
+            tenantId: a.tenantId,
+            id: a.id,
+            channel: a.channel,
+            identifier: a.identifier,
+            status: a.status,
+            connectedAt: a.connectedAt,
+            createdAt: a.now,
+            updatedAt: a.now,
+          })
+        )
         .from(tenants)
         .where(
           and(

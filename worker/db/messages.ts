@@ -5,6 +5,7 @@
 import { and, asc, desc, eq, gt, inArray, isNull, lt, lte, max, or, sql, type SQL } from 'drizzle-orm'
 import { contacts, messages, type MessageStatus } from '../../schema/d1'
 import type { Db } from './client'
+import { constantRow } from './constant-row'
 import type { ContactRow } from './contacts'
 
 export type MessageRow = typeof messages.$inferSelect
@@ -72,9 +73,31 @@ export function insertMessage(db: Db, row: typeof messages.$inferInsert) {
   return db.insert(messages).values(row)
 }
 
-/** An inbound insert that does nothing when this upstream id was already stored (re-pushed or re-sent by a relay). */
-export function insertInboundIfNew(db: Db, row: typeof messages.$inferInsert) {
-  return db.insert(messages).values(row).onConflictDoNothing().returning({ seq: messages.seq })
+/**
+ * An inbound insert that does nothing when this upstream id was already stored (re-pushed or re-sent by a relay)
+ * or when the contact is private (spec 4.3: nothing about private contacts is stored). The contact row must exist
+ * by then (upserted earlier in the same batch).
+ */
+export function insertInboundUnlessPrivate(db: Db, row: typeof messages.$inferInsert) {
+  return db
+    .insert(messages)
+    .select(
+      db
+        .select(constantRow(messages, row))
+        .from(contacts)
+        .where(and(eq(contacts.id, row.contactId), eq(contacts.private, false)))
+    )
+    .onConflictDoNothing()
+}
+
+/** The stored inbound message with this upstream id (or, without one, this id): how a batch learns what it inserted. */
+export function findInbound(db: Db, tenantId: string, accountId: string, upstreamId: string | null, id: string) {
+  const match = upstreamId === null ? eq(messages.id, id) : and(eq(messages.direction, 'inbound'), eq(messages.upstreamId, upstreamId))
+  return db
+    .select({ id: messages.id, contactId: messages.contactId })
+    .from(messages)
+    .where(and(eq(messages.tenantId, tenantId), eq(messages.accountId, accountId), match))
+    .limit(1)
 }
 
 export async function findByUpstreamId(

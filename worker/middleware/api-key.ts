@@ -1,12 +1,41 @@
 /**
  * API-key authentication (spec part 5). REST accepts the key in `Authorization: Bearer`, `X-API-Key` or the
  * `apiKey` query parameter; MCP passes `allowQuery: false` because a key in a URL leaks into logs and histories.
+ *
+ * Lookups are cached per isolate for AUTH_CACHE_TTL_MS: every request would otherwise spend a D1 round trip on
+ * the key (the dominant cost of small calls such as an inbound push). The admin API clears this isolate's cache on
+ * every change, so a revocation or a switch takes effect at once here and within the TTL everywhere else.
  */
 import { createMiddleware } from 'hono/factory'
 import { tenantForApiKey } from '../db/api-keys'
-import { database } from '../db/client'
+import { database, type Db } from '../db/client'
+import type { Tenant } from '../db/tenants'
 import type { AppEnv } from '../env'
 import { ApiError } from '../errors'
+
+export const AUTH_CACHE_TTL_MS = 5_000
+const AUTH_CACHE_MAX_ENTRIES = 10_000
+
+const cache = new Map<string, { tenant: Tenant; until: number }>()
+
+/** Forgets every cached key lookup of this isolate (called by the admin API after any change). */
+export function clearAuthCache(): void {
+  cache.clear()
+}
+
+async function tenantFor(db: Db, key: string): Promise<Tenant | undefined> {
+  const now = Date.now()
+  const hit = cache.get(key)
+  if (hit && hit.until > now) return hit.tenant
+  const tenant = await tenantForApiKey(db, key)
+  if (!tenant) {
+    cache.delete(key)
+    return undefined
+  }
+  if (cache.size >= AUTH_CACHE_MAX_ENTRIES) cache.clear()
+  cache.set(key, { tenant, until: now + AUTH_CACHE_TTL_MS })
+  return tenant
+}
 
 export function keyFromHeaders(headers: Headers): string | undefined {
   const auth = headers.get('authorization')
@@ -18,7 +47,7 @@ export function apiKeyAuth({ allowQuery }: { allowQuery: boolean }) {
   return createMiddleware<AppEnv>(async function apiKeyAuth(c, next) {
     const key = keyFromHeaders(c.req.raw.headers) ?? (allowQuery ? c.req.query('apiKey') : undefined)
     if (!key) throw new ApiError(401, 'unauthorized', 'An API key is required: send it as Authorization: Bearer <key> or X-API-Key')
-    const tenant = await tenantForApiKey(database(c.env.DB), key)
+    const tenant = await tenantFor(database(c.env.DB), key)
     if (!tenant) throw new ApiError(401, 'unauthorized', 'The API key is invalid or revoked')
     // A tenant with the API switched off sees the API as absent (spec 4.1).
     if (!tenant.apiEnabled) throw new ApiError(404, 'api_not_enabled', 'The API is not enabled for this account')

@@ -151,10 +151,6 @@ customChannelRoutes.openapi(
   async (c) => {
     const { customData: d } = c.req.valid('json')
     const tenant = c.get('tenant')
-    const db = database(c.env.DB)
-    if (!(await getAccount(db, tenant.id, CUSTOM_ACCOUNT_ID))) {
-      throw new ApiError(409, 'channel_not_connected', 'The custom channel is not connected; set its webhook with PUT /channels/custom first')
-    }
     const outcome = await accountStub(c.env, tenant.id, CUSTOM_ACCOUNT_ID).ingest({
       ref: REF(tenant.id),
       contact: {
@@ -172,6 +168,9 @@ customChannelRoutes.openapi(
       mediaContentType: d.mediaContentType ?? null,
       upstreamId: d.messageSid ?? null,
     })
+    if (!outcome.stored && outcome.reason === 'account_not_found') {
+      throw new ApiError(409, 'channel_not_connected', 'The custom channel is not connected; set its webhook with PUT /channels/custom first')
+    }
     if (!outcome.stored) throw new ApiError(422, 'contact_private', 'This contact is marked private; the message was not stored')
     return c.json({ success: true as const, message_id: outcome.messageId, contact_id: outcome.contactId, duplicate: outcome.duplicate }, 200)
   }
