@@ -1,0 +1,20 @@
+// `npm run deploy`: applies the D1 migrations to the remote database, then deploys the Worker. Refuses to run while
+// wrangler.toml still carries the placeholder database id, with the steps that fix it.
+import { spawnSync } from 'node:child_process'
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { root } from './dev-env.mjs'
+
+const toml = readFileSync(join(root, 'wrangler.toml'), 'utf8')
+if (/database_id\s*=\s*"0{8}-0{4}-0{4}-0{4}-0{12}"/.test(toml)) {
+  console.error(`wrangler.toml still has the placeholder D1 database_id. First:
+  npx wrangler d1 create messaging-gateway      # paste the printed database_id into wrangler.toml
+  npx wrangler secret put ADMIN_TOKEN
+  npx wrangler secret put ENCRYPTION_KEY
+then run npm run deploy again.`)
+  process.exit(1)
+}
+for (const args of [['d1', 'migrations', 'apply', 'DB', '--remote'], ['deploy']]) {
+  const r = spawnSync('wrangler', args, { cwd: root, stdio: 'inherit' })
+  if (r.status !== 0) process.exit(r.status ?? 1)
+}
