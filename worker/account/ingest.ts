@@ -36,7 +36,10 @@ export type IngestOutcome =
  */
 async function accountExists(c: AccountContext, ref: AccountRef): Promise<boolean> {
   if (c.store.knownToExist()) return true
+  const removals = c.store.removals
   if (!(await getAccount(c.db, ref.tenantId, ref.accountId))) return false
+  // Removed while we read: the row we saw is gone now, so do not remember it.
+  if (c.store.removals !== removals) return false
   c.store.markExists()
   return true
 }

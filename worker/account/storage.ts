@@ -31,6 +31,9 @@ export type AccountRef = z.infer<typeof AccountRef>
 export type TimerName = 'delivery'
 
 export class AccountStore {
+  /** Bumped by every `clear()`; a read that started before a removal must not re-mark the account as existing. */
+  removals = 0
+
   constructor(private readonly storage: DurableObjectStorage) {
     const sql = storage.sql
     sql.exec('CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)')
@@ -154,6 +157,7 @@ export class AccountStore {
 
   /** Forgets everything about the account (it was removed); the next use starts fresh. */
   clear(): void {
+    this.removals++
     this.storage.sql.exec('DELETE FROM kv; DELETE FROM contact_guard; DELETE FROM openers; DELETE FROM timers;')
   }
 }

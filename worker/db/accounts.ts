@@ -88,10 +88,7 @@ export async function restoreRestrictedAccounts(db: Db, tenantId: string, reason
     .returning()
 }
 
-export async function deleteAccount(db: Db, tenantId: string, id: string): Promise<boolean> {
-  const rows = await db
-    .delete(accounts)
-    .where(and(eq(accounts.tenantId, tenantId), eq(accounts.id, id)))
-    .returning({ id: accounts.id })
-  return rows.length > 0
+/** A statement (for a D1 batch) deleting an account row; its messages stay as history. */
+export function deleteAccountStatement(db: Db, tenantId: string, id: string) {
+  return db.delete(accounts).where(and(eq(accounts.tenantId, tenantId), eq(accounts.id, id)))
 }

@@ -14,7 +14,7 @@ import {
 import { accountStub } from '../account/account-do'
 import { CUSTOM_ACCOUNT_ID, CUSTOM_KIND, CustomConfig, maskUrl } from '../channels/custom/config'
 import { encryptionKey, publicOrigin, urlPolicy } from '../config'
-import { accountStatusUpdate, deleteAccount, getAccount, insertAccountWithinCap, type AccountRow } from '../db/accounts'
+import { accountStatusUpdate, deleteAccountStatement, getAccount, insertAccountWithinCap, type AccountRow } from '../db/accounts'
 import { deleteConnectionConfig, readConnectionConfig, sealConnectionConfig, upsertConnectionConfig } from '../db/channel-connections'
 import { database } from '../db/client'
 import { insertEvent } from '../db/events'
@@ -126,13 +126,14 @@ customChannelRoutes.openapi(
     const now = Date.now()
     const account = await getAccount(db, tenant.id, CUSTOM_ACCOUNT_ID)
     if (!account) return c.json({ success: true as const, account_id: CUSTOM_ACCOUNT_ID, status: 'not_connected' as const }, 200)
-    await accountStub(c.env, tenant.id, CUSTOM_ACCOUNT_ID).removed(REF(tenant.id))
     const gone = { ...account, status: 'disconnected' as const }
+    // The row goes first: once it is gone no new inbound can be accepted; then the DO fails what is still queued.
     await db.batch([
       deleteConnectionConfig(db, tenant.id, CUSTOM_ACCOUNT_ID),
       insertEvent(db, tenant.id, CUSTOM_ACCOUNT_ID, accountEventPayload('account.disconnected', gone, 'removed', now), now),
+      deleteAccountStatement(db, tenant.id, CUSTOM_ACCOUNT_ID),
     ])
-    await deleteAccount(db, tenant.id, CUSTOM_ACCOUNT_ID)
+    await accountStub(c.env, tenant.id, CUSTOM_ACCOUNT_ID).removed(REF(tenant.id))
     return c.json({ success: true as const, account_id: CUSTOM_ACCOUNT_ID, status: 'removed' as const }, 200)
   }
 )
