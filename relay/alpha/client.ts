@@ -69,6 +69,7 @@ export function createAlphaConnector(opts: ConnectorOptions, deps: AlphaDeps): C
   let queue: Promise<void> = Promise.resolve()
   /** The phone confirmed a link; the socket after the 515 restart still carries the device we just linked. */
   let justPaired = false
+  let starting: Promise<void> | null = null
   const sender = makeSender({ fetchMedia: deps.fetchMedia, log, openSocket: () => (session?.open ? session.sock : null) })
   const peers = makePeerDirectory(() => requireAuth().state.keys)
   const restriction = makeRestriction({ now: deps.now, emit: (state) => emit(state), isOpen: () => session?.open === true, connectedState })
@@ -268,15 +269,23 @@ export function createAlphaConnector(opts: ConnectorOptions, deps: AlphaDeps): C
     return s
   }
 
+  async function start() {
+    if (phase === 'running') return
+    auth ??= await loadAlphaAuth(opts.store, log, { fresh: opts.forceNew })
+    // A link abandoned after a pairing code was requested left `me` without `account`; resuming it would fail.
+    if (!auth.isLinked() && auth.state.creds.me) await auth.wipe()
+    phase = 'running'
+    failures = 0
+    connect()
+  }
+
   return {
-    async start() {
-      if (phase === 'running') return
-      auth ??= await loadAlphaAuth(opts.store, log, { fresh: opts.forceNew })
-      // A link abandoned after a pairing code was requested left `me` without `account`; resuming it would fail.
-      if (!auth.isLinked() && auth.state.creds.me) await auth.wipe()
-      phase = 'running'
-      failures = 0
-      connect()
+    start() {
+      // Two overlapping calls share one start, so they cannot open two sockets for one session.
+      starting ??= start().finally(() => {
+        starting = null
+      })
+      return starting
     },
     send: sender.send,
     async logout() {

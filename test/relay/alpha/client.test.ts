@@ -290,3 +290,14 @@ describe('alpha stop and logout', () => {
     expect(h.sockets.sockets).toHaveLength(0)
   })
 })
+
+describe('alpha start', () => {
+  it('opens one socket when start is called twice at once', async () => {
+    const h = await harness({ store: await linkedStore() })
+    await Promise.all([h.connector.start(), h.connector.start()])
+    await settle()
+    expect(h.sockets.sockets).toHaveLength(1)
+    await h.connector.start()
+    expect(h.sockets.sockets).toHaveLength(1)
+  })
+})
