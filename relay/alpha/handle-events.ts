@@ -23,7 +23,7 @@ export type EventContext = {
 
 type Batch = Partial<BaileysEventMap>
 
-/** Handled in this order within a batch: creds first (keys must be durable before anything acts on them), lifecycle last. */
+/** Handled in this order within a batch (only buffered events share one): creds and mappings first, lifecycle last. */
 const ORDER: ReadonlyArray<keyof BaileysEventMap> = [
   'creds.update',
   'lid-mapping.update',
@@ -40,7 +40,7 @@ export async function handleEvents(batch: Batch, ctx: EventContext): Promise<voi
     if (batch[name] === undefined) continue
     switch (name) {
       case 'creds.update':
-        await handleCredsUpdate(ctx)
+        handleCredsUpdate(ctx)
         break
       case 'lid-mapping.update':
         handleLidMapping(batch[name], ctx)
@@ -69,13 +69,14 @@ export async function handleEvents(batch: Batch, ctx: EventContext): Promise<voi
   if (unhandled.length > 0) ctx.log.debug({ events: unhandled }, 'alpha: events not used by the gateway')
 }
 
-async function handleCredsUpdate(ctx: EventContext) {
-  try {
-    await ctx.saveCreds()
-  } catch (err) {
-    // The store retries on its own; the session keeps running on the creds in memory.
+/**
+ * Not awaited: Baileys does not wait for its listeners, so holding our queue until the store answers would only
+ * delay the messages behind it. The write is batched with the key writes and retried by the store if it fails.
+ */
+function handleCredsUpdate(ctx: EventContext) {
+  ctx.saveCreds().catch((err: unknown) => {
     ctx.log.error({ err: err instanceof Error ? err.message : String(err) }, 'alpha: saving creds failed')
-  }
+  })
 }
 
 /** Baileys stores the pair itself (in the `lid-mapping` keys); later peer lookups read it from there. */
