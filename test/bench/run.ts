@@ -9,9 +9,10 @@ import { join } from 'node:path'
 import { startReceiver } from '../fixtures/receiver'
 import { repoRoot, startLocalServer } from '../e2e/local-server'
 import { measureBaseline, ms, type Bench, type BenchReport } from './bench-kit'
+import { alphaDriverBench } from './alpha-driver.bench'
 import { inboundBench } from './inbound.bench'
 
-const ALL: Bench[] = [inboundBench]
+const ALL: Bench[] = [inboundBench, alphaDriverBench]
 
 const only = process.argv.slice(2).filter((a) => !a.startsWith('-'))
 const selected = only.length ? ALL.filter((b) => only.includes(b.name)) : ALL
