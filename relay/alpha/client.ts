@@ -265,7 +265,11 @@ export function createAlphaConnector(opts: ConnectorOptions, deps: AlphaDeps): C
     restriction.reset()
     const s = session
     session = null
-    if (s) s.intent = intent
+    if (s) {
+      s.intent = intent
+      // Do not rely on the close event to stop the watches: a socket that never reports its close must not leak them.
+      for (const unwatch of s.unwatch) unwatch()
+    }
     return s
   }
 

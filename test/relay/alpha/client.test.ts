@@ -263,6 +263,14 @@ describe('alpha stop and logout', () => {
     expect(h.states).toHaveLength(states)
   })
 
+  it('stop leaves no timer behind, even when the socket never reports its close', async () => {
+    const h = await connected()
+    h.sockets.latest.end = () => undefined
+    await h.connector.stop()
+    await settle()
+    expect(vi.getTimerCount()).toBe(0)
+  })
+
   it('a stopped session resumes elsewhere from the store', async () => {
     const h = await connected()
     await h.connector.stop()
