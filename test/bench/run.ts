@@ -8,10 +8,11 @@ import { cpus, totalmem } from 'node:os'
 import { join } from 'node:path'
 import { startReceiver } from '../fixtures/receiver'
 import { repoRoot, startLocalServer } from '../e2e/local-server'
+import { alphaDriverBench } from './alpha-driver.bench'
 import { measureBaseline, ms, type Baseline, type Bench, type BenchReport } from './bench-kit'
 import { inboundBench } from './inbound.bench'
 
-const ALL: Bench[] = [inboundBench]
+const ALL: Bench[] = [inboundBench, alphaDriverBench]
 
 const only = process.argv.slice(2).filter((a) => !a.startsWith('-'))
 const selected = only.length ? ALL.filter((b) => only.includes(b.name)) : ALL

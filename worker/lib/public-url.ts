@@ -98,6 +98,15 @@ function isLoopbackHost(host: string): boolean {
   return ipv4Class(host) === 'loopback'
 }
 
+/**
+ * Whether a resolved IP address (v4 dotted or v6, no brackets) is publicly routable. The Worker cannot resolve names,
+ * but the Node relay can: it checks every address a media host resolves to before connecting (DNS rebinding).
+ */
+export function isPublicAddress(ip: string, opts: { allowLoopback: boolean } = { allowLoopback: false }): boolean {
+  const cls = ip.includes(':') ? ipv6Class(ip) : ipv4Class(ip)
+  return cls === 'public' || (opts.allowLoopback && cls === 'loopback')
+}
+
 export function checkPublicUrl(raw: string, policy: UrlPolicy): UrlCheck {
   if (raw.length > MAX_URL_LENGTH) return { ok: false, reason: `URL is longer than ${MAX_URL_LENGTH} characters` }
   let url: URL

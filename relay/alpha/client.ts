@@ -1,0 +1,328 @@
+/**
+ * The alpha driver: one Baileys socket at a time per account, its lifecycle (resume or link, open, close and what the
+ * close means, reconnect with capped backoff and jitter), honest health (a session that stops answering is reported,
+ * never left showing `connected`) and sending. `alphaDriver` is what the relay core registers as `alpha`.
+ */
+import type { ConnectionState } from '@whiskeysockets/baileys'
+import type { Logger } from 'pino'
+import type { Connector, ConnectorOptions, Driver, SessionProblem, SessionState } from '../connector'
+import { loadAlphaAuth, type AlphaAuth } from './auth-store'
+import { handleEvents } from './handle-events'
+import { makeOutageClock, watchFrames, watchOpening } from './health'
+import { jidToPhone, personJid } from './ids'
+import { startLinkFlow, type LinkFlow } from './login'
+import { makeMediaFetcher, type FetchMedia } from './media-fetch'
+import { makePeerDirectory } from './peers'
+import { makeRestriction } from './restriction'
+import { errText, makeSender, withTimeout } from './send'
+import { makeAlphaSocket, type AlphaSocket, type MakeSocket } from './socket'
+import { classifyClose, closeInfo, isLinkWindowEnd, PROBLEM_MESSAGES, reconnectDelayMs } from './state'
+
+/** A connection that stayed open this long resets the backoff; shorter ones keep growing it (flapping). */
+export const STABLE_CONNECTION_MS = 60_000
+export const LOGOUT_TIMEOUT_MS = 10_000
+/** Linking sockets that may fail in a row (network, server) before linking is given up. */
+export const LINK_RETRIES_MAX = 3
+
+export type AlphaDeps = {
+  makeSocket: MakeSocket
+  fetchMedia: FetchMedia
+  now(): number
+  random(): number
+}
+
+type Session = {
+  sock: AlphaSocket
+  link: LinkFlow | null
+  /** Linking, or the restart right after the phone confirmed: the device on this socket is one we just linked. */
+  newDevice: boolean
+  open: boolean
+  openedAt: number | null
+  closed: boolean
+  /** Set when we end the socket on purpose, so its close is not read as a failure. */
+  intent: 'stop' | 'logout' | 'passkey' | 'wrong_number' | null
+  /** Cancels the watches on this socket (opening deadline, liveness). */
+  unwatch: Array<() => void>
+}
+
+/** A Boom-shaped error, as Baileys' own closes carry, for the closes the driver causes itself. */
+function closeError(statusCode: number, message: string): Error {
+  return Object.assign(new Error(message), { output: { statusCode } })
+}
+
+function baileysLogger(log: Logger): Logger {
+  // Baileys logs stanzas and decrypted content at debug/trace; keep it at warn unless the relay is quieter still.
+  const level = log.levelVal > log.levels.values['warn']! ? log.level : 'warn'
+  return log.child({ upstream: 'baileys' }, { level })
+}
+
+export function createAlphaConnector(opts: ConnectorOptions, deps: AlphaDeps): Connector {
+  const log = opts.log.child({ accountId: opts.accountId, driver: 'alpha' })
+  let auth: AlphaAuth | null = null
+  let session: Session | null = null
+  /** `halted`: a terminal problem was reported; nothing reconnects until `start()` is called again. */
+  let phase: 'idle' | 'running' | 'halted' | 'stopped' = 'idle'
+  let lastState = ''
+  let failures = 0
+  let reconnectTimer: ReturnType<typeof setTimeout> | null = null
+  const outage = makeOutageClock(() => emit({ state: 'disconnected', problem: 'unresponsive', message: PROBLEM_MESSAGES.unresponsive }))
+  let queue: Promise<void> = Promise.resolve()
+  /** The phone confirmed a link; the socket after the 515 restart still carries the device we just linked. */
+  let justPaired = false
+  let starting: Promise<void> | null = null
+  const sender = makeSender({ fetchMedia: deps.fetchMedia, log, openSocket: () => (session?.open ? session.sock : null) })
+  const peers = makePeerDirectory(() => requireAuth().state.keys)
+  const restriction = makeRestriction({ now: deps.now, emit: (state) => emit(state), isOpen: () => session?.open === true, connectedState })
+
+  function requireAuth(): AlphaAuth {
+    if (!auth) throw new Error('alpha: start() was not called')
+    return auth
+  }
+
+  function emit(state: SessionState) {
+    const key = JSON.stringify(state)
+    if (key === lastState) return
+    lastState = key
+    log.info({ state: state.state, problem: 'problem' in state ? state.problem : undefined }, 'alpha: session state')
+    opts.events.state(state)
+  }
+
+  function connectedState(): SessionState {
+    const user = session?.sock.user
+    return { state: 'connected', identifier: opts.phone, upstreamUserId: personJid(user?.lid) ?? personJid(user?.id) }
+  }
+
+  function clearRetryTimers() {
+    if (reconnectTimer) clearTimeout(reconnectTimer)
+    reconnectTimer = null
+    outage.clear()
+  }
+
+  /** A terminal problem: report it and stay down until `start()`. */
+  function halt(kind: 'disconnected', problem: SessionProblem, message?: string): void
+  function halt(kind: 'restricted', problem: SessionProblem, message: string | undefined, until: number | null): void
+  function halt(kind: 'disconnected' | 'restricted', problem: SessionProblem, message?: string, until: number | null = null) {
+    phase = 'halted'
+    clearRetryTimers()
+    const text = message ?? PROBLEM_MESSAGES[problem]
+    emit(kind === 'restricted' ? { state: kind, problem, message: text, until } : { state: kind, problem, message: text })
+  }
+
+  function enqueue(work: () => Promise<void>) {
+    queue = queue.then(work).catch((err) => log.error({ err: errText(err) }, 'alpha: event handling failed'))
+  }
+
+  function connect() {
+    if (phase !== 'running') return
+    const a = requireAuth()
+    const linking = !a.isLinked()
+    const sock = deps.makeSocket({
+      auth: a.state,
+      logger: baileysLogger(log),
+      getMessage: sender.getMessage,
+    })
+    const s: Session = { sock, link: null, newDevice: linking || justPaired, open: false, openedAt: null, closed: false, intent: null, unwatch: [] }
+    session = s
+    if (linking) {
+      s.link = startLinkFlow({
+        method: opts.linkMethod,
+        phone: opts.phone,
+        sock,
+        now: deps.now,
+        emit,
+        log,
+        onPasskey: () => abandon(s, 'passkey'),
+      })
+    } else {
+      s.unwatch.push(watchOpening(() => s.open, (reason) => abandon(s, null, closeError(408, reason))))
+      outage.arm()
+    }
+    if (!outage.reported) emit({ state: 'connecting' })
+    sock.ev.process((events) =>
+      enqueue(() =>
+        handleEvents(events, {
+          log,
+          now: deps.now,
+          events: opts.events,
+          peers,
+          // Baileys mutates the one creds object in place: whichever socket reports a change, the current creds are saved.
+          saveCreds: () => a.saveCreds(),
+          onConnection: (update) => onConnection(s, update),
+          onSendRefused: (code) => s === session && restriction.onSendRefused(code, s.sock),
+        })
+      )
+    )
+  }
+
+  /** Ends a socket ourselves and handles its close right away; Baileys' own close event for it is then ignored. */
+  function abandon(s: Session, intent: Session['intent'], error?: Error) {
+    if (s.closed) return
+    s.intent = intent ?? s.intent
+    const err = error ?? closeError(428, `ended by the relay (${intent ?? 'unknown'})`)
+    void Promise.resolve(s.sock.end(err)).catch(() => undefined)
+    enqueue(() => onClose(s, err))
+  }
+
+  async function onConnection(s: Session, update: Partial<ConnectionState>) {
+    if (s.closed) return
+    if (update.qr) {
+      if (s.link) await s.link.onQr(update.qr)
+      else log.warn('alpha: a QR code arrived for a linked session; ignoring it')
+    }
+    if (update.isNewLogin && s.link) {
+      s.link.onPaired()
+      justPaired = true
+      emit({ state: 'connecting' })
+    }
+    if (update.connection === 'open') onOpen(s)
+    if (update.reachoutTimeLock) restriction.onTimelock(update.reachoutTimeLock)
+    if (update.connection === 'close') await onClose(s, update.lastDisconnect?.error)
+  }
+
+  function onOpen(s: Session) {
+    justPaired = false
+    s.open = true
+    s.openedAt = deps.now()
+    outage.clear()
+    const linkedPhone = jidToPhone(s.sock.user?.id)
+    if (linkedPhone !== null && linkedPhone !== opts.phone) {
+      log.warn({ linkedPhone }, 'alpha: the session belongs to another number')
+      s.intent = 'wrong_number'
+      // A device we just linked on the wrong phone is unlinked again (Baileys closes with 401 after sending the
+      // removal); a stored session is only closed, never unlinked: it may be another account's.
+      if (!s.newDevice) return abandon(s, 'wrong_number')
+      void withTimeout(s.sock.logout(), LOGOUT_TIMEOUT_MS, () => new Error('logout timed out'))
+        .catch(() => undefined)
+        .finally(() => abandon(s, 'wrong_number'))
+      return
+    }
+    s.unwatch.push(
+      watchFrames(s.sock, deps.now, (reason) => {
+        log.warn('alpha: no frame from alpha within the liveness timeout; reconnecting')
+        abandon(s, null, closeError(408, reason))
+      })
+    )
+    restriction.onOpen()
+  }
+
+  async function onClose(s: Session, error: unknown) {
+    if (s.closed) return
+    s.closed = true
+    for (const stop of s.unwatch) stop()
+    if (session === s) session = null
+    const wasStable = s.openedAt !== null && deps.now() - s.openedAt >= STABLE_CONNECTION_MS
+    const info = closeInfo(error)
+    log.info({ statusCode: info.statusCode, intent: s.intent, linking: !!s.link }, 'alpha: socket closed')
+    if (s.intent === 'stop' || s.intent === 'logout' || phase !== 'running') return
+    const a = requireAuth()
+
+    if (s.intent === 'passkey') {
+      await a.wipe()
+      return halt('disconnected', 'passkey_required')
+    }
+    if (s.intent === 'wrong_number') {
+      if (s.newDevice) await a.wipe()
+      const linked = jidToPhone(s.sock.user?.id)
+      return halt('disconnected', 'logged_out', `The device was linked from ${linked ?? 'another number'}, not ${opts.phone}; link again from the phone that owns ${opts.phone}.`)
+    }
+    const verdict = classifyClose(error, deps.now())
+    if (verdict.kind === 'restart') return connect()
+    if (s.link && !s.link.paired && isLinkWindowEnd(error)) {
+      await a.wipe()
+      return halt('disconnected', 'link_expired')
+    }
+    switch (verdict.kind) {
+      case 'logged_out':
+        await a.wipe()
+        return halt('disconnected', 'logged_out')
+      case 'replaced':
+        return halt('disconnected', 'replaced')
+      case 'restricted':
+        halt('restricted', 'blocked_by_alpha', undefined, verdict.until)
+        // A temporary ban ends on its own: come back then, as a new connection.
+        if (verdict.until !== null) {
+          phase = 'running'
+          reconnectTimer = setTimeout(connect, Math.max(0, verdict.until - deps.now()))
+        }
+        return
+      case 'retry':
+        failures = wasStable ? 1 : failures + 1
+        if (s.link && !s.link.paired) {
+          // A link that broke off cannot be resumed (a requested pairing code already set `me`): start it over,
+          // a few times; past that, alpha is not reachable and the user should not watch codes come and go.
+          await a.wipe()
+          if (failures > LINK_RETRIES_MAX) return halt('disconnected', 'unresponsive', 'alpha could not be reached to link the device; start the connection again.')
+        }
+        if (!outage.reported) emit({ state: 'connecting' })
+        if (!s.newDevice) outage.arm()
+        reconnectTimer = setTimeout(connect, reconnectDelayMs(failures, deps.random))
+        return
+    }
+  }
+
+  function stopSocket(intent: 'stop' | 'logout'): Session | null {
+    clearRetryTimers()
+    restriction.reset()
+    const s = session
+    session = null
+    if (s) {
+      s.intent = intent
+      // Do not rely on the close event to stop the watches: a socket that never reports its close must not leak them.
+      for (const unwatch of s.unwatch) unwatch()
+    }
+    return s
+  }
+
+  async function start() {
+    if (phase === 'running') return
+    auth ??= await loadAlphaAuth(opts.store, log, { fresh: opts.forceNew })
+    // A link abandoned after a pairing code was requested left `me` without `account`; resuming it would fail.
+    if (!auth.isLinked() && auth.state.creds.me) await auth.wipe()
+    phase = 'running'
+    failures = 0
+    connect()
+  }
+
+  return {
+    start() {
+      // Two overlapping calls share one start, so they cannot open two sockets for one session.
+      starting ??= start().finally(() => {
+        starting = null
+      })
+      return starting
+    },
+    send: sender.send,
+    async logout() {
+      const s = stopSocket('logout')
+      phase = 'stopped'
+      if (s?.open) {
+        await withTimeout(s.sock.logout(), LOGOUT_TIMEOUT_MS, () => new Error('logout timed out')).catch((err) =>
+          log.warn({ err: errText(err) }, 'alpha: upstream logout failed; wiping the session anyway')
+        )
+      } else if (s) {
+        await Promise.resolve(s.sock.end(undefined)).catch(() => undefined)
+      }
+      if (auth) await auth.wipe()
+      else await opts.store.clear()
+      emit({ state: 'disconnected', problem: 'logged_out', message: 'The session was logged out on request.' })
+    },
+    async stop() {
+      const s = stopSocket('stop')
+      phase = 'stopped'
+      if (s) await Promise.resolve(s.sock.end(undefined)).catch(() => undefined)
+      await auth?.flush().catch((err) => log.error({ err: errText(err) }, 'alpha: final session write failed'))
+    },
+  }
+}
+
+export function makeAlphaDriver(deps: Partial<AlphaDeps> = {}): Driver {
+  const full: AlphaDeps = {
+    makeSocket: deps.makeSocket ?? makeAlphaSocket,
+    fetchMedia: deps.fetchMedia ?? makeMediaFetcher(),
+    now: deps.now ?? Date.now,
+    random: deps.random ?? Math.random,
+  }
+  return (opts) => createAlphaConnector(opts, full)
+}
+
+export const alphaDriver: Driver = makeAlphaDriver()

@@ -1,0 +1,86 @@
+/**
+ * Sending one gateway message on the open socket: the recipient's JID, the one media item fetched by the relay
+ * (Baileys only ever gets a Buffer), the message parts with their stable upstream ids, a deadline, and a short
+ * memory of what was sent so Baileys can re-encrypt a message when a recipient's device asks for it again.
+ */
+import type { proto, WAMessageKey } from '@whiskeysockets/baileys'
+import type { Logger } from 'pino'
+import type { OutboundMessage } from '../connector'
+import { outboundContents, upstreamIdFor } from './convert'
+import { isE164, personJid, phoneToJid } from './ids'
+import type { FetchMedia } from './media-fetch'
+import { SendError } from './send-error'
+import type { AlphaSocket } from './socket'
+import { closeInfo } from './state'
+
+/** Deadline for handing one message part to Baileys, media upload included. */
+export const SEND_TIMEOUT_MS = 60_000
+/** Sent messages kept in memory for retry receipts; older ones are answered "not found" and the recipient re-asks the phone. */
+export const RECENT_SENDS_MAX = 500
+
+export function errText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err)
+}
+
+export function withTimeout<T>(work: Promise<T>, ms: number, onTimeout: () => Error): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(onTimeout()), ms)
+  })
+  return Promise.race([work, deadline]).finally(() => clearTimeout(timer))
+}
+
+/** The recipient's JID: the peer id when it is a person (LID or phone JID), else the E.164 phone; never a group. */
+export function recipientJid(to: OutboundMessage['to']): string {
+  const jid = personJid(to.peerId) ?? (to.phone && isE164(to.phone) ? phoneToJid(to.phone) : null)
+  if (!jid) throw new SendError('invalid_recipient', 'the recipient is neither an alpha person id nor an E.164 phone number')
+  return jid
+}
+
+export type Sender = {
+  send(m: OutboundMessage): Promise<{ upstreamId: string }>
+  /** Baileys' `getMessage`: the content of a recent send, for a recipient device that could not decrypt it. */
+  getMessage(key: WAMessageKey): Promise<proto.IMessage | undefined>
+}
+
+export function makeSender(deps: { fetchMedia: FetchMedia; log: Logger; openSocket(): AlphaSocket | null }): Sender {
+  const recent = new Map<string, proto.IMessage>()
+
+  function remember(id: string, message: proto.IMessage) {
+    recent.delete(id)
+    recent.set(id, message)
+    if (recent.size > RECENT_SENDS_MAX) {
+      const oldest = recent.keys().next().value
+      if (oldest !== undefined) recent.delete(oldest)
+    }
+  }
+
+  return {
+    async send(m) {
+      if (!deps.openSocket()) throw new SendError('not_connected', 'the alpha session is not connected')
+      const jid = recipientJid(m.to)
+      const media = m.mediaUrl ? await deps.fetchMedia(m.mediaUrl) : null
+      const parts = outboundContents(m.text, media)
+      const sock = deps.openSocket()
+      if (!sock) throw new SendError('not_connected', 'the alpha session closed while the media was fetched')
+      for (const [i, content] of parts.entries()) {
+        // The last part carries the gateway message's upstream id; a leading text part gets an id of its own.
+        const messageId = upstreamIdFor(m.messageId, parts.length - 1 - i)
+        try {
+          const sent = await withTimeout(sock.sendMessage(jid, content, { messageId }), SEND_TIMEOUT_MS, () => new SendError('upstream_timeout', 'alpha did not take the message in time'))
+          if (sent?.message) remember(messageId, sent.message)
+        } catch (err) {
+          if (err instanceof SendError) throw err
+          const { statusCode } = closeInfo(err)
+          if (statusCode === 428) throw new SendError('not_connected', 'the alpha connection closed during the send')
+          deps.log.warn({ err: errText(err), statusCode }, 'alpha: send failed')
+          throw new SendError('upstream_error', `alpha did not take the message: ${errText(err)}`)
+        }
+      }
+      return { upstreamId: upstreamIdFor(m.messageId, 0) }
+    },
+    async getMessage(key) {
+      return key.id ? recent.get(key.id) : undefined
+    },
+  }
+}

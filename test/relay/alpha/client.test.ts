@@ -1,0 +1,311 @@
+// The alpha connection lifecycle: resume, each close code, reconnect backoff, honest health, stop and logout.
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
+import { STABLE_CONNECTION_MS } from '../../../relay/alpha/client'
+import { CONNECT_DEADLINE_MS, LIVENESS_TIMEOUT_MS, UNRESPONSIVE_AFTER_MS } from '../../../relay/alpha/health'
+import { RESTRICTED_463_HOLD_MS } from '../../../relay/alpha/restriction'
+import { MAX_RECONNECT_MS, MIN_RECONNECT_MS } from '../../../relay/alpha/state'
+import { harness, linkedStore, OWN_LID, PHONE, settle, useFakeClock, type Harness } from './harness'
+
+beforeEach(useFakeClock)
+afterEach(() => {
+  vi.useRealTimers()
+})
+
+async function connected(): Promise<Harness> {
+  const h = await harness({ store: await linkedStore() })
+  await h.startOpen()
+  expect(h.lastState()).toMatchObject({ state: 'connected' })
+  return h
+}
+
+/** Advances in steps, answering every socket's keep-alive with a frame so the liveness watchdog stays quiet. */
+async function advanceAlive(h: Harness, ms: number) {
+  for (let left = ms; left > 0; left -= 5_000) {
+    h.sockets.latest.frame()
+    await vi.advanceTimersByTimeAsync(Math.min(5_000, left))
+  }
+}
+
+describe('alpha session resume', () => {
+  it('resumes a stored session without linking and reports connected with our LID', async () => {
+    const h = await harness({ store: await linkedStore() })
+    await h.connector.start()
+    await settle()
+    expect(h.states).toEqual([{ state: 'connecting' }])
+    h.sockets.latest.open()
+    await settle()
+    expect(h.states).toEqual([{ state: 'connecting' }, { state: 'connected', identifier: PHONE, upstreamUserId: `${OWN_LID}@lid` }])
+    expect(h.sockets.latest.pairingCodeRequests).toEqual([])
+  })
+
+  it('closes a stored session that belongs to another number without unlinking it', async () => {
+    const h = await harness({ store: await linkedStore('4915112345678') })
+    await h.connector.start()
+    await settle()
+    h.sockets.latest.open()
+    await settle()
+    expect(h.lastState()).toMatchObject({ state: 'disconnected', problem: 'logged_out', message: expect.stringContaining('+4915112345678') })
+    expect(h.sockets.latest.companionRemovals).toEqual([])
+    expect(h.sockets.latest.isClosed).toBe(true)
+    expect(h.store.atRest.has('creds')).toBe(true)
+  })
+})
+
+describe('alpha disconnects', () => {
+  it('wipes the session and reports logged_out on 401, and never reconnects', async () => {
+    const h = await connected()
+    h.sockets.latest.close(401)
+    await settle()
+    expect(h.lastState()).toEqual({ state: 'disconnected', problem: 'logged_out', message: expect.stringContaining('link the number again') })
+    expect(h.store.atRest.size).toBe(0)
+    await vi.advanceTimersByTimeAsync(10 * MAX_RECONNECT_MS)
+    expect(h.sockets.sockets).toHaveLength(1)
+  })
+
+  it.each([403, 406])('reports restricted blocked_by_alpha with no end on %i, keeps the session and stops', async (code) => {
+    const h = await connected()
+    h.sockets.latest.close(code, 'Connection Failure', { reason: String(code) })
+    await settle()
+    expect(h.lastState()).toEqual({ state: 'restricted', problem: 'blocked_by_alpha', message: expect.any(String), until: null })
+    expect(h.store.atRest.has('creds')).toBe(true)
+    await vi.advanceTimersByTimeAsync(10 * MAX_RECONNECT_MS)
+    expect(h.sockets.sockets).toHaveLength(1)
+  })
+
+  it('reports a 402 temporary ban with its end, and reconnects when it has passed', async () => {
+    const h = await connected()
+    h.sockets.latest.close(402, 'Connection Failure', { reason: '402', code: '101', expire: '600' })
+    await settle()
+    expect(h.lastState()).toEqual({ state: 'restricted', problem: 'blocked_by_alpha', message: expect.any(String), until: Date.now() + 600_000 })
+    await vi.advanceTimersByTimeAsync(599_000)
+    expect(h.sockets.sockets).toHaveLength(1)
+    await vi.advanceTimersByTimeAsync(1_000)
+    await settle()
+    expect(h.sockets.sockets).toHaveLength(2)
+    h.sockets.latest.open()
+    await settle()
+    expect(h.lastState()).toMatchObject({ state: 'connected' })
+  })
+
+  it('stops and reports replaced on 440 instead of fighting the other client', async () => {
+    const h = await connected()
+    h.sockets.latest.close(440, 'Stream Errored (conflict)')
+    await settle()
+    expect(h.lastState()).toEqual({ state: 'disconnected', problem: 'replaced', message: expect.stringContaining('Another client') })
+    await vi.advanceTimersByTimeAsync(10 * MAX_RECONNECT_MS)
+    expect(h.sockets.sockets).toHaveLength(1)
+    expect(h.store.atRest.has('creds')).toBe(true)
+  })
+
+  it.each([408, 428, 500, 503])('shows connecting at once on %i and reconnects after the backoff', async (code) => {
+    const h = await connected()
+    h.sockets.latest.close(code)
+    await settle()
+    expect(h.lastState()).toEqual({ state: 'connecting' })
+    await vi.advanceTimersByTimeAsync(MIN_RECONNECT_MS - 1)
+    expect(h.sockets.sockets).toHaveLength(1)
+    await vi.advanceTimersByTimeAsync(1)
+    expect(h.sockets.sockets).toHaveLength(2)
+    h.sockets.latest.open()
+    await settle()
+    expect(h.lastState()).toMatchObject({ state: 'connected' })
+  })
+
+  it('opens a new socket at once on a 515 restart', async () => {
+    const h = await connected()
+    h.sockets.latest.close(515, 'Stream Errored (restart required)')
+    await settle()
+    expect(h.sockets.sockets).toHaveLength(2)
+  })
+
+  it('grows the backoff while attempts keep failing, and while a connection keeps dropping right after opening', async () => {
+    const h = await connected()
+    const made = () => h.sockets.sockets.length
+    h.sockets.latest.close(428)
+    await settle()
+    for (const delay of [1_000, 2_000, 4_000]) {
+      const before = made()
+      await vi.advanceTimersByTimeAsync(delay - 1)
+      expect(made()).toBe(before)
+      await vi.advanceTimersByTimeAsync(1)
+      expect(made()).toBe(before + 1)
+      // Opens briefly (flapping), then drops again: the backoff keeps growing.
+      h.sockets.latest.open()
+      await settle()
+      h.sockets.latest.close(428)
+      await settle()
+    }
+    await vi.advanceTimersByTimeAsync(7_999)
+    expect(made()).toBe(4)
+    await vi.advanceTimersByTimeAsync(1)
+    expect(made()).toBe(5)
+  })
+
+  it('starts the backoff over after a connection that stayed up', async () => {
+    const h = await connected()
+    h.sockets.latest.close(428)
+    await settle()
+    await vi.advanceTimersByTimeAsync(1_000)
+    h.sockets.latest.open()
+    await settle()
+    await advanceAlive(h, STABLE_CONNECTION_MS)
+    h.sockets.latest.close(428)
+    await settle()
+    await vi.advanceTimersByTimeAsync(1_000)
+    expect(h.sockets.sockets).toHaveLength(3)
+  })
+})
+
+describe('alpha health', () => {
+  it('reports unresponsive when reconnecting keeps failing, keeps trying, and reports connected once it works', async () => {
+    const h = await connected()
+    h.sockets.latest.close(408, 'Connection was lost')
+    await settle()
+    let elapsed = 0
+    while (elapsed < UNRESPONSIVE_AFTER_MS) {
+      await vi.advanceTimersByTimeAsync(1_000)
+      elapsed += 1_000
+      if (!h.sockets.latest.isClosed) {
+        h.sockets.latest.close(408, 'WebSocket Error (connect ETIMEDOUT)')
+        await settle()
+      }
+    }
+    expect(h.lastState()).toEqual({ state: 'disconnected', problem: 'unresponsive', message: expect.stringContaining('keeps retrying') })
+    const sockets = h.sockets.sockets.length
+    while (h.sockets.sockets.length === sockets) await vi.advanceTimersByTimeAsync(1_000)
+    await settle()
+    expect(h.lastState()).toMatchObject({ problem: 'unresponsive' })
+    h.sockets.latest.open()
+    await settle()
+    expect(h.lastState()).toMatchObject({ state: 'connected' })
+  })
+
+  it('abandons a resume that never opens and tries again', async () => {
+    const h = await harness({ store: await linkedStore() })
+    await h.connector.start()
+    await settle()
+    await vi.advanceTimersByTimeAsync(CONNECT_DEADLINE_MS)
+    await settle()
+    expect(h.sockets.sockets[0]!.isClosed).toBe(true)
+    expect(h.sockets.sockets[0]!.endErrors[0]?.message).toContain('connect deadline')
+    await vi.advanceTimersByTimeAsync(MIN_RECONNECT_MS)
+    expect(h.sockets.sockets).toHaveLength(2)
+  })
+
+  it('does not keep showing connected when alpha stops sending frames', async () => {
+    const h = await connected()
+    await advanceAlive(h, 5 * LIVENESS_TIMEOUT_MS)
+    expect(h.sockets.sockets).toHaveLength(1)
+    await vi.advanceTimersByTimeAsync(LIVENESS_TIMEOUT_MS + 10_000)
+    await settle()
+    expect(h.sockets.sockets[0]!.isClosed).toBe(true)
+    expect(h.states.at(-1)).toEqual({ state: 'connecting' })
+  })
+})
+
+describe('alpha restrictions while connected', () => {
+  it('follows the reach-out time lock alpha pushes: restricted until its end, connected when lifted', async () => {
+    const h = await connected()
+    const ends = new Date(Date.now() + 3_600_000)
+    h.sockets.latest.emit({ 'connection.update': { reachoutTimeLock: { isActive: true, timeEnforcementEnds: ends } } })
+    await settle()
+    expect(h.lastState()).toEqual({ state: 'restricted', problem: 'blocked_by_alpha', message: expect.any(String), until: ends.getTime() })
+    h.sockets.latest.emit({ 'connection.update': { reachoutTimeLock: { isActive: false } } })
+    await settle()
+    expect(h.lastState()).toMatchObject({ state: 'connected' })
+  })
+
+  it('restricts the number for a day after a send is refused with 463, using the time lock end when alpha has one', async () => {
+    const h = await connected()
+    h.sockets.latest.nack('3EB0AAAA', 463)
+    await settle()
+    expect(h.receipts).toEqual([{ upstreamId: '3EB0AAAA', status: 'failed', error: expect.stringContaining('463') }])
+    expect(h.lastState()).toEqual({ state: 'restricted', problem: 'blocked_by_alpha', message: expect.any(String), until: Date.now() + RESTRICTED_463_HOLD_MS })
+    await advanceAlive(h, RESTRICTED_463_HOLD_MS)
+    expect(h.lastState()).toMatchObject({ state: 'connected' })
+
+    const ends = new Date(Date.now() + 2 * RESTRICTED_463_HOLD_MS)
+    h.sockets.latest.timelock = { isActive: true, timeEnforcementEnds: ends }
+    h.sockets.latest.nack('3EB0BBBB', 463)
+    await settle()
+    expect(h.lastState()).toMatchObject({ state: 'restricted', until: ends.getTime() })
+  })
+
+  it('keeps a 463 restriction when the time lock reports none', async () => {
+    const h = await connected()
+    h.sockets.latest.nack('3EB0AAAA', 463)
+    await settle()
+    h.sockets.latest.emit({ 'connection.update': { reachoutTimeLock: { isActive: false } } })
+    await settle()
+    expect(h.lastState()).toMatchObject({ state: 'restricted' })
+  })
+
+  it('fails a send refused for another reason without restricting the number', async () => {
+    const h = await connected()
+    h.sockets.latest.nack('3EB0CCCC', 479)
+    await settle()
+    expect(h.receipts).toEqual([{ upstreamId: '3EB0CCCC', status: 'failed', error: 'alpha refused the message (error 479)' }])
+    expect(h.lastState()).toMatchObject({ state: 'connected' })
+  })
+})
+
+describe('alpha stop and logout', () => {
+  it('stop closes the socket without logging out, keeps the session and does not reconnect', async () => {
+    const h = await connected()
+    const states = h.states.length
+    await h.connector.stop()
+    await settle()
+    expect(h.sockets.latest.isClosed).toBe(true)
+    expect(h.sockets.latest.companionRemovals).toEqual([])
+    expect(h.store.atRest.has('creds')).toBe(true)
+    await vi.advanceTimersByTimeAsync(10 * MAX_RECONNECT_MS)
+    expect(h.sockets.sockets).toHaveLength(1)
+    expect(h.states).toHaveLength(states)
+  })
+
+  it('stop leaves no timer behind, even when the socket never reports its close', async () => {
+    const h = await connected()
+    h.sockets.latest.end = () => undefined
+    await h.connector.stop()
+    await settle()
+    expect(vi.getTimerCount()).toBe(0)
+  })
+
+  it('a stopped session resumes elsewhere from the store', async () => {
+    const h = await connected()
+    await h.connector.stop()
+    const next = await harness({ store: h.store })
+    await next.startOpen()
+    expect(next.lastState()).toMatchObject({ state: 'connected', identifier: PHONE })
+    expect(next.sockets.latest.pairingCodeRequests).toEqual([])
+  })
+
+  it('logout unlinks the device upstream, wipes the session and reports it', async () => {
+    const h = await connected()
+    await h.connector.logout()
+    await settle()
+    expect(h.sockets.latest.companionRemovals).toEqual(['15551234567:12@s.whatsapp.net'])
+    expect(h.store.atRest.size).toBe(0)
+    expect(h.lastState()).toEqual({ state: 'disconnected', problem: 'logged_out', message: 'The session was logged out on request.' })
+    await vi.advanceTimersByTimeAsync(10 * MAX_RECONNECT_MS)
+    expect(h.sockets.sockets).toHaveLength(1)
+  })
+
+  it('logout without a connection still wipes the stored session', async () => {
+    const h = await harness({ store: await linkedStore() })
+    await h.connector.logout()
+    expect(h.store.atRest.size).toBe(0)
+    expect(h.sockets.sockets).toHaveLength(0)
+  })
+})
+
+describe('alpha start', () => {
+  it('opens one socket when start is called twice at once', async () => {
+    const h = await harness({ store: await linkedStore() })
+    await Promise.all([h.connector.start(), h.connector.start()])
+    await settle()
+    expect(h.sockets.sockets).toHaveLength(1)
+    await h.connector.start()
+    expect(h.sockets.sockets).toHaveLength(1)
+  })
+})

@@ -1,0 +1,159 @@
+// Sending on alpha through the driver: recipients, one media item as a Buffer, stable upstream ids, failures.
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
+import { upstreamIdFor } from '../../../relay/alpha/convert'
+import type { FetchMedia } from '../../../relay/alpha/media-fetch'
+import { SEND_TIMEOUT_MS } from '../../../relay/alpha/send'
+import { SendError } from '../../../relay/alpha/send-error'
+import type { OutboundMessage } from '../../../relay/connector'
+import { boom } from '../../fixtures/alpha-socket'
+import { harness, linkedStore, settle, useFakeClock, type Harness } from './harness'
+
+beforeEach(useFakeClock)
+afterEach(() => {
+  vi.useRealTimers()
+})
+
+async function connected(fetchMedia?: FetchMedia): Promise<Harness> {
+  const h = await harness({ store: await linkedStore(), fetchMedia })
+  await h.startOpen()
+  return h
+}
+
+function message(over: Partial<OutboundMessage> = {}): OutboundMessage {
+  return { messageId: 'msg_01', to: { phone: '+15550000777', peerId: null }, text: 'Yes, until 6pm.', mediaUrl: null, ...over }
+}
+
+async function sendError(p: Promise<unknown>): Promise<SendError> {
+  const err = await p.then(
+    () => null,
+    (e: unknown) => e
+  )
+  if (!(err instanceof SendError)) throw new Error(`expected a SendError, got ${String(err)}`)
+  return err
+}
+
+const media = (contentType: string | null, fileName: string | null = null): FetchMedia =>
+  vi.fn<FetchMedia>(async () => ({ bytes: Buffer.from('bytes'), contentType, fileName }))
+
+describe('alpha send', () => {
+  it('sends text to a phone number under an upstream id derived from the gateway message id', async () => {
+    const h = await connected()
+    const first = await h.connector.send(message())
+    expect(first).toEqual({ upstreamId: upstreamIdFor('msg_01') })
+    expect(first.upstreamId).toMatch(/^3EB0[0-9A-F]{18}$/)
+    expect(h.sockets.latest.sent).toEqual([{ jid: '15550000777@s.whatsapp.net', content: { text: 'Yes, until 6pm.' }, messageId: first.upstreamId }])
+    const retry = await h.connector.send(message())
+    expect(retry).toEqual(first)
+    expect((await h.connector.send(message({ messageId: 'msg_02' }))).upstreamId).not.toBe(first.upstreamId)
+  })
+
+  it('sends to the peer id (LID) when there is one, never to a group', async () => {
+    const h = await connected()
+    await h.connector.send(message({ to: { phone: '+15550000777', peerId: '99000000000777@lid' } }))
+    expect(h.sockets.latest.sent[0]!.jid).toBe('99000000000777@lid')
+    await h.connector.send(message({ to: { phone: '+15550000777', peerId: '120363025555555555@g.us' } }))
+    expect(h.sockets.latest.sent[1]!.jid).toBe('15550000777@s.whatsapp.net')
+    const err = await sendError(h.connector.send(message({ to: { phone: null, peerId: '120363025555555555@g.us' } })))
+    expect(err.code).toBe('invalid_recipient')
+    expect((await sendError(h.connector.send(message({ to: { phone: '5550000777', peerId: null } })))).code).toBe('invalid_recipient')
+  })
+
+  it('refuses to send while the session is not connected', async () => {
+    const h = await harness({ store: await linkedStore() })
+    expect((await sendError(h.connector.send(message()))).code).toBe('not_connected')
+    await h.startOpen()
+    h.sockets.latest.close(428)
+    await settle()
+    const err = await sendError(h.connector.send(message()))
+    expect(err).toMatchObject({ code: 'not_connected', retryable: true })
+  })
+
+  it('refuses a message with neither text nor media', async () => {
+    const h = await connected()
+    expect((await sendError(h.connector.send(message({ text: '' })))).code).toBe('empty_message')
+    expect(h.sockets.latest.sent).toEqual([])
+  })
+})
+
+describe('alpha send with media', () => {
+  it('fetches the media itself and hands Baileys a Buffer with the text as caption, never a URL', async () => {
+    const fetchMedia = media('image/jpeg', 'photo.jpg')
+    const h = await connected(fetchMedia)
+    const url = 'https://cdn.example.com/photo.jpg'
+    await h.connector.send(message({ text: 'Here it is', mediaUrl: url }))
+    expect(fetchMedia).toHaveBeenCalledWith(url)
+    const [call] = h.sockets.latest.sent
+    expect(call!.content).toEqual({ image: Buffer.from('bytes'), caption: 'Here it is', mimetype: 'image/jpeg' })
+    expect(JSON.stringify(call!.content)).not.toContain(url)
+    expect(JSON.stringify(call!.content)).not.toContain('"url"')
+  })
+
+  it('sends video and documents by their type, with the file name for documents', async () => {
+    const video = await connected(media('video/mp4'))
+    await video.connector.send(message({ text: '', mediaUrl: 'https://cdn.example.com/clip.mp4' }))
+    expect(video.sockets.latest.sent[0]!.content).toEqual({ video: Buffer.from('bytes'), caption: undefined, mimetype: 'video/mp4' })
+
+    const doc = await connected(media('application/pdf', 'invoice.pdf'))
+    await doc.connector.send(message({ text: 'Invoice attached', mediaUrl: 'https://cdn.example.com/invoice.pdf' }))
+    expect(doc.sockets.latest.sent[0]!.content).toEqual({ document: Buffer.from('bytes'), mimetype: 'application/pdf', fileName: 'invoice.pdf', caption: 'Invoice attached' })
+
+    const unknown = await connected(media(null))
+    await unknown.connector.send(message({ text: '', mediaUrl: 'https://cdn.example.com/blob' }))
+    expect(unknown.sockets.latest.sent[0]!.content).toMatchObject({ document: Buffer.from('bytes'), mimetype: 'application/octet-stream', fileName: 'attachment' })
+  })
+
+  it('sends Ogg audio as a voice note after its text, and reports the voice note id', async () => {
+    const h = await connected(media('audio/ogg'))
+    const result = await h.connector.send(message({ text: 'Listen:', mediaUrl: 'https://cdn.example.com/note.ogg' }))
+    expect(h.sockets.latest.sent.map((c) => [c.content, c.messageId])).toEqual([
+      [{ text: 'Listen:' }, upstreamIdFor('msg_01', 1)],
+      [{ audio: Buffer.from('bytes'), ptt: true, mimetype: 'audio/ogg; codecs=opus' }, upstreamIdFor('msg_01', 0)],
+    ])
+    expect(result.upstreamId).toBe(upstreamIdFor('msg_01', 0))
+  })
+
+  it('passes a media fetch failure on and sends nothing', async () => {
+    const failing = vi.fn<FetchMedia>(async () => {
+      throw new SendError('media_too_large', 'the media is larger than 16 MiB')
+    })
+    const h = await connected(failing)
+    const err = await sendError(h.connector.send(message({ mediaUrl: 'https://cdn.example.com/huge.mp4' })))
+    expect(err).toMatchObject({ code: 'media_too_large', retryable: false })
+    expect(h.sockets.latest.sent).toEqual([])
+  })
+})
+
+describe('alpha send failures', () => {
+  it('reports a connection that closed during the send as not connected', async () => {
+    const h = await connected()
+    h.sockets.latest.onSend = async () => {
+      throw boom(428, 'Connection Closed')
+    }
+    expect((await sendError(h.connector.send(message()))).code).toBe('not_connected')
+  })
+
+  it('reports other Baileys failures as upstream errors', async () => {
+    const h = await connected()
+    h.sockets.latest.onSend = async () => {
+      throw new Error('media upload failed')
+    }
+    const err = await sendError(h.connector.send(message()))
+    expect(err).toMatchObject({ code: 'upstream_error', message: expect.stringContaining('media upload failed') })
+  })
+
+  it('gives up on a send Baileys never finishes', async () => {
+    const h = await connected()
+    h.sockets.latest.onSend = () => new Promise(() => undefined)
+    const pending = sendError(h.connector.send(message()))
+    await vi.advanceTimersByTimeAsync(SEND_TIMEOUT_MS)
+    expect((await pending).code).toBe('upstream_timeout')
+  })
+
+  it('gives Baileys the content of a recent send when a recipient device asks for it again', async () => {
+    const h = await connected()
+    const { upstreamId } = await h.connector.send(message({ text: 'resend me' }))
+    const again = await h.sockets.latest.config.getMessage({ remoteJid: '15550000777@s.whatsapp.net', id: upstreamId, fromMe: true })
+    expect(again).toEqual({ conversation: 'resend me' })
+    expect(await h.sockets.latest.config.getMessage({ id: 'unknown' })).toBeUndefined()
+  })
+})
