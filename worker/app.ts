@@ -13,6 +13,7 @@ import { adminRoutes } from './routes/admin'
 import { customChannelRoutes } from './routes/custom-channel'
 import { docsPage, openApiConfig } from './routes/docs'
 import { messagesRoutes } from './routes/messages'
+import { notImplementedRoutes } from './routes/not-implemented'
 import { usageRoutes } from './routes/usage'
 
 /** Messaging and usage routes answer `{error_code: string, …}`; all others `{success: false, error_code: status}`. */
@@ -34,6 +35,8 @@ v1.route('/accounts', accountsRoutes)
 v1.route('/usage', usageRoutes)
 v1.route('/messages', messagesRoutes)
 v1.route('/channels/custom', customChannelRoutes)
+// Last: answers 501 for operations whose channel is not built yet; any real route mounted above wins.
+v1.route('/', notImplementedRoutes)
 v1.openAPIRegistry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer', description: 'Authorization: Bearer svc_live_…' })
 v1.openAPIRegistry.registerComponent('securitySchemes', 'apiKeyHeader', { type: 'apiKey', in: 'header', name: 'X-API-Key' })
 v1.openAPIRegistry.registerComponent('securitySchemes', 'apiKeyQuery', { type: 'apiKey', in: 'query', name: 'apiKey' })
