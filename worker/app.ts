@@ -1,12 +1,13 @@
 /**
- * The Worker's Hono app: REST under /v1 (one sub-app per resource), the admin API under /admin, the OpenAPI
- * document and its reference page, and one `onError` that renders every failure in the spec's two body shapes.
+ * The Worker's Hono app: REST under /v1 (one sub-app per resource), the admin API under /admin, MCP at /mcp, the
+ * OpenAPI document and its reference page, and one `onError` that renders every failure in the spec's two body shapes.
  */
 import { OpenAPIHono } from '@hono/zod-openapi'
 import { createMiddleware } from 'hono/factory'
 import type { AppEnv } from './env'
 import { ApiError, errorResponse, onError, type ErrorFamily } from './errors'
 import { adminToken } from './middleware/admin-token'
+import { mcpRoutes } from './mcp/handler'
 import { apiKeyAuth } from './middleware/api-key'
 import { accountsRoutes } from './routes/accounts'
 import { adminRoutes } from './routes/admin'
@@ -50,3 +51,5 @@ app.get('/docs', (c) => c.html(docsPage(v1.getOpenAPI31Document(openApiConfig(c.
 app.use('/admin/*', adminToken)
 app.route('/admin', adminRoutes)
 app.route('/v1', v1)
+// Every tool call runs its REST operation through this same app, in-process.
+app.route('/mcp', mcpRoutes((request, env, ctx) => app.fetch(request, env, ctx)))
