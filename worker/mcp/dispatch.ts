@@ -5,12 +5,21 @@
  * protocol error 2025-06-18 prescribes for invalid arguments.
  */
 import { ErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js'
+import type { Tenant } from '../db/tenants'
+import { vouchFor } from '../middleware/api-key'
 import { pathParams, type ToolSpec } from './tool'
 
 /** Answers a request the way the Worker does (`app.fetch` with this request's env and execution context). */
 export type RestFetch = (request: Request) => Promise<Response>
 
-export type Caller = { origin: string; apiKey: string; signal: AbortSignal; rest: RestFetch }
+export type Caller = {
+  origin: string
+  apiKey: string
+  /** The tenant /mcp authenticated with apiKey; the REST app takes it instead of looking the key up again. */
+  tenant: Tenant
+  signal: AbortSignal
+  rest: RestFetch
+}
 
 const invalid = (tool: ToolSpec, message: string) => new McpError(ErrorCode.InvalidParams, `Invalid arguments for ${tool.name}: ${message}`)
 
@@ -21,7 +30,7 @@ function scalar(value: unknown): string | undefined {
 }
 
 /** The REST request a tool call stands for; throws InvalidParams when the arguments cannot form one. */
-export function restRequest(tool: ToolSpec, args: Record<string, unknown>, caller: Omit<Caller, 'rest'>): Request {
+export function restRequest(tool: ToolSpec, args: Record<string, unknown>, caller: Pick<Caller, 'origin' | 'apiKey' | 'signal'>): Request {
   const accepted = Object.keys(tool.input.shape)
   for (const key of Object.keys(args)) {
     if (!accepted.includes(key)) {
@@ -62,6 +71,6 @@ export function toolResult(status: number, body: string): CallToolResult {
 }
 
 export async function runTool(tool: ToolSpec, args: Record<string, unknown>, caller: Caller): Promise<CallToolResult> {
-  const res = await caller.rest(restRequest(tool, args, caller))
+  const res = await caller.rest(vouchFor(restRequest(tool, args, caller), caller.tenant))
   return toolResult(res.status, await res.text())
 }

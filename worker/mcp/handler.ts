@@ -73,8 +73,9 @@ export function mcpRoutes(workerFetch: WorkerFetch): Hono<AppEnv> {
       throw new ApiError(400, 'unsupported_protocol_version', `Unsupported MCP-Protocol-Version ${version}; this server speaks ${PROTOCOL_VERSION}`)
     }
     const parsedBody = await readMessage(c)
-    // Guaranteed by mcpAuth; the tool calls authenticate again in the REST app with the same key.
+    // Guaranteed by mcpAuth. Tool calls carry the same key and the tenant it resolved to (see vouchFor).
     const apiKey = keyFromHeaders(c.req.raw.headers) ?? ''
+    const tenant = c.get('tenant')
     const origin = new URL(c.req.url).origin
     const env = c.env
     const ctx = c.executionCtx
@@ -83,6 +84,7 @@ export function mcpRoutes(workerFetch: WorkerFetch): Hono<AppEnv> {
       runTool(tool, args, {
         origin,
         apiKey,
+        tenant,
         // A client that disconnects mid-call ends the REST call too (a long wait frees its slot).
         signal: AbortSignal.any([signal, clientGone]),
         rest: async (request) => workerFetch(request, env, ctx),

@@ -5,8 +5,21 @@
 import { createMiddleware } from 'hono/factory'
 import { tenantForApiKey } from '../db/api-keys'
 import { database } from '../db/client'
+import type { Tenant } from '../db/tenants'
 import type { AppEnv } from '../env'
 import { ApiError } from '../errors'
+
+/**
+ * Requests the Worker builds itself for a caller it has just authenticated (an MCP tool call runs its REST
+ * operation in-process), with that caller's tenant: the REST app skips a second hash-and-lookup of the same key.
+ * Only code in this isolate holds these Request objects, so no client can put an entry here.
+ */
+const vouched = new WeakMap<Request, Tenant>()
+
+export function vouchFor<R extends Request>(request: R, tenant: Tenant): R {
+  vouched.set(request, tenant)
+  return request
+}
 
 export function keyFromHeaders(headers: Headers): string | undefined {
   const auth = headers.get('authorization')
@@ -16,6 +29,11 @@ export function keyFromHeaders(headers: Headers): string | undefined {
 
 export function apiKeyAuth({ allowQuery }: { allowQuery: boolean }) {
   return createMiddleware<AppEnv>(async function apiKeyAuth(c, next) {
+    const known = vouched.get(c.req.raw)
+    if (known) {
+      c.set('tenant', known)
+      return next()
+    }
     const key = keyFromHeaders(c.req.raw.headers) ?? (allowQuery ? c.req.query('apiKey') : undefined)
     if (!key) throw new ApiError(401, 'unauthorized', 'An API key is required: send it as Authorization: Bearer <key> or X-API-Key')
     const tenant = await tenantForApiKey(database(c.env.DB), key)
