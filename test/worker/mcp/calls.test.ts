@@ -13,6 +13,27 @@ async function rest(t: TestTenant, path: string) {
 
 type Wire = { id: string; text: string; status: string; direction: string; contact: { id: string; external_id: string | null } }
 
+/**
+ * A wait_for_messages call that stays open: re-issued when it met a full account, which happens when a probe of
+ * pollWait held the second slot at the moment it arrived.
+ */
+async function heldWait(key: string, args: Record<string, unknown>, signal?: AbortSignal) {
+  for (;;) {
+    const got = await callTool(key, 'wait_for_messages', args, { signal })
+    if (got.status !== 429) return got
+  }
+}
+
+/** Probes the account's wait slots with REST waits of timeout 0 until one answers `want` (429: both slots held). */
+async function pollWait(t: TestTenant, want: number): Promise<number> {
+  let status = 0
+  for (let i = 0; i < 500 && status !== want; i++) {
+    status = (await call('/v1/messages/wait?timeout_s=0', { key: t.key })).status
+    if (status !== want) await new Promise((r) => setTimeout(r, 10))
+  }
+  return status
+}
+
 /** A tenant with the custom channel connected and one inbound message from `user-1`. */
 async function withConversation() {
   const t = await newTenant()
@@ -99,10 +120,10 @@ describe('wait_for_messages', () => {
     await connectCustom(t)
     const start = await callTool(t.key, 'wait_for_messages', { timeout_s: 0 })
     expect(start.json).toEqual({ messages: [], cursor: expect.any(String) })
-    const waiting = [0, 1].map(() => callTool(t.key, 'wait_for_messages', { cursor: start.json.cursor, timeout_s: 20 }))
-    // Both MCP waits are open on the account once a third wait is refused: the push below lands while they wait.
-    let third = await callTool(t.key, 'wait_for_messages', { timeout_s: 0 })
-    for (let i = 0; i < 200 && third.status !== 429; i++) third = await callTool(t.key, 'wait_for_messages', { timeout_s: 0 })
+    const waiting = [0, 1].map(() => heldWait(t.key, { cursor: start.json.cursor, timeout_s: 20 }))
+    // Both MCP calls are open on the account once a third wait is refused: the push lands while they wait.
+    expect(await pollWait(t, 429)).toBe(429)
+    const third = await callTool(t.key, 'wait_for_messages', { timeout_s: 0 })
     expect(third.status).toBe(429)
     expect(third.json).toMatchObject({ error_code: 'wait_concurrency' })
     await pushInbound(t, { body: 'Are you there?', fromId: 'user-2' })
@@ -111,6 +132,18 @@ describe('wait_for_messages', () => {
       expect((got.json.messages as Wire[]).map((m) => m.text)).toEqual(['Are you there?'])
       expect(got.json.cursor).not.toBe(start.json.cursor)
     }
+  })
+
+  it('frees the wait slot when the MCP client disconnects mid-call', async () => {
+    const t = await newTenant()
+    await connectCustom(t)
+    const drops = [new AbortController(), new AbortController()]
+    const held = drops.map((ac) => heldWait(t.key, { timeout_s: 55 }, ac.signal).catch(() => 'dropped'))
+    expect(await pollWait(t, 429)).toBe(429)
+    for (const ac of drops) ac.abort()
+    expect(await Promise.all(held)).toEqual(['dropped', 'dropped'])
+    // Long before the 55 s timeout: the disconnect reached the account's Durable Object through the REST call.
+    expect(await pollWait(t, 200)).toBe(200)
   })
 
   it('returns an empty list after timeout_s', async () => {

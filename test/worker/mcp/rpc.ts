@@ -4,7 +4,7 @@ import { body, call, type KeyPlace } from '../helpers'
 
 export const MCP_ACCEPT = 'application/json, text/event-stream'
 
-export type RpcOptions = { key?: string; keyPlace?: KeyPlace; headers?: Record<string, string>; path?: string }
+export type RpcOptions = { key?: string; keyPlace?: KeyPlace; headers?: Record<string, string>; path?: string; signal?: AbortSignal }
 
 /** POSTs one JSON-RPC message (or anything else) to /mcp. */
 export function mcpPost(message: unknown, opts: RpcOptions = {}): Promise<Response> {
@@ -14,6 +14,7 @@ export function mcpPost(message: unknown, opts: RpcOptions = {}): Promise<Respon
     keyPlace: opts.keyPlace ?? 'header',
     headers: { Accept: MCP_ACCEPT, 'MCP-Protocol-Version': '2025-06-18', ...opts.headers },
     json: message,
+    signal: opts.signal,
   })
 }
 
@@ -32,8 +33,8 @@ export async function rpc(key: string, method: string, params: Record<string, un
 export type ToolAnswer = { status: number; json: Record<string, unknown>; text: string; isError: boolean }
 
 /** tools/call, with the `HTTP <status>\n<json>` text taken apart. Fails the test on a JSON-RPC error. */
-export async function callTool(key: string, name: string, args: Record<string, unknown> = {}): Promise<ToolAnswer> {
-  const answer = await rpc(key, 'tools/call', { name, arguments: args })
+export async function callTool(key: string, name: string, args: Record<string, unknown> = {}, opts: RpcOptions = {}): Promise<ToolAnswer> {
+  const answer = await rpc(key, 'tools/call', { name, arguments: args }, opts)
   expect(answer.error, JSON.stringify(answer.error)).toBeUndefined()
   const result = answer.result as { content: { type: string; text: string }[]; isError: boolean }
   expect(result.content).toHaveLength(1)
