@@ -1,18 +1,20 @@
 /**
- * The Worker's Hono app: REST under /v1 (one sub-app per resource), the admin API under /admin, the OpenAPI
- * document and its reference page, and one `onError` that renders every failure in the spec's two body shapes.
+ * The Worker's Hono app: REST under /v1 (one sub-app per resource), the admin API under /admin, MCP at /mcp, the
+ * OpenAPI document and its reference page, and one `onError` that renders every failure in the spec's two body shapes.
  */
 import { OpenAPIHono } from '@hono/zod-openapi'
 import { createMiddleware } from 'hono/factory'
 import type { AppEnv } from './env'
 import { ApiError, errorResponse, onError, type ErrorFamily } from './errors'
 import { adminToken } from './middleware/admin-token'
+import { mcpRoutes } from './mcp/handler'
 import { apiKeyAuth, clearAuthCache } from './middleware/api-key'
 import { accountsRoutes } from './routes/accounts'
 import { adminRoutes } from './routes/admin'
 import { customChannelRoutes } from './routes/custom-channel'
 import { docsPage, openApiConfig } from './routes/docs'
 import { messagesRoutes } from './routes/messages'
+import { notImplementedRoutes } from './routes/not-implemented'
 import { usageRoutes } from './routes/usage'
 
 /** Messaging and usage routes answer `{error_code: string, …}`; all others `{success: false, error_code: status}`. */
@@ -34,6 +36,8 @@ v1.route('/accounts', accountsRoutes)
 v1.route('/usage', usageRoutes)
 v1.route('/messages', messagesRoutes)
 v1.route('/channels/custom', customChannelRoutes)
+// Last: answers 501 for operations whose channel is not built yet; any real route mounted above wins.
+v1.route('/', notImplementedRoutes)
 v1.openAPIRegistry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer', description: 'Authorization: Bearer svc_live_…' })
 v1.openAPIRegistry.registerComponent('securitySchemes', 'apiKeyHeader', { type: 'apiKey', in: 'header', name: 'X-API-Key' })
 v1.openAPIRegistry.registerComponent('securitySchemes', 'apiKeyQuery', { type: 'apiKey', in: 'query', name: 'apiKey' })
@@ -52,3 +56,5 @@ app.use('/admin/*', async (c, next) => {
 })
 app.route('/admin', adminRoutes)
 app.route('/v1', v1)
+// Every tool call runs its REST operation through this same app, in-process.
+app.route('/mcp', mcpRoutes((request, env, ctx) => app.fetch(request, env, ctx)))

@@ -36,3 +36,27 @@ export function deliveryTimeoutMs(env: Env): number {
   const ms = Number(env.DELIVERY_TIMEOUT_MS)
   return Number.isFinite(ms) && ms > 0 ? ms : DEFAULT_DELIVERY_TIMEOUT_MS
 }
+
+/**
+ * Origins a browser-based MCP client may call /mcp from (spec: servers must check Origin against DNS rebinding):
+ * the origin of PUBLIC_BASE_URL plus MCP_ALLOWED_ORIGINS (comma-separated origins, or `*` for any). Requests
+ * without an Origin header (every non-browser client) are not affected.
+ */
+export function mcpAllowedOrigins(env: Env): { any: boolean; origins: Set<string> } {
+  const origins = new Set<string>()
+  let any = false
+  for (const entry of [env.PUBLIC_BASE_URL, ...(env.MCP_ALLOWED_ORIGINS ?? '').split(',')]) {
+    const value = entry?.trim()
+    if (!value) continue
+    if (value === '*') {
+      any = true
+      continue
+    }
+    try {
+      origins.add(new URL(value).origin)
+    } catch {
+      // Not an absolute URL: it can match no Origin header, so it is skipped (the README gives the format).
+    }
+  }
+  return { any, origins }
+}

@@ -11,8 +11,9 @@ import { repoRoot, startLocalServer } from '../e2e/local-server'
 import { alphaDriverBench } from './alpha-driver.bench'
 import { measureBaseline, ms, type Baseline, type Bench, type BenchReport } from './bench-kit'
 import { inboundBench } from './inbound.bench'
+import { mcpBench } from './mcp.bench'
 
-const ALL: Bench[] = [inboundBench, alphaDriverBench]
+const ALL: Bench[] = [inboundBench, mcpBench, alphaDriverBench]
 
 const only = process.argv.slice(2).filter((a) => !a.startsWith('-'))
 const selected = only.length ? ALL.filter((b) => only.includes(b.name)) : ALL

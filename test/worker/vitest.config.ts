@@ -18,6 +18,8 @@ export default defineProject(async () => ({
           ALLOW_LOOPBACK_URLS: 'true',
           // Production waits 10 s for a receiver; the timeout tests use a short one.
           DELIVERY_TIMEOUT_MS: '400',
+          // One browser origin admitted to /mcp, so both sides of the Origin check are tested.
+          MCP_ALLOWED_ORIGINS: 'https://inspector.example',
         },
       },
     }),

@@ -23,7 +23,8 @@ export function clearAuthCache(): void {
   cache.clear()
 }
 
-async function tenantFor(db: Db, key: string): Promise<Tenant | undefined> {
+/** The tenant owning `key`, through this isolate's short-lived cache (REST and MCP both authenticate here). */
+export async function tenantForKey(db: Db, key: string): Promise<Tenant | undefined> {
   const now = Date.now()
   const hit = cache.get(key)
   if (hit && hit.until > now) return hit.tenant
@@ -37,6 +38,18 @@ async function tenantFor(db: Db, key: string): Promise<Tenant | undefined> {
   return tenant
 }
 
+/**
+ * Requests the Worker builds itself for a caller it has just authenticated (an MCP tool call runs its REST
+ * operation in-process), with that caller's tenant: the REST app skips a second hash-and-lookup of the same key.
+ * Only code in this isolate holds these Request objects, so no client can put an entry here.
+ */
+const vouched = new WeakMap<Request, Tenant>()
+
+export function vouchFor<R extends Request>(request: R, tenant: Tenant): R {
+  vouched.set(request, tenant)
+  return request
+}
+
 export function keyFromHeaders(headers: Headers): string | undefined {
   const auth = headers.get('authorization')
   const bearer = auth && /^Bearer\s+(.+)$/i.exec(auth.trim())?.[1]
@@ -45,9 +58,14 @@ export function keyFromHeaders(headers: Headers): string | undefined {
 
 export function apiKeyAuth({ allowQuery }: { allowQuery: boolean }) {
   return createMiddleware<AppEnv>(async function apiKeyAuth(c, next) {
+    const known = vouched.get(c.req.raw)
+    if (known) {
+      c.set('tenant', known)
+      return next()
+    }
     const key = keyFromHeaders(c.req.raw.headers) ?? (allowQuery ? c.req.query('apiKey') : undefined)
     if (!key) throw new ApiError(401, 'unauthorized', 'An API key is required: send it as Authorization: Bearer <key> or X-API-Key')
-    const tenant = await tenantFor(database(c.env.DB), key)
+    const tenant = await tenantForKey(database(c.env.DB), key)
     if (!tenant) throw new ApiError(401, 'unauthorized', 'The API key is invalid or revoked')
     // A tenant with the API switched off sees the API as absent (spec 4.1).
     if (!tenant.apiEnabled) throw new ApiError(404, 'api_not_enabled', 'The API is not enabled for this account')

@@ -1,0 +1,85 @@
+/**
+ * Issue #4: the cost of MCP over REST. A `tools/call` of get_usage (one JSON-RPC POST, as any streamable-HTTP
+ * client sends it) against the direct GET /v1/usage it runs in-process, interleaved call by call so both see the
+ * same machine state; p50 over 300 calls each. Also tools/list and the official SDK client's round trip.
+ */
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import { api, ms, percentile, type Bench } from './bench-kit'
+
+const SAMPLES = 300
+const WARMUP = 20
+const TARGET_RATIO = 1.5
+
+async function timed(f: () => Promise<void>): Promise<number> {
+  const t = performance.now()
+  await f()
+  return performance.now() - t
+}
+
+export const mcpBench: Bench = {
+  name: 'mcp',
+  async run({ server, baseline }) {
+    const { key } = await server.newTenant()
+    let id = 0
+    const post = async (method: string, params: Record<string, unknown>) => {
+      const res = await fetch(`${server.url}/mcp`, {
+        method: 'POST',
+        headers: {
+          'X-API-Key': key,
+          'Content-Type': 'application/json',
+          Accept: 'application/json, text/event-stream',
+          'MCP-Protocol-Version': '2025-06-18',
+        },
+        body: JSON.stringify({ jsonrpc: '2.0', id: ++id, method, params }),
+      })
+      const json = (await res.json()) as { result?: { isError?: boolean; content?: { text: string }[] } }
+      if (res.status !== 200 || json.result?.isError) throw new Error(`${method} answered ${res.status}: ${JSON.stringify(json)}`)
+    }
+    const direct = async () => {
+      const r = await api(server, key, 'GET', '/usage')
+      if (r.status !== 200) throw new Error(`GET /usage answered ${r.status}`)
+    }
+    const viaMcp = () => post('tools/call', { name: 'get_usage', arguments: {} })
+
+    for (let i = 0; i < WARMUP; i++) await Promise.all([direct(), viaMcp(), post('tools/list', {})])
+    const directMs: number[] = []
+    const mcpMs: number[] = []
+    const listMs: number[] = []
+    for (let i = 0; i < SAMPLES; i++) {
+      directMs.push(await timed(direct))
+      mcpMs.push(await timed(viaMcp))
+      if (i % 3 === 0) listMs.push(await timed(() => post('tools/list', {})))
+    }
+
+    // The official client, connected once (initialize is not part of a call), for the figure a real agent sees.
+    const transport = new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), { requestInit: { headers: { 'X-API-Key': key } } })
+    const client = new Client({ name: 'bench', version: '1.0.0' })
+    await client.connect(transport)
+    const sdkMs: number[] = []
+    try {
+      for (let i = 0; i < WARMUP; i++) await client.callTool({ name: 'get_usage', arguments: {} })
+      for (let i = 0; i < SAMPLES; i++) sdkMs.push(await timed(async () => void (await client.callTool({ name: 'get_usage', arguments: {} }))))
+    } finally {
+      await client.close()
+    }
+
+    const d50 = percentile(directMs, 50)
+    const m50 = percentile(mcpMs, 50)
+    const ratio = m50 / d50
+    return {
+      title: 'MCP overhead (issue #4)',
+      rows: [
+        { metric: 'baseline GET /v1/usage round trip p50 / p99', value: `${ms(baseline.usageP50Ms)} / ${ms(baseline.usageP99Ms)}` },
+        { metric: `direct GET /v1/usage p50 / p99 (${SAMPLES} calls, interleaved)`, value: `${ms(d50)} / ${ms(percentile(directMs, 99))}` },
+        { metric: `tools/call get_usage p50 / p99 (${SAMPLES} calls, interleaved)`, value: `${ms(m50)} / ${ms(percentile(mcpMs, 99))}` },
+        { metric: 'MCP overhead ratio (p50 tools/call ÷ p50 direct)', value: `${ratio.toFixed(2)}x`, target: `≤ ${TARGET_RATIO}x`, ok: ratio <= TARGET_RATIO },
+        { metric: `tools/list p50 (${listMs.length} calls)`, value: ms(percentile(listMs, 50)) },
+        { metric: `official SDK client callTool(get_usage) p50 / p99 (${SAMPLES} calls)`, value: `${ms(percentile(sdkMs, 50))} / ${ms(percentile(sdkMs, 99))}` },
+      ],
+      notes: [
+        'Each tools/call authenticates at /mcp, builds a fresh SDK server and transport, then runs GET /v1/usage through the same Hono app in-process (a second key lookup).',
+      ],
+    }
+  },
+}

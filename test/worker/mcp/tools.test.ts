@@ -1,0 +1,103 @@
+// tools/list: the spec's tool names exactly, valid JSON Schemas an MCP client can use, and a table that is consistent.
+import { Ajv } from 'ajv'
+import { describe, expect, it } from 'vitest'
+import { pathParams } from '../../../worker/mcp/tool'
+import { TOOLS } from '../../../worker/mcp/tools'
+import { newTenant } from '../helpers'
+import { rpc } from './rpc'
+
+/** Spec 4.9 table, the channel tools of 4.5 to 4.7, and list_messages. */
+const SPEC_TOOLS = [
+  'send_message', 'wait_for_messages', 'get_message', 'list_messages', 'list_accounts', 'get_usage',
+  'list_webhook_events', 'list_webhooks', 'connect_alpha', 'get_alpha_qr', 'get_alpha_status', 'disconnect_alpha',
+  'connect_beta', 'submit_beta_code', 'submit_beta_password', 'get_beta_status', 'disconnect_beta',
+  'create_webhook', 'update_webhook', 'delete_webhook', 'get_webhook_health', 'reenable_webhook',
+  'get_webhook_signing_secret', 'rotate_webhook_signing_secret', 'turn_off_webhook_signing', 'test_webhook',
+  'connect_sms', 'connect_android_sms', 'get_sms_status', 'get_android_sms_status', 'disconnect_sms',
+  'set_social_app', 'connect_social_inbox', 'get_social_inbox_status', 'list_pages', 'select_page', 'disconnect_social_inbox',
+  'set_custom_channel_webhook', 'push_custom_channel_message', 'get_custom_channel_status', 'disconnect_custom_channel',
+]
+/** The webhook operations of 4.8 the project added beyond the spec's tool table (deliveries log, replay). */
+const PROJECT_TOOLS = ['list_webhook_deliveries', 'replay_webhook']
+
+type ListedTool = {
+  name: string
+  title: string
+  description: string
+  inputSchema: Record<string, unknown> & { properties?: Record<string, unknown>; required?: string[] }
+  annotations: Record<string, unknown>
+}
+
+async function listTools(): Promise<ListedTool[]> {
+  const t = await newTenant()
+  // No initialize first: the server is stateless.
+  const answer = await rpc(t.key, 'tools/list')
+  expect(answer.status).toBe(200)
+  return (answer.result as { tools: ListedTool[] }).tools
+}
+
+const strictAjv = () => new Ajv({ strict: true, validateFormats: false, allErrors: true })
+
+describe('tools/list', () => {
+  it('lists exactly the tools of the spec, each once', async () => {
+    const names = (await listTools()).map((t) => t.name)
+    expect(new Set(names).size).toBe(names.length)
+    expect([...names].sort()).toEqual([...SPEC_TOOLS, ...PROJECT_TOOLS].sort())
+  })
+
+  it('gives every tool an input schema that is valid draft-07 JSON Schema and compiles in strict mode', async () => {
+    const ajv = strictAjv()
+    for (const tool of await listTools()) {
+      expect(ajv.validateSchema(tool.inputSchema), `${tool.name}: ${ajv.errorsText()}`).toBe(true)
+      expect(() => ajv.compile(tool.inputSchema), tool.name).not.toThrow()
+      expect(tool.inputSchema.type, tool.name).toBe('object')
+      expect(tool.inputSchema.additionalProperties, tool.name).toBe(false)
+      // Inlined: several MCP clients do not resolve references.
+      expect(JSON.stringify(tool.inputSchema), tool.name).not.toContain('$ref')
+    }
+  })
+
+  it('gives every tool a title, a description of at most two sentences, and all four hints', async () => {
+    for (const tool of await listTools()) {
+      expect(tool.title.length, tool.name).toBeGreaterThan(3)
+      const sentences = tool.description.split(/[.!?](?:\s|$)/).filter((s) => s.trim().length > 0)
+      expect(sentences.length, `${tool.name}: ${tool.description}`).toBeLessThanOrEqual(2)
+      expect(tool.description.length, tool.name).toBeLessThanOrEqual(400)
+      for (const hint of ['readOnlyHint', 'destructiveHint', 'idempotentHint', 'openWorldHint']) {
+        expect(typeof tool.annotations[hint], `${tool.name}.${hint}`).toBe('boolean')
+      }
+    }
+  })
+
+  it('lists schemas that accept a well-formed call and reject request fields outside body', async () => {
+    const ajv = strictAjv()
+    const send = ajv.compile((await listTools()).find((t) => t.name === 'send_message')!.inputSchema)
+    expect(send({ body: { to: { contact_id: 'ct_1' }, text: 'Hello' } })).toBe(true)
+    expect(send({ to: { contact_id: 'ct_1' }, text: 'Hello' })).toBe(false)
+    expect(send({ body: { to: { contact_id: 'ct_1' }, text: 'x'.repeat(10) }, extra: 1 })).toBe(false)
+    const wait = ajv.compile((await listTools()).find((t) => t.name === 'wait_for_messages')!.inputSchema)
+    expect(wait({ timeout_s: 55 })).toBe(true)
+    expect(wait({ timeout_s: 56 })).toBe(false)
+  })
+})
+
+describe('the tool table', () => {
+  it('makes every path parameter of a template a required argument', () => {
+    for (const tool of TOOLS) {
+      const shape = tool.input.shape
+      for (const name of pathParams(tool.path)) {
+        expect(shape[name], `${tool.name}.${name}`).toBeDefined()
+        expect(shape[name]!.safeParse(undefined).success, `${tool.name}.${name} must be required`).toBe(false)
+      }
+    }
+  })
+
+  it('marks exactly the GET operations read-only', () => {
+    for (const tool of TOOLS) expect(tool.hints.readOnlyHint, tool.name).toBe(tool.method === 'GET')
+  })
+
+  it('maps no two tools to the same REST operation', () => {
+    const ops = TOOLS.map((t) => `${t.method} ${t.path}`)
+    expect(new Set(ops).size).toBe(ops.length)
+  })
+})

@@ -1,0 +1,92 @@
+/**
+ * Request shapes, taken from the spec (4.3 to 4.6, 4.8), of REST routes that are not built on this branch yet, so
+ * the MCP tool table already lists their final arguments. When a route lands, its tool imports the route's own
+ * schema from schema/api instead and the entry here is deleted (the REST validator stays the only judge).
+ */
+import { z } from 'zod'
+import { EVENT_TYPES } from '../../schema/events'
+import { DateTime, E164 } from '../../schema/api/common'
+
+const httpsUrl = z.url({ protocol: /^https$/, error: 'must be an https URL' }).max(2048)
+
+export const ConnectAlphaBody = z.object({
+  phone_number: E164,
+  link_method: z
+    .enum(['qr', 'pairing_code'])
+    .default('qr')
+    .describe('qr: the user scans a QR code; pairing_code: an 8-character code the user types on the phone under linked devices'),
+  force_new: z.boolean().default(false).describe('Discard an existing session and start over'),
+  import_contacts: z.boolean().default(false),
+  pause_ai_for_imported_contacts: z.boolean().default(true),
+  import_existing_chats: z.boolean().default(false).describe('Requires import_contacts true'),
+  mark_imported_contacts_as_private: z
+    .boolean()
+    .default(false)
+    .describe('Imported contacts become private: no messages stored or sent; incompatible with import_existing_chats'),
+})
+
+export const ConnectBetaBody = z.object({
+  phone_number: E164,
+  mode: z.enum(['code', 'qr']).default('code').describe('code: a one-time code is sent to the beta app; qr: a login QR link is returned'),
+  force_new: z.boolean().optional().describe('true discards any existing session'),
+})
+
+export const BetaCodeBody = z.object({ code: z.string().min(1).max(32).describe('The one-time login code from the beta app') })
+export const BetaPasswordBody = z.object({ password: z.string().min(1).max(256).describe('The two-step verification password') })
+
+export const ConnectSmsBody = z.object({
+  account_sid: z.string().min(1).max(64),
+  auth_token: z.string().min(1).max(128).describe('Checked with the provider and stored sealed; never returned'),
+  phone_number: E164.describe('A number on that provider account'),
+  a2p_registered: z.boolean().default(false).describe('Must be true for a +1 number: carrier (A2P) registration is done'),
+})
+
+export const ConnectAndroidSmsBody = z.object({
+  username: z.string().min(1).max(128),
+  password: z.string().min(1).max(256),
+  phone_number: E164.describe("The phone's own number"),
+  mode: z.enum(['cloud', 'local']).default('cloud').describe('cloud: through the gateway app’s cloud server; local: the phone is reached directly at base_url'),
+  base_url: httpsUrl.optional().describe('Required with mode local: the public https URL of the phone'),
+})
+
+export const SetSocialAppBody = z.object({
+  app_id: z.string().min(1).max(64).describe("The App ID of the user's own registered app"),
+  app_secret: z.string().min(1).max(256).describe('The App Secret; stored sealed, never returned'),
+  configuration_id: z.string().min(1).max(64).describe('The login configuration ID of that app'),
+})
+
+export const SelectPageBody = z.object({ page_id: z.string().min(1).max(64).describe('An id from list_pages') })
+
+const events = z.array(z.enum(EVENT_TYPES)).min(1).describe('Event names from list_webhook_events')
+
+export const CreateWebhookBody = z.object({
+  url: httpsUrl.describe('Public https URL that receives the event POSTs'),
+  subscribed_to: events,
+  name: z.string().min(1).max(100).optional().describe('Display name, usable as webhookId; defaults to a timestamped name'),
+  retries_enabled: z.boolean().default(false).describe('Retry failed deliveries after 1 min, 5 min, 30 min and 2 h'),
+  enabled: z.boolean().default(true),
+  generate_signing_secret: z.boolean().optional().describe('Mint a signing secret and return it once in this answer'),
+})
+
+export const UpdateWebhookBody = z
+  .object({
+    url: httpsUrl.optional(),
+    subscribed_to: events.optional(),
+    name: z.string().min(1).max(100).optional(),
+    retries_enabled: z.boolean().optional(),
+    enabled: z.boolean().optional().describe('false switches delivery off'),
+  })
+  .describe('At least one field; omitted fields keep their values')
+
+export const TestWebhookBody = z.object({ event: z.enum(EVENT_TYPES).optional().describe('Which event to send; default a delivery event') })
+
+export const ReplayWebhookBody = z.object({
+  since: DateTime.describe('Replay events created at or after this time'),
+  until: DateTime.optional().describe('Up to this time; default now'),
+  include_delivered: z.boolean().optional().describe('Also resend events that were delivered; default false'),
+})
+
+export const DeliveriesQuery = z.object({
+  cursor: z.string().min(1).max(200).optional().describe('next_cursor of the previous page'),
+  limit: z.coerce.number().int().min(1).max(100).optional().describe('1 to 100'),
+})
