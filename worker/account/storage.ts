@@ -143,8 +143,8 @@ export class AccountStore {
     return this.storage.sql.exec<{ at: number | null }>('SELECT min(due_at) AS at FROM timers').one().at
   }
 
-  /** Forgets everything about the account (it was removed); the next use starts fresh. */
-  clear(): void {
-    this.storage.sql.exec('DELETE FROM kv; DELETE FROM contact_guard; DELETE FROM openers; DELETE FROM timers;')
+  /** Drops every timer (the account was removed); guard state stays, see AccountDO.removed. */
+  clearTimers(): void {
+    this.storage.sql.exec('DELETE FROM timers')
   }
 }
