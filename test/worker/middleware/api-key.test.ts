@@ -53,7 +53,6 @@ describe('refusals', () => {
     expect((await call('/v1/usage', { headers: { Authorization: 'Bearer ' } })).status).toBe(401)
     expect((await call('/v1/usage', { headers: { 'X-API-Key': '' } })).status).toBe(401)
   })
-
 })
 
 describe('keyFromHeaders', () => {
