@@ -144,12 +144,15 @@ customChannelRoutes.openapi(
     tags: ['Custom channel'],
     summary: 'Push an inbound message (tool push_custom_channel_message)',
     description:
-      'Your bridge pushes a message a person sent on your side. The contact is created on its first message (external id = `fromId`). The message then reaches waits and `message.received` webhooks. A repeated push with the same `messageSid` is stored once and answers `duplicate: true`.',
+      'Your bridge pushes a message a person sent on your side. The contact is created on its first message (external id = `fromId`). `mediaUrl` must be a public https URL. The message then reaches waits and `message.received` webhooks. A repeated push with the same `messageSid` is stored once and answers `duplicate: true`.',
     request: { body: { required: true, content: { 'application/json': { schema: CustomInboundBody } } } },
     responses: { 200: { description: 'Stored', content: { 'application/json': { schema: CustomInboundResult } } }, ...errors([400, 401, 409, 422]) },
   }),
   async (c) => {
     const { customData: d } = c.req.valid('json')
+    // Spec 4.7: mediaUrl is a public https URL; agents and relays may fetch it, so the one SSRF guard vets it.
+    const media = d.mediaUrl === undefined ? undefined : checkPublicUrl(d.mediaUrl, urlPolicy(c.env, c.req.url))
+    if (media && !media.ok) throw new ApiError(400, 'invalid_media_url', `customData.mediaUrl is not allowed: ${media.reason}`)
     const tenant = c.get('tenant')
     const db = database(c.env.DB)
     if (!(await getAccount(db, tenant.id, CUSTOM_ACCOUNT_ID))) {
