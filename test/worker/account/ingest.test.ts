@@ -106,8 +106,8 @@ describe('inbound on the custom channel', () => {
       created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
       account_id: 'custom',
       channel: 'custom',
-      message: { id: r.body.message_id, direction: 'inbound', text: 'Ping', media: null, status: 'received', error: null },
-      contact: { id: r.body.contact_id, phone: null, name: 'Linus' },
+      message: { id: String(r.body.message_id), direction: 'inbound', text: 'Ping', media: null, status: 'received', error: null },
+      contact: { id: String(r.body.contact_id), phone: null, name: 'Linus' },
     } satisfies MessageEvent)
   })
 

@@ -21,7 +21,8 @@ async function issueKey(tenantId: string) {
 
 describe('admin token', () => {
   it('answers 401 in the status shape without the token or with a wrong one', async () => {
-    for (const headers of [{}, { Authorization: 'Bearer nope' }, { Authorization: 'test-admin-token' }, { 'X-API-Key': 'test-admin-token' }]) {
+    const attempts: Record<string, string>[] = [{}, { Authorization: 'Bearer nope' }, { Authorization: 'test-admin-token' }, { 'X-API-Key': 'test-admin-token' }]
+    for (const headers of attempts) {
       const res = await call('/admin/tenants', { method: 'POST', headers, json: {} })
       expect(res.status).toBe(401)
       expect(await body(res)).toEqual({ success: false, error: expect.any(String), error_code: 401 })

@@ -224,6 +224,8 @@ describe('POST /v1/channels/custom/inbound', () => {
     ['a missing fromId', { body: 'hi' }],
     ['an empty body without media', { body: '', fromId: 'x' }],
     ['a mediaUrl that is not a URL', { body: 'hi', fromId: 'x', mediaUrl: 'pic.jpg' }],
+    ['an http mediaUrl (spec: public https)', { body: 'hi', fromId: 'x', mediaUrl: 'http://cdn.example.com/a.jpg' }],
+    ['a mediaUrl on a private address', { body: 'hi', fromId: 'x', mediaUrl: 'https://192.168.0.2/a.jpg' }],
     ['a body over 4096 characters', { body: 'a'.repeat(4097), fromId: 'x' }],
     ['an empty fromId', { body: 'hi', fromId: '' }],
   ] as const) {

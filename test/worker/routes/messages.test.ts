@@ -71,6 +71,10 @@ describe('POST /v1/messages', () => {
       ['a text that is not a string', { ...ok, text: 42 }, 'invalid_text'],
       ['an http media_url', { ...ok, media_url: 'http://cdn.example.com/a.jpg' }, 'invalid_media_url'],
       ['a media_url that is not a URL', { ...ok, media_url: 'photo.jpg' }, 'invalid_media_url'],
+      ['a media_url on a private address', { ...ok, media_url: 'https://10.0.0.5/a.jpg' }, 'invalid_media_url'],
+      ['a media_url on the metadata address', { ...ok, media_url: 'https://169.254.169.254/latest/meta-data/' }, 'invalid_media_url'],
+      ['a media_url on an internal name', { ...ok, media_url: 'https://files.internal/a.jpg' }, 'invalid_media_url'],
+      ["a media_url on the service's own host", { ...ok, media_url: 'https://gateway.test/v1/usage' }, 'invalid_media_url'],
       ['two media URLs', { ...ok, media_url: ['https://a.example.com/1.jpg', 'https://a.example.com/2.jpg'] }, 'invalid_media_url'],
       ['no to', { text: 'hi' }, 'invalid_recipient'],
       ['an empty to', { to: {}, text: 'hi' }, 'invalid_recipient'],
@@ -203,7 +207,8 @@ describe('POST /v1/messages', () => {
         [{ doNotDisturb: true }, 'contact_do_not_disturb'],
         [{ optedOut: true }, 'contact_opted_out'],
       ] as const) {
-        await setContactFlags(id, { private: false, doNotDisturb: false, optedOut: false, ...flags })
+        const cleared = { private: false, doNotDisturb: false, optedOut: false }
+        await setContactFlags(id, { ...cleared, ...flags })
         for (const to of [{ contact_id: id }, { external_id: 'friend' }]) {
           const r = await send(t, { to, text: 'hi' })
           expect(r.status).toBe(422)
