@@ -63,18 +63,19 @@ customChannelRoutes.openapi(
     const db = database(c.env.DB)
     const now = Date.now()
     let account = await getAccount(db, tenant.id, CUSTOM_ACCOUNT_ID)
-    const created = !account
+    let created = false
     if (!account) {
-      const added = await insertAccountWithinCap(
+      created = await insertAccountWithinCap(
         db,
         { tenantId: tenant.id, id: CUSTOM_ACCOUNT_ID, channel: 'custom', identifier: check.url.hostname, status: 'connected', connectedAt: now, now },
         planOf(tenant.plan).accountsCap
       )
-      if (!added) {
+      // Not added: either the cap refused it, or a concurrent PUT created the account first (then this is an update).
+      account = await getAccount(db, tenant.id, CUSTOM_ACCOUNT_ID)
+      if (!account) {
         const cap = planOf(tenant.plan).accountsCap
         throw new ApiError(409, 'account_cap_reached', `Your plan allows ${cap} connected account${cap === 1 ? '' : 's'}; disconnect one first`)
       }
-      account = (await getAccount(db, tenant.id, CUSTOM_ACCOUNT_ID))!
     }
     const sealed = await sealConnectionConfig(encryptionKey(c.env), { webhook_url })
     const writes = [
