@@ -293,6 +293,8 @@ describe('account.limit_reached', () => {
     const fired = await eventsOf(t.tenantId, 'account.limit_reached')
     expect(fired.map((e) => (e.payload as AccountEvent).account.reason).sort()).toEqual(['daily_send_cap', 'new_contact_cap'])
     for (const e of fired) {
+      // The outbox row still names the account (for delivery bookkeeping); only the payload hides it.
+      expect(e.accountId).toBe('custom')
       expect(e.payload).toEqual({
         event: 'account.limit_reached',
         created_at: EVENING,
