@@ -48,6 +48,26 @@ describe('onError', () => {
   })
 })
 
+describe('request bodies', () => {
+  it('answers a JSON body sent without a JSON content type with 415 that says how to send it, in each family', async () => {
+    const t = await newTenant()
+    const raw = JSON.stringify({ to: { external_id: 'a' }, text: 'hi' })
+    const messaging = await call('/v1/messages', { method: 'POST', key: t.key, headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: raw })
+    expect(messaging.status).toBe(415)
+    expect(await body(messaging)).toEqual({ error_code: 'invalid_request', error: expect.stringContaining('Content-Type: application/json') })
+    const status = await call('/v1/channels/custom', { method: 'PUT', key: t.key, body: JSON.stringify({ webhook_url: 'https://bridge.example.com/' }) })
+    expect(status.status).toBe(415)
+    expect(await body(status)).toEqual({ success: false, error: expect.stringContaining('Content-Type: application/json'), error_code: 415 })
+  })
+
+  it('answers an unparsable JSON body with 400 invalid_request', async () => {
+    const t = await newTenant()
+    const res = await call('/v1/messages', { method: 'POST', key: t.key, headers: { 'Content-Type': 'application/json' }, body: '{' })
+    expect(res.status).toBe(400)
+    expect(await body(res)).toEqual({ error_code: 'invalid_request', error: 'the request body is not valid JSON' })
+  })
+})
+
 describe('unknown routes', () => {
   it('answers 404 in the status shape outside the messaging family', async () => {
     const t = await newTenant()
