@@ -158,6 +158,14 @@ describe('POST /v1/messages', () => {
       expect((await send(b, { account_id: '+15550001234', to: { phone: '+15551234567' }, text: 'hi' })).body.error_code).toBe('account_not_found')
     })
 
+    it('answers 403 account_restricted when account_id names an account the channel restricted', async () => {
+      const t = await customTenant()
+      await addAccount(t.tenantId, { id: '+15550003456', channel: 'alpha_web', status: 'restricted' })
+      const r = await send(t, { account_id: '+15550003456', to: { phone: '+15551234567' }, text: 'hi' })
+      expect(r.status).toBe(403)
+      expect(r.body).toEqual({ error_code: 'account_restricted', error: expect.any(String) })
+    })
+
     it('answers 409 account_not_connected when account_id names an account that is not connected', async () => {
       const t = await customTenant()
       await addAccount(t.tenantId, { id: '+15550002345', channel: 'alpha_web', status: 'disconnected' })
