@@ -41,8 +41,14 @@ export function errorResponse(c: Context<AppEnv>, err: ApiError): Response {
 export function onError(err: Error, c: Context<AppEnv>): Response {
   if (err instanceof ApiError) return errorResponse(c, err)
   if (err instanceof HTTPException && err.status < 500) {
-    // Hono's own validator rejects unparsable JSON bodies with a 400 before zod sees them.
-    const message = err.status === 400 ? 'the request body is not valid JSON' : err.message
+    // Hono's own validator rejects unparsable JSON bodies (400) and non-JSON content types (415) before zod sees
+    // them; curl -d sends form encoding by default, so say what to send.
+    const message =
+      err.status === 400
+        ? 'the request body is not valid JSON'
+        : err.status === 415
+          ? 'the request body must be JSON, sent with Content-Type: application/json'
+          : err.message
     return errorResponse(c, new ApiError(err.status as ContentfulStatusCode, 'invalid_request', message))
   }
   console.error(JSON.stringify({ msg: 'unhandled error', path: c.req.path, error: String(err), stack: err.stack }))

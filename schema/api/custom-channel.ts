@@ -35,7 +35,8 @@ export const CustomData = z
     fromId: id.meta({ description: "The sender's id on your side; becomes the contact's external id" }),
     messageSid: id.optional().meta({ description: 'Your id for this message; a repeated push with it is stored once' }),
     toId: id.optional(),
-    mediaUrl: z.url({ protocol: /^https?$/ }).max(2048).optional(),
+    // http is let through here only so the dev loopback allowance can apply; the route's SSRF guard demands public https.
+    mediaUrl: z.url({ protocol: /^https?$/ }).max(2048).optional().meta({ description: 'Public https URL of the attachment' }),
     mediaContentType: z.string().max(200).optional(),
     firstName: z.string().max(200).optional(),
     lastName: z.string().max(200).optional(),

@@ -80,3 +80,36 @@ export async function send(t: TestTenant, json: unknown) {
   const res = await call('/v1/messages', { method: 'POST', key: t.key, json })
   return { status: res.status, body: await body(res), headers: res.headers }
 }
+
+/** Headers with the admin token, for calls that are not JSON bodies. */
+export const ADMIN_HEADERS = { Authorization: `Bearer ${ADMIN_TOKEN}` }
+
+/** Reads a message through the API. */
+export async function getMessageVia(t: TestTenant, id: string) {
+  const res = await call(`/v1/messages/${id}`, { key: t.key })
+  return { status: res.status, body: await body<WireMessageBody>(res) }
+}
+
+export type WireMessageBody = {
+  id: string
+  account_id: string | null
+  direction: 'inbound' | 'outbound'
+  text: string
+  media: { url: string; content_type: string | null } | null
+  status: string
+  error: { code: number | null; message: string | null } | null
+  timestamp: string
+  contact: { id: string; phone: string | null; name: string | null; external_id: string | null }
+}
+
+/**
+ * Polls a message until it leaves `queued` (bounded by attempts, not by Date.now(), which tests may freeze).
+ * Delivery runs in the Durable Object after the 202, so there is nothing to subscribe to.
+ */
+export async function settled(t: TestTenant, id: string, attempts = 500): Promise<WireMessageBody> {
+  for (let i = 0; ; i++) {
+    const { body: m } = await getMessageVia(t, id)
+    if (m.status !== 'queued' || i >= attempts) return m
+    await new Promise((r) => setTimeout(r, 10))
+  }
+}

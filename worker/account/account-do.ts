@@ -70,13 +70,16 @@ export class AccountDO extends DurableObject<Env> {
   }
 
   /**
-   * The account was removed: messages still queued fail (they can no longer go out), then its state is forgotten
-   * so a later account with the same id starts fresh.
+   * The account was removed: messages still queued fail (they can no longer go out) and its timers stop. The guard
+   * state (today's counters, loop guard, opener window, ramp) is kept: the same account added again is the same
+   * sender, and forgetting it would let a remove-and-re-add reset limits that cannot be switched off.
    */
   async removed(ref: AccountRef): Promise<void> {
     this.store.setRef(ref)
     await failQueued(this.context, 'the account was disconnected before the message was delivered')
-    this.store.clear()
+    const ramp = this.store.ramp()
+    if (ramp) this.store.setRamp(rampDisconnected(ramp, Date.now()))
+    this.store.accountRemoved()
     await this.ctx.storage.deleteAlarm()
   }
 

@@ -31,7 +31,7 @@ export type AccountRef = z.infer<typeof AccountRef>
 export type TimerName = 'delivery'
 
 export class AccountStore {
-  /** Bumped by every `clear()`; a read that started before a removal must not re-mark the account as existing. */
+  /** Bumped by every removal; a read that started before a removal must not re-mark the account as existing. */
   removals = 0
 
   constructor(private readonly storage: DurableObjectStorage) {
@@ -65,7 +65,7 @@ export class AccountStore {
     }
   }
 
-  /** True once this object saw its account in D1; cleared by `clear()` when the account is removed. */
+  /** True once this object saw its account in D1; forgotten when the account is removed. */
   knownToExist(): boolean {
     return this.getKv('exists', z.boolean()) === true
   }
@@ -155,9 +155,12 @@ export class AccountStore {
     return this.storage.sql.exec<{ at: number | null }>('SELECT min(due_at) AS at FROM timers').one().at
   }
 
-  /** Forgets everything about the account (it was removed); the next use starts fresh. */
-  clear(): void {
+  /**
+   * The account was removed: its timers stop and it no longer counts as existing. Guard state (counters, loop guard,
+   * opener window, ramp) stays: the same account added again is the same sender (see AccountDO.removed).
+   */
+  accountRemoved(): void {
     this.removals++
-    this.storage.sql.exec('DELETE FROM kv; DELETE FROM contact_guard; DELETE FROM openers; DELETE FROM timers;')
+    this.storage.sql.exec("DELETE FROM timers; DELETE FROM kv WHERE key = 'exists';")
   }
 }

@@ -2,12 +2,25 @@
 import { and, asc, count, eq, sql } from 'drizzle-orm'
 import { accounts, tenants, type AccountStatus, type Channel } from '../../schema/d1'
 import type { Db } from './client'
+import type { Tenant } from './tenants'
 import { constantRow } from './constant-row'
 
 export type AccountRow = typeof accounts.$inferSelect
 
 export async function listAccounts(db: Db, tenantId: string): Promise<AccountRow[]> {
   return db.select().from(accounts).where(eq(accounts.tenantId, tenantId)).orderBy(asc(accounts.createdAt), asc(accounts.id))
+}
+
+/**
+ * The tenant row read fresh (not from the auth cache) together with its accounts, in one round trip: a send must
+ * see a suspension or plan change the moment it is written, even by another isolate or a Durable Object.
+ */
+export async function tenantAndAccounts(db: Db, tenantId: string): Promise<{ tenant: Tenant | undefined; accounts: AccountRow[] }> {
+  const [tenantRows, accountRows] = await db.batch([
+    db.select().from(tenants).where(eq(tenants.id, tenantId)).limit(1),
+    db.select().from(accounts).where(eq(accounts.tenantId, tenantId)).orderBy(asc(accounts.createdAt), asc(accounts.id)),
+  ])
+  return { tenant: tenantRows[0], accounts: accountRows }
 }
 
 export async function getAccount(db: Db, tenantId: string, id: string): Promise<AccountRow | undefined> {

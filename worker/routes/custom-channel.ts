@@ -63,18 +63,19 @@ customChannelRoutes.openapi(
     const db = database(c.env.DB)
     const now = Date.now()
     let account = await getAccount(db, tenant.id, CUSTOM_ACCOUNT_ID)
-    const created = !account
+    let created = false
     if (!account) {
-      const added = await insertAccountWithinCap(
+      created = await insertAccountWithinCap(
         db,
         { tenantId: tenant.id, id: CUSTOM_ACCOUNT_ID, channel: 'custom', identifier: check.url.hostname, status: 'connected', connectedAt: now, now },
         planOf(tenant.plan).accountsCap
       )
-      if (!added) {
+      // Not added: either the cap refused it, or a concurrent PUT created the account first (then this is an update).
+      account = await getAccount(db, tenant.id, CUSTOM_ACCOUNT_ID)
+      if (!account) {
         const cap = planOf(tenant.plan).accountsCap
         throw new ApiError(409, 'account_cap_reached', `Your plan allows ${cap} connected account${cap === 1 ? '' : 's'}; disconnect one first`)
       }
-      account = (await getAccount(db, tenant.id, CUSTOM_ACCOUNT_ID))!
     }
     const sealed = await sealConnectionConfig(encryptionKey(c.env), { webhook_url })
     const writes = [
@@ -145,12 +146,15 @@ customChannelRoutes.openapi(
     tags: ['Custom channel'],
     summary: 'Push an inbound message (tool push_custom_channel_message)',
     description:
-      'Your bridge pushes a message a person sent on your side. The contact is created on its first message (external id = `fromId`). The message then reaches waits and `message.received` webhooks. A repeated push with the same `messageSid` is stored once and answers `duplicate: true`.',
+      'Your bridge pushes a message a person sent on your side. The contact is created on its first message (external id = `fromId`). `mediaUrl` must be a public https URL. The message then reaches waits and `message.received` webhooks. A repeated push with the same `messageSid` is stored once and answers `duplicate: true`.',
     request: { body: { required: true, content: { 'application/json': { schema: CustomInboundBody } } } },
     responses: { 200: { description: 'Stored', content: { 'application/json': { schema: CustomInboundResult } } }, ...errors([400, 401, 409, 422]) },
   }),
   async (c) => {
     const { customData: d } = c.req.valid('json')
+    // Spec 4.7: mediaUrl is a public https URL; agents and relays may fetch it, so the one SSRF guard vets it.
+    const media = d.mediaUrl === undefined ? undefined : checkPublicUrl(d.mediaUrl, urlPolicy(c.env, c.req.url))
+    if (media && !media.ok) throw new ApiError(400, 'invalid_media_url', `customData.mediaUrl is not allowed: ${media.reason}`)
     const tenant = c.get('tenant')
     const outcome = await accountStub(c.env, tenant.id, CUSTOM_ACCOUNT_ID).ingest({
       ref: REF(tenant.id),

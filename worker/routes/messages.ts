@@ -12,12 +12,14 @@ import {
   WaitResult,
 } from '../../schema/api/messages'
 import { accountStub } from '../account/account-do'
-import { listAccounts } from '../db/accounts'
+import { urlPolicy } from '../config'
+import { listAccounts, tenantAndAccounts } from '../db/accounts'
 import { database } from '../db/client'
 import { getMessage, latestSeq, listMessages } from '../db/messages'
 import { ApiError } from '../errors'
 import { decodeCursor, encodeCursor } from '../lib/cursor'
 import { newId } from '../lib/ids'
+import { checkPublicUrl } from '../lib/public-url'
 import { contentTypeFromUrl } from '../lib/media'
 import { resolveAccount, resolveRecipient } from '../messaging/resolve'
 import { waitForInbound } from '../messaging/wait'
@@ -56,7 +58,8 @@ messagesRoutes.openapi(
       'the account and was never messaged by it; replies never count), 3 messages to one person since their last',
       'message (`loop_guard`), and the same first message to more than 5 never-written people within 30 minutes',
       '(`opener_burst`, which suspends sending until the service reviews it). An alpha number warms up: 0 new contacts',
-      'on its first two active days, then one more per day up to the cap. Daily-limit refusals carry `retry_after_s`,',
+      'on its first two active days, then one more per day up to the cap. `media_url` must be a public https URL',
+    '(private, loopback, link-local and internal addresses are refused). Daily-limit refusals carry `retry_after_s`,',
       'the seconds until the next UTC day. A refused send changes no counter.',
     ].join(' '),
     request: { body: { required: true, content: { 'application/json': { schema: SendMessageBody } } } },
@@ -71,9 +74,13 @@ messagesRoutes.openapi(
   }),
   async (c) => {
     const body = c.req.valid('json')
-    const tenant = c.get('tenant')
+    // The channel (or a relay) fetches the attachment on the user's behalf: the one SSRF guard vets it first.
+    const media = body.media_url === undefined ? undefined : checkPublicUrl(body.media_url, urlPolicy(c.env, c.req.url))
+    if (media && !media.ok) throw new ApiError(400, 'invalid_media_url', `media_url is not allowed: ${media.reason}`)
     const db = database(c.env.DB)
-    const account = resolveAccount(tenant, await listAccounts(db, tenant.id), body.account_id)
+    const fresh = await tenantAndAccounts(db, c.get('tenant').id)
+    const tenant = fresh.tenant ?? c.get('tenant')
+    const account = resolveAccount(tenant, fresh.accounts, body.account_id)
     const contact = await resolveRecipient(db, tenant.id, account, body.to)
     const outcome = await accountStub(c.env, tenant.id, account.id).send({
       ref: { tenantId: tenant.id, accountId: account.id, channel: account.channel },

@@ -1,0 +1,161 @@
+/**
+ * The inbound step in the AccountDO, through POST /v1/channels/custom/inbound and straight through the DO for
+ * channels REST cannot connect yet: contact creation, de-duplication by upstream id, the message.received event,
+ * STOP/START handling and private contacts.
+ */
+import { describe, expect, it } from 'vitest'
+import type { MessageEvent } from '../../../schema/events'
+import { contactIdFor } from '../../../worker/lib/ids'
+import { body, call, connectCustom, getMessageVia, newTenant, pushInbound, send } from '../helpers'
+import { addAccount, contactRow, eventsOf, ingestVia, setContactFlags } from '../state'
+
+async function customTenant() {
+  const t = await newTenant()
+  await connectCustom(t)
+  return t
+}
+
+describe('inbound on the custom channel', () => {
+  it('creates the contact on its first message, with external id, names and email', async () => {
+    const t = await customTenant()
+    const r = await pushInbound(t, { body: 'Hello there', fromId: 'crm-42', firstName: 'Ada', lastName: 'Lovelace', email: 'ada@example.com' })
+    expect(r.status).toBe(200)
+    expect(r.body).toEqual({ success: true, message_id: expect.stringMatching(/^msg_/), contact_id: expect.stringMatching(/^con_/), duplicate: false })
+    const contact = await contactRow(t.tenantId, String(r.body.contact_id))
+    expect(contact).toMatchObject({ accountId: 'custom', channel: 'custom', externalId: 'crm-42', firstName: 'Ada', lastName: 'Lovelace', email: 'ada@example.com' })
+    expect(contact?.firstInboundAt).not.toBeNull()
+
+    const m = await getMessageVia(t, String(r.body.message_id))
+    expect(m.body).toMatchObject({
+      direction: 'inbound',
+      status: 'received',
+      text: 'Hello there',
+      account_id: 'custom',
+      error: null,
+      media: null,
+      contact: { id: r.body.contact_id, phone: null, name: 'Ada Lovelace', external_id: 'crm-42' },
+    })
+  })
+
+  it('reuses the contact for the same fromId, keeping names a later push omits and taking new ones', async () => {
+    const t = await customTenant()
+    const first = await pushInbound(t, { body: 'one', fromId: 'u-1', firstName: 'Grace' })
+    const second = await pushInbound(t, { body: 'two', fromId: 'u-1' })
+    expect(second.body.contact_id).toBe(first.body.contact_id)
+    expect((await contactRow(t.tenantId, String(first.body.contact_id)))?.firstName).toBe('Grace')
+    await pushInbound(t, { body: 'three', fromId: 'u-1', firstName: 'Grace', lastName: 'Hopper' })
+    expect((await getMessageVia(t, String(second.body.message_id))).body.contact.name).toBe('Grace Hopper')
+  })
+
+  it('accepts numeric ids from the bridge as strings', async () => {
+    const t = await customTenant()
+    const r = await call('/v1/channels/custom/inbound', { method: 'POST', key: t.key, json: { customData: { body: 'hi', fromId: 12345, messageSid: 99 } } })
+    expect(r.status).toBe(200)
+    const id = String((await body(r)).contact_id)
+    expect(id).toBe(await contactIdFor(t.tenantId, 'custom', { kind: 'external', value: '12345' }))
+  })
+
+  it('stores media with its content type', async () => {
+    const t = await customTenant()
+    const r = await call('/v1/channels/custom/inbound', {
+      method: 'POST',
+      key: t.key,
+      json: { customData: { body: '', fromId: 'pic', mediaUrl: 'https://cdn.example.com/a.jpg', mediaContentType: 'image/jpeg' } },
+    })
+    expect(r.status).toBe(200)
+    const m = await getMessageVia(t, String((await body(r)).message_id))
+    expect(m.body.media).toEqual({ url: 'https://cdn.example.com/a.jpg', content_type: 'image/jpeg' })
+  })
+
+  it('stores a repeated messageSid once and answers it as a duplicate with the first message id', async () => {
+    const t = await customTenant()
+    const first = await pushInbound(t, { body: 'once', fromId: 'd-1', messageSid: 'sid-77' })
+    const again = await pushInbound(t, { body: 'once', fromId: 'd-1', messageSid: 'sid-77' })
+    expect(again.body).toMatchObject({ message_id: first.body.message_id, contact_id: first.body.contact_id, duplicate: true })
+    const list = await body<{ messages: unknown[] }>(await call('/v1/messages', { key: t.key }))
+    expect(list.messages).toHaveLength(1)
+    expect(await eventsOf(t.tenantId, 'message.received')).toHaveLength(1)
+  })
+
+  it('stores concurrent pushes of one messageSid once', async () => {
+    const t = await customTenant()
+    const results = await Promise.all(Array.from({ length: 5 }, () => pushInbound(t, { body: 'race', fromId: 'r-1', messageSid: 'sid-race' })))
+    expect(results.every((r) => r.status === 200)).toBe(true)
+    expect(new Set(results.map((r) => r.body.message_id)).size).toBe(1)
+    expect(results.filter((r) => r.body.duplicate === false)).toHaveLength(1)
+    expect(await eventsOf(t.tenantId, 'message.received')).toHaveLength(1)
+  })
+
+  it('treats the same messageSid from another tenant as a different message', async () => {
+    const a = await customTenant()
+    const b = await customTenant()
+    const ra = await pushInbound(a, { body: 'x', fromId: 'same', messageSid: 'shared-sid' })
+    const rb = await pushInbound(b, { body: 'x', fromId: 'same', messageSid: 'shared-sid' })
+    expect(rb.body.duplicate).toBe(false)
+    expect(rb.body.message_id).not.toBe(ra.body.message_id)
+    expect(rb.body.contact_id).not.toBe(ra.body.contact_id)
+  })
+
+  it('emits message.received with the exact payload of spec part 6', async () => {
+    const t = await customTenant()
+    const r = await pushInbound(t, { body: 'Ping', fromId: 'ev-1', firstName: 'Linus' })
+    const [event] = await eventsOf(t.tenantId, 'message.received')
+    expect(event?.accountId).toBe('custom')
+    expect(event?.payload).toEqual({
+      event: 'message.received',
+      created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+      account_id: 'custom',
+      channel: 'custom',
+      message: { id: String(r.body.message_id), direction: 'inbound', text: 'Ping', media: null, status: 'received', error: null },
+      contact: { id: String(r.body.contact_id), phone: null, name: 'Linus' },
+    } satisfies MessageEvent)
+  })
+
+  it('marks the person do-not-disturb on STOP (sends refused) and lifts it on START', async () => {
+    const t = await customTenant()
+    await pushInbound(t, { body: ' stop ', fromId: 'quiet' })
+    const refused = await send(t, { to: { external_id: 'quiet' }, text: 'are you there?' })
+    expect(refused.status).toBe(422)
+    expect(refused.body).toEqual({ error_code: 'contact_do_not_disturb', error: expect.any(String) })
+    await pushInbound(t, { body: 'START', fromId: 'quiet' })
+    expect((await send(t, { to: { external_id: 'quiet' }, text: 'welcome back' })).status).toBe(202)
+  })
+
+  it('does not treat STOP inside a sentence as an opt-out', async () => {
+    const t = await customTenant()
+    await pushInbound(t, { body: 'please stop by tomorrow', fromId: 'visitor' })
+    expect((await send(t, { to: { external_id: 'visitor' }, text: 'will do' })).status).toBe(202)
+  })
+
+  it('does not store messages of a private contact and answers contact_private', async () => {
+    const t = await customTenant()
+    const first = await pushInbound(t, { body: 'hi', fromId: 'secret' })
+    await setContactFlags(String(first.body.contact_id), { private: true })
+    const r = await pushInbound(t, { body: 'do not keep this', fromId: 'secret' })
+    expect(r.status).toBe(422)
+    expect(r.body).toEqual({ success: false, error: expect.any(String), error_code: 422 })
+    const list = await body<{ messages: { text: string }[] }>(await call('/v1/messages', { key: t.key }))
+    expect(list.messages.map((m) => m.text)).toEqual(['hi'])
+    expect(await eventsOf(t.tenantId, 'message.received')).toHaveLength(1)
+  })
+
+  it('refuses inbound while the custom channel is not connected', async () => {
+    const t = await newTenant()
+    const r = await pushInbound(t, { body: 'hi', fromId: 'nobody' })
+    expect(r.status).toBe(409)
+    expect(r.body).toEqual({ success: false, error: expect.stringMatching(/not connected/), error_code: 409 })
+  })
+})
+
+describe('inbound on an SMS account', () => {
+  it('records STOP as an SMS opt-out, so sends answer contact_opted_out', async () => {
+    const t = await newTenant()
+    const ref = await addAccount(t.tenantId, { id: '+15550003333', channel: 'sms' })
+    await ingestVia(ref, { phone: '+15557654321' }, 'STOP')
+    const refused = await send(t, { account_id: '+15550003333', to: { phone: '+15557654321' }, text: 'one more thing' })
+    expect(refused.status).toBe(422)
+    expect(refused.body.error_code).toBe('contact_opted_out')
+    const contact = await contactRow(t.tenantId, await contactIdFor(t.tenantId, '+15550003333', { kind: 'phone', value: '+15557654321' }))
+    expect(contact).toMatchObject({ optedOut: true, doNotDisturb: false })
+  })
+})
