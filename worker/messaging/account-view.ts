@@ -2,17 +2,22 @@
 import type { z } from 'zod'
 import type { Account } from '../../schema/api/accounts'
 import { accountStub } from '../account/account-do'
-import { listAccounts } from '../db/accounts'
+import { tenantAndAccounts } from '../db/accounts'
 import type { Db } from '../db/client'
 import type { Tenant } from '../db/tenants'
 import { isoOrNull } from '../lib/time'
 
 export type WireAccount = z.infer<typeof Account>
 
-export async function accountsWithLimits(env: Env, db: Db, tenant: Tenant): Promise<WireAccount[]> {
-  const rows = await listAccounts(db, tenant.id)
-  return Promise.all(
-    rows.map(async (a) => ({
+/**
+ * The tenant (read fresh, not from the auth cache: usage must show a suspension at once) and its accounts with
+ * their limits. `fallback` is the authenticated tenant, used only if the row vanished meanwhile.
+ */
+export async function accountsWithLimits(env: Env, db: Db, fallback: Tenant): Promise<{ tenant: Tenant; accounts: WireAccount[] }> {
+  const fresh = await tenantAndAccounts(db, fallback.id)
+  const tenant = fresh.tenant ?? fallback
+  const accounts = await Promise.all(
+    fresh.accounts.map(async (a) => ({
       id: a.id,
       channel: a.channel,
       identifier: a.identifier,
@@ -22,4 +27,5 @@ export async function accountsWithLimits(env: Env, db: Db, tenant: Tenant): Prom
       limits: await accountStub(env, tenant.id, a.id).limits({ tenantId: tenant.id, accountId: a.id, channel: a.channel }, tenant.plan),
     }))
   )
+  return { tenant, accounts }
 }

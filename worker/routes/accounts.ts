@@ -21,5 +21,5 @@ accountsRoutes.openapi(
       404: { description: 'The API is not enabled for this account', content: { 'application/json': { schema: MessagingError } } },
     },
   }),
-  async (c) => c.json({ accounts: await accountsWithLimits(c.env, database(c.env.DB), c.get('tenant')) }, 200)
+  async (c) => c.json({ accounts: (await accountsWithLimits(c.env, database(c.env.DB), c.get('tenant'))).accounts }, 200)
 )

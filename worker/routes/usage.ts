@@ -27,9 +27,8 @@ usageRoutes.openapi(
     },
   }),
   async (c) => {
-    const tenant = c.get('tenant')
+    const { tenant, accounts } = await accountsWithLimits(c.env, database(c.env.DB), c.get('tenant'))
     const plan = planOf(tenant.plan)
-    const accounts = await accountsWithLimits(c.env, database(c.env.DB), tenant)
     const sum = (f: (a: (typeof accounts)[number]) => number) => accounts.reduce((n, a) => n + f(a), 0)
     return c.json(
       {
