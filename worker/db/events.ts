@@ -1,5 +1,9 @@
-/** The event outbox in D1: each event is inserted in the same batch as the change that caused it. */
-import { sql, type SQL } from 'drizzle-orm'
+/**
+ * The event outbox in D1: each event is inserted in the same batch as the change that caused it. Every insert
+ * statement remembers whose it is (`eventOwnerOf`), so the commit helpers (AccountContext.commit inside the
+ * AccountDO, commitEvents in routes) can start webhook fan-out on the right Durable Object without being told.
+ */
+import { and, asc, eq, inArray, isNull, lt, sql, type SQL } from 'drizzle-orm'
 import { events, messages } from '../../schema/d1'
 import type { EventPayload } from '../../schema/events'
 import { newId } from '../lib/ids'
@@ -7,15 +11,30 @@ import type { Db } from './client'
 
 export type EventRow = typeof events.$inferSelect
 
+/** The Durable Object that dispatches an event: the account that emitted it. */
+export type EventOwner = { tenantId: string; accountId: string }
+
+const owners = new WeakMap<object, EventOwner>()
+
+function owned<T extends object>(statement: T, owner: EventOwner): T {
+  owners.set(statement, owner)
+  return statement
+}
+
+/** Whose event a batch statement inserts, or undefined when it inserts no event. */
+export function eventOwnerOf(statement: unknown): EventOwner | undefined {
+  return typeof statement === 'object' && statement !== null ? owners.get(statement) : undefined
+}
+
 export function insertEvent(db: Db, tenantId: string, accountId: string, payload: EventPayload, now: number) {
-  return db.insert(events).values({
+  return owned(db.insert(events).values({
     id: newId('evt'),
     tenantId,
     accountId,
     type: payload.event,
     payload: JSON.stringify(payload),
     createdAt: now,
-  })
+  }), { tenantId, accountId })
 }
 
 /**
@@ -24,7 +43,7 @@ export function insertEvent(db: Db, tenantId: string, accountId: string, payload
  * duplicate, a status move that a newer attempt may have overtaken).
  */
 export function insertEventIfMessage(db: Db, tenantId: string, accountId: string, payload: EventPayload, now: number, condition: SQL) {
-  return db.insert(events).select(
+  const statement = db.insert(events).select(
     db
       .select({
         id: sql`${newId('evt')}`.as('id'),
@@ -39,4 +58,52 @@ export function insertEventIfMessage(db: Db, tenantId: string, accountId: string
       .where(condition)
       .limit(1)
   )
+  return owned(statement, { tenantId, accountId })
+}
+
+/** Events of one account not yet fanned out to webhooks, oldest first. */
+export async function pendingEvents(db: Db, owner: EventOwner, limit: number): Promise<EventRow[]> {
+  return db
+    .select()
+    .from(events)
+    .where(and(eq(events.tenantId, owner.tenantId), eq(events.accountId, owner.accountId), isNull(events.dispatchedAt)))
+    .orderBy(asc(events.createdAt))
+    .limit(limit)
+}
+
+/** A statement marking events as fanned out. */
+export function markDispatched(db: Db, ids: string[], now: number) {
+  return db.update(events).set({ dispatchedAt: now }).where(and(inArray(events.id, ids), isNull(events.dispatchedAt)))
+}
+
+export async function eventsByIds(db: Db, ids: string[]): Promise<EventRow[]> {
+  return ids.length === 0 ? [] : db.select().from(events).where(inArray(events.id, ids))
+}
+
+/** A tenant's events of the given types in [since, until), oldest first: what a webhook replay re-sends. */
+export async function eventsInWindow(db: Db, tenantId: string, types: string[], since: number, until: number, limit: number): Promise<EventRow[]> {
+  return db
+    .select()
+    .from(events)
+    .where(and(eq(events.tenantId, tenantId), inArray(events.type, types), sql`${events.createdAt} >= ${since}`, lt(events.createdAt, until)))
+    .orderBy(asc(events.createdAt), asc(events.id))
+    .limit(limit)
+}
+
+/** Accounts with events that nobody fanned out since before `before` (a lost notification); the sweeper kicks them. */
+export async function undispatchedOwners(db: Db, before: number, limit: number): Promise<EventOwner[]> {
+  return db
+    .selectDistinct({ tenantId: events.tenantId, accountId: events.accountId })
+    .from(events)
+    .where(and(isNull(events.dispatchedAt), lt(events.createdAt, before)))
+    .limit(limit)
+}
+
+/** Deletes up to `limit` events older than `before`; answers how many went. */
+export async function pruneEvents(db: Db, before: number, limit: number): Promise<number> {
+  const rows = await db
+    .delete(events)
+    .where(inArray(events.id, db.select({ id: events.id }).from(events).where(lt(events.createdAt, before)).limit(limit)))
+    .returning({ id: events.id })
+  return rows.length
 }
