@@ -66,7 +66,7 @@ export async function ingestMessage(c: AccountContext, input: InboundInput): Pro
     external_id: seed.externalId ?? existing?.externalId ?? null,
   }
   const event = messageEventPayload('message.received', { ...row, errorMessage: null }, contact, ref.channel, now)
-  const [, inserted] = await c.db.batch([
+  const [, inserted] = await c.commit([
     upsertInboundContact(c.db, seed, input.text, now),
     insertInboundIfNew(c.db, row),
     insertEventIfMessage(c.db, ref.tenantId, ref.accountId, event, now, eq(messages.id, messageId)),

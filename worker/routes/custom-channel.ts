@@ -25,6 +25,7 @@ import { checkPublicUrl } from '../lib/public-url'
 import { isoOrNull } from '../lib/time'
 import { planOf } from '../plans'
 import { resourceApp } from '../validate'
+import { commitEvents } from '../webhooks/emit'
 
 export const customChannelRoutes = resourceApp()
 
@@ -85,7 +86,7 @@ customChannelRoutes.openapi(
         : accountStatusUpdate(db, tenant.id, CUSTOM_ACCOUNT_ID, { status: 'connected', reason: null, identifier: check.url.hostname, now }),
     ] as const
     if (created) {
-      await db.batch([...writes, insertEvent(db, tenant.id, CUSTOM_ACCOUNT_ID, accountEventPayload('account.connected', account, null, now), now)])
+      await commitEvents(c.env, db, [...writes, insertEvent(db, tenant.id, CUSTOM_ACCOUNT_ID, accountEventPayload('account.connected', account, null, now), now)])
     } else {
       await db.batch(writes)
     }
@@ -128,7 +129,7 @@ customChannelRoutes.openapi(
     if (!account) return c.json({ success: true as const, account_id: CUSTOM_ACCOUNT_ID, status: 'not_connected' as const }, 200)
     await accountStub(c.env, tenant.id, CUSTOM_ACCOUNT_ID).removed(REF(tenant.id))
     const gone = { ...account, status: 'disconnected' as const }
-    await db.batch([
+    await commitEvents(c.env, db, [
       deleteConnectionConfig(db, tenant.id, CUSTOM_ACCOUNT_ID),
       insertEvent(db, tenant.id, CUSTOM_ACCOUNT_ID, accountEventPayload('account.disconnected', gone, 'removed', now), now),
     ])
