@@ -8,7 +8,7 @@ import type { BatchItem, BatchResponse } from 'drizzle-orm/batch'
 import { z } from 'zod'
 import type { AccountLimits } from '../../schema/api/accounts'
 import { database, type Db } from '../db/client'
-import { eventOwnerOf, type EventOwner } from '../db/events'
+import { eventOf, type EventOwner } from '../db/events'
 import { FAN_OUT_GRACE_MS, WebhookOutbox } from '../webhooks/outbox'
 import { planOf } from '../plans'
 import type { AccountContext } from './context'
@@ -111,12 +111,14 @@ export class AccountDO extends DurableObject<Env> {
   }
 
   private async commit<U extends BatchItem<'sqlite'>, T extends Readonly<[U, ...U[]]>>(statements: T): Promise<BatchResponse<T>> {
-    const owner = statements.map(eventOwnerOf).find((o) => o !== undefined)
-    if (!owner) return this.db.batch(statements)
+    const events = statements.map(eventOf).filter((e) => e !== undefined)
+    const [first] = events
+    if (!first) return this.db.batch(statements)
     // Armed before the write: if the object is evicted right after it, the alarm still fans the events out.
-    this.store.setWebhookOwner(owner)
+    this.store.setWebhookOwner({ tenantId: first.tenantId, accountId: first.accountId })
     await this.webhooks.wakeBy(Date.now() + FAN_OUT_GRACE_MS)
     const results = await this.db.batch(statements)
+    this.webhooks.notice(events)
     this.ctx.waitUntil(this.webhooks.run('events'))
     return results
   }

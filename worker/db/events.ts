@@ -1,7 +1,8 @@
 /**
  * The event outbox in D1: each event is inserted in the same batch as the change that caused it. Every insert
- * statement remembers whose it is (`eventOwnerOf`), so the commit helpers (AccountContext.commit inside the
- * AccountDO, commitEvents in routes) can start webhook fan-out on the right Durable Object without being told.
+ * statement remembers the event it writes (`eventOf`), so the commit helpers (AccountContext.commit inside the
+ * AccountDO, commitEvents in routes) start webhook fan-out on the right Durable Object without being told, and
+ * without reading the event back.
  */
 import { and, asc, eq, inArray, isNull, lt, sql, type SQL } from 'drizzle-orm'
 import { events, messages } from '../../schema/d1'
@@ -14,27 +15,31 @@ export type EventRow = typeof events.$inferSelect
 /** The Durable Object that dispatches an event: the account that emitted it. */
 export type EventOwner = { tenantId: string; accountId: string }
 
-const owners = new WeakMap<object, EventOwner>()
+/** What an insert statement will write, known before it runs (the fan-out starts from this, not a re-read). */
+export type EventCandidate = Pick<EventRow, 'id' | 'tenantId' | 'accountId' | 'type' | 'payload' | 'createdAt'>
 
-function owned<T extends object>(statement: T, owner: EventOwner): T {
-  owners.set(statement, owner)
+const written = new WeakMap<object, EventCandidate>()
+
+function remember<T extends object>(statement: T, event: EventCandidate): T {
+  written.set(statement, event)
   return statement
 }
 
-/** Whose event a batch statement inserts, or undefined when it inserts no event. */
-export function eventOwnerOf(statement: unknown): EventOwner | undefined {
-  return typeof statement === 'object' && statement !== null ? owners.get(statement) : undefined
+/**
+ * The event a batch statement inserts, or undefined when it inserts none. A conditional insert may end up writing
+ * nothing; the fan-out only acts on events that exist (its delivery inserts are conditional on the event row).
+ */
+export function eventOf(statement: unknown): EventCandidate | undefined {
+  return typeof statement === 'object' && statement !== null ? written.get(statement) : undefined
+}
+
+function candidate(tenantId: string, accountId: string, payload: EventPayload, now: number): EventCandidate {
+  return { id: newId('evt'), tenantId, accountId, type: payload.event, payload: JSON.stringify(payload), createdAt: now }
 }
 
 export function insertEvent(db: Db, tenantId: string, accountId: string, payload: EventPayload, now: number) {
-  return owned(db.insert(events).values({
-    id: newId('evt'),
-    tenantId,
-    accountId,
-    type: payload.event,
-    payload: JSON.stringify(payload),
-    createdAt: now,
-  }), { tenantId, accountId })
+  const event = candidate(tenantId, accountId, payload, now)
+  return remember(db.insert(events).values(event), event)
 }
 
 /**
@@ -43,14 +48,15 @@ export function insertEvent(db: Db, tenantId: string, accountId: string, payload
  * duplicate, a status move that a newer attempt may have overtaken).
  */
 export function insertEventIfMessage(db: Db, tenantId: string, accountId: string, payload: EventPayload, now: number, condition: SQL) {
+  const event = candidate(tenantId, accountId, payload, now)
   const statement = db.insert(events).select(
     db
       .select({
-        id: sql`${newId('evt')}`.as('id'),
+        id: sql`${event.id}`.as('id'),
         tenantId: sql`${tenantId}`.as('tenant_id'),
         accountId: sql`${accountId}`.as('account_id'),
-        type: sql`${payload.event}`.as('type'),
-        payload: sql`${JSON.stringify(payload)}`.as('payload'),
+        type: sql`${event.type}`.as('type'),
+        payload: sql`${event.payload}`.as('payload'),
         createdAt: sql`${now}`.as('created_at'),
         dispatchedAt: sql`null`.as('dispatched_at'),
       })
@@ -58,7 +64,7 @@ export function insertEventIfMessage(db: Db, tenantId: string, accountId: string
       .where(condition)
       .limit(1)
   )
-  return owned(statement, { tenantId, accountId })
+  return remember(statement, event)
 }
 
 /** Events of one account not yet fanned out to webhooks, oldest first. */

@@ -4,7 +4,7 @@
  * if the row is still held by that attempt.
  */
 import { and, desc, eq, inArray, isNull, lt, lte, or, sql, type SQL } from 'drizzle-orm'
-import { webhookDeliveries, type DeliveryStatus } from '../../schema/d1'
+import { events, webhookDeliveries, type DeliveryStatus } from '../../schema/d1'
 import type { FailureType } from '../../schema/api/webhooks'
 import type { Db } from './client'
 import type { EventOwner } from './events'
@@ -17,6 +17,43 @@ const d = webhookDeliveries
 /** Inserts a delivery unless it exists (a second fan-out of the same event); `returning` tells whether it was ours. */
 export function insertDelivery(db: Db, row: NewDelivery) {
   return db.insert(d).values(row).onConflictDoNothing().returning({ id: d.id })
+}
+
+/**
+ * Fan-out's insert: the delivery is written only if its event exists and is not yet dispatched (the statement that
+ * marks it dispatched follows in the same batch), and only once. `returning` says whether this fan-out owns it.
+ */
+export function insertDeliveryForEvent(db: Db, row: NewDelivery & { status: DeliveryStatus }) {
+  const v = <T>(value: T, column: string) => sql`${value ?? null}`.as(column)
+  return db
+    .insert(d)
+    .select(
+      db
+        .select({
+          id: v(row.id, 'id'),
+          tenantId: v(row.tenantId, 'tenant_id'),
+          webhookId: v(row.webhookId, 'webhook_id'),
+          eventId: v(row.eventId, 'event_id'),
+          eventType: v(row.eventType, 'event_type'),
+          accountId: v(row.accountId, 'account_id'),
+          status: v(row.status, 'status'),
+          attempts: v(row.attempts ?? 0, 'attempts'),
+          cycleStart: v(0, 'cycle_start'),
+          nextAttemptAt: v(row.nextAttemptAt, 'next_attempt_at'),
+          leaseUntil: v(row.leaseUntil, 'lease_until'),
+          lastAttemptAt: v(row.lastAttemptAt, 'last_attempt_at'),
+          lastStatusCode: v(null, 'last_status_code'),
+          lastFailureType: v(null, 'last_failure_type'),
+          lastError: v(row.lastError, 'last_error'),
+          deliveredAt: v(null, 'delivered_at'),
+          createdAt: v(row.createdAt, 'created_at'),
+          updatedAt: v(row.updatedAt, 'updated_at'),
+        })
+        .from(events)
+        .where(and(eq(events.id, row.eventId), isNull(events.dispatchedAt)))
+    )
+    .onConflictDoNothing()
+    .returning({ id: d.id })
 }
 
 /**

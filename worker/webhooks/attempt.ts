@@ -1,8 +1,10 @@
 /**
- * One delivery attempt from the AccountDO: POST the stored payload, then record the outcome on the delivery row
- * and the URL's health in one D1 batch. Answers when the next retry is due (null when none follows).
+ * One delivery attempt from the AccountDO: POST the stored payload, then build the statements recording the
+ * outcome on the delivery row and on the URL's health (written together, atomically, by the caller), and when
+ * the next retry is due (null when none follows).
  */
 import { deliveryTimeoutMs, encryptionKey, urlPolicy } from '../config'
+import type { BatchItem } from 'drizzle-orm/batch'
 import type { Db } from '../db/client'
 import { finishAttempt } from '../db/webhook-deliveries'
 import { recordFailure, recordSuccess } from '../db/webhook-health'
@@ -27,7 +29,9 @@ export async function unsealSecret(env: Env, sealed: string | null): Promise<str
   return sealed === null ? null : unseal(encryptionKey(env), sealed)
 }
 
-export async function runAttempt(env: Env, db: Db, t: AttemptTarget): Promise<number | null> {
+export type AttemptRecord = { statements: BatchItem<'sqlite'>[]; nextAttemptAt: number | null }
+
+export async function runAttempt(env: Env, db: Db, t: AttemptTarget): Promise<AttemptRecord> {
   let outcome: AttemptOutcome
   try {
     outcome = await postWebhook({
@@ -46,14 +50,13 @@ export async function runAttempt(env: Env, db: Db, t: AttemptTarget): Promise<nu
   const now = Date.now()
   const { tenantId, url } = t.webhook
   if (outcome.ok) {
-    await db.batch([
-      finishAttempt(db, t.deliveryId, t.attempt, { status: 'delivered', statusCode: outcome.statusCode }, now),
-      recordSuccess(db, tenantId, url, now),
-    ])
-    return null
+    return {
+      statements: [finishAttempt(db, t.deliveryId, t.attempt, { status: 'delivered', statusCode: outcome.statusCode }, now), recordSuccess(db, tenantId, url, now)],
+      nextAttemptAt: null,
+    }
   }
   const next = nextAttemptAt(t.attempt - t.cycleStart, outcome, t.webhook.retriesEnabled, now)
-  await db.batch([
+  const statements = [
     finishAttempt(
       db,
       t.deliveryId,
@@ -62,6 +65,6 @@ export async function runAttempt(env: Env, db: Db, t: AttemptTarget): Promise<nu
       now
     ),
     recordFailure(db, tenantId, url, { statusCode: outcome.statusCode, failureType: outcome.failureType, message: outcome.message, gone: outcome.gone ?? false }, now),
-  ])
-  return next
+  ]
+  return { statements, nextAttemptAt: next }
 }

@@ -6,11 +6,11 @@
 import type { BatchItem, BatchResponse } from 'drizzle-orm/batch'
 import { accountStub } from '../account/account-do'
 import type { Db } from '../db/client'
-import { eventOwnerOf, type EventOwner } from '../db/events'
+import { eventOf, type EventOwner } from '../db/events'
 
 export async function commitEvents<U extends BatchItem<'sqlite'>, T extends Readonly<[U, ...U[]]>>(env: Env, db: Db, statements: T): Promise<BatchResponse<T>> {
   const results = await db.batch(statements)
-  await notifyOwners(env, statements.map(eventOwnerOf))
+  await notifyOwners(env, statements.map(eventOf))
   return results
 }
 

@@ -2,18 +2,21 @@
  * The webhook outbox of one AccountDO. The rows live in D1 (`webhook_deliveries`: the log and the retry queue in
  * one); this object's alarm (timer `webhooks`) always points at the earliest due row, so a pending retry survives
  * eviction and restarts. A run fans out the account's new events into deliveries, claims the first attempts in the
- * same batch, starts every due retry, and never blocks on a slow receiver: attempts run side by side and each
- * records its own outcome.
+ * same batch, starts every due retry, and never blocks on a slow receiver: attempts run side by side and their
+ * outcomes are group-committed. Events committed inside this object are handed over in memory (`notice`), so the
+ * common path reads D1 once per fan-out (subscriptions, health and the tenant switch in one query); the alarm
+ * path re-reads undispatched events from D1, so nothing depends on memory surviving.
  */
 import type { AccountContext } from '../account/context'
 import { deliveryTimeoutMs } from '../config'
-import { eventsByIds, markDispatched, pendingEvents, type EventOwner, type EventRow } from '../db/events'
+import { eventsByIds, markDispatched, pendingEvents, type EventCandidate, type EventOwner, type EventRow } from '../db/events'
 import { getTenant } from '../db/tenants'
-import { claimDue, finishAttempt, insertDelivery, nextWakeAt, type AttemptFinish, type DeliveryRow } from '../db/webhook-deliveries'
+import { claimDue, finishAttempt, insertDeliveryForEvent, nextWakeAt, type AttemptFinish, type DeliveryRow } from '../db/webhook-deliveries'
 import { healthByUrl } from '../db/webhook-health'
-import { listWebhooks, webhooksByIds, type WebhookRow } from '../db/webhooks'
+import { deliveryTargets, webhooksByIds, type WebhookRow } from '../db/webhooks'
 import { EVENT_TYPES, type EventType } from '../../schema/events'
 import { runAttempt, type AttemptTarget } from './attempt'
+import { GroupCommit } from './group-commit'
 import { deliveryIdFor } from './signing'
 import { subscribedTo } from './view'
 
@@ -34,8 +37,18 @@ const isEventType = (s: string): s is EventType => (EVENT_TYPES as readonly stri
 
 export class WebhookOutbox {
   private chain: Promise<unknown> = Promise.resolve()
+  /** Events committed by this object and not yet fanned out. */
+  private incoming: EventCandidate[] = []
+  private readonly outcomes: GroupCommit
 
-  constructor(private readonly c: AccountContext) {}
+  constructor(private readonly c: AccountContext) {
+    this.outcomes = new GroupCommit(c.db)
+  }
+
+  /** Events this object just committed; the next run fans them out without reading them back. */
+  notice(events: EventCandidate[]): void {
+    this.incoming.push(...events)
+  }
 
   /** Arms the alarm at `at` unless it is already due earlier. */
   async wakeBy(at: number): Promise<void> {
@@ -53,7 +66,7 @@ export class WebhookOutbox {
       const owner = this.c.store.webhookOwner()
       if (!owner) return
       for (let round = 0; round < MAX_ROUNDS; round++) {
-        const fanned = await this.fanOut(owner, attempts)
+        const fanned = await this.fanOut(owner, reason === 'alarm', attempts)
         const timer = this.c.store.timerAt('webhooks')
         const claimed = reason === 'alarm' || (timer !== null && timer <= Date.now()) ? await this.startDue(owner, attempts) : 0
         if (fanned < FAN_OUT_BATCH_EVENTS && claimed < CLAIM_BATCH) break
@@ -82,44 +95,53 @@ export class WebhookOutbox {
   private start(target: AttemptTarget, attempts: Promise<void>[]): void {
     attempts.push(
       runAttempt(this.c.env, this.c.db, target).then(
-        async (next) => {
-          if (next !== null) await this.wakeBy(next)
+        async (record) => {
+          await this.outcomes.write(record.statements)
+          if (record.nextAttemptAt !== null) await this.wakeBy(record.nextAttemptAt)
         },
         (err: unknown) => console.error(JSON.stringify({ msg: 'webhook attempt not recorded', delivery: target.deliveryId, error: String(err) }))
       )
     )
   }
 
-  /** New events → one delivery per matching subscription; first attempts are claimed by the insert itself. */
-  private async fanOut(owner: EventOwner, attempts: Promise<void>[]): Promise<number> {
+  /**
+   * New events → one delivery per matching subscription; first attempts are claimed by the insert itself, which
+   * only writes when the event exists and is undispatched (a conditional event insert may have written nothing).
+   */
+  private async fanOut(owner: EventOwner, fromStore: boolean, attempts: Promise<void>[]): Promise<number> {
     const { db } = this.c
-    const events = await pendingEvents(db, owner, FAN_OUT_BATCH_EVENTS)
+    const events: EventCandidate[] = this.incoming.splice(0, FAN_OUT_BATCH_EVENTS)
+    if (fromStore && events.length < FAN_OUT_BATCH_EVENTS) {
+      const known = new Set(events.map((e) => e.id))
+      for (const e of await pendingEvents(db, owner, FAN_OUT_BATCH_EVENTS - events.length)) if (!known.has(e.id)) events.push(e)
+    }
     if (events.length === 0) return 0
-    const [tenant, subs] = await Promise.all([getTenant(db, owner.tenantId), listWebhooks(db, owner.tenantId)])
+    const targets = await deliveryTargets(db, owner.tenantId)
     // Switched-off subscriptions and tenants get no rows at all: replay can still send those events later.
-    const targets = tenant?.webhooksEnabled ? subs.filter((s) => s.enabled) : []
-    const health = await healthByUrl(db, owner.tenantId, [...new Set(targets.map((s) => s.url))])
+    const subs = targets.webhooksEnabled ? targets.subscriptions : []
     const now = Date.now()
     const leaseUntil = this.leaseUntil(now)
     const claims: AttemptTarget[] = []
-    const inserts: ReturnType<typeof insertDelivery>[] = []
+    const inserts: ReturnType<typeof insertDeliveryForEvent>[] = []
     for (const event of events) {
       if (!isEventType(event.type)) continue
-      for (const sub of targets) {
-        if (!subscribedTo(sub).includes(event.type)) continue
-        const id = await deliveryIdFor(event.id, sub.id)
-        const base = { id, tenantId: owner.tenantId, webhookId: sub.id, eventId: event.id, eventType: event.type, accountId: owner.accountId, createdAt: event.createdAt, updatedAt: now }
-        if (health.get(sub.url)?.isDisabled) {
-          inserts.push(insertDelivery(db, { ...base, status: 'paused', lastError: PAUSED_MESSAGE }))
+      for (const { webhook, paused } of subs) {
+        if (!subscribedTo(webhook).includes(event.type)) continue
+        const id = await deliveryIdFor(event.id, webhook.id)
+        const base = { id, tenantId: event.tenantId, webhookId: webhook.id, eventId: event.id, eventType: event.type, accountId: event.accountId, createdAt: event.createdAt, updatedAt: now }
+        if (paused) {
+          inserts.push(insertDeliveryForEvent(db, { ...base, status: 'paused', lastError: PAUSED_MESSAGE }))
         } else {
-          inserts.push(insertDelivery(db, { ...base, status: 'pending', attempts: 1, nextAttemptAt: now, leaseUntil, lastAttemptAt: now }))
-          claims.push({ deliveryId: id, attempt: 1, cycleStart: 0, webhook: sub, eventType: event.type, payload: event.payload })
+          inserts.push(insertDeliveryForEvent(db, { ...base, status: 'pending', attempts: 1, nextAttemptAt: now, leaseUntil, lastAttemptAt: now }))
+          claims.push({ deliveryId: id, attempt: 1, cycleStart: 0, webhook, eventType: event.type, payload: event.payload })
         }
       }
     }
-    const results = await db.batch([markDispatched(db, events.map((e) => e.id), now), ...inserts])
+    // The dispatched mark comes last: the delivery inserts above are conditional on the event being undispatched.
+    const [head, ...tail] = [...inserts, markDispatched(db, events.map((e) => e.id), now)]
+    const results = await db.batch([head!, ...tail])
     if (claims.length > 0) await this.wakeBy(leaseUntil)
-    const inserted = new Set(results.slice(1).flatMap((r) => (Array.isArray(r) ? r.map((x: { id: string }) => x.id) : [])))
+    const inserted = new Set(results.slice(0, inserts.length).flatMap((r) => (Array.isArray(r) ? r.map((x: { id: string }) => x.id) : [])))
     for (const claim of claims) if (inserted.has(claim.deliveryId)) this.start(claim, attempts)
     return events.length
   }
