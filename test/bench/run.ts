@@ -1,6 +1,6 @@
 /**
  * `npm run bench`: starts the real local server (wrangler dev) and a local receiver, measures the baseline round
- * trip, runs every benchmark, prints the figures and writes docs/PERFORMANCE.md. `npm run bench -- inbound` runs one
+ * trip, runs every benchmark, prints the figures and writes docs/PERFORMANCE.md. `npm run bench -- webhooks` runs one
  * (printing only).
  */
 import { writeFileSync } from 'node:fs'
@@ -10,8 +10,9 @@ import { startReceiver } from '../fixtures/receiver'
 import { repoRoot, startLocalServer } from '../e2e/local-server'
 import { measureBaseline, ms, type Bench, type BenchReport } from './bench-kit'
 import { inboundBench } from './inbound.bench'
+import { webhooksBench } from './webhooks.bench'
 
-const ALL: Bench[] = [inboundBench]
+const ALL: Bench[] = [inboundBench, webhooksBench]
 
 const only = process.argv.slice(2).filter((a) => !a.startsWith('-'))
 const selected = only.length ? ALL.filter((b) => only.includes(b.name)) : ALL
