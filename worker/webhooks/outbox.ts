@@ -94,13 +94,13 @@ export class WebhookOutbox {
 
   private start(target: AttemptTarget, attempts: Promise<void>[]): void {
     attempts.push(
-      runAttempt(this.c.env, this.c.db, target).then(
-        async (record) => {
+      runAttempt(this.c.env, this.c.db, target)
+        .then(async (record) => {
           await this.outcomes.write(record.statements)
           if (record.nextAttemptAt !== null) await this.wakeBy(record.nextAttemptAt)
-        },
-        (err: unknown) => console.error(JSON.stringify({ msg: 'webhook attempt not recorded', delivery: target.deliveryId, error: String(err) }))
-      )
+        })
+        // Unrecorded, the row keeps its lease and is attempted again once it lapses (at least once).
+        .catch((err: unknown) => console.error(JSON.stringify({ msg: 'webhook attempt not recorded', delivery: target.deliveryId, error: String(err) })))
     )
   }
 
