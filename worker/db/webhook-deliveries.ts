@@ -4,7 +4,7 @@
  * if the row is still held by that attempt.
  */
 import { and, desc, eq, inArray, isNull, lt, lte, or, sql, type SQL } from 'drizzle-orm'
-import { events, webhookDeliveries, type DeliveryStatus } from '../../schema/d1'
+import { events, tenants, webhookDeliveries, webhookHealth, webhooks, type DeliveryStatus } from '../../schema/d1'
 import type { FailureType } from '../../schema/api/webhooks'
 import type { Db } from './client'
 import type { EventOwner } from './events'
@@ -14,46 +14,56 @@ export type NewDelivery = typeof webhookDeliveries.$inferInsert
 
 const d = webhookDeliveries
 
-/** Inserts a delivery unless it exists (a second fan-out of the same event); `returning` tells whether it was ours. */
-export function insertDelivery(db: Db, row: NewDelivery) {
-  return db.insert(d).values(row).onConflictDoNothing().returning({ id: d.id })
-}
-
 /**
- * Fan-out's insert: the delivery is written only if its event exists and is not yet dispatched (the statement that
- * marks it dispatched follows in the same batch), and only once. `returning` says whether this fan-out owns it.
+ * The whole fan-out of some events as one statement: one delivery per (event, switched-on subscription that
+ * subscribes to its type), for tenants with webhooks on, written only while the event exists and is undispatched
+ * (the dispatched mark follows in the same batch) and only once (the id is derived from the pair, the same
+ * expression as webhooks/signing.ts `deliveryIdFor`). Rows for a paused URL are written `paused` and not claimed;
+ * the others are claimed for attempt 1. Answers the rows it wrote.
  */
-export function insertDeliveryForEvent(db: Db, row: NewDelivery & { status: DeliveryStatus }) {
-  const v = <T>(value: T, column: string) => sql`${value ?? null}`.as(column)
+export function fanOutDeliveries(db: Db, eventIds: string[], now: number, leaseUntil: number, pausedMessage: string) {
+  const e = events
+  const w = webhooks
+  const h = webhookHealth
+  const paused = sql`coalesce(${h.isDisabled}, 0)`
+  const unlessPaused = <T>(value: T) => sql`case when ${paused} then null else ${value} end`
   return db
     .insert(d)
     .select(
       db
         .select({
-          id: v(row.id, 'id'),
-          tenantId: v(row.tenantId, 'tenant_id'),
-          webhookId: v(row.webhookId, 'webhook_id'),
-          eventId: v(row.eventId, 'event_id'),
-          eventType: v(row.eventType, 'event_type'),
-          accountId: v(row.accountId, 'account_id'),
-          status: v(row.status, 'status'),
-          attempts: v(row.attempts ?? 0, 'attempts'),
-          cycleStart: v(0, 'cycle_start'),
-          nextAttemptAt: v(row.nextAttemptAt, 'next_attempt_at'),
-          leaseUntil: v(row.leaseUntil, 'lease_until'),
-          lastAttemptAt: v(row.lastAttemptAt, 'last_attempt_at'),
-          lastStatusCode: v(null, 'last_status_code'),
-          lastFailureType: v(null, 'last_failure_type'),
-          lastError: v(row.lastError, 'last_error'),
-          deliveredAt: v(null, 'delivered_at'),
-          createdAt: v(row.createdAt, 'created_at'),
-          updatedAt: v(row.updatedAt, 'updated_at'),
+          id: sql`'dlv_' || substr(${e.id}, 5) || substr(${w.id}, 4)`.as('id'),
+          tenantId: sql`${e.tenantId}`.as('tenant_id'),
+          webhookId: sql`${w.id}`.as('webhook_id'),
+          eventId: sql`${e.id}`.as('event_id'),
+          eventType: sql`${e.type}`.as('event_type'),
+          accountId: sql`${e.accountId}`.as('account_id'),
+          status: sql`case when ${paused} then 'paused' else 'pending' end`.as('status'),
+          attempts: sql`case when ${paused} then 0 else 1 end`.as('attempts'),
+          cycleStart: sql`0`.as('cycle_start'),
+          nextAttemptAt: unlessPaused(now).as('next_attempt_at'),
+          leaseUntil: unlessPaused(leaseUntil).as('lease_until'),
+          lastAttemptAt: unlessPaused(now).as('last_attempt_at'),
+          lastStatusCode: sql`null`.as('last_status_code'),
+          lastFailureType: sql`null`.as('last_failure_type'),
+          lastError: sql`case when ${paused} then ${pausedMessage} else null end`.as('last_error'),
+          deliveredAt: sql`null`.as('delivered_at'),
+          createdAt: sql`${e.createdAt}`.as('created_at'),
+          updatedAt: sql`${now}`.as('updated_at'),
         })
-        .from(events)
-        .where(and(eq(events.id, row.eventId), isNull(events.dispatchedAt)))
+        .from(e)
+        .innerJoin(tenants, and(eq(tenants.id, e.tenantId), eq(tenants.webhooksEnabled, true)))
+        .innerJoin(w, and(eq(w.tenantId, e.tenantId), eq(w.enabled, true), sql`exists (select 1 from json_each(${w.subscribedTo}) where value = ${e.type})`))
+        .leftJoin(h, and(eq(h.tenantId, w.tenantId), eq(h.url, w.url)))
+        .where(and(inArray(e.id, eventIds), isNull(e.dispatchedAt)))
     )
     .onConflictDoNothing()
-    .returning({ id: d.id })
+    .returning({ id: d.id, webhookId: d.webhookId, eventId: d.eventId, status: d.status })
+}
+
+/** Inserts a delivery unless it exists (a replay of an event that was never fanned out to this subscription). */
+export function insertDelivery(db: Db, row: NewDelivery) {
+  return db.insert(d).values(row).onConflictDoNothing()
 }
 
 /**

@@ -3,7 +3,7 @@
  * position in it is the API's `id`. The per-tenant cap is enforced inside the insert, so it holds under races.
  */
 import { and, asc, eq, inArray, sql } from 'drizzle-orm'
-import { tenants, webhookHealth, webhooks } from '../../schema/d1'
+import { webhooks } from '../../schema/d1'
 import type { Db } from './client'
 
 export type WebhookRow = typeof webhooks.$inferSelect
@@ -68,20 +68,10 @@ export function isDuplicateName(err: unknown): boolean {
   return /UNIQUE constraint failed: webhooks\.tenant_id, webhooks\.name/.test(text)
 }
 
-export type DeliveryTargets = { webhooksEnabled: boolean; subscriptions: Array<{ webhook: WebhookRow; paused: boolean }> }
-
-/**
- * Everything a fan-out needs in one read: the tenant's webhooks switch, its switched-on subscriptions (in list
- * order) and whether each one's URL is paused.
- */
-export async function deliveryTargets(db: Db, tenantId: string): Promise<DeliveryTargets> {
-  const rows = await db
-    .select({ webhooksEnabled: tenants.webhooksEnabled, webhook: webhooks, paused: webhookHealth.isDisabled })
-    .from(tenants)
-    .leftJoin(webhooks, and(eq(webhooks.tenantId, tenants.id), eq(webhooks.enabled, true)))
-    .leftJoin(webhookHealth, and(eq(webhookHealth.tenantId, webhooks.tenantId), eq(webhookHealth.url, webhooks.url)))
-    .where(eq(tenants.id, tenantId))
-    .orderBy(asc(webhooks.createdAt), asc(webhooks.id))
-  const subscriptions = rows.flatMap((r) => (r.webhook ? [{ webhook: r.webhook, paused: r.paused ?? false }] : []))
-  return { webhooksEnabled: rows[0]?.webhooksEnabled ?? false, subscriptions }
+/** The switched-on subscriptions of a tenant (a statement, for the fan-out's batch). */
+export function enabledWebhooks(db: Db, tenantId: string) {
+  return db
+    .select()
+    .from(webhooks)
+    .where(and(eq(webhooks.tenantId, tenantId), eq(webhooks.enabled, true)))
 }

@@ -15,6 +15,6 @@ export function decodeLogCursor(raw: string): { createdAt: number; id: string } 
   } catch {
     return null
   }
-  const match = /^d1:(\d{1,15}):(dlv_[0-9a-f]{32})$/.exec(text)
+  const match = /^d1:(\d{1,15}):(dlv_[0-9A-Za-z]{44})$/.exec(text)
   return match ? { createdAt: Number(match[1]), id: match[2]! } : null
 }

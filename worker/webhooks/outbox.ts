@@ -11,13 +11,12 @@ import type { AccountContext } from '../account/context'
 import { deliveryTimeoutMs } from '../config'
 import { eventsByIds, markDispatched, pendingEvents, type EventCandidate, type EventOwner, type EventRow } from '../db/events'
 import { getTenant } from '../db/tenants'
-import { claimDue, finishAttempt, insertDeliveryForEvent, nextWakeAt, type AttemptFinish, type DeliveryRow } from '../db/webhook-deliveries'
+import { claimDue, fanOutDeliveries, finishAttempt, nextWakeAt, type AttemptFinish, type DeliveryRow } from '../db/webhook-deliveries'
 import { healthByUrl } from '../db/webhook-health'
-import { deliveryTargets, webhooksByIds, type WebhookRow } from '../db/webhooks'
+import { enabledWebhooks, webhooksByIds, type WebhookRow } from '../db/webhooks'
 import { EVENT_TYPES, type EventType } from '../../schema/events'
 import { runAttempt, type AttemptTarget } from './attempt'
 import { GroupCommit } from './group-commit'
-import { deliveryIdFor } from './signing'
 import { subscribedTo } from './view'
 
 /** Events fanned out per D1 batch. */
@@ -105,8 +104,8 @@ export class WebhookOutbox {
   }
 
   /**
-   * New events → one delivery per matching subscription; first attempts are claimed by the insert itself, which
-   * only writes when the event exists and is undispatched (a conditional event insert may have written nothing).
+   * New events → one delivery per matching subscription, in one D1 round trip: the fan-out statement (which also
+   * claims the first attempts), the dispatched mark, and the subscriptions the attempts need.
    */
   private async fanOut(owner: EventOwner, fromStore: boolean, attempts: Promise<void>[]): Promise<number> {
     const { db } = this.c
@@ -116,33 +115,25 @@ export class WebhookOutbox {
       for (const e of await pendingEvents(db, owner, FAN_OUT_BATCH_EVENTS - events.length)) if (!known.has(e.id)) events.push(e)
     }
     if (events.length === 0) return 0
-    const targets = await deliveryTargets(db, owner.tenantId)
-    // Switched-off subscriptions and tenants get no rows at all: replay can still send those events later.
-    const subs = targets.webhooksEnabled ? targets.subscriptions : []
     const now = Date.now()
     const leaseUntil = this.leaseUntil(now)
-    const claims: AttemptTarget[] = []
-    const inserts: ReturnType<typeof insertDeliveryForEvent>[] = []
-    for (const event of events) {
-      if (!isEventType(event.type)) continue
-      for (const { webhook, paused } of subs) {
-        if (!subscribedTo(webhook).includes(event.type)) continue
-        const id = await deliveryIdFor(event.id, webhook.id)
-        const base = { id, tenantId: event.tenantId, webhookId: webhook.id, eventId: event.id, eventType: event.type, accountId: event.accountId, createdAt: event.createdAt, updatedAt: now }
-        if (paused) {
-          inserts.push(insertDeliveryForEvent(db, { ...base, status: 'paused', lastError: PAUSED_MESSAGE }))
-        } else {
-          inserts.push(insertDeliveryForEvent(db, { ...base, status: 'pending', attempts: 1, nextAttemptAt: now, leaseUntil, lastAttemptAt: now }))
-          claims.push({ deliveryId: id, attempt: 1, cycleStart: 0, webhook, eventType: event.type, payload: event.payload })
-        }
-      }
+    const ids = events.map((e) => e.id)
+    const [written, , subs] = await db.batch([
+      fanOutDeliveries(db, ids, now, leaseUntil, PAUSED_MESSAGE),
+      markDispatched(db, ids, now),
+      enabledWebhooks(db, owner.tenantId),
+    ])
+    const claimed = written.filter((w) => w.status === 'pending')
+    if (claimed.length === 0) return events.length
+    await this.wakeBy(leaseUntil)
+    const subById = new Map(subs.map((w) => [w.id, w]))
+    const eventById = new Map(events.map((e) => [e.id, e]))
+    for (const row of claimed) {
+      const webhook = subById.get(row.webhookId)
+      const event = eventById.get(row.eventId)
+      if (!webhook || !event || !isEventType(event.type)) continue
+      this.start({ deliveryId: row.id, attempt: 1, cycleStart: 0, webhook, eventType: event.type, payload: event.payload }, attempts)
     }
-    // The dispatched mark comes last: the delivery inserts above are conditional on the event being undispatched.
-    const [head, ...tail] = [...inserts, markDispatched(db, events.map((e) => e.id), now)]
-    const results = await db.batch([head!, ...tail])
-    if (claims.length > 0) await this.wakeBy(leaseUntil)
-    const inserted = new Set(results.slice(0, inserts.length).flatMap((r) => (Array.isArray(r) ? r.map((x: { id: string }) => x.id) : [])))
-    for (const claim of claims) if (inserted.has(claim.deliveryId)) this.start(claim, attempts)
     return events.length
   }
 

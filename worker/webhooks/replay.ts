@@ -23,7 +23,7 @@ export async function replayWindow(env: Env, db: Db, sub: WebhookRow, w: ReplayW
   const fetched = await eventsInWindow(db, sub.tenantId, subscribedTo(sub), w.since, w.until, REPLAY_MAX_EVENTS + 1)
   const more = fetched.length > REPLAY_MAX_EVENTS
   const events = fetched.slice(0, REPLAY_MAX_EVENTS)
-  const ids = await Promise.all(events.map((e) => deliveryIdFor(e.id, sub.id)))
+  const ids = events.map((e) => deliveryIdFor(e.id, sub.id))
   const existing = new Map((await deliveriesByIds(db, ids)).map((r) => [r.id, r]))
   const statements: Array<ReturnType<typeof insertDelivery> | ReturnType<typeof requeueDelivery>> = []
   const owners: EventOwner[] = []

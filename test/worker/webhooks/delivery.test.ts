@@ -49,7 +49,7 @@ describe('message.received', () => {
     expect(r.headers['content-type']).toBe('application/json')
     expect(r.headers['user-agent']).toBe('MessagingGateway-Webhooks/1.0')
     expect(r.headers['x-webhook-event']).toBe('message.received')
-    expect(r.headers['x-webhook-delivery']).toMatch(/^dlv_[0-9a-f]{32}$/)
+    expect(r.headers['x-webhook-delivery']).toMatch(/^dlv_[0-9A-Za-z]{44}$/)
     expect(r.headers['x-webhook-attempt']).toBe('1')
     expect(Number(r.headers['x-webhook-timestamp'])).toBeGreaterThanOrEqual(before)
     expect(r.headers['x-webhook-signature']).toMatch(/^v1=[0-9a-f]{64}$/)
