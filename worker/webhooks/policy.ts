@@ -1,12 +1,15 @@
 /**
  * The delivery rules as pure functions: what counts as success, how a failure is classified, when the next retry
- * is due (spec 6: 1 min, 5 min, 30 min, 2 h; Retry-After honoured on 429/503 up to the next step) and when a URL is
- * paused (15 consecutive failures over at least an hour, or at once on 410 Gone).
+ * is due (spec 6: 1 min, 5 min, 30 min, 2 h; Retry-After honoured on 429/503 up to the next step), when a URL is
+ * paused (15 consecutive failures over at least an hour, or at once on 410 Gone), and how long the log is kept.
  */
 import type { FailureType } from '../../schema/api/webhooks'
 
 /** Delays before retry 1, 2, 3 and 4; a delivery gets at most 1 + RETRY_DELAYS_MS.length attempts. */
 export const RETRY_DELAYS_MS = [60_000, 5 * 60_000, 30 * 60_000, 2 * 3_600_000] as const
+
+/** The delivery log and the events behind replay are kept this long (the sweeper prunes older rows). */
+export const RETENTION_MS = 7 * 86_400_000
 
 /** A URL is paused when its run of consecutive failures reaches this length... */
 export const PAUSE_AFTER_CONSECUTIVE_FAILURES = 15

@@ -7,9 +7,8 @@ import type { Db } from '../db/client'
 import { pruneEvents, undispatchedOwners } from '../db/events'
 import { overdueOwners, pruneDeliveries } from '../db/webhook-deliveries'
 import { notifyOwners } from './emit'
+import { RETENTION_MS } from './policy'
 
-/** The delivery log and the events behind replay are kept this long. */
-export const RETENTION_MS = 7 * 86_400_000
 /** Work older than this with nobody on it is considered stranded. */
 export const STRANDED_AFTER_MS = 60_000
 const KICKS_PER_SWEEP = 100
