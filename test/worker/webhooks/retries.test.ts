@@ -6,7 +6,7 @@
 import { evictDurableObject, runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { connectCustom, newTenant, pushInbound, receiverChannel, type TestTenant } from '../helpers'
-import { accountObject, createWebhook, deliveries, health, settledLog } from '../webhook-helpers'
+import { accountObject, api, createWebhook, deliveries, health, settledLog } from '../webhook-helpers'
 
 const MIN = 60_000
 let T0 = 0
@@ -88,6 +88,15 @@ describe('retry schedule', () => {
     await fireAt(t, T0 + 5_000)
     await fireAt(t, T0 + 3 * 3_600_000)
     expect(await ch.log()).toHaveLength(1)
+  })
+
+  it('keeps a pending retry when the account is removed: its events outlive it', async () => {
+    const { t, ch } = await setup([{ status: 500 }, { status: 200 }])
+    expect((await api(t, 'DELETE', '/channels/custom')).status).toBe(200)
+    await fireAt(t, T0 + MIN)
+    const log = await ch.waitFor(2)
+    expect(log[1]!.headers['x-webhook-attempt']).toBe('2')
+    expect(log[1]!.headers['x-webhook-event']).toBe('message.received')
   })
 
   it('survives eviction: the retry is still due after the object restarts', async () => {
