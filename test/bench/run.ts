@@ -4,7 +4,7 @@
  * (printing only).
  */
 import { writeFileSync } from 'node:fs'
-import { cpus, totalmem } from 'node:os'
+import { cpus, loadavg, totalmem } from 'node:os'
 import { join } from 'node:path'
 import { startReceiver } from '../fixtures/receiver'
 import { repoRoot, startLocalServer } from '../e2e/local-server'
@@ -16,6 +16,7 @@ const ALL: Bench[] = [inboundBench, webhooksBench]
 
 const only = process.argv.slice(2).filter((a) => !a.startsWith('-'))
 const selected = only.length ? ALL.filter((b) => only.includes(b.name)) : ALL
+const loadAtStart = loadavg()
 const server = await startLocalServer()
 const receiver = await startReceiver()
 const reports: BenchReport[] = []
@@ -49,6 +50,8 @@ if (only.length === 0) {
     `- Command: \`npm run bench\``,
     `- Date: ${new Date().toISOString()}`,
     `- Machine: ${cpus().length} × ${cpu}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}`,
+    // Other work on the machine (a parallel test suite) moves absolute figures; the load says how quiet it was.
+    `- Load average (1/5/15 min) at start: ${loadAtStart.map((l) => l.toFixed(2)).join(' / ')}; at end: ${loadavg().map((l) => l.toFixed(2)).join(' / ')}`,
     '',
   ]
   for (const r of reports) {
