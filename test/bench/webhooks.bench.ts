@@ -118,7 +118,7 @@ export const webhooksBench: Bench = {
       ],
       notes: [
         'Latency is on one clock: the AccountDO stamps created_at when it writes the event, the receiver stamps arrival; both run on this machine.',
-        'Per fan-out the AccountDO makes one D1 read (subscriptions, URL health, tenant switch) and one D1 batch (deliveries + dispatched mark), sends the POSTs side by side and group-commits their outcomes; events that arrive during a fan-out share the next one.',
+        'Per fan-out the AccountDO makes one D1 round trip (one batch: the insert-select that writes every delivery, joining subscriptions, URL health and the tenant switch; the dispatched mark; the subscriptions the attempts need), sends the POSTs side by side and group-commits their outcomes; events that arrive during a fan-out share the next one.',
         'The burst round measures capacity: pushes outpace delivery, so its latency is mostly time spent queued behind earlier events.',
       ],
     }
