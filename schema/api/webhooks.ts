@@ -68,7 +68,7 @@ const Name = z
   .refine((n) => n !== 'events', "'events' is reserved")
   .meta({ description: 'Unique among your subscriptions; usable as webhookId', example: 'crm-sync' })
 
-const Url = z.string().min(1).max(2048).meta({ description: 'Public https URL receiving event POSTs', example: 'https://hooks.example.com/gateway' })
+const Url = z.string().trim().min(1).max(2048).meta({ description: 'Public https URL receiving event POSTs', example: 'https://hooks.example.com/gateway' })
 
 export const CreateWebhookBody = z
   .object({

@@ -79,6 +79,12 @@ describe('POST /v1/webhooks', () => {
     })
   })
 
+  it('trims the URL it stores', async () => {
+    const t = await newTenant()
+    const created = await createWebhook(t, { url: `  ${URL_A} `, subscribed_to: ['message.received'] })
+    expect(created.webhook.url).toBe(URL_A)
+  })
+
   it('returns the signing secret once with generate_signing_secret and never in the subscription', async () => {
     const t = await newTenant()
     const created = await createWebhook(t, { url: URL_A, subscribed_to: ['message.sent'], name: 'signed', generate_signing_secret: true })
