@@ -163,5 +163,106 @@ export const events = sqliteTable(
     index('events_pending')
       .on(t.tenantId, t.accountId, t.createdAt)
       .where(sql`dispatched_at is null`),
+    // The retention sweep deletes by age across tenants (worker/webhooks/sweeper.ts).
+    index('events_created').on(t.createdAt),
+  ]
+)
+
+/**
+ * Webhook subscriptions (spec 2, `WebhookSubscription`). `id` is internal and stable; the API's `id` is the
+ * subscription's position in the tenant's list (ordered by `createdAt`, then `id`). The signing secret is sealed
+ * with AES-GCM (worker/lib/crypto.ts) because deliveries must read it back.
+ */
+export const webhooks = sqliteTable(
+  'webhooks',
+  {
+    id: text('id').primaryKey(),
+    tenantId: text('tenant_id').notNull(),
+    name: text('name').notNull(),
+    url: text('url').notNull(),
+    /** JSON array of event names. */
+    subscribedTo: text('subscribed_to').notNull(),
+    enabled: integer('enabled', { mode: 'boolean' }).notNull().default(true),
+    retriesEnabled: integer('retries_enabled', { mode: 'boolean' }).notNull().default(false),
+    signingSecret: text('signing_secret'),
+    signingSecretCreatedAt: integer('signing_secret_created_at'),
+    createdAt: integer('created_at').notNull(),
+    updatedAt: integer('updated_at').notNull(),
+  },
+  (t) => [uniqueIndex('webhooks_tenant_name').on(t.tenantId, t.name), index('webhooks_tenant_created').on(t.tenantId, t.createdAt)]
+)
+
+/**
+ * Delivery health per URL (spec 2, `WebhookHealthStatus`), shared by every subscription of the tenant that points
+ * there. Several Durable Objects deliver to one URL, so every change is one atomic SQL upsert
+ * (worker/db/webhook-health.ts). `failingSince` is when the current run of consecutive failures began: the
+ * auto-pause rule needs its age.
+ */
+export const webhookHealth = sqliteTable(
+  'webhook_health',
+  {
+    tenantId: text('tenant_id').notNull(),
+    url: text('url').notNull(),
+    consecutiveFailures: integer('consecutive_failures').notNull().default(0),
+    totalFailures: integer('total_failures').notNull().default(0),
+    totalSuccesses: integer('total_successes').notNull().default(0),
+    failingSince: integer('failing_since'),
+    isDisabled: integer('is_disabled', { mode: 'boolean' }).notNull().default(false),
+    disabledAt: integer('disabled_at'),
+    disabledReason: text('disabled_reason'),
+    lastFailureAt: integer('last_failure_at'),
+    lastFailureStatus: integer('last_failure_status'),
+    lastFailureType: text('last_failure_type', { enum: ['permanent', 'temporary', 'timeout', 'network', 'unknown'] }),
+    lastFailureMessage: text('last_failure_message'),
+    lastSuccessAt: integer('last_success_at'),
+    createdAt: integer('created_at').notNull(),
+    updatedAt: integer('updated_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.tenantId, t.url] })]
+)
+
+export const DELIVERY_STATUSES = ['pending', 'delivered', 'failed', 'paused', 'skipped'] as const
+export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number]
+
+/**
+ * One row per (event, subscription): the delivery log (kept 7 days) and the retry outbox in one. The id is derived
+ * from the pair (worker/webhooks/ids.ts), so it is the same on every retry and every replay, and a second fan-out
+ * of the same event inserts nothing. The owning AccountDO (`accountId`) keeps one alarm at the earliest due row.
+ */
+export const webhookDeliveries = sqliteTable(
+  'webhook_deliveries',
+  {
+    id: text('id').primaryKey(),
+    tenantId: text('tenant_id').notNull(),
+    webhookId: text('webhook_id').notNull(),
+    eventId: text('event_id').notNull(),
+    eventType: text('event_type').notNull(),
+    /** The Durable Object that owns the retries: the account that emitted the event. */
+    accountId: text('account_id').notNull(),
+    status: text('status', { enum: DELIVERY_STATUSES }).notNull(),
+    attempts: integer('attempts').notNull().default(0),
+    /** Attempts made before the current cycle (a replay starts a new one); the retry step is attempts - cycleStart. */
+    cycleStart: integer('cycle_start').notNull().default(0),
+    nextAttemptAt: integer('next_attempt_at'),
+    /** Set while an attempt is in flight; an attempt interrupted by eviction is taken over once it lapses. */
+    leaseUntil: integer('lease_until'),
+    lastAttemptAt: integer('last_attempt_at'),
+    lastStatusCode: integer('last_status_code'),
+    lastFailureType: text('last_failure_type', { enum: ['permanent', 'temporary', 'timeout', 'network', 'unknown'] }),
+    lastError: text('last_error'),
+    deliveredAt: integer('delivered_at'),
+    /** When the event happened (the log's order and the retention clock). */
+    createdAt: integer('created_at').notNull(),
+    updatedAt: integer('updated_at').notNull(),
+  },
+  (t) => [
+    index('webhook_deliveries_log').on(t.tenantId, t.webhookId, t.createdAt),
+    index('webhook_deliveries_due')
+      .on(t.tenantId, t.accountId, t.nextAttemptAt)
+      .where(sql`status = 'pending'`),
+    index('webhook_deliveries_overdue')
+      .on(t.nextAttemptAt)
+      .where(sql`status = 'pending'`),
+    index('webhook_deliveries_created').on(t.createdAt),
   ]
 )

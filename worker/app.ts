@@ -16,6 +16,7 @@ import { docsPage, openApiConfig } from './routes/docs'
 import { messagesRoutes } from './routes/messages'
 import { notImplementedRoutes } from './routes/not-implemented'
 import { usageRoutes } from './routes/usage'
+import { webhooksRoutes } from './routes/webhooks'
 
 /** Messaging and usage routes answer `{error_code: string, …}`; all others `{success: false, error_code: status}`. */
 const MESSAGING_PREFIXES = ['/v1/messages', '/v1/accounts', '/v1/usage']
@@ -36,6 +37,7 @@ v1.route('/accounts', accountsRoutes)
 v1.route('/usage', usageRoutes)
 v1.route('/messages', messagesRoutes)
 v1.route('/channels/custom', customChannelRoutes)
+v1.route('/webhooks', webhooksRoutes)
 // Last: answers 501 for operations whose channel is not built yet; any real route mounted above wins.
 v1.route('/', notImplementedRoutes)
 v1.openAPIRegistry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer', description: 'Authorization: Bearer svc_live_…' })

@@ -1,8 +1,14 @@
-/** The Worker entry: the Hono app serves every request; the AccountDO class is exported for its binding. */
+/** The Worker entry: the Hono app serves every request, the cron runs the webhook sweeper; AccountDO is exported for its binding. */
 import { app } from './app'
+import { database } from './db/client'
+import { sweepWebhooks } from './webhooks/sweeper'
 
 export { AccountDO } from './account/account-do'
 
 export default {
   fetch: app.fetch,
+  async scheduled(controller, env) {
+    const report = await sweepWebhooks(env, database(env.DB), controller.scheduledTime)
+    if (report.kicked + report.prunedDeliveries + report.prunedEvents > 0) console.log(JSON.stringify({ msg: 'webhook sweep', ...report }))
+  },
 } satisfies ExportedHandler<Env>

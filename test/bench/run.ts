@@ -1,10 +1,10 @@
 /**
  * `npm run bench`: starts the real local server (wrangler dev) and a local receiver, measures the baseline round
- * trip, runs every benchmark, prints the figures and writes docs/PERFORMANCE.md. `npm run bench -- inbound` runs one
+ * trip, runs every benchmark, prints the figures and writes docs/PERFORMANCE.md. `npm run bench -- webhooks` runs one
  * (printing only).
  */
 import { writeFileSync } from 'node:fs'
-import { cpus, totalmem } from 'node:os'
+import { cpus, loadavg, totalmem } from 'node:os'
 import { join } from 'node:path'
 import { startReceiver } from '../fixtures/receiver'
 import { repoRoot, startLocalServer } from '../e2e/local-server'
@@ -12,11 +12,13 @@ import { alphaDriverBench } from './alpha-driver.bench'
 import { measureBaseline, ms, type Baseline, type Bench, type BenchReport } from './bench-kit'
 import { inboundBench } from './inbound.bench'
 import { mcpBench } from './mcp.bench'
+import { webhooksBench } from './webhooks.bench'
 
-const ALL: Bench[] = [inboundBench, mcpBench, alphaDriverBench]
+const ALL: Bench[] = [inboundBench, webhooksBench, mcpBench, alphaDriverBench]
 
 const only = process.argv.slice(2).filter((a) => !a.startsWith('-'))
 const selected = only.length ? ALL.filter((b) => only.includes(b.name)) : ALL
+const loadAtStart = loadavg()
 const server = await startLocalServer()
 const receiver = await startReceiver()
 const reports: BenchReport[] = []
@@ -55,6 +57,8 @@ if (only.length === 0) {
     `- Date: ${new Date().toISOString()}`,
     `- Machine: ${cpus().length} × ${cpu}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}`,
     `- Baseline \`GET /v1/usage\`: p50 ${ms(baselineUsed!.usageP50Ms)}, p99 ${ms(baselineUsed!.usageP99Ms)} (${baselineUsed!.samples} calls); through wrangler dev's proxy p50 ${ms(baselineUsed!.proxiedUsageP50Ms)}`,
+    // Other work on the machine (a parallel test suite) moves absolute figures; the load says how quiet it was.
+    `- Load average (1/5/15 min) at start: ${loadAtStart.map((l) => l.toFixed(2)).join(' / ')}; at end: ${loadavg().map((l) => l.toFixed(2)).join(' / ')}`,
     '',
   ]
   for (const r of reports) {

@@ -4,9 +4,12 @@
  * Named `${tenantId}/${accountId}` (see accountStub), so every send of an account is serialized here.
  */
 import { DurableObject } from 'cloudflare:workers'
+import type { BatchItem, BatchResponse } from 'drizzle-orm/batch'
 import { z } from 'zod'
 import type { AccountLimits } from '../../schema/api/accounts'
 import { database, type Db } from '../db/client'
+import { eventOf, eventsWritten, type EventOwner } from '../db/events'
+import { FAN_OUT_GRACE_MS, WebhookOutbox } from '../webhooks/outbox'
 import { planOf } from '../plans'
 import type { AccountContext } from './context'
 import { failQueued, sweepDeliveries } from './delivery'
@@ -23,6 +26,7 @@ export class AccountDO extends DurableObject<Env> {
   private readonly waits = new WaitRoom()
   private readonly db: Db
   private readonly context: AccountContext
+  private readonly webhooks: WebhookOutbox
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env)
@@ -36,7 +40,9 @@ export class AccountDO extends DurableObject<Env> {
       schedule: (name, at) => this.schedule(name, at),
       unschedule: (name) => this.unschedule(name),
       background: (work) => ctx.waitUntil(work),
+      commit: (statements) => this.commit(statements),
     }
+    this.webhooks = new WebhookOutbox(this.context)
   }
 
   async send(input: SendInput): Promise<SendOutcome> {
@@ -80,7 +86,17 @@ export class AccountDO extends DurableObject<Env> {
     const ramp = this.store.ramp()
     if (ramp) this.store.setRamp(rampDisconnected(ramp, Date.now()))
     this.store.accountRemoved()
-    await this.ctx.storage.deleteAlarm()
+    await this.rearm()
+  }
+
+  /**
+   * Events of this account were written outside the object (a route, the admin review, a replay): fan them out.
+   * Works on a removed account too: its last events (account.disconnected) still go out.
+   */
+  async eventsAdded(owner: EventOwner): Promise<void> {
+    this.store.setWebhookOwner(owner)
+    await this.webhooks.wakeBy(Date.now() + FAN_OUT_GRACE_MS)
+    this.ctx.waitUntil(this.webhooks.run('alarm'))
   }
 
   override async fetch(request: Request): Promise<Response> {
@@ -92,8 +108,22 @@ export class AccountDO extends DurableObject<Env> {
     for (const name of this.store.dueTimers(Date.now())) {
       this.store.clearTimer(name)
       if (name === 'delivery') await sweepDeliveries(this.context)
+      if (name === 'webhooks') await this.webhooks.run('alarm')
     }
     await this.rearm()
+  }
+
+  private async commit<U extends BatchItem<'sqlite'>, T extends Readonly<[U, ...U[]]>>(statements: T): Promise<BatchResponse<T>> {
+    const events = statements.map(eventOf).filter((e) => e !== undefined)
+    const [first] = events
+    if (!first) return this.db.batch(statements)
+    // Armed before the write: if the object is evicted right after it, the alarm still fans the events out.
+    this.store.setWebhookOwner({ tenantId: first.tenantId, accountId: first.accountId })
+    await this.webhooks.wakeBy(Date.now() + FAN_OUT_GRACE_MS)
+    const results = await this.db.batch(statements)
+    this.webhooks.notice(eventsWritten(statements, results))
+    this.ctx.waitUntil(this.webhooks.run('events'))
+    return results
   }
 
   private async schedule(name: TimerName, at: number): Promise<void> {

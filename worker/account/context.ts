@@ -1,4 +1,5 @@
 /** What the AccountDO hands its procedures (send, ingest, delivery, waits): storage, D1, timers, background work. */
+import type { BatchItem, BatchResponse } from 'drizzle-orm/batch'
 import type { Db } from '../db/client'
 import type { AccountStore, TimerName } from './storage'
 import type { WaitRoom } from './waits'
@@ -13,4 +14,9 @@ export type AccountContext = {
   unschedule(name: TimerName): Promise<void>
   /** Keeps the object alive until `work` settles (the response has already gone out). */
   background(work: Promise<unknown>): void
+  /**
+   * Runs one atomic D1 batch. When it inserts events (db/events.ts), webhook fan-out is armed before the write
+   * and started right after it, so every event written here reaches its subscriptions. Use it for every batch.
+   */
+  commit<U extends BatchItem<'sqlite'>, T extends Readonly<[U, ...U[]]>>(statements: T): Promise<BatchResponse<T>>
 }

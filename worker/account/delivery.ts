@@ -57,7 +57,7 @@ export async function finishDelivery(c: AccountContext, ref: AccountRef, row: Me
   const thisAttempt = (s: 'queued' | typeof status) =>
     and(eq(messages.id, row.message.id), eq(messages.status, s), eq(messages.attempts, attempt))!
   const event = messageEventFromRow(result.ok ? 'message.sent' : 'message.failed', updated, ref.channel, now)
-  await c.db.batch([
+  await c.commit([
     updateMessageStatus(c.db, change, now, thisAttempt('queued')),
     insertEventIfMessage(c.db, ref.tenantId, ref.accountId, event, now, thisAttempt(status)),
   ])

@@ -65,7 +65,7 @@ export async function ingestMessage(c: AccountContext, input: InboundInput): Pro
   }
   // The contact part is filled in by SQL from the stored contact row (insertReceivedEvent).
   const payload = messageEventPayload('message.received', { ...row, errorMessage: null }, { id: seed.id, phone: null, name: null, external_id: null }, ref.channel, now)
-  const [, , , found] = await c.db.batch([
+  const [, , , found] = await c.commit([
     upsertInboundContact(c.db, seed, input.text, now),
     insertInboundUnlessPrivate(c.db, row),
     insertReceivedEvent(c.db, ref.tenantId, ref.accountId, payload, row.id, now),

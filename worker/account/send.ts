@@ -84,7 +84,7 @@ export async function sendMessage(c: AccountContext, input: SendInput): Promise<
   try {
     await c.schedule('delivery', now + DELIVERY_LEASE_MS)
     const { hasInbound: _, ...seed } = contact
-    await c.db.batch([
+    await c.commit([
       insertContactIfMissing(c.db, seed, now),
       insertMessage(c.db, {
         id: input.messageId,
@@ -130,5 +130,5 @@ async function recordRefusal(c: AccountContext, input: SendInput, refusal: Refus
     }
   }
   const [first, ...rest] = writes
-  if (first) await c.db.batch([first, ...rest])
+  if (first) await c.commit([first, ...rest])
 }

@@ -19,6 +19,9 @@ const MIGRATIONS: string[] = [
    CREATE TABLE openers (id INTEGER PRIMARY KEY, text_hash TEXT NOT NULL, contact_id TEXT NOT NULL, at INTEGER NOT NULL);
    CREATE INDEX openers_by_text ON openers (text_hash, at);
    CREATE TABLE timers (name TEXT PRIMARY KEY, due_at INTEGER NOT NULL);`,
+  // Whose events this object fans out to webhooks. Kept apart from kv: it must survive `clear()`, because the
+  // deliveries of events an account emitted (its own account.disconnected) outlive the account.
+  `CREATE TABLE webhook_owner (id INTEGER PRIMARY KEY CHECK (id = 1), tenant_id TEXT NOT NULL, account_id TEXT NOT NULL);`,
 ]
 
 export const AccountRef = z.object({
@@ -28,7 +31,7 @@ export const AccountRef = z.object({
 })
 export type AccountRef = z.infer<typeof AccountRef>
 
-export type TimerName = 'delivery'
+export type TimerName = 'delivery' | 'webhooks'
 
 export class AccountStore {
   /** Bumped by every removal; a read that started before a removal must not re-mark the account as existing. */
@@ -151,16 +154,36 @@ export class AccountStore {
     return this.storage.sql.exec<{ name: TimerName }>('SELECT name FROM timers WHERE due_at <= ?', now).toArray().map((r) => r.name)
   }
 
+  timerAt(name: TimerName): number | null {
+    return this.storage.sql.exec<{ due_at: number }>('SELECT due_at FROM timers WHERE name = ?', name).toArray()[0]?.due_at ?? null
+  }
+
   nextTimerAt(): number | null {
     return this.storage.sql.exec<{ at: number | null }>('SELECT min(due_at) AS at FROM timers').one().at
   }
 
+  webhookOwner(): { tenantId: string; accountId: string } | undefined {
+    const row = this.storage.sql.exec<{ tenant_id: string; account_id: string }>('SELECT tenant_id, account_id FROM webhook_owner').toArray()[0]
+    return row ? { tenantId: row.tenant_id, accountId: row.account_id } : undefined
+  }
+
+  setWebhookOwner(owner: { tenantId: string; accountId: string }): void {
+    const stored = this.webhookOwner()
+    if (stored?.tenantId === owner.tenantId && stored.accountId === owner.accountId) return
+    this.storage.sql.exec(
+      'INSERT INTO webhook_owner (id, tenant_id, account_id) VALUES (1, ?, ?) ON CONFLICT (id) DO UPDATE SET tenant_id = excluded.tenant_id, account_id = excluded.account_id',
+      owner.tenantId,
+      owner.accountId
+    )
+  }
+
   /**
    * The account was removed: its timers stop and it no longer counts as existing. Guard state (counters, loop guard,
-   * opener window, ramp) stays: the same account added again is the same sender (see AccountDO.removed).
+   * opener window, ramp) stays: the same account added again is the same sender (see AccountDO.removed). Webhook
+   * deliveries of events already emitted are the account's output, not its state, so their owner and timer stay.
    */
   accountRemoved(): void {
     this.removals++
-    this.storage.sql.exec("DELETE FROM timers; DELETE FROM kv WHERE key = 'exists';")
+    this.storage.sql.exec("DELETE FROM timers WHERE name <> 'webhooks'; DELETE FROM kv WHERE key = 'exists';")
   }
 }

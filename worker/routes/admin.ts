@@ -15,6 +15,7 @@ import { accountEventPayload } from '../events/payloads'
 import { iso } from '../lib/time'
 import { DEFAULT_PLAN, PLAN_NAMES } from '../plans'
 import { resourceApp } from '../validate'
+import { commitEvents } from '../webhooks/emit'
 
 export const adminRoutes = resourceApp()
 
@@ -103,7 +104,7 @@ adminRoutes.openapi(
       const now = Date.now()
       const restored = await restoreRestrictedAccounts(db, id, 'opener_burst', now)
       const [first, ...rest] = restored.map((a) => insertEvent(db, id, a.id, accountEventPayload('account.connected', a, 'suspension_lifted', now), now))
-      if (first) await db.batch([first, ...rest])
+      if (first) await commitEvents(c.env, db, [first, ...rest])
     }
     return c.json(view(tenant), 200)
   }

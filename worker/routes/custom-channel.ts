@@ -25,6 +25,7 @@ import { checkPublicUrl } from '../lib/public-url'
 import { isoOrNull } from '../lib/time'
 import { planOf } from '../plans'
 import { resourceApp } from '../validate'
+import { commitEvents } from '../webhooks/emit'
 
 export const customChannelRoutes = resourceApp()
 
@@ -86,7 +87,7 @@ customChannelRoutes.openapi(
         : accountStatusUpdate(db, tenant.id, CUSTOM_ACCOUNT_ID, { status: 'connected', reason: null, identifier: check.url.hostname, now }),
     ] as const
     if (created) {
-      await db.batch([...writes, insertEvent(db, tenant.id, CUSTOM_ACCOUNT_ID, accountEventPayload('account.connected', account, null, now), now)])
+      await commitEvents(c.env, db, [...writes, insertEvent(db, tenant.id, CUSTOM_ACCOUNT_ID, accountEventPayload('account.connected', account, null, now), now)])
     } else {
       await db.batch(writes)
     }
@@ -129,7 +130,7 @@ customChannelRoutes.openapi(
     if (!account) return c.json({ success: true as const, account_id: CUSTOM_ACCOUNT_ID, status: 'not_connected' as const }, 200)
     const gone = { ...account, status: 'disconnected' as const }
     // The row goes first: once it is gone no new inbound can be accepted; then the DO fails what is still queued.
-    await db.batch([
+    await commitEvents(c.env, db, [
       deleteConnectionConfig(db, tenant.id, CUSTOM_ACCOUNT_ID),
       insertEvent(db, tenant.id, CUSTOM_ACCOUNT_ID, accountEventPayload('account.disconnected', gone, 'removed', now), now),
       deleteAccountStatement(db, tenant.id, CUSTOM_ACCOUNT_ID),

@@ -1,6 +1,5 @@
 /**
- * REST operations whose channel or feature is not built yet (alpha 4.3, beta 4.4, SMS 4.5, page inbox 4.6,
- * webhooks 4.8). Each answers 501 `not_implemented` in its path family's error shape, so the MCP tools that map
+ * REST operations whose channel is not built yet (alpha 4.3, beta 4.4, SMS 4.5, page inbox 4.6). Each answers 501 `not_implemented` in its path family's error shape, so the MCP tools that map
  * to them already answer. Mounted after the real sub-apps: a real route registered earlier wins, and the entry
  * here is deleted when its issue lands.
  */
@@ -14,7 +13,6 @@ const ALPHA = 'The alpha channel'
 const BETA = 'The beta channel'
 const SMS = 'The SMS channel'
 const PAGE_INBOX = 'The page-inbox channel'
-const WEBHOOKS = 'Webhook subscriptions'
 
 /** Method, Hono path (relative to /v1) and what is missing, in the order of the spec. */
 export const NOT_IMPLEMENTED: readonly (readonly [Method, string, string])[] = [
@@ -38,25 +36,12 @@ export const NOT_IMPLEMENTED: readonly (readonly [Method, string, string])[] = [
   ['GET', '/channels/meta/pages', PAGE_INBOX],
   ['POST', '/channels/meta/pages/select', PAGE_INBOX],
   ['DELETE', '/channels/meta', PAGE_INBOX],
-  ['GET', '/webhooks/events', WEBHOOKS],
-  ['GET', '/webhooks', WEBHOOKS],
-  ['POST', '/webhooks', WEBHOOKS],
-  ['PUT', '/webhooks/:webhookId', WEBHOOKS],
-  ['DELETE', '/webhooks/:webhookId', WEBHOOKS],
-  ['POST', '/webhooks/:webhookId/test', WEBHOOKS],
-  ['GET', '/webhooks/:webhookId/health', WEBHOOKS],
-  ['POST', '/webhooks/:webhookId/reenable', WEBHOOKS],
-  ['GET', '/webhooks/:webhookId/signing-secret', WEBHOOKS],
-  ['POST', '/webhooks/:webhookId/signing-secret', WEBHOOKS],
-  ['DELETE', '/webhooks/:webhookId/signing-secret', WEBHOOKS],
-  ['GET', '/webhooks/:webhookId/deliveries', WEBHOOKS],
-  ['POST', '/webhooks/:webhookId/replay', WEBHOOKS],
 ]
 
 export const notImplementedRoutes = new Hono<AppEnv>()
 
 for (const [method, path, what] of NOT_IMPLEMENTED) {
   notImplementedRoutes.on(method, path, () => {
-    throw new ApiError(501, 'not_implemented', `${what} ${what === WEBHOOKS ? 'are' : 'is'} not available yet`)
+    throw new ApiError(501, 'not_implemented', `${what} is not available yet`)
   })
 }

@@ -247,7 +247,6 @@ describe('tools whose channel is not built yet', () => {
     for (const tool of pending) {
       const args: Record<string, unknown> = {}
       if (tool.path.includes('{phoneNumber}')) args.phoneNumber = '+15551234567'
-      if (tool.path.includes('{webhookId}')) args.webhookId = 'orders'
       const got = await callTool(t.key, tool.name, args)
       expect(got.status, tool.name).toBe(501)
       expect(got.isError).toBe(true)

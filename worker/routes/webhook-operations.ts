@@ -1,0 +1,252 @@
+/**
+ * /v1/webhooks/{webhookId}/…: test delivery, URL health and re-enable, the signing secret, and what goes beyond
+ * the spec: the delivery log (7 days) and replay. Mounted under webhooks.ts, behind its `webhooks_enabled` check.
+ */
+import { createRoute } from '@hono/zod-openapi'
+import {
+  DeliveriesQuery,
+  DeliveryList,
+  HealthAnswer,
+  ReplayBody,
+  ReplayResult,
+  SigningSecretAnswer,
+  TestWebhookBody,
+  TestWebhookResult,
+  WebhookIdParam,
+} from '../../schema/api/webhooks'
+import { encryptionKey, deliveryTimeoutMs, urlPolicy } from '../config'
+import { listAccounts } from '../db/accounts'
+import { database } from '../db/client'
+import { getHealth, reenableHealth } from '../db/webhook-health'
+import { listDeliveries } from '../db/webhook-deliveries'
+import { updateWebhook, type WebhookRow } from '../db/webhooks'
+import { ApiError } from '../errors'
+import { randomBase62, seal } from '../lib/crypto'
+import { isoOrNull } from '../lib/time'
+import { resourceApp } from '../validate'
+import { unsealSecret } from '../webhooks/attempt'
+import { decodeLogCursor, encodeLogCursor } from '../webhooks/log-cursor'
+import { RETENTION_MS } from '../webhooks/policy'
+import { postWebhook } from '../webhooks/post'
+import { replayWindow, REPLAY_MAX_EVENTS } from '../webhooks/replay'
+import { samplePayload } from '../webhooks/samples'
+import { newSigningSecret } from '../webhooks/signing'
+import { resolveWebhook } from '../webhooks/subscriptions'
+import { toWireDelivery, toWireHealth } from '../webhooks/view'
+import { errors } from './webhook-responses'
+
+export const webhookOperationsRoutes = resourceApp()
+
+/** The default test event: spec 4.8 says "a delivery event". */
+const DEFAULT_TEST_EVENT = 'message.delivered' as const
+
+webhookOperationsRoutes.openapi(
+  createRoute({
+    method: 'post',
+    path: '/{webhookId}/test',
+    tags: ['Webhooks'],
+    summary: 'Send a test event (tool test_webhook)',
+    description:
+      'POSTs a sample payload of the chosen event (default message.delivered) exactly as a real delivery would be sent, signed when signing is on, with `X-Webhook-Test: true`. It is sent even when the subscription is switched off or its URL is paused, is not retried, and never changes health counters. A failed test still answers 200, with `delivered: false` and the failure.',
+    request: { params: WebhookIdParam, body: { required: false, content: { 'application/json': { schema: TestWebhookBody } } } },
+    responses: { 200: { description: 'The test outcome', content: { 'application/json': { schema: TestWebhookResult } } }, ...errors([400, 401, 403, 404]) },
+  }),
+  async (c) => {
+    const tenant = c.get('tenant')
+    const db = database(c.env.DB)
+    const { row, position } = await resolveWebhook(db, tenant.id, c.req.valid('param').webhookId)
+    const event = c.req.valid('json')?.event ?? DEFAULT_TEST_EVENT
+    const [account] = await listAccounts(db, tenant.id)
+    const deliveryId = `dlv_test_${randomBase62(24)}`
+    const outcome = await postWebhook({
+      url: row.url,
+      body: JSON.stringify(samplePayload(event, account, Date.now())),
+      event,
+      deliveryId,
+      attempt: 1,
+      secret: await unsealSecret(c.env, row.signingSecret),
+      timeoutMs: deliveryTimeoutMs(c.env),
+      policy: urlPolicy(c.env, c.req.url),
+      test: true,
+    })
+    return c.json(
+      {
+        success: true as const,
+        webhook_id: String(position),
+        event,
+        delivery_id: deliveryId,
+        delivered: outcome.ok,
+        status_code: outcome.statusCode,
+        duration_ms: outcome.durationMs,
+        failure_type: outcome.ok ? null : outcome.failureType,
+        error_message: outcome.ok ? null : outcome.message,
+      },
+      200
+    )
+  }
+)
+
+webhookOperationsRoutes.openapi(
+  createRoute({
+    method: 'get',
+    path: '/{webhookId}/health',
+    tags: ['Webhooks'],
+    summary: 'Get the delivery health of the subscription’s URL (tool get_webhook_health)',
+    description:
+      'Health is kept per URL (shared by subscriptions pointing there) and is null until the first real delivery attempt. A URL is paused automatically when its consecutive failures reach 15 and the first of them is at least an hour old, or at once when it answers 410 Gone; while paused nothing is sent and events are logged as `paused`.',
+    request: { params: WebhookIdParam },
+    responses: { 200: { description: 'The health', content: { 'application/json': { schema: HealthAnswer } } }, ...errors([401, 403, 404]) },
+  }),
+  async (c) => {
+    const tenant = c.get('tenant')
+    const db = database(c.env.DB)
+    const { row, position } = await resolveWebhook(db, tenant.id, c.req.valid('param').webhookId)
+    return c.json({ success: true as const, webhook_id: String(position), url: row.url, health: toWireHealth(await getHealth(db, tenant.id, row.url)) }, 200)
+  }
+)
+
+webhookOperationsRoutes.openapi(
+  createRoute({
+    method: 'post',
+    path: '/{webhookId}/reenable',
+    tags: ['Webhooks'],
+    summary: 'Re-enable a paused URL (tool reenable_webhook)',
+    description:
+      'Resumes delivery: the paused flag and the failure counters reset (successes and the last failure stay as history). No delivery is attempted now; events logged as `paused` meanwhile are re-sent with POST …/replay.',
+    request: { params: WebhookIdParam },
+    responses: { 200: { description: 'The health after re-enabling', content: { 'application/json': { schema: HealthAnswer } } }, ...errors([401, 403, 404]) },
+  }),
+  async (c) => {
+    const tenant = c.get('tenant')
+    const db = database(c.env.DB)
+    const { row, position } = await resolveWebhook(db, tenant.id, c.req.valid('param').webhookId)
+    await reenableHealth(db, tenant.id, row.url, Date.now())
+    return c.json({ success: true as const, webhook_id: String(position), url: row.url, health: toWireHealth(await getHealth(db, tenant.id, row.url)) }, 200)
+  }
+)
+
+function secretAnswer(position: number, row: Pick<WebhookRow, 'signingSecretCreatedAt'>, secret: string | null) {
+  return {
+    success: true as const,
+    webhook_id: String(position),
+    signing_enabled: secret !== null,
+    signing_secret: secret,
+    signing_secret_created_at: secret !== null ? isoOrNull(row.signingSecretCreatedAt) : null,
+  }
+}
+
+webhookOperationsRoutes.openapi(
+  createRoute({
+    method: 'get',
+    path: '/{webhookId}/signing-secret',
+    tags: ['Webhooks'],
+    summary: 'Read the signing secret (tool get_webhook_signing_secret)',
+    description: 'When signing is off, `signing_enabled` is false and `signing_secret` null.',
+    request: { params: WebhookIdParam },
+    responses: { 200: { description: 'The secret', content: { 'application/json': { schema: SigningSecretAnswer } } }, ...errors([401, 403, 404]) },
+  }),
+  async (c) => {
+    const { row, position } = await resolveWebhook(database(c.env.DB), c.get('tenant').id, c.req.valid('param').webhookId)
+    return c.json(secretAnswer(position, row, await unsealSecret(c.env, row.signingSecret)), 200)
+  }
+)
+
+webhookOperationsRoutes.openapi(
+  createRoute({
+    method: 'post',
+    path: '/{webhookId}/signing-secret',
+    tags: ['Webhooks'],
+    summary: 'Mint or rotate the signing secret (tool rotate_webhook_signing_secret)',
+    description: 'Turns signing on with a new secret (`whsec_…`), returned here. A previous secret stops being used at once: deliveries sent after this answer are signed with the new one.',
+    request: { params: WebhookIdParam },
+    responses: { 200: { description: 'The new secret', content: { 'application/json': { schema: SigningSecretAnswer } } }, ...errors([401, 403, 404]) },
+  }),
+  async (c) => {
+    const tenant = c.get('tenant')
+    const db = database(c.env.DB)
+    const { row, position } = await resolveWebhook(db, tenant.id, c.req.valid('param').webhookId)
+    const now = Date.now()
+    const secret = newSigningSecret()
+    await updateWebhook(db, tenant.id, row.id, { signingSecret: await seal(encryptionKey(c.env), secret), signingSecretCreatedAt: now }, now)
+    return c.json(secretAnswer(position, { signingSecretCreatedAt: now }, secret), 200)
+  }
+)
+
+webhookOperationsRoutes.openapi(
+  createRoute({
+    method: 'delete',
+    path: '/{webhookId}/signing-secret',
+    tags: ['Webhooks'],
+    summary: 'Turn signing off (tool turn_off_webhook_signing)',
+    description: 'Removes the secret; later deliveries carry no X-Webhook-Timestamp or X-Webhook-Signature. Idempotent.',
+    request: { params: WebhookIdParam },
+    responses: { 200: { description: 'Signing is off', content: { 'application/json': { schema: SigningSecretAnswer } } }, ...errors([401, 403, 404]) },
+  }),
+  async (c) => {
+    const tenant = c.get('tenant')
+    const db = database(c.env.DB)
+    const { row, position } = await resolveWebhook(db, tenant.id, c.req.valid('param').webhookId)
+    const now = Date.now()
+    await updateWebhook(db, tenant.id, row.id, { signingSecret: null, signingSecretCreatedAt: null }, now)
+    return c.json(secretAnswer(position, row, null), 200)
+  }
+)
+
+webhookOperationsRoutes.openapi(
+  createRoute({
+    method: 'get',
+    path: '/{webhookId}/deliveries',
+    tags: ['Webhooks'],
+    summary: 'The delivery log (tool list_webhook_deliveries)',
+    description:
+      'One entry per event sent (or due) to this subscription, newest first, kept 7 days: the delivery id (X-Webhook-Delivery), attempts, the last answer and the next retry. Page with `cursor` = the previous `next_cursor`; filter with `status`.',
+    request: { params: WebhookIdParam, query: DeliveriesQuery },
+    responses: { 200: { description: 'A page of the log', content: { 'application/json': { schema: DeliveryList } } }, ...errors([400, 401, 403, 404]) },
+  }),
+  async (c) => {
+    const tenant = c.get('tenant')
+    const db = database(c.env.DB)
+    const { row, position } = await resolveWebhook(db, tenant.id, c.req.valid('param').webhookId)
+    const q = c.req.valid('query')
+    const before = q.cursor === undefined ? undefined : decodeLogCursor(q.cursor)
+    if (before === null) throw new ApiError(400, 'invalid_cursor', 'cursor is not a next_cursor of this log')
+    const { rows, more } = await listDeliveries(db, { tenantId: tenant.id, webhookId: row.id, since: Date.now() - RETENTION_MS, before, status: q.status, limit: q.limit })
+    const last = rows.at(-1)
+    return c.json(
+      { success: true as const, webhook_id: String(position), deliveries: rows.map(toWireDelivery), next_cursor: more && last ? encodeLogCursor(last) : null },
+      200
+    )
+  }
+)
+
+webhookOperationsRoutes.openapi(
+  createRoute({
+    method: 'post',
+    path: '/{webhookId}/replay',
+    tags: ['Webhooks'],
+    summary: 'Re-send the events of a time window (tool replay_webhook)',
+    description: `Queues every event of [since, until) that this subscription subscribes to and that was not delivered to it (or every one with include_delivered), with its original delivery id, for sending now; retries follow the subscription's setting. This is how you recover after a pause or an outage: re-enable, then replay. The window must start within the last 7 days; one call takes up to ${REPLAY_MAX_EVENTS} events and answers next_since when more remain. Refused with 409 while the subscription is switched off or its URL is paused.`,
+    request: { params: WebhookIdParam, body: { required: true, content: { 'application/json': { schema: ReplayBody } } } },
+    responses: { 200: { description: 'Queued', content: { 'application/json': { schema: ReplayResult } } }, ...errors([400, 401, 403, 404, 409]) },
+  }),
+  async (c) => {
+    const tenant = c.get('tenant')
+    const db = database(c.env.DB)
+    const { row, position } = await resolveWebhook(db, tenant.id, c.req.valid('param').webhookId)
+    const body = c.req.valid('json')
+    const now = Date.now()
+    const since = Date.parse(body.since)
+    const until = body.until === undefined ? now : Date.parse(body.until)
+    if (since < now - RETENTION_MS) throw new ApiError(400, 'invalid_since', 'since must be within the last 7 days (events are kept 7 days)')
+    if (until <= since) throw new ApiError(400, 'invalid_until', 'until must be later than since')
+    if (!row.enabled) throw new ApiError(409, 'webhook_disabled', 'The subscription is switched off; turn it on (PUT enabled: true) before replaying')
+    if ((await getHealth(db, tenant.id, row.url))?.isDisabled) {
+      throw new ApiError(409, 'webhook_paused', 'Delivery to this URL is paused; re-enable it (POST …/reenable) before replaying')
+    }
+    const { queued, alreadyDelivered, inFlight, nextSince } = await replayWindow(c.env, db, row, { since, until, includeDelivered: body.include_delivered }, now)
+    return c.json(
+      { success: true as const, webhook_id: String(position), queued, already_delivered: alreadyDelivered, in_flight: inFlight, next_since: isoOrNull(nextSince) },
+      200
+    )
+  }
+)

@@ -1,0 +1,216 @@
+/**
+ * /v1/webhooks (spec 4.8): the event list and the subscriptions themselves (list, create, read, update, delete).
+ * Per-subscription operations (test, health, re-enable, signing secret, delivery log, replay) are in
+ * webhook-operations.ts and mounted here, behind the same `webhooks_enabled` switch.
+ */
+import { createRoute } from '@hono/zod-openapi'
+import { createMiddleware } from 'hono/factory'
+import {
+  CreateWebhookBody,
+  EventList,
+  UpdateWebhookBody,
+  WebhookAnswer,
+  WebhookCreated,
+  WebhookDeleted,
+  WebhookIdParam,
+  WebhookList,
+} from '../../schema/api/webhooks'
+import { EVENT_DESCRIPTIONS, EVENT_TYPES } from '../../schema/events'
+import { encryptionKey, urlPolicy } from '../config'
+import { database } from '../db/client'
+import { deleteDeliveriesOf } from '../db/webhook-deliveries'
+import { reenableHealth, resetHealth } from '../db/webhook-health'
+import { deleteWebhook, insertWebhookWithinCap, isDuplicateName, listWebhooks, updateWebhook, type WebhookPatch } from '../db/webhooks'
+import type { AppEnv } from '../env'
+import { ApiError } from '../errors'
+import { seal } from '../lib/crypto'
+import { newId } from '../lib/ids'
+import { checkPublicUrl } from '../lib/public-url'
+import { resourceApp } from '../validate'
+import { newSigningSecret } from '../webhooks/signing'
+import { defaultName, findWebhook, MAX_WEBHOOKS_PER_TENANT, resolveWebhook } from '../webhooks/subscriptions'
+import { toWireWebhook } from '../webhooks/view'
+import { webhookOperationsRoutes } from './webhook-operations'
+import { errors } from './webhook-responses'
+
+export const webhooksRoutes = resourceApp()
+
+/** Spec 4.8: a tenant with webhooks switched off gets 403 from every webhook endpoint. */
+const webhooksEnabled = createMiddleware<AppEnv>(async function webhooksEnabled(c, next) {
+  if (!c.get('tenant').webhooksEnabled) throw new ApiError(403, 'webhooks_not_enabled', 'Webhooks are not enabled for this account')
+  await next()
+})
+webhooksRoutes.use('*', webhooksEnabled)
+
+function checkUrl(url: string, env: Env, requestUrl: string): string {
+  const check = checkPublicUrl(url, urlPolicy(env, requestUrl))
+  if (!check.ok) throw new ApiError(400, 'invalid_webhook_url', `url is not allowed: ${check.reason}`)
+  // Stored as given (health is keyed by it and the list shows it back unchanged).
+  return url
+}
+
+webhooksRoutes.openapi(
+  createRoute({
+    method: 'get',
+    path: '/events',
+    tags: ['Webhooks'],
+    summary: 'List the subscribable events (tool list_webhook_events)',
+    description: 'The nine event names with one line each. Payload shapes are in the README (Webhooks).',
+    responses: { 200: { description: 'The events', content: { 'application/json': { schema: EventList } } }, ...errors([401, 403]) },
+  }),
+  (c) => c.json({ success: true as const, events: [...EVENT_TYPES], descriptions: EVENT_DESCRIPTIONS }, 200)
+)
+
+webhooksRoutes.openapi(
+  createRoute({
+    method: 'get',
+    path: '/',
+    tags: ['Webhooks'],
+    summary: 'List webhook subscriptions (tool list_webhooks)',
+    description: 'In creation order; `id` is the position in this list and shifts when an earlier subscription is deleted, so address subscriptions by name. Signing secrets are never listed.',
+    responses: { 200: { description: 'The subscriptions', content: { 'application/json': { schema: WebhookList } } }, ...errors([401, 403]) },
+  }),
+  async (c) => {
+    const rows = await listWebhooks(database(c.env.DB), c.get('tenant').id)
+    return c.json({ success: true as const, webhooks: rows.map(toWireWebhook) }, 200)
+  }
+)
+
+webhooksRoutes.openapi(
+  createRoute({
+    method: 'post',
+    path: '/',
+    tags: ['Webhooks'],
+    summary: 'Create a webhook subscription (tool create_webhook)',
+    description: [
+      'Each subscribed event is POSTed as JSON to `url` (a public https URL; private, loopback and link-local addresses and this service’s own hosts are refused).',
+      'With `generate_signing_secret` the answer carries `signing_secret` once; deliveries are then signed (`X-Webhook-Signature: v1=<hex HMAC-SHA256(secret, timestamp + "." + raw body)>`).',
+      `The name defaults to a timestamped one and must be unique; at most ${MAX_WEBHOOKS_PER_TENANT} subscriptions per account (409 beyond).`,
+    ].join(' '),
+    request: { body: { required: true, content: { 'application/json': { schema: CreateWebhookBody } } } },
+    responses: { 201: { description: 'Created', content: { 'application/json': { schema: WebhookCreated } } }, ...errors([400, 401, 403, 409]) },
+  }),
+  async (c) => {
+    const body = c.req.valid('json')
+    const tenant = c.get('tenant')
+    const db = database(c.env.DB)
+    const url = checkUrl(body.url, c.env, c.req.url)
+    const now = Date.now()
+    const secret = body.generate_signing_secret ? newSigningSecret() : null
+    const sealed = secret ? await seal(encryptionKey(c.env), secret) : null
+    const id = newId('wh')
+    let added = false
+    // A default name taken by a concurrent create in the same second is recomputed; a chosen name is not.
+    for (let tries = 0; ; tries++) {
+      const taken = new Set((await listWebhooks(db, tenant.id)).map((w) => w.name))
+      if (body.name !== undefined && taken.has(body.name)) throw new ApiError(409, 'webhook_name_taken', `A subscription named '${body.name}' already exists`)
+      const name = body.name ?? defaultName(now, taken)
+      try {
+        added = await insertWebhookWithinCap(
+          db,
+          {
+            id,
+            tenantId: tenant.id,
+            name,
+            url,
+            subscribedTo: JSON.stringify(body.subscribed_to),
+            enabled: body.enabled,
+            retriesEnabled: body.retries_enabled,
+            signingSecret: sealed,
+            signingSecretCreatedAt: secret ? now : null,
+            createdAt: now,
+            updatedAt: now,
+          },
+          MAX_WEBHOOKS_PER_TENANT
+        )
+        break
+      } catch (err) {
+        if (!isDuplicateName(err)) throw err
+        if (body.name !== undefined || tries >= 4) throw new ApiError(409, 'webhook_name_taken', `A subscription named '${name}' already exists`)
+      }
+    }
+    if (!added) throw new ApiError(409, 'webhook_limit', `At most ${MAX_WEBHOOKS_PER_TENANT} webhook subscriptions per account; delete one first`)
+    const all = await listWebhooks(db, tenant.id)
+    const position = all.findIndex((w) => w.id === id)
+    return c.json({ success: true as const, webhook: toWireWebhook(all[position]!, position), signing_secret: secret }, 201)
+  }
+)
+
+webhooksRoutes.openapi(
+  createRoute({
+    method: 'get',
+    path: '/{webhookId}',
+    tags: ['Webhooks'],
+    summary: 'Get one webhook subscription',
+    request: { params: WebhookIdParam },
+    responses: { 200: { description: 'The subscription', content: { 'application/json': { schema: WebhookAnswer } } }, ...errors([401, 403, 404]) },
+  }),
+  async (c) => {
+    const { row, position } = await resolveWebhook(database(c.env.DB), c.get('tenant').id, c.req.valid('param').webhookId)
+    return c.json({ success: true as const, webhook: toWireWebhook(row, position) }, 200)
+  }
+)
+
+webhooksRoutes.openapi(
+  createRoute({
+    method: 'put',
+    path: '/{webhookId}',
+    tags: ['Webhooks'],
+    summary: 'Update a webhook subscription (tool update_webhook)',
+    description:
+      'Give at least one of `url`, `subscribed_to`, `name`; `retries_enabled` and `enabled` may come along. Omitted fields keep their values. A new `url` also resumes delivery if that URL was paused. Signing is managed under /signing-secret.',
+    request: { params: WebhookIdParam, body: { required: true, content: { 'application/json': { schema: UpdateWebhookBody } } } },
+    responses: { 200: { description: 'The updated subscription', content: { 'application/json': { schema: WebhookAnswer } } }, ...errors([400, 401, 403, 404, 409]) },
+  }),
+  async (c) => {
+    const body = c.req.valid('json')
+    const tenant = c.get('tenant')
+    const db = database(c.env.DB)
+    const { row, all } = await resolveWebhook(db, tenant.id, c.req.valid('param').webhookId)
+    const now = Date.now()
+    const patch: WebhookPatch = {}
+    if (body.url !== undefined) patch.url = checkUrl(body.url, c.env, c.req.url)
+    if (body.subscribed_to !== undefined) patch.subscribedTo = JSON.stringify(body.subscribed_to)
+    if (body.retries_enabled !== undefined) patch.retriesEnabled = body.retries_enabled
+    if (body.enabled !== undefined) patch.enabled = body.enabled
+    if (body.name !== undefined && body.name !== row.name) {
+      if (all.some((w) => w.name === body.name)) throw new ApiError(409, 'webhook_name_taken', `A subscription named '${body.name}' already exists`)
+      patch.name = body.name
+    }
+    const urlChanged = patch.url !== undefined && patch.url !== row.url
+    try {
+      await db.batch([
+        updateWebhook(db, tenant.id, row.id, patch, now),
+        // Spec 3: pointing a subscription at a URL resumes delivery there.
+        ...(urlChanged ? [reenableHealth(db, tenant.id, patch.url!, now)] : []),
+      ])
+    } catch (err) {
+      if (isDuplicateName(err)) throw new ApiError(409, 'webhook_name_taken', `A subscription named '${body.name}' already exists`)
+      throw err
+    }
+    const found = findWebhook(await listWebhooks(db, tenant.id), patch.name ?? row.name)
+    if (!found) throw new ApiError(404, 'webhook_not_found', 'The subscription was deleted meanwhile')
+    return c.json({ success: true as const, webhook: toWireWebhook(found.row, found.position) }, 200)
+  }
+)
+
+webhooksRoutes.openapi(
+  createRoute({
+    method: 'delete',
+    path: '/{webhookId}',
+    tags: ['Webhooks'],
+    summary: 'Delete a webhook subscription (tool delete_webhook)',
+    description: 'Removes the subscription and its delivery log, and resets the health of its URL. Later subscriptions move up one position.',
+    request: { params: WebhookIdParam },
+    responses: { 200: { description: 'Deleted', content: { 'application/json': { schema: WebhookDeleted } } }, ...errors([401, 403, 404]) },
+  }),
+  async (c) => {
+    const tenant = c.get('tenant')
+    const db = database(c.env.DB)
+    const { row, position } = await resolveWebhook(db, tenant.id, c.req.valid('param').webhookId)
+    await db.batch([deleteWebhook(db, tenant.id, row.id), deleteDeliveriesOf(db, tenant.id, row.id), resetHealth(db, tenant.id, row.url)])
+    return c.json({ success: true as const, webhook_id: String(position), name: row.name, url: row.url }, 200)
+  }
+)
+
+webhooksRoutes.route('/', webhookOperationsRoutes)

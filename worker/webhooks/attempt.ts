@@ -1,0 +1,70 @@
+/**
+ * One delivery attempt from the AccountDO: POST the stored payload, then build the statements recording the
+ * outcome on the delivery row and on the URL's health (written together, atomically, by the caller), and when
+ * the next retry is due (null when none follows).
+ */
+import { deliveryTimeoutMs, encryptionKey, urlPolicy } from '../config'
+import type { BatchItem } from 'drizzle-orm/batch'
+import type { Db } from '../db/client'
+import { finishAttempt } from '../db/webhook-deliveries'
+import { recordFailure, recordSuccess } from '../db/webhook-health'
+import type { WebhookRow } from '../db/webhooks'
+import { unseal } from '../lib/crypto'
+import type { EventType } from '../../schema/events'
+import { nextAttemptAt, type AttemptOutcome } from './policy'
+import { postWebhook } from './post'
+
+export type AttemptTarget = {
+  deliveryId: string
+  /** This attempt's number (X-Webhook-Attempt), already claimed on the row. */
+  attempt: number
+  /** Attempts made before the current cycle; the retry step is attempt - cycleStart. */
+  cycleStart: number
+  webhook: WebhookRow
+  eventType: EventType
+  payload: string
+}
+
+export async function unsealSecret(env: Env, sealed: string | null): Promise<string | null> {
+  return sealed === null ? null : unseal(encryptionKey(env), sealed)
+}
+
+export type AttemptRecord = { statements: BatchItem<'sqlite'>[]; nextAttemptAt: number | null }
+
+export async function runAttempt(env: Env, db: Db, t: AttemptTarget): Promise<AttemptRecord> {
+  let outcome: AttemptOutcome
+  try {
+    outcome = await postWebhook({
+      url: t.webhook.url,
+      body: t.payload,
+      event: t.eventType,
+      deliveryId: t.deliveryId,
+      attempt: t.attempt,
+      secret: await unsealSecret(env, t.webhook.signingSecret),
+      timeoutMs: deliveryTimeoutMs(env),
+      policy: urlPolicy(env),
+    })
+  } catch (err) {
+    outcome = { ok: false, statusCode: null, failureType: 'unknown', message: `delivery failed: ${err instanceof Error ? err.message : String(err)}`, durationMs: 0 }
+  }
+  const now = Date.now()
+  const { tenantId, url } = t.webhook
+  if (outcome.ok) {
+    return {
+      statements: [finishAttempt(db, t.deliveryId, t.attempt, { status: 'delivered', statusCode: outcome.statusCode }, now), recordSuccess(db, tenantId, url, now)],
+      nextAttemptAt: null,
+    }
+  }
+  const next = nextAttemptAt(t.attempt - t.cycleStart, outcome, t.webhook.retriesEnabled, now)
+  const statements = [
+    finishAttempt(
+      db,
+      t.deliveryId,
+      t.attempt,
+      { status: next === null ? 'failed' : 'pending', statusCode: outcome.statusCode, failureType: outcome.failureType, error: outcome.message, nextAttemptAt: next },
+      now
+    ),
+    recordFailure(db, tenantId, url, { statusCode: outcome.statusCode, failureType: outcome.failureType, message: outcome.message, gone: outcome.gone ?? false }, now),
+  ]
+  return { statements, nextAttemptAt: next }
+}

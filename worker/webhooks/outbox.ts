@@ -1,0 +1,181 @@
+/**
+ * The webhook outbox of one AccountDO. The rows live in D1 (`webhook_deliveries`: the log and the retry queue in
+ * one); this object's alarm (timer `webhooks`) always points at the earliest due row, so a pending retry survives
+ * eviction and restarts. A run fans out the account's new events into deliveries, claims the first attempts in the
+ * same batch, starts every due retry, and never blocks on a slow receiver: attempts run side by side and their
+ * outcomes are group-committed. Events committed inside this object are handed over in memory (`notice`), so the
+ * common path reads D1 once per fan-out (subscriptions, health and the tenant switch in one query); the alarm
+ * path re-reads undispatched events from D1, so nothing depends on memory surviving.
+ */
+import type { AccountContext } from '../account/context'
+import { deliveryTimeoutMs } from '../config'
+import { eventsByIds, markDispatched, pendingEvents, type EventCandidate, type EventOwner, type EventRow } from '../db/events'
+import { getTenant } from '../db/tenants'
+import { claimDue, fanOutDeliveries, finishAttempt, nextWakeAt, type AttemptFinish, type DeliveryRow } from '../db/webhook-deliveries'
+import { healthByUrl } from '../db/webhook-health'
+import { enabledWebhooks, webhooksByIds, type WebhookRow } from '../db/webhooks'
+import { EVENT_TYPES, type EventType } from '../../schema/events'
+import { runAttempt, type AttemptTarget } from './attempt'
+import { GroupCommit } from './group-commit'
+import { subscribedTo } from './view'
+
+/** Events fanned out per D1 batch. */
+export const FAN_OUT_BATCH_EVENTS = 25
+/** Due deliveries claimed per round. */
+export const CLAIM_BATCH = 25
+/** Rounds per run; whatever is left waits for the alarm, which is due at once. */
+const MAX_ROUNDS = 20
+/** An attempt holds its row this long past the delivery timeout; after that an evicted attempt is taken over. */
+export const LEASE_MARGIN_MS = 30_000
+/** The alarm armed before an event is written, in case the object is evicted before the fan-out runs. */
+export const FAN_OUT_GRACE_MS = 5_000
+
+const PAUSED_MESSAGE = 'not sent: delivery to this URL is paused (re-enable it, then replay)'
+
+const isEventType = (s: string): s is EventType => (EVENT_TYPES as readonly string[]).includes(s)
+
+export class WebhookOutbox {
+  private chain: Promise<unknown> = Promise.resolve()
+  /** Events committed by this object and not yet fanned out. */
+  private incoming: EventCandidate[] = []
+  private readonly outcomes: GroupCommit
+
+  constructor(private readonly c: AccountContext) {
+    this.outcomes = new GroupCommit(c.db)
+  }
+
+  /** Events this object just committed; the next run fans them out without reading them back. */
+  notice(events: EventCandidate[]): void {
+    this.incoming.push(...events)
+  }
+
+  /** Arms the alarm at `at` unless it is already due earlier. */
+  async wakeBy(at: number): Promise<void> {
+    const current = this.c.store.timerAt('webhooks')
+    if (current === null || at < current) await this.c.schedule('webhooks', at)
+  }
+
+  /**
+   * Fans out new events and starts every due attempt; resolves once those attempts are recorded. `reason`
+   * 'events' skips the due-row query while the alarm says nothing is due yet.
+   */
+  async run(reason: 'events' | 'alarm'): Promise<void> {
+    const attempts: Promise<void>[] = []
+    await this.exclusive(async () => {
+      const owner = this.c.store.webhookOwner()
+      if (!owner) return
+      for (let round = 0; round < MAX_ROUNDS; round++) {
+        const fanned = await this.fanOut(owner, reason === 'alarm', attempts)
+        const timer = this.c.store.timerAt('webhooks')
+        const claimed = reason === 'alarm' || (timer !== null && timer <= Date.now()) ? await this.startDue(owner, attempts) : 0
+        if (fanned < FAN_OUT_BATCH_EVENTS && claimed < CLAIM_BATCH) break
+      }
+      if (reason === 'alarm') await this.reschedule(owner)
+    })
+    await Promise.all(attempts)
+  }
+
+  private exclusive(work: () => Promise<void>): Promise<void> {
+    const next = this.chain.then(work)
+    this.chain = next.catch(() => undefined)
+    return next
+  }
+
+  private async reschedule(owner: EventOwner): Promise<void> {
+    const at = await nextWakeAt(this.c.db, owner)
+    if (at === null) await this.c.unschedule('webhooks')
+    else await this.c.schedule('webhooks', at)
+  }
+
+  private leaseUntil(now: number): number {
+    return now + deliveryTimeoutMs(this.c.env) + LEASE_MARGIN_MS
+  }
+
+  private start(target: AttemptTarget, attempts: Promise<void>[]): void {
+    attempts.push(
+      runAttempt(this.c.env, this.c.db, target)
+        .then(async (record) => {
+          await this.outcomes.write(record.statements)
+          if (record.nextAttemptAt !== null) await this.wakeBy(record.nextAttemptAt)
+        })
+        // Unrecorded, the row keeps its lease and is attempted again once it lapses (at least once).
+        .catch((err: unknown) => console.error(JSON.stringify({ msg: 'webhook attempt not recorded', delivery: target.deliveryId, error: String(err) })))
+    )
+  }
+
+  /**
+   * New events → one delivery per matching subscription, in one D1 round trip: the fan-out statement (which also
+   * claims the first attempts), the dispatched mark, and the subscriptions the attempts need.
+   */
+  private async fanOut(owner: EventOwner, fromStore: boolean, attempts: Promise<void>[]): Promise<number> {
+    const { db } = this.c
+    const events: EventCandidate[] = this.incoming.splice(0, FAN_OUT_BATCH_EVENTS)
+    if (fromStore && events.length < FAN_OUT_BATCH_EVENTS) {
+      const known = new Set(events.map((e) => e.id))
+      for (const e of await pendingEvents(db, owner, FAN_OUT_BATCH_EVENTS - events.length)) if (!known.has(e.id)) events.push(e)
+    }
+    if (events.length === 0) return 0
+    const now = Date.now()
+    const leaseUntil = this.leaseUntil(now)
+    const ids = events.map((e) => e.id)
+    const [written, , subs] = await db.batch([
+      fanOutDeliveries(db, ids, now, leaseUntil, PAUSED_MESSAGE),
+      markDispatched(db, ids, now),
+      enabledWebhooks(db, owner.tenantId),
+    ])
+    const claimed = written.filter((w) => w.status === 'pending')
+    if (claimed.length === 0) return events.length
+    await this.wakeBy(leaseUntil)
+    const subById = new Map(subs.map((w) => [w.id, w]))
+    const eventById = new Map(events.map((e) => [e.id, e]))
+    for (const row of claimed) {
+      const webhook = subById.get(row.webhookId)
+      const event = eventById.get(row.eventId)
+      if (!webhook || !event || !isEventType(event.type)) continue
+      this.start({ deliveryId: row.id, attempt: 1, cycleStart: 0, webhook, eventType: event.type, payload: event.payload }, attempts)
+    }
+    return events.length
+  }
+
+  /** Claims due retries (and attempts an eviction interrupted) and starts them, unless they must not be sent. */
+  private async startDue(owner: EventOwner, attempts: Promise<void>[]): Promise<number> {
+    const { db } = this.c
+    const now = Date.now()
+    const rows = await claimDue(db, owner, now, this.leaseUntil(now), CLAIM_BATCH)
+    if (rows.length === 0) return 0
+    const [tenant, subs, events] = await Promise.all([
+      getTenant(db, owner.tenantId),
+      webhooksByIds(db, owner.tenantId, [...new Set(rows.map((r) => r.webhookId))]),
+      eventsByIds(db, [...new Set(rows.map((r) => r.eventId))]),
+    ])
+    const subById = new Map(subs.map((s) => [s.id, s]))
+    const eventById = new Map(events.map((e) => [e.id, e]))
+    const health = await healthByUrl(db, owner.tenantId, [...new Set(subs.map((s) => s.url))])
+    const settled: ReturnType<typeof finishAttempt>[] = []
+    for (const row of rows) {
+      const verdict = this.verdict(row, tenant?.webhooksEnabled ?? false, subById.get(row.webhookId), eventById.get(row.eventId), health)
+      if ('notSent' in verdict) settled.push(finishAttempt(db, row.id, row.attempts, verdict, now))
+      else this.start(verdict, attempts)
+    }
+    const [first, ...rest] = settled
+    if (first) await db.batch([first, ...rest])
+    await this.wakeBy(this.leaseUntil(now))
+    return rows.length
+  }
+
+  private verdict(
+    row: DeliveryRow,
+    webhooksEnabled: boolean,
+    sub: WebhookRow | undefined,
+    event: EventRow | undefined,
+    health: Map<string, { isDisabled: boolean }>
+  ): AttemptTarget | Extract<AttemptFinish, { notSent: true }> {
+    if (!sub) return { status: 'skipped', notSent: true, error: 'not sent: the subscription was deleted' }
+    if (!webhooksEnabled) return { status: 'skipped', notSent: true, error: 'not sent: webhooks are switched off for this account' }
+    if (!sub.enabled) return { status: 'skipped', notSent: true, error: 'not sent: the subscription is switched off' }
+    if (!event || !isEventType(event.type)) return { status: 'failed', notSent: true, error: 'not sent: the event is older than the 7-day retention' }
+    if (!subscribedTo(sub).includes(event.type)) return { status: 'skipped', notSent: true, error: 'not sent: the subscription no longer subscribes to this event' }
+    if (health.get(sub.url)?.isDisabled) return { status: 'paused', notSent: true, error: PAUSED_MESSAGE }
+    return { deliveryId: row.id, attempt: row.attempts, cycleStart: row.cycleStart, webhook: sub, eventType: event.type, payload: event.payload }
+  }
+}

@@ -1,0 +1,104 @@
+/**
+ * One webhook HTTP attempt (spec 6): a JSON POST with the delivery headers, signed when the subscription has a
+ * secret, within the delivery timeout, redirects not followed. Only a 2xx is success; everything else becomes a
+ * classified failure the outbox can act on (retry, pause).
+ */
+import type { EventType } from '../../schema/events'
+import { checkPublicUrl, type UrlPolicy } from '../lib/public-url'
+import { failureTypeForStatus, parseRetryAfter, type AttemptOutcome } from './policy'
+import { signatureFor } from './signing'
+
+export const WEBHOOK_USER_AGENT = 'MessagingGateway-Webhooks/1.0'
+
+export type WebhookRequest = {
+  url: string
+  /** The stored event payload, sent byte for byte (the signature covers exactly this). */
+  body: string
+  event: EventType
+  deliveryId: string
+  attempt: number
+  secret: string | null
+  timeoutMs: number
+  policy: UrlPolicy
+  /** Test deliveries say so in a header; the payload keeps the exact event shape. */
+  test?: boolean
+}
+
+/** Header names as sent; receivers read them case-insensitively. */
+export const HEADERS = {
+  event: 'X-Webhook-Event',
+  delivery: 'X-Webhook-Delivery',
+  attempt: 'X-Webhook-Attempt',
+  timestamp: 'X-Webhook-Timestamp',
+  signature: 'X-Webhook-Signature',
+  test: 'X-Webhook-Test',
+} as const
+
+export async function buildHeaders(r: WebhookRequest, nowMs: number): Promise<Record<string, string>> {
+  const headers: Record<string, string> = {
+    'Content-Type': 'application/json',
+    'User-Agent': WEBHOOK_USER_AGENT,
+    [HEADERS.event]: r.event,
+    [HEADERS.delivery]: r.deliveryId,
+    [HEADERS.attempt]: String(r.attempt),
+  }
+  if (r.secret) {
+    const ts = Math.floor(nowMs / 1000)
+    headers[HEADERS.timestamp] = String(ts)
+    headers[HEADERS.signature] = await signatureFor(r.secret, ts, r.body)
+  }
+  if (r.test) headers[HEADERS.test] = 'true'
+  return headers
+}
+
+function describe(err: unknown): string {
+  return err instanceof Error ? err.message || err.name : String(err)
+}
+
+export async function postWebhook(r: WebhookRequest): Promise<AttemptOutcome> {
+  const started = performance.now()
+  const elapsed = () => Math.round(performance.now() - started)
+  // Checked again at send time: the policy may be stricter now than when the URL was saved.
+  const check = checkPublicUrl(r.url, r.policy)
+  if (!check.ok) {
+    return { ok: false, statusCode: null, failureType: 'permanent', message: `the URL is not allowed: ${check.reason}`, durationMs: 0, final: true }
+  }
+  let res: Response
+  try {
+    res = await fetch(check.url, {
+      method: 'POST',
+      headers: await buildHeaders(r, Date.now()),
+      body: r.body,
+      redirect: 'manual',
+      signal: AbortSignal.timeout(r.timeoutMs),
+    })
+  } catch (err) {
+    const name = err instanceof Error ? err.name : ''
+    if (name === 'TimeoutError' || name === 'AbortError') {
+      return { ok: false, statusCode: null, failureType: 'timeout', message: `no answer within ${r.timeoutMs / 1000} s`, durationMs: elapsed() }
+    }
+    return { ok: false, statusCode: null, failureType: 'network', message: `could not connect: ${describe(err)}`, durationMs: elapsed() }
+  }
+  // The body is never read; cancelling it frees the connection.
+  await res.body?.cancel().catch(() => undefined)
+  const status = res.status
+  if (status >= 200 && status < 300) return { ok: true, statusCode: status, durationMs: elapsed() }
+  const durationMs = elapsed()
+  if (status >= 300 && status < 400) {
+    const to = res.headers.get('location')
+    return {
+      ok: false,
+      statusCode: status,
+      failureType: failureTypeForStatus(status),
+      message: `answered a redirect (HTTP ${status}${to ? ` to ${to}` : ''}); redirects are not followed, update the URL`,
+      durationMs,
+    }
+  }
+  const outcome: AttemptOutcome = { ok: false, statusCode: status, failureType: failureTypeForStatus(status), message: `answered HTTP ${status}`, durationMs }
+  if (status === 410) return { ...outcome, gone: true, message: 'answered 410 Gone; delivery to this URL is paused' }
+  if (status === 429 || status === 503) {
+    const retryAfterMs = parseRetryAfter(res.headers.get('retry-after'), Date.now())
+    if (retryAfterMs !== undefined) return { ...outcome, retryAfterMs }
+  }
+  return outcome
+}

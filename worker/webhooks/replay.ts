@@ -1,0 +1,67 @@
+/**
+ * Replay (beyond the spec, after Svix's "recover"): the events of a window that one subscription subscribes to go
+ * back into the outbox with their original delivery ids, due now, and the owning AccountDOs are told to run.
+ * Already delivered ones are skipped unless asked for; an attempt in flight is left to finish.
+ */
+import type { Db } from '../db/client'
+import { eventsInWindow, type EventOwner } from '../db/events'
+import { deliveriesByIds, insertDelivery, requeueDelivery } from '../db/webhook-deliveries'
+import type { WebhookRow } from '../db/webhooks'
+import { notifyOwners } from './emit'
+import { deliveryIdFor } from './signing'
+import { subscribedTo } from './view'
+
+/** Events one replay call takes; the answer's next_since continues from there. */
+export const REPLAY_MAX_EVENTS = 500
+/** Statements per D1 batch. */
+const BATCH_STATEMENTS = 100
+
+export type ReplayWindow = { since: number; until: number; includeDelivered: boolean }
+export type ReplayOutcome = { queued: number; alreadyDelivered: number; inFlight: number; nextSince: number | null }
+
+export async function replayWindow(env: Env, db: Db, sub: WebhookRow, w: ReplayWindow, now: number): Promise<ReplayOutcome> {
+  const fetched = await eventsInWindow(db, sub.tenantId, subscribedTo(sub), w.since, w.until, REPLAY_MAX_EVENTS + 1)
+  const more = fetched.length > REPLAY_MAX_EVENTS
+  const events = fetched.slice(0, REPLAY_MAX_EVENTS)
+  const ids = events.map((e) => deliveryIdFor(e.id, sub.id))
+  const existing = new Map((await deliveriesByIds(db, ids)).map((r) => [r.id, r]))
+  const statements: Array<ReturnType<typeof insertDelivery> | ReturnType<typeof requeueDelivery>> = []
+  const owners: EventOwner[] = []
+  const outcome: ReplayOutcome = { queued: 0, alreadyDelivered: 0, inFlight: 0, nextSince: more ? fetched[REPLAY_MAX_EVENTS]!.createdAt : null }
+  events.forEach((event, i) => {
+    const id = ids[i]!
+    const row = existing.get(id)
+    if (row?.status === 'delivered' && !w.includeDelivered) {
+      outcome.alreadyDelivered++
+      return
+    }
+    if (row?.status === 'pending' && row.leaseUntil !== null && row.leaseUntil > now) {
+      outcome.inFlight++
+      return
+    }
+    statements.push(
+      row
+        ? requeueDelivery(db, id, now)
+        : insertDelivery(db, {
+            id,
+            tenantId: sub.tenantId,
+            webhookId: sub.id,
+            eventId: event.id,
+            eventType: event.type,
+            accountId: event.accountId,
+            status: 'pending',
+            nextAttemptAt: now,
+            createdAt: event.createdAt,
+            updatedAt: now,
+          })
+    )
+    owners.push({ tenantId: event.tenantId, accountId: event.accountId })
+    outcome.queued++
+  })
+  for (let i = 0; i < statements.length; i += BATCH_STATEMENTS) {
+    const [first, ...rest] = statements.slice(i, i + BATCH_STATEMENTS)
+    if (first) await db.batch([first, ...rest])
+  }
+  await notifyOwners(env, owners)
+  return outcome
+}

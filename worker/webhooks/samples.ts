@@ -1,0 +1,48 @@
+/**
+ * Sample payloads for POST /webhooks/{webhookId}/test: the exact shape of the chosen event (spec 6), filled with
+ * the tenant's first account when it has one so a receiver that looks the account up finds it. Ids start with
+ * `test_` and the request carries `X-Webhook-Test: true`.
+ */
+import type { EventPayload, EventType } from '../../schema/events'
+import type { AccountRow } from '../db/accounts'
+import { accountEventPayload, limitReachedPayload, messageEventPayload } from '../events/payloads'
+
+const ACCOUNT_REASONS: Record<string, string | null> = {
+  'account.connected': null,
+  'account.disconnected': 'logged_out',
+  'account.restricted': 'blocked_by_alpha',
+}
+
+export function samplePayload(event: EventType, account: AccountRow | undefined, now: number): EventPayload {
+  const acc = account ?? { id: 'test_account', channel: 'custom' as const, identifier: 'test', status: 'connected' as const }
+  switch (event) {
+    case 'account.limit_reached':
+      return limitReachedPayload('daily_send_cap', now)
+    case 'account.connected':
+    case 'account.disconnected':
+    case 'account.restricted': {
+      const status = event === 'account.connected' ? 'connected' : event === 'account.disconnected' ? 'disconnected' : 'restricted'
+      return accountEventPayload(event, { ...acc, status }, ACCOUNT_REASONS[event] ?? null, now)
+    }
+    default: {
+      const inbound = event === 'message.received'
+      const status = inbound ? 'received' : (event.slice('message.'.length) as 'sent' | 'delivered' | 'read' | 'failed')
+      return messageEventPayload(
+        event,
+        {
+          id: 'test_message',
+          accountId: acc.id,
+          direction: inbound ? 'inbound' : 'outbound',
+          text: 'This is a test event from the messaging gateway.',
+          mediaUrl: null,
+          mediaContentType: null,
+          status,
+          errorMessage: event === 'message.failed' ? 'test failure: the recipient could not be reached' : null,
+        },
+        { id: 'test_contact', phone: null, name: 'Test Contact', external_id: null },
+        acc.channel,
+        now
+      )
+    }
+  }
+}
