@@ -1,7 +1,7 @@
 /**
  * Black box against the real local server (wrangler dev): subscribe to message.received with a signing secret,
  * push an inbound custom-channel message, and the receiver gets exactly one signed POST. The README's verification
- * snippets (examples/webhooks, Node and Python) are run on that real delivery: they accept it and refuse a
+ * snippets (docs/examples/webhooks, Node and Python) are run on that real delivery: they accept it and refuse a
  * tampered body and a stale timestamp.
  */
 import { spawnSync } from 'node:child_process'
@@ -38,8 +38,8 @@ function snippetAccepts(command: string[], secret: string, r: Pick<Received, 'he
   return run.status === 0
 }
 
-const NODE = [process.execPath, join(repoRoot, 'examples/webhooks/verify-signature.mjs')]
-const PYTHON = ['python3', join(repoRoot, 'examples/webhooks/verify_signature.py')]
+const NODE = [process.execPath, join(repoRoot, 'docs/examples/webhooks/verify-signature.mjs')]
+const PYTHON = ['python3', join(repoRoot, 'docs/examples/webhooks/verify_signature.py')]
 
 describe('webhooks end to end on the local server', () => {
   it('delivers one signed message.received POST that the published snippets verify', async () => {
