@@ -8,6 +8,7 @@ import type { BatchItem, BatchResponse } from 'drizzle-orm/batch'
 import { z } from 'zod'
 import type { AccountLimits } from '../../schema/api/accounts'
 import { database, type Db } from '../db/client'
+import { GroupCommit } from '../db/group-commit'
 import { eventOf, eventsWritten, type EventOwner } from '../db/events'
 import { FAN_OUT_GRACE_MS, WebhookOutbox } from '../webhooks/outbox'
 import { planOf } from '../plans'
@@ -41,6 +42,7 @@ export class AccountDO extends DurableObject<Env> {
       unschedule: (name) => this.unschedule(name),
       background: (work) => ctx.waitUntil(work),
       commit: (statements) => this.commit(statements),
+      inbound: new GroupCommit((statements) => this.commit(statements)),
     }
     this.webhooks = new WebhookOutbox(this.context)
   }

@@ -1,6 +1,7 @@
 /** What the AccountDO hands its procedures (send, ingest, delivery, waits): storage, D1, timers, background work. */
 import type { BatchItem, BatchResponse } from 'drizzle-orm/batch'
 import type { Db } from '../db/client'
+import type { GroupCommit } from '../db/group-commit'
 import type { AccountStore, TimerName } from './storage'
 import type { WaitRoom } from './waits'
 
@@ -19,4 +20,6 @@ export type AccountContext = {
    * and started right after it, so every event written here reaches its subscriptions. Use it for every batch.
    */
   commit<U extends BatchItem<'sqlite'>, T extends Readonly<[U, ...U[]]>>(statements: T): Promise<BatchResponse<T>>
+  /** Inbound messages' group commit (through `commit`): concurrent messages of the account share one D1 batch. */
+  inbound: GroupCommit
 }

@@ -1,9 +1,11 @@
 /**
- * The inbound step inside the AccountDO, as one D1 batch (one round trip): upsert the contact, insert the message
- * unless its upstream id is already stored or the contact is private, insert `message.received` only if that insert
- * happened, then read back which message holds the upstream id. A new message restarts the person's loop-guard
- * counter and wakes the open waits; a duplicate changes nothing.
+ * The inbound step inside the AccountDO: four statements, with no read before them. Upsert the contact, insert the
+ * message unless its upstream id is already stored or the contact is private, insert `message.received` only if
+ * that insert happened, then read back which message holds the upstream id. They go through the account's group
+ * commit (`c.inbound`), so concurrent messages share one D1 round trip. A new message restarts the person's
+ * loop-guard counter and wakes the open waits; a duplicate changes nothing.
  */
+import { z } from 'zod'
 import { getAccount } from '../db/accounts'
 import { upsertInboundContact, type ContactSeed } from '../db/contacts'
 import { insertReceivedEvent } from '../db/events'
@@ -12,6 +14,9 @@ import { messageEventPayload } from '../events/payloads'
 import { newId } from '../lib/ids'
 import type { AccountContext } from './context'
 import type { AccountRef } from './storage'
+
+/** What `findInbound` reads back (the batch results come back untyped through the group commit). */
+const StoredInbound = z.array(z.object({ id: z.string(), contactId: z.string() }))
 
 export type InboundInput = {
   ref: AccountRef
@@ -65,13 +70,13 @@ export async function ingestMessage(c: AccountContext, input: InboundInput): Pro
   }
   // The contact part is filled in by SQL from the stored contact row (insertReceivedEvent).
   const payload = messageEventPayload('message.received', { ...row, errorMessage: null }, { id: seed.id, phone: null, name: null, external_id: null }, ref.channel, now)
-  const [, , , found] = await c.commit([
+  const results = await c.inbound.write([
     upsertInboundContact(c.db, seed, input.text, now),
     insertInboundUnlessPrivate(c.db, row),
     insertReceivedEvent(c.db, ref.tenantId, ref.accountId, payload, row.id, now),
     findInbound(c.db, ref.tenantId, ref.accountId, input.upstreamId, row.id),
   ])
-  const stored = found[0]
+  const stored = StoredInbound.parse(results[3])[0]
   if (!stored) return { stored: false, contactId: seed.id, reason: 'contact_private' }
   if (stored.id !== row.id) {
     c.store.recordDuplicateInbound(stored.contactId)

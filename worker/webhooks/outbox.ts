@@ -16,7 +16,7 @@ import { healthByUrl } from '../db/webhook-health'
 import { enabledWebhooks, webhooksByIds, type WebhookRow } from '../db/webhooks'
 import { EVENT_TYPES, type EventType } from '../../schema/events'
 import { runAttempt, type AttemptTarget } from './attempt'
-import { GroupCommit } from './group-commit'
+import { GroupCommit } from '../db/group-commit'
 import { subscribedTo } from './view'
 
 /** Events fanned out per D1 batch. */
@@ -41,7 +41,7 @@ export class WebhookOutbox {
   private readonly outcomes: GroupCommit
 
   constructor(private readonly c: AccountContext) {
-    this.outcomes = new GroupCommit(c.db)
+    this.outcomes = new GroupCommit((statements) => c.db.batch(statements))
   }
 
   /** Events this object just committed; the next run fans them out without reading them back. */

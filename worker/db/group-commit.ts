@@ -1,0 +1,64 @@
+/**
+ * Group commit: the first write goes out at once; writes that arrive while a D1 batch is running share the next
+ * one. Under load that turns one D1 round trip per write into one per burst (D1 has a single writer, so round
+ * trips, not SQL, bound throughput), without delaying a lone write. Each caller gets the results of its own
+ * statements. If a shared batch fails (it is one transaction, so nothing of it was written), its members are
+ * retried one by one, so one bad write fails only itself.
+ */
+import type { BatchItem } from 'drizzle-orm/batch'
+
+/** Statements per D1 batch. */
+const MAX_STATEMENTS = 100
+
+type Statements = [BatchItem<'sqlite'>, ...BatchItem<'sqlite'>[]]
+type Pending = { statements: Statements; done: (results: unknown[]) => void; failed: (err: unknown) => void }
+
+export class GroupCommit {
+  private queue: Pending[] = []
+  private writing = false
+
+  /** `commit` runs one atomic batch (db.batch, or the AccountDO's event-aware commit). */
+  constructor(private readonly commit: (statements: Statements) => Promise<unknown[]>) {}
+
+  write(statements: BatchItem<'sqlite'>[]): Promise<unknown[]> {
+    const [first, ...rest] = statements
+    if (!first) return Promise.resolve([])
+    return new Promise((done, failed) => {
+      this.queue.push({ statements: [first, ...rest], done, failed })
+      if (!this.writing) void this.drain()
+    })
+  }
+
+  private async drain(): Promise<void> {
+    this.writing = true
+    try {
+      while (this.queue.length > 0) {
+        const group: Pending[] = []
+        let size = 0
+        while (this.queue.length > 0 && (group.length === 0 || size + this.queue[0]!.statements.length <= MAX_STATEMENTS)) {
+          const next = this.queue.shift()!
+          group.push(next)
+          size += next.statements.length
+        }
+        await this.commitGroup(group)
+      }
+    } finally {
+      this.writing = false
+    }
+  }
+
+  private async commitGroup(group: Pending[]): Promise<void> {
+    const [first, ...rest] = group.flatMap((p) => p.statements)
+    try {
+      const results = await this.commit([first!, ...rest])
+      let at = 0
+      for (const p of group) {
+        p.done(results.slice(at, at + p.statements.length))
+        at += p.statements.length
+      }
+    } catch (err) {
+      if (group.length === 1) return group[0]!.failed(err)
+      for (const p of group) await this.commitGroup([p])
+    }
+  }
+}
