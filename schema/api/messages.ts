@@ -80,4 +80,6 @@ export const WaitResult = z
   })
   .meta({ id: 'WaitResult' })
 
-export const MessageIdParam = z.object({ id: z.string().min(1).max(64) })
+export const MessageIdParam = z.object({
+  id: z.string().min(1).max(64).meta({ description: 'The message id (message_id from a send, or id from a listed message)' }),
+})

@@ -45,17 +45,19 @@ export const WebhookHealth = z
   })
   .meta({ id: 'WebhookHealthStatus' })
 
-const eventName = z.string().superRefine((name, ctx) => {
-  if (!(EVENT_TYPES as readonly string[]).includes(name)) {
-    ctx.addIssue({ code: 'custom', message: `unknown event '${name}'; valid events are ${EVENT_TYPES.join(', ')}` })
-  }
+// An enum, so the OpenAPI document and the MCP tools' input schemas list the valid names; the message names them too.
+const eventName = z.enum(EVENT_TYPES, {
+  error: (issue) =>
+    typeof issue.input === 'string'
+      ? `unknown event '${issue.input}'; valid events are ${EVENT_TYPES.join(', ')}`
+      : `must be an event name: ${EVENT_TYPES.join(', ')}`,
 })
 
 const SubscribedTo = z
   .array(eventName)
   .min(1, 'subscribe to at least one event')
   .max(EVENT_TYPES.length * 2)
-  .transform((names) => [...new Set(names)] as (typeof EVENT_TYPES)[number][])
+  .transform((names) => [...new Set(names)])
   .meta({ description: 'Event names (GET /webhooks/events); at least one; an unknown name is refused', example: ['message.received'] })
 
 const Name = z
@@ -90,14 +92,14 @@ export const UpdateWebhookBody = z
     enabled: z.boolean().optional().meta({ description: 'false switches delivery off' }),
   })
   .refine((b) => b.url !== undefined || b.subscribed_to !== undefined || b.name !== undefined, 'give at least one of url, subscribed_to, name')
-  .meta({ id: 'UpdateWebhookBody' })
+  .meta({ id: 'UpdateWebhookBody', description: 'At least one of url, subscribed_to, name; omitted fields keep their values' })
 
 export const WebhookIdParam = z.object({
   webhookId: z
     .string()
     .min(1)
     .max(MAX_WEBHOOK_NAME_CHARS)
-    .meta({ param: { name: 'webhookId', in: 'path' }, description: 'The subscription id (position) or its exact name', example: 'crm-sync' }),
+    .meta({ param: { name: 'webhookId', in: 'path' }, description: 'The subscription’s exact name (preferred) or its id, the 0-based position in the list, which shifts after a deletion', example: 'crm-sync' }),
 })
 
 export const EventList = z
@@ -139,7 +141,7 @@ export const SigningSecretAnswer = z
   .meta({ id: 'WebhookSigningSecret' })
 
 export const TestWebhookBody = z
-  .object({ event: z.enum(EVENT_TYPES).optional().meta({ description: 'Any listed event; default message.delivered' }) })
+  .object({ event: eventName.optional().meta({ description: 'Any listed event; default message.delivered' }) })
   .meta({ id: 'TestWebhookBody' })
 
 export const TestWebhookResult = z

@@ -1,11 +1,10 @@
 /**
- * Request shapes, taken from the spec (4.3 to 4.6, 4.8), of REST routes that are not built on this branch yet, so
+ * Request shapes, taken from the spec (4.3 to 4.6), of REST routes that are not built on this branch yet, so
  * the MCP tool table already lists their final arguments. When a route lands, its tool imports the route's own
  * schema from schema/api instead and the entry here is deleted (the REST validator stays the only judge).
  */
 import { z } from 'zod'
-import { EVENT_TYPES } from '../../schema/events'
-import { DateTime, E164 } from '../../schema/api/common'
+import { E164 } from '../../schema/api/common'
 
 const httpsUrl = z.url({ protocol: /^https$/, error: 'must be an https URL' }).max(2048)
 
@@ -56,37 +55,3 @@ export const SetSocialAppBody = z.object({
 })
 
 export const SelectPageBody = z.object({ page_id: z.string().min(1).max(64).describe('An id from list_pages') })
-
-const events = z.array(z.enum(EVENT_TYPES)).min(1).describe('Event names from list_webhook_events')
-
-export const CreateWebhookBody = z.object({
-  url: httpsUrl.describe('Public https URL that receives the event POSTs'),
-  subscribed_to: events,
-  name: z.string().min(1).max(100).optional().describe('Display name, usable as webhookId; defaults to a timestamped name'),
-  retries_enabled: z.boolean().default(false).describe('Retry failed deliveries after 1 min, 5 min, 30 min and 2 h'),
-  enabled: z.boolean().default(true),
-  generate_signing_secret: z.boolean().optional().describe('Mint a signing secret and return it once in this answer'),
-})
-
-export const UpdateWebhookBody = z
-  .object({
-    url: httpsUrl.optional(),
-    subscribed_to: events.optional(),
-    name: z.string().min(1).max(100).optional(),
-    retries_enabled: z.boolean().optional(),
-    enabled: z.boolean().optional().describe('false switches delivery off'),
-  })
-  .describe('At least one field; omitted fields keep their values')
-
-export const TestWebhookBody = z.object({ event: z.enum(EVENT_TYPES).optional().describe('Which event to send; default a delivery event') })
-
-export const ReplayWebhookBody = z.object({
-  since: DateTime.describe('Replay events created at or after this time'),
-  until: DateTime.optional().describe('Up to this time; default now'),
-  include_delivered: z.boolean().optional().describe('Also resend events that were delivered; default false'),
-})
-
-export const DeliveriesQuery = z.object({
-  cursor: z.string().min(1).max(200).optional().describe('next_cursor of the previous page'),
-  limit: z.coerce.number().int().min(1).max(100).optional().describe('1 to 100'),
-})

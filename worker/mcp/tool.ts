@@ -40,12 +40,6 @@ export const ACTS: ToolHints = { readOnlyHint: false, destructiveHint: false, id
 export const REMOVES: ToolHints = { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: true }
 
 export const phoneNumberArg = E164.describe('The account phone number in E.164 format, such as +15551234567')
-export const webhookIdArg = z
-  .string()
-  .min(1)
-  .max(200)
-  .describe('The subscription name (preferred) or its id; ids are positional and shift after a deletion')
-export const messageIdArg = z.string().min(1).max(64).describe('The message id (message_id from send_message, or id from a listed message)')
 
 /** Names of the path parameters of a template, in order. */
 export function pathParams(template: string): string[] {

@@ -1,8 +1,13 @@
 // tools/list: the spec's tool names exactly, valid JSON Schemas an MCP client can use, and a table that is consistent.
+import type { RouteConfig } from '@hono/zod-openapi'
 import { Ajv } from 'ajv'
 import { describe, expect, it } from 'vitest'
+import { z } from 'zod'
+import { EVENT_TYPES } from '../../../schema/events'
+import { v1 } from '../../../worker/app'
 import { pathParams } from '../../../worker/mcp/tool'
 import { TOOLS } from '../../../worker/mcp/tools'
+import { NOT_IMPLEMENTED } from '../../../worker/routes/not-implemented'
 import { newTenant } from '../helpers'
 import { rpc } from './rpc'
 
@@ -79,9 +84,71 @@ describe('tools/list', () => {
     expect(wait({ timeout_s: 55 })).toBe(true)
     expect(wait({ timeout_s: 56 })).toBe(false)
   })
+
+  it('lists the valid event names in the webhook tools, so a client can refuse a wrong one before calling', async () => {
+    const ajv = strictAjv()
+    const tools = await listTools()
+    const create = ajv.compile(tools.find((t) => t.name === 'create_webhook')!.inputSchema)
+    expect(create({ body: { url: 'https://hooks.example.com/a', subscribed_to: ['message.received'] } })).toBe(true)
+    expect(create({ body: { url: 'https://hooks.example.com/a', subscribed_to: ['message.exploded'] } })).toBe(false)
+    expect(create({ body: { url: 'https://hooks.example.com/a', subscribed_to: [] } })).toBe(false)
+    const test = ajv.compile(tools.find((t) => t.name === 'test_webhook')!.inputSchema)
+    expect(test({ webhookId: 'crm-sync' })).toBe(true)
+    expect(test({ webhookId: 'crm-sync', body: { event: [...EVENT_TYPES].at(-1) } })).toBe(true)
+    expect(test({ webhookId: 'crm-sync', body: { event: 'nope' } })).toBe(false)
+    expect(test({ body: {} })).toBe(false)
+    const deliveries = ajv.compile(tools.find((t) => t.name === 'list_webhook_deliveries')!.inputSchema)
+    expect(deliveries({ webhookId: '0', limit: 100, status: 'failed' })).toBe(true)
+    expect(deliveries({ webhookId: '0', status: 'lost' })).toBe(false)
+  })
 })
 
+type RouteRequest = NonNullable<RouteConfig['request']>
+
+/** The routes of the REST app by `METHOD /path` (relative to /v1, braces for parameters), as OpenAPI documents them. */
+function restRoutes(): Map<string, RouteRequest> {
+  const routes = new Map<string, RouteRequest>()
+  for (const def of v1.openAPIRegistry.definitions) {
+    if (def.type !== 'route') continue
+    const path = def.route.path.length > 1 ? def.route.path.replace(/\/$/, '') : def.route.path
+    routes.set(`${def.route.method.toUpperCase()} ${path}`, def.route.request ?? {})
+  }
+  return routes
+}
+
+const shapeOf = (schema: unknown) => (schema instanceof z.ZodObject ? schema.shape : {})
+
 describe('the tool table', () => {
+  it('gives every tool of a built route exactly that route’s zod schemas, and every other tool a 501 placeholder', () => {
+    const routes = restRoutes()
+    let built = 0
+    for (const tool of TOOLS) {
+      const route = routes.get(`${tool.method} ${tool.path}`)
+      if (!route) {
+        const placeholder = NOT_IMPLEMENTED.some(([method, path]) => method === tool.method && path.replace(/:(\w+)/g, '{$1}') === tool.path)
+        expect(placeholder, `${tool.name}: no REST route ${tool.method} ${tool.path}`).toBe(true)
+        continue
+      }
+      built++
+      const shape = tool.input.shape
+      const params = shapeOf(route.params)
+      const query = shapeOf(route.query)
+      // Identity, not equality: the tool holds the very schema objects the REST validator runs.
+      for (const name of pathParams(tool.path)) expect(shape[name], `${tool.name}.${name}`).toBe(params[name])
+      for (const [name, schema] of Object.entries(query)) expect(shape[name], `${tool.name}.${name}`).toBe(schema)
+      const media = route.body?.content['application/json']
+      const body = media && 'schema' in media ? media.schema : undefined
+      if (body !== undefined) {
+        const given = shape.body
+        expect(route.body?.required === false ? given instanceof z.ZodOptional && given.unwrap() : given, `${tool.name}.body`).toBe(body)
+      }
+      const expected = [...pathParams(tool.path), ...Object.keys(query), ...(body !== undefined ? ['body'] : [])]
+      expect(Object.keys(shape).sort(), tool.name).toEqual(expected.sort())
+    }
+    // Messaging, the custom channel and webhooks: the check above ran on them, not only on placeholders.
+    expect(built).toBe(TOOLS.length - NOT_IMPLEMENTED.length)
+  })
+
   it('makes every path parameter of a template a required argument', () => {
     for (const tool of TOOLS) {
       const shape = tool.input.shape

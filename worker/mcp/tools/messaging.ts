@@ -1,6 +1,6 @@
 /** Tools for messages, accounts and usage (spec 4.1, 4.2): the receive-and-reply loop of an agent. */
-import { ListMessagesQuery, SendMessageBody, WaitQuery } from '../../../schema/api/messages'
-import { ACTS, READS, messageIdArg, toolInput, type ToolSpec } from '../tool'
+import { ListMessagesQuery, MessageIdParam, SendMessageBody, WaitQuery } from '../../../schema/api/messages'
+import { ACTS, READS, toolInput, type ToolSpec } from '../tool'
 
 export const messagingTools: ToolSpec[] = [
   {
@@ -38,7 +38,7 @@ export const messagingTools: ToolSpec[] = [
     title: 'Get a message',
     description:
       'Reads one message by id, including the delivery status of a message you sent (queued, sent, delivered, read or failed, with the reason in error).',
-    input: toolInput({ path: { id: messageIdArg } }),
+    input: toolInput({ path: MessageIdParam.shape }),
     method: 'GET',
     path: '/messages/{id}',
     hints: READS,
