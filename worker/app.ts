@@ -1,6 +1,7 @@
 /**
- * The Worker's Hono app: REST under /v1 (one sub-app per resource), the admin API under /admin, the OpenAPI
- * document and its reference page, and one `onError` that renders every failure in the spec's two body shapes.
+ * The Worker's Hono app: REST under /v1 (one sub-app per resource), the admin API under /admin, the relay
+ * endpoint under /relay, the hosted connect pages under /connect, the OpenAPI document and its reference page, and
+ * one `onError` that renders every failure in the spec's two body shapes.
  */
 import { OpenAPIHono } from '@hono/zod-openapi'
 import { createMiddleware } from 'hono/factory'
@@ -10,9 +11,13 @@ import { adminToken } from './middleware/admin-token'
 import { apiKeyAuth } from './middleware/api-key'
 import { accountsRoutes } from './routes/accounts'
 import { adminRoutes } from './routes/admin'
+import { adminRelayRoutes } from './routes/admin-relays'
+import { alphaRoutes } from './routes/alpha'
+import { connectPageRoutes } from './routes/connect-page'
 import { customChannelRoutes } from './routes/custom-channel'
 import { docsPage, openApiConfig } from './routes/docs'
 import { messagesRoutes } from './routes/messages'
+import { relayRoutes } from './routes/relay'
 import { usageRoutes } from './routes/usage'
 
 /** Messaging and usage routes answer `{error_code: string, …}`; all others `{success: false, error_code: status}`. */
@@ -34,6 +39,7 @@ v1.route('/accounts', accountsRoutes)
 v1.route('/usage', usageRoutes)
 v1.route('/messages', messagesRoutes)
 v1.route('/channels/custom', customChannelRoutes)
+v1.route('/channels/alpha-web', alphaRoutes)
 v1.openAPIRegistry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer', description: 'Authorization: Bearer svc_live_…' })
 v1.openAPIRegistry.registerComponent('securitySchemes', 'apiKeyHeader', { type: 'apiKey', in: 'header', name: 'X-API-Key' })
 v1.openAPIRegistry.registerComponent('securitySchemes', 'apiKeyQuery', { type: 'apiKey', in: 'query', name: 'apiKey' })
@@ -46,4 +52,7 @@ app.get('/', (c) => c.redirect('/docs'))
 app.get('/docs', (c) => c.html(docsPage(v1.getOpenAPI31Document(openApiConfig(c.env, c.req.url)))))
 app.use('/admin/*', adminToken)
 app.route('/admin', adminRoutes)
+app.route('/admin/relays', adminRelayRoutes)
+app.route('/relay', relayRoutes)
+app.route('/connect', connectPageRoutes)
 app.route('/v1', v1)

@@ -1,7 +1,8 @@
-/** The Worker entry: the Hono app serves every request; the AccountDO class is exported for its binding. */
+/** The Worker entry: the Hono app serves every request; the Durable Object classes are exported for their bindings. */
 import { app } from './app'
 
 export { AccountDO } from './account/account-do'
+export { RelayHubDO } from './relay/hub-do'
 
 export default {
   fetch: app.fetch,

@@ -1,7 +1,8 @@
 /**
  * The AccountDO's own SQLite storage, in one place: the schema, its version, and typed accessors.
  * It holds what must change atomically with a send decision: daily counters, ramp state, per-contact loop-guard
- * state, the opener window and the alarm timers. Messages themselves live in D1.
+ * state, the opener window and the alarm timers; for alpha/beta also the link state and the relay's encrypted
+ * session. Messages themselves live in D1.
  */
 import { z } from 'zod'
 import { Counters, EMPTY_GUARD, type ContactGuard } from './guards'
@@ -19,6 +20,8 @@ const MIGRATIONS: string[] = [
    CREATE TABLE openers (id INTEGER PRIMARY KEY, text_hash TEXT NOT NULL, contact_id TEXT NOT NULL, at INTEGER NOT NULL);
    CREATE INDEX openers_by_text ON openers (text_hash, at);
    CREATE TABLE timers (name TEXT PRIMARY KEY, due_at INTEGER NOT NULL);`,
+  // alpha/beta: the relay's encrypted session (names are keyed MACs, values AES-GCM; the edge cannot read either).
+  `CREATE TABLE session_entries (name TEXT PRIMARY KEY, value TEXT NOT NULL);`,
 ]
 
 export const AccountRef = z.object({
@@ -143,8 +146,39 @@ export class AccountStore {
     return this.storage.sql.exec<{ at: number | null }>('SELECT min(due_at) AS at FROM timers').one().at
   }
 
+  /** Any other kv entry, parsed with its shape (modules own their keys: `link`, `session_fence`, …). */
+  get<S extends z.ZodType>(key: string, shape: S): z.infer<S> | undefined {
+    return this.getKv(key, shape)
+  }
+
+  put(key: string, value: unknown): void {
+    this.putKv(key, value)
+  }
+
+  sessionEntries(): Record<string, string> {
+    const out: Record<string, string> = {}
+    for (const r of this.storage.sql.exec<{ name: string; value: string }>('SELECT name, value FROM session_entries')) out[r.name] = r.value
+    return out
+  }
+
+  /** Applies a relay's session update atomically: `null` deletes an entry, `clear` wipes the rest first. */
+  writeSessionEntries(clear: boolean, changes: Record<string, string | null>): void {
+    const sql = this.storage.sql
+    this.storage.transactionSync(() => {
+      if (clear) sql.exec('DELETE FROM session_entries')
+      for (const [name, value] of Object.entries(changes)) {
+        if (value === null) sql.exec('DELETE FROM session_entries WHERE name = ?', name)
+        else sql.exec('INSERT INTO session_entries (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value', name, value)
+      }
+    })
+  }
+
+  clearSessionEntries(): void {
+    this.storage.sql.exec('DELETE FROM session_entries')
+  }
+
   /** Forgets everything about the account (it was removed); the next use starts fresh. */
   clear(): void {
-    this.storage.sql.exec('DELETE FROM kv; DELETE FROM contact_guard; DELETE FROM openers; DELETE FROM timers;')
+    this.storage.sql.exec('DELETE FROM kv; DELETE FROM contact_guard; DELETE FROM openers; DELETE FROM timers; DELETE FROM session_entries;')
   }
 }

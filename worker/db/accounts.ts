@@ -93,3 +93,8 @@ export async function deleteAccount(db: Db, tenantId: string, id: string): Promi
     .returning({ id: accounts.id })
   return rows.length > 0
 }
+
+/** A statement (for a D1 batch) removing an account, so its `account.disconnected` event commits with it. */
+export function accountDelete(db: Db, tenantId: string, id: string) {
+  return db.delete(accounts).where(and(eq(accounts.tenantId, tenantId), eq(accounts.id, id)))
+}

@@ -20,6 +20,7 @@ export type ContactSeed = {
   phone?: string | null
   externalId?: string | null
   socialId?: string | null
+  peerId?: string | null
   name?: string | null
   firstName?: string | null
   lastName?: string | null
@@ -59,6 +60,7 @@ export function upsertInboundContact(db: Db, seed: ContactSeed, text: string, no
     lastName: sql`coalesce(excluded.last_name, ${contacts.lastName})`,
     email: sql`coalesce(excluded.email, ${contacts.email})`,
     phone: sql`coalesce(excluded.phone, ${contacts.phone})`,
+    peerId: sql`coalesce(excluded.peer_id, ${contacts.peerId})`,
   }
   return db
     .insert(contacts)
@@ -73,6 +75,46 @@ export function upsertInboundContact(db: Db, seed: ContactSeed, text: string, no
         updatedAt: now,
       },
     })
+}
+
+/**
+ * A contact imported from the linked phone (`import_contacts`): created if new, with the import's flags applied
+ * either way (`ai_paused` from pause_ai_for_imported_contacts, `private` from mark_imported_contacts_as_private);
+ * a name or number the gateway already knows is kept.
+ */
+export function upsertImportedContact(db: Db, seed: ContactSeed, flags: { aiPaused: boolean; private: boolean }, now: number) {
+  return db
+    .insert(contacts)
+    .values({ ...seed, ...flags, createdAt: now, updatedAt: now })
+    .onConflictDoUpdate({
+      target: contacts.id,
+      set: {
+        name: sql`coalesce(${contacts.name}, excluded.name)`,
+        phone: sql`coalesce(${contacts.phone}, excluded.phone)`,
+        peerId: sql`coalesce(${contacts.peerId}, excluded.peer_id)`,
+        aiPaused: flags.aiPaused,
+        private: flags.private,
+        updatedAt: now,
+      },
+    })
+}
+
+/** An account's contact with this phone number, whatever address its id was derived from (alpha keys people by LID when known). */
+export async function findContactByPhone(db: Db, tenantId: string, accountId: string, phone: string): Promise<ContactRow | undefined> {
+  return db
+    .select()
+    .from(contacts)
+    .where(and(eq(contacts.tenantId, tenantId), eq(contacts.accountId, accountId), eq(contacts.phone, phone)))
+    .get()
+}
+
+/** Phone → contact id for every contact of an account that has a number. */
+export async function contactIdsByPhone(db: Db, tenantId: string, accountId: string): Promise<Map<string, string>> {
+  const rows = await db
+    .select({ id: contacts.id, phone: contacts.phone })
+    .from(contacts)
+    .where(and(eq(contacts.tenantId, tenantId), eq(contacts.accountId, accountId)))
+  return new Map(rows.flatMap((r) => (r.phone ? [[r.phone, r.id] as const] : [])))
 }
 
 export function displayName(c: Pick<ContactRow, 'name' | 'firstName' | 'lastName'>): string | null {

@@ -142,3 +142,13 @@ export function updateMessageStatus(db: Db, change: StatusChange, now: number, w
   if (change.upstreamId !== undefined) values.upstreamId = change.upstreamId
   return db.update(messages).set(values).where(where)
 }
+
+/** Messages stored for one account, both directions (the `message_count` of the alpha status answer). */
+export async function countAccountMessages(db: Db, tenantId: string, accountId: string): Promise<number> {
+  const row = await db
+    .select({ n: sql<number>`count(*)` })
+    .from(messages)
+    .where(and(eq(messages.tenantId, tenantId), eq(messages.accountId, accountId)))
+    .get()
+  return row?.n ?? 0
+}

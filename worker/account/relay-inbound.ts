@@ -1,0 +1,56 @@
+/**
+ * Frames a relay brings in for this account, other than state: inbound messages (stored through the one ingest
+ * path, de-duplicated on the upstream id), contacts to import, and the encrypted session it persists here.
+ */
+import { z } from 'zod'
+import type { ImportedContact, InboundMessage } from '../../schema/frames'
+import type { AccountContext } from './context'
+import { importContacts } from './contacts-import'
+import { ingestMessage, type IngestOutcome } from './ingest'
+import { currentLink } from './link'
+import { LINK_KEY, SESSION_FENCE_KEY } from './link-state'
+import { contactSeedFor, knownIdByQuery } from './peers'
+import type { AccountRef } from './storage'
+
+export async function onRelayInbound(c: AccountContext, ref: AccountRef, sid: string, m: z.infer<typeof InboundMessage>): Promise<IngestOutcome | null> {
+  const link = currentLink(c)
+  // The account was removed (or linked anew): nothing of the old session is stored.
+  if (!link || link.sid !== sid) return null
+  const contact = await contactSeedFor(ref, m.from, knownIdByQuery(c.db, ref))
+  const outcome = await ingestMessage(c, {
+    ref,
+    contact,
+    text: m.text,
+    mediaUrl: m.media?.url ?? null,
+    mediaContentType: m.media?.contentType ?? null,
+    upstreamId: m.upstreamId,
+  })
+  c.store.put(LINK_KEY, { ...link, lastActivityAt: Date.now() })
+  return outcome
+}
+
+export async function onRelayContacts(c: AccountContext, ref: AccountRef, sid: string, contacts: z.infer<typeof ImportedContact>[]): Promise<number> {
+  const link = currentLink(c)
+  if (!link || link.sid !== sid) return 0
+  const n = await importContacts(c, ref, link, contacts)
+  if (n > 0) c.store.put(LINK_KEY, { ...(currentLink(c) ?? link), contactsImported: true })
+  return n
+}
+
+export function sessionEntriesFor(c: AccountContext, sid: string): Record<string, string> {
+  const link = currentLink(c)
+  return link && link.sid === sid ? c.store.sessionEntries() : {}
+}
+
+/**
+ * Stores a relay's session update. The fencing number only goes up: a relay that lost the lease but has not
+ * noticed yet cannot overwrite what the new holder wrote.
+ */
+export function writeSessionEntries(c: AccountContext, sid: string, fence: number, clear: boolean, changes: Record<string, string | null>): void {
+  const link = currentLink(c)
+  if (!link || link.sid !== sid) throw new Error('session_write for a session this account no longer has')
+  const stored = c.store.get(SESSION_FENCE_KEY, z.number()) ?? 0
+  if (fence < stored) throw new Error(`stale session_write (fence ${fence} < ${stored})`)
+  if (fence > stored) c.store.put(SESSION_FENCE_KEY, fence)
+  c.store.writeSessionEntries(clear, changes)
+}

@@ -1,0 +1,172 @@
+/**
+ * Frames from a relay, parsed with the shared protocol and routed to the account's Durable Object. Session frames
+ * are checked against the lease (same relay process, same fencing number) and handled in order per session; each
+ * is acked only after the AccountDO has committed what it carries, so the relay resends whatever is not acked.
+ */
+import { PONG_TEXT, RelayFrame, type FrameOf, type OutboundMessage } from '../../schema/frames'
+import { accountStub } from '../account/account-do'
+import type { AccountRef } from '../account/storage'
+import type { HubContext } from './hub-context'
+import { inSessionOrder } from './hub-context'
+import type { SessionRow } from './hub-store'
+import { closeLink, openLinks, sendFrame, setAttachment, type Link } from './links'
+import { placeWaiting } from './placement'
+
+export type QueuedSend = { message: OutboundMessage; expiresAt: number }
+
+type SessionFrame = Exclude<RelayFrame, { type: 'hello' | 'ping' | 'draining' | 'probe_result' }>
+
+export function refOf(row: SessionRow): AccountRef {
+  return { tenantId: row.tenantId, accountId: row.accountId, channel: row.channel }
+}
+
+export function sendQueued(link: Link, row: SessionRow, sends: QueuedSend[]): void {
+  for (const s of sends) sendFrame(link.ws, { type: 'send', sid: row.sid, fence: row.fence, message: s.message, expiresAt: s.expiresAt })
+}
+
+function parse(raw: string | ArrayBuffer): { frame: RelayFrame } | { error: string; id: string | null } {
+  let json: unknown
+  try {
+    json = JSON.parse(typeof raw === 'string' ? raw : new TextDecoder().decode(raw))
+  } catch {
+    return { error: 'not JSON', id: null }
+  }
+  const parsed = RelayFrame.safeParse(json)
+  if (parsed.success) return { frame: parsed.data }
+  const id = typeof json === 'object' && json !== null && 'id' in json && typeof json.id === 'string' ? json.id : null
+  return { error: parsed.error.issues.slice(0, 2).map((i) => `${i.path.join('.')}: ${i.message}`).join('; '), id }
+}
+
+export async function onRelayMessage(c: HubContext, link: Link, raw: string | ArrayBuffer): Promise<void> {
+  const result = parse(raw)
+  if ('error' in result) {
+    c.log('invalid relay frame', { relay: link.att.relayId, error: result.error })
+    if (result.id) sendFrame(link.ws, { type: 'reject', id: result.id, sid: null, reason: 'invalid' })
+    return
+  }
+  const { frame } = result
+  if (link.att.instance) c.framesSeen.set(link.att.instance, Date.now())
+  switch (frame.type) {
+    case 'hello':
+      return onHello(c, link, frame)
+    case 'ping':
+      // The auto-response answers heartbeats without waking the object; this only runs if it is not installed.
+      link.ws.send(PONG_TEXT)
+      return
+    case 'draining':
+      setAttachment(link.ws, { ...link.att, draining: true })
+      c.log('relay draining', { relay: link.att.relayId, instance: link.att.instance })
+      return
+    case 'probe_result':
+      c.probes.get(frame.id)?.(frame.state)
+      return
+    default:
+      return onSessionFrame(c, link, frame)
+  }
+}
+
+/**
+ * The handshake. A relay process that reconnects lists the sessions it still runs: those it still holds (same
+ * fencing number) stay with it and get their queued sends again; any other is stopped. Sessions the edge thought it
+ * held but it no longer runs are placed anew. Then waiting sessions are placed, possibly on this link.
+ */
+async function onHello(c: HubContext, link: Link, hello: FrameOf<'hello'>): Promise<void> {
+  for (const other of openLinks(c.ctx)) {
+    // A half-open socket of the same process: the process is here again, the old socket is dead.
+    if (other.ws !== link.ws && other.att.instance === hello.instance) closeLink(other.ws, 4000, 'superseded by a new connection')
+  }
+  const att = { ...link.att, instance: hello.instance, version: hello.version, driver: hello.driver, channels: hello.channels, draining: hello.draining }
+  setAttachment(link.ws, att)
+  const live: Link = { ws: link.ws, att }
+  c.framesSeen.set(hello.instance, Date.now())
+  sendFrame(link.ws, { type: 'welcome', relayId: att.relayId, tenantId: att.tenantId, leaseMs: c.config.leaseMs, heartbeatMs: c.config.heartbeatMs })
+
+  const now = Date.now()
+  const listed = new Map(hello.sessions.map((s) => [s.sid, s.fence]))
+  const rebound: SessionRow[] = []
+  for (const row of c.store.heldBy(hello.instance)) {
+    if (listed.get(row.sid) === row.fence) {
+      c.store.rebind(row.sid)
+      rebound.push(row)
+    } else {
+      c.store.unassign(row.sid, now)
+    }
+    listed.delete(row.sid)
+  }
+  for (const [sid, fence] of listed) sendFrame(link.ws, { type: 'revoke', sid, fence, reason: 'stale' })
+  c.log('relay hello', { relay: att.relayId, instance: hello.instance, version: hello.version, rebound: rebound.length, stale: listed.size })
+
+  for (const row of rebound) {
+    void inSessionOrder(c, row.sid, async () => {
+      sendQueued(live, row, await accountStub(c.env, row.tenantId, row.accountId).relayAttached(refOf(row), row.sid))
+    }).catch((err: unknown) => c.log('resend after rebind failed', { sid: row.sid, error: String(err) }))
+  }
+  await placeWaiting(c)
+  await c.rearm()
+}
+
+function reject(link: Link, frame: SessionFrame, reason: 'stale_fence' | 'unknown_session' | 'invalid'): void {
+  sendFrame(link.ws, { type: 'reject', id: frame.id, sid: frame.sid, reason })
+}
+
+async function onSessionFrame(c: HubContext, link: Link, frame: SessionFrame): Promise<void> {
+  if (!link.att.instance) return reject(link, frame, 'invalid')
+  await inSessionOrder(c, frame.sid, async () => {
+    // Checked when the frame's turn comes: the session may have moved while earlier frames were handled.
+    const row = c.store.bySid(frame.sid)
+    if (!row) return reject(link, frame, 'unknown_session')
+    if (row.instance !== link.att.instance || row.fence !== frame.fence) return reject(link, frame, 'stale_fence')
+    try {
+      await handle(c, link, row, frame)
+    } catch (err) {
+      // Not acked: the relay sends it again after its ack timeout or reconnect.
+      c.log('relay frame failed', { sid: row.sid, type: frame.type, error: String(err) })
+    }
+  })
+}
+
+async function handle(c: HubContext, link: Link, row: SessionRow, frame: SessionFrame): Promise<void> {
+  const account = accountStub(c.env, row.tenantId, row.accountId)
+  const ref = refOf(row)
+  const ack = (): void => void sendFrame(link.ws, { type: 'ack', ids: [frame.id] })
+  switch (frame.type) {
+    case 'state': {
+      const { resend } = await account.relayState(ref, row.sid, frame.state, frame.at)
+      if (frame.state.state === 'connected') c.store.markConnected(row.sid, true)
+      if (frame.state.state === 'disconnected' || frame.state.state === 'restricted') c.store.markConnected(row.sid, false)
+      ack()
+      sendQueued(link, row, resend)
+      return
+    }
+    case 'inbound':
+      await account.relayInbound(ref, row.sid, frame.message)
+      return ack()
+    case 'receipt':
+      await account.relayReceipt(ref, row.sid, frame.receipt)
+      return ack()
+    case 'sent':
+      await account.relaySent(ref, row.sid, frame.messageId, frame.upstreamId)
+      return ack()
+    case 'send_failed':
+      await account.relaySendFailed(ref, row.sid, frame.messageId, frame.error, frame.code)
+      return ack()
+    case 'contacts':
+      await account.relayContacts(ref, row.sid, frame.contacts)
+      return ack()
+    case 'session_load': {
+      const entries = await account.relaySessionLoad(ref, row.sid)
+      sendFrame(link.ws, { type: 'session_data', id: frame.id, sid: row.sid, entries })
+      return
+    }
+    case 'session_write':
+      await account.relaySessionWrite(ref, row.sid, frame.fence, frame.clear, frame.changes)
+      return ack()
+    case 'released':
+      c.store.unassign(row.sid, Date.now())
+      c.log('session released', { sid: row.sid, relay: link.att.relayId, reason: frame.reason })
+      ack()
+      await placeWaiting(c)
+      await c.rearm()
+      return
+  }
+}
