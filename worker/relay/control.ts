@@ -7,7 +7,7 @@ import { newId } from '../lib/ids'
 import type { HubContext } from './hub-context'
 import type { SessionSpec } from './hub-store'
 import { linkGone } from './leases'
-import { closeLink, helloedLinks, lastSeen, linkOfInstance, openLinks, relayTag, sendFrame } from './links'
+import { closeLink, helloedLinks, lastSeen, linkOf, openLinks, relayTag, sendFrame } from './links'
 import { placeWaiting } from './placement'
 
 export type OpenOutcome = { assigned: boolean; relayId: string | null }
@@ -21,7 +21,7 @@ export async function openSession(c: HubContext, spec: SessionSpec): Promise<Ope
   const now = Date.now()
   const existing = c.store.byAccount(spec.tenantId, spec.accountId)
   if (existing?.instance) {
-    const holder = linkOfInstance(c.ctx, existing.instance)
+    const holder = linkOf(c.ctx, existing)
     if (holder) {
       sendFrame(holder.ws, { type: 'revoke', sid: existing.sid, fence: existing.fence, reason: 'moved' })
       c.store.unassign(existing.sid, now)
@@ -37,8 +37,8 @@ export async function openSession(c: HubContext, spec: SessionSpec): Promise<Ope
 /** Hands a send to the relay holding the session; false when no live relay holds it (it stays queued). */
 export function dispatchSend(c: HubContext, sid: string, message: OutboundMessage, expiresAt: number): boolean {
   const row = c.store.bySid(sid)
-  if (!row?.instance || row.leaseUntil !== null) return false
-  const link = linkOfInstance(c.ctx, row.instance)
+  if (!row || row.leaseUntil !== null) return false
+  const link = linkOf(c.ctx, row)
   if (!link || link.att.draining) return false
   return sendFrame(link.ws, { type: 'send', sid, fence: row.fence, message, expiresAt })
 }
@@ -47,7 +47,7 @@ export function dispatchSend(c: HubContext, sid: string, message: OutboundMessag
 export function logoutSession(c: HubContext, sid: string): { reached: boolean } {
   const row = c.store.bySid(sid)
   if (!row) return { reached: false }
-  const link = row.instance && row.leaseUntil === null ? linkOfInstance(c.ctx, row.instance) : undefined
+  const link = row.leaseUntil === null ? linkOf(c.ctx, row) : undefined
   const reached = link ? sendFrame(link.ws, { type: 'logout', sid, fence: row.fence }) : false
   c.store.remove(sid)
   c.log('session removed', { sid, tenant: row.tenantId, account: row.accountId, reached })
@@ -57,8 +57,8 @@ export function logoutSession(c: HubContext, sid: string): { reached: boolean } 
 /** Asks the relay holding the session for its live state; null when none answers within `timeoutMs`. */
 export async function probeSession(c: HubContext, sid: string, timeoutMs: number): Promise<SessionState | null> {
   const row = c.store.bySid(sid)
-  if (!row?.instance || row.leaseUntil !== null) return null
-  const link = linkOfInstance(c.ctx, row.instance)
+  if (!row || row.leaseUntil !== null) return null
+  const link = linkOf(c.ctx, row)
   if (!link) return null
   const id = newId('prb', 16)
   return new Promise<SessionState | null>((resolve) => {

@@ -73,7 +73,9 @@ export async function onRelayMessage(c: HubContext, link: Link, raw: string | Ar
 async function onHello(c: HubContext, link: Link, hello: FrameOf<'hello'>): Promise<void> {
   for (const other of openLinks(c.ctx)) {
     // A half-open socket of the same process: the process is here again, the old socket is dead.
-    if (other.ws !== link.ws && other.att.instance === hello.instance) closeLink(other.ws, 4000, 'superseded by a new connection')
+    if (other.ws !== link.ws && other.att.instance === hello.instance && other.att.relayId === link.att.relayId) {
+      closeLink(other.ws, 4000, 'superseded by a new connection')
+    }
   }
   const att = { ...link.att, instance: hello.instance, version: hello.version, driver: hello.driver, channels: hello.channels, draining: hello.draining }
   setAttachment(link.ws, att)
@@ -85,6 +87,8 @@ async function onHello(c: HubContext, link: Link, hello: FrameOf<'hello'>): Prom
   const listed = new Map(hello.sessions.map((s) => [s.sid, s.fence]))
   const rebound: SessionRow[] = []
   for (const row of c.store.heldBy(hello.instance)) {
+    // Same process and same token: a link under another token never inherits sessions, whatever instance it claims.
+    if (row.relayId !== att.relayId) continue
     if (listed.get(row.sid) === row.fence) {
       c.store.rebind(row.sid)
       rebound.push(row)
@@ -115,7 +119,7 @@ async function onSessionFrame(c: HubContext, link: Link, frame: SessionFrame): P
     // Checked when the frame's turn comes: the session may have moved while earlier frames were handled.
     const row = c.store.bySid(frame.sid)
     if (!row) return reject(link, frame, 'unknown_session')
-    if (row.instance !== link.att.instance || row.fence !== frame.fence) return reject(link, frame, 'stale_fence')
+    if (row.instance !== link.att.instance || row.relayId !== link.att.relayId || row.fence !== frame.fence) return reject(link, frame, 'stale_fence')
     try {
       await handle(c, link, row, frame)
     } catch (err) {

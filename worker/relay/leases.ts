@@ -16,7 +16,7 @@ export function linkGone(c: HubContext, link: Link, seenAt: number): void {
   const instance = link.att.instance
   if (!instance) return
   // A reconnect of the same process may already be up on a new socket; then its sessions stay where they are.
-  const again = openLinks(c.ctx).some((l) => l.ws !== link.ws && l.att.instance === instance)
+  const again = openLinks(c.ctx).some((l) => l.ws !== link.ws && l.att.instance === instance && l.att.relayId === link.att.relayId)
   if (again) return
   const sessions = c.store.startLeaseExpiry(instance, seenAt + c.config.leaseMs)
   if (sessions > 0) c.log('relay link gone', { relay: link.att.relayId, instance, sessions, lease_until: seenAt + c.config.leaseMs })

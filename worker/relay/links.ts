@@ -48,8 +48,10 @@ export function helloedLinks(ctx: DurableObjectState): Array<Link & { att: { ins
   return openLinks(ctx).filter((l): l is Link & { att: { instance: string } } => l.att.instance !== null)
 }
 
-export function linkOfInstance(ctx: DurableObjectState, instance: string): Link | undefined {
-  return helloedLinks(ctx).find((l) => l.att.instance === instance)
+/** The live link of a relay process (matched on the token too: an instance id is only a claim). */
+export function linkOf(ctx: DurableObjectState, holder: { instance: string | null; relayId: string | null }): Link | undefined {
+  if (!holder.instance || !holder.relayId) return undefined
+  return helloedLinks(ctx).find((l) => l.att.instance === holder.instance && l.att.relayId === holder.relayId)
 }
 
 /**
