@@ -14,6 +14,8 @@ export const repoRoot = join(import.meta.dirname, '../..')
 export type LocalServer = {
   url: string
   adminToken: string
+  /** wrangler's --persist-to directory (local D1 and Durable Object state). */
+  stateDir: string
   /** Creates a tenant with one API key through the admin API. */
   newTenant(): Promise<{ tenantId: string; key: string }>
   stop(): Promise<void>
@@ -105,6 +107,7 @@ export async function startLocalServer(opts: { vars?: Record<string, string> } =
   return {
     url,
     adminToken,
+    stateDir: persist,
     async newTenant() {
       const tenant = await admin('POST', '/admin/tenants', {})
       const key = await admin('POST', `/admin/tenants/${tenant.id}/keys`)

@@ -109,6 +109,18 @@ async function onHello(c: HubContext, link: Link, hello: FrameOf<'hello'>): Prom
   await c.rearm()
 }
 
+/**
+ * What a relay observed while it held the session (messages, receipts, hand-overs) is still true after the session
+ * moved: it is accepted from an earlier holder in scope (ids de-duplicate it), so nothing is lost in a failover.
+ * Everything that steers the session (state, session writes, contacts, release) is for the current holder only.
+ */
+const DATA_FRAMES: ReadonlySet<SessionFrame['type']> = new Set(['inbound', 'receipt', 'sent', 'send_failed'])
+
+function lateData(link: Link, row: SessionRow, frame: SessionFrame): boolean {
+  const inScope = link.att.tenantId === null || link.att.tenantId === row.tenantId
+  return DATA_FRAMES.has(frame.type) && frame.fence <= row.fence && inScope
+}
+
 function reject(link: Link, frame: SessionFrame, reason: 'stale_fence' | 'unknown_session' | 'invalid'): void {
   sendFrame(link.ws, { type: 'reject', id: frame.id, sid: frame.sid, reason })
 }
@@ -119,7 +131,8 @@ async function onSessionFrame(c: HubContext, link: Link, frame: SessionFrame): P
     // Checked when the frame's turn comes: the session may have moved while earlier frames were handled.
     const row = c.store.bySid(frame.sid)
     if (!row) return reject(link, frame, 'unknown_session')
-    if (row.instance !== link.att.instance || row.relayId !== link.att.relayId || row.fence !== frame.fence) return reject(link, frame, 'stale_fence')
+    const holder = row.instance === link.att.instance && row.relayId === link.att.relayId && row.fence === frame.fence
+    if (!holder && !lateData(link, row, frame)) return reject(link, frame, 'stale_fence')
     try {
       await handle(c, link, row, frame)
     } catch (err) {
