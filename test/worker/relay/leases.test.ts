@@ -62,9 +62,9 @@ async function connectedSession() {
 }
 
 describe('pickLink', () => {
-  const link = (instance: string, att: Partial<LinkAttachment> = {}) => ({
+  const link = (instance: string, att: Partial<Omit<LinkAttachment, 'instance'>> = {}) => ({
     ws: new WebSocketPair()[0],
-    att: { relayId: 'rly_a', tenantId: null, connectedAt: 1, instance, version: '1', driver: 'sim', channels: ['alpha_web' as const], draining: false, ...att },
+    att: { relayId: 'rly_a', tenantId: null, connectedAt: 1, version: '1', driver: 'sim', channels: ['alpha_web' as const], draining: false, ...att, instance },
   })
   const row: SessionRow = {
     sid: 'ses_1',
