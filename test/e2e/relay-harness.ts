@@ -39,7 +39,9 @@ export function startSim(): Promise<SimServer> {
 export const SESSION_KEY = randomBytes(32).toString('base64')
 
 export function spawnRelay(server: LocalServer, token: string, sim: SimServer, env: Record<string, string> = {}): RelayProc {
-  const proc = spawn(join(repoRoot, 'node_modules/.bin/tsx'), ['relay/main.ts'], {
+  // node with tsx as a loader, not the tsx CLI: the CLI runs the relay in a child process that a SIGKILL of the
+  // CLI would leave running.
+  const proc = spawn(join(repoRoot, 'node_modules/.bin/node'), ['--import', 'tsx', 'relay/main.ts'], {
     cwd: repoRoot,
     env: {
       ...process.env,
