@@ -18,6 +18,9 @@ export default defineProject(async () => ({
           ALLOW_LOOPBACK_URLS: 'true',
           // Production waits 10 s for a receiver; the timeout tests use a short one.
           DELIVERY_TIMEOUT_MS: '400',
+          // A connect with a pairing code waits this long for the relay's code; scripted relays that never send one
+          // would otherwise hold each such test for the production 8 s.
+          ALPHA_PAIRING_CODE_WAIT_MS: '1500',
         },
       },
     }),

@@ -36,6 +36,7 @@ function render() {
   $('page-left').textContent = fmt(secs(cfg.pageExpiresAt))
   if (!s) { view.append(el('div', { class: 'spin' }), el('p', { class: 'muted' }, 'Loading…')); return }
   if (s.page_expired) { view.append(el('p', { class: 'bad' }, 'This link has expired.'), el('p', { class: 'muted' }, 'Ask for a new link to connect this number.')); return }
+  $('foot').hidden = s.status === 'connected' || s.status === 'open' || !!s.page_expired
   if (s.status === 'connected' || s.status === 'open') {
     view.append(el('div', { class: 'ok', 'aria-hidden': 'true' }, '✓'), el('h2', {}, 'Connected'), el('p', { class: 'muted' }, 'Your number is linked. You can close this page.'))
     return
@@ -91,7 +92,7 @@ export function connectPageHtml(p: ConnectPageInput): string {
 <meta name="referrer" content="no-referrer"><title>Link your alpha number</title><style>${STYLE}</style></head>
 <body><main><h1>Link your alpha number</h1><p class="muted">${esc(p.phoneMasked)}</p>
 <div class="card" id="view" aria-live="polite"></div>
-<footer class="muted">This page works for <span class="count" id="page-left"></span>. Keep it open until it says connected.</footer></main>
+<footer class="muted" id="foot">This page works for <span class="count" id="page-left"></span>. Keep it open until it says connected.</footer></main>
 <script type="application/json" id="cfg">${cfg}</script><script nonce="${esc(p.nonce)}">${SCRIPT}</script></body></html>`
 }
 
