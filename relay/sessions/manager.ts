@@ -17,6 +17,8 @@ export type ManagerLink = SessionLink & { leaseValidUntil(): number | null; link
 export class SessionManager {
   private readonly sessions = new Map<string, RunningSession>()
   private readonly chains = new Map<string, Promise<void>>()
+  /** Stops in progress per account: a new run waits for them, so one number never has two connections. */
+  private readonly stopping = new Map<string, Promise<void>>()
   private draining = false
   private frameSeq = 0
   private readonly idPrefix = randomBytes(4).toString('hex')
@@ -113,6 +115,7 @@ export class SessionManager {
     const current = this.sessions.get(key)
     if (current && current.sid === frame.sid && current.fence === frame.fence) return
     if (current) await this.remove(current, 'superseded')
+    await this.stopping.get(key)
     if (!this.link) return
     if (this.draining) {
       // Not taking work any more: hand it straight back.
@@ -136,24 +139,33 @@ export class SessionManager {
     await session.start()
   }
 
-  private async remove(s: RunningSession, why: string): Promise<void> {
+  private remove(s: RunningSession, why: string): Promise<void> {
     if (this.sessions.get(s.key) === s) this.sessions.delete(s.key)
     this.deps.log.info({ sid: s.sid, account: s.account.accountId, fence: s.fence, why }, 'session removed')
-    await s.stop()
+    const stopped = s.stop()
+    const tracked = stopped.finally(() => {
+      if (this.stopping.get(s.key) === tracked) this.stopping.delete(s.key)
+    })
+    this.stopping.set(s.key, tracked)
+    return tracked
   }
 
-  /** The edge refused a frame of this session as stale: another relay holds it now. */
+  /**
+   * The edge refused a frame of this session as stale: another relay holds it now. Stopped at once, not in the
+   * account's queue: a start still waiting for the edge must not delay it.
+   */
   private leaseLost(sid: string): void {
-    void this.bySidInOrder(sid, (s) => this.remove(s, 'lease held elsewhere'))
+    const s = this.find(sid)
+    if (s) void this.remove(s, 'lease held elsewhere')
   }
 
-  /** While the link is down, sessions stop before the edge may hand them to another relay. */
+  /** While the link is down, sessions stop before the edge may hand them to another relay, whatever else is pending. */
   private checkLease(): void {
     if (!this.link || this.link.linkState === 'open' || this.sessions.size === 0) return
     const until = this.link.leaseValidUntil()
     if (until === null || Date.now() < until - LEASE_SAFETY_MS) return
     this.deps.log.warn({ sessions: this.sessions.size }, 'lease expiring without the edge; stopping every session')
-    for (const s of [...this.sessions.values()]) void this.inOrder(s.key, () => this.remove(s, 'lease expired'))
+    for (const s of [...this.sessions.values()]) void this.remove(s, 'lease expired')
   }
 
   /** SIGTERM: take no new work, let acks come in, then stop each session and hand it back for another relay. */

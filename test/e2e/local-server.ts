@@ -16,6 +16,8 @@ export type LocalServer = {
   adminToken: string
   /** wrangler's --persist-to directory (local D1 and Durable Object state). */
   stateDir: string
+  /** What wrangler dev printed so far (for failure reports). */
+  output(): string
   /** Creates a tenant with one API key through the admin API. */
   newTenant(): Promise<{ tenantId: string; key: string }>
   stop(): Promise<void>
@@ -81,7 +83,7 @@ export async function startLocalServer(opts: { vars?: Record<string, string> } =
   let log = ''
   const child = spawn(
     bin('wrangler'),
-    ['dev', '--port', String(port), '--ip', '127.0.0.1', '--inspector-port', String(inspector), '--persist-to', persist, '--env-file', envFile, '--show-interactive-dev-session=false', '--log-level', 'warn'],
+    ['dev', '--port', String(port), '--ip', '127.0.0.1', '--inspector-port', String(inspector), '--persist-to', persist, '--env-file', envFile, '--show-interactive-dev-session=false', '--log-level', process.env.WRANGLER_LOG_LEVEL ?? 'warn'],
     { cwd: repoRoot, env: childEnv(), stdio: ['ignore', 'pipe', 'pipe'] }
   )
   child.stdout?.on('data', (d: Buffer) => (log += d.toString()))
@@ -108,6 +110,7 @@ export async function startLocalServer(opts: { vars?: Record<string, string> } =
     url,
     adminToken,
     stateDir: persist,
+    output: () => log,
     async newTenant() {
       const tenant = await admin('POST', '/admin/tenants', {})
       const key = await admin('POST', `/admin/tenants/${tenant.id}/keys`)

@@ -10,7 +10,7 @@ import { contactIdsByPhone, upsertImportedContact } from '../db/contacts'
 import type { AccountContext } from './context'
 import { EMPTY_GUARD } from './guards'
 import type { LinkState } from './link-state'
-import { contactSeedFor } from './peers'
+import { contactSeedFor, peerAddresses } from './peers'
 import type { AccountRef } from './storage'
 
 const STATEMENTS_PER_BATCH = 50
@@ -20,11 +20,12 @@ export async function importContacts(c: AccountContext, ref: AccountRef, link: L
   const now = Date.now()
   const flags = { aiPaused: link.options.pauseAiForImportedContacts, private: link.options.markImportedContactsAsPrivate }
   const byPhone = await contactIdsByPhone(c.db, ref.tenantId, ref.accountId)
-  const seeds = await Promise.all(contacts.map(async (p) => ({ seed: await contactSeedFor(ref, p, (phone) => byPhone.get(phone)), hasChat: p.hasChat })))
+  const seeds = await Promise.all(contacts.map(async (p) => ({ seed: await contactSeedFor(ref, p, (phone) => byPhone.get(phone)), hasChat: p.hasChat, addresses: peerAddresses(p) })))
   for (let i = 0; i < seeds.length; i += STATEMENTS_PER_BATCH) {
     const [first, ...rest] = seeds.slice(i, i + STATEMENTS_PER_BATCH).map(({ seed }) => upsertImportedContact(c.db, seed, flags, now))
     if (first) await c.db.batch([first, ...rest])
   }
+  for (const { seed, addresses } of seeds) c.store.rememberPeerContact(addresses, seed.id)
   if (link.options.importExistingChats) {
     for (const { seed, hasChat } of seeds) {
       const guard = c.store.contactGuard(seed.id)

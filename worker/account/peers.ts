@@ -7,6 +7,7 @@ import type { Peer } from '../../schema/frames'
 import type { Db } from '../db/client'
 import { findContactByPhone, type ContactSeed } from '../db/contacts'
 import { contactIdFor } from '../lib/ids'
+import type { AccountContext } from './context'
 import type { AccountRef } from './storage'
 
 /** Upstream numbers come as digits; contacts store E.164. */
@@ -27,4 +28,25 @@ export async function contactSeedFor(ref: AccountRef, peer: Peer, knownId: (phon
 
 export function knownIdByQuery(db: Db, ref: AccountRef) {
   return async (phone: string) => (await findContactByPhone(db, ref.tenantId, ref.accountId, phone))?.id
+}
+
+/** The upstream addresses a contact is known by, as kept in the AccountDO's peer_contacts table. */
+export function peerAddresses(peer: Peer): string[] {
+  const phone = e164(peer.phone)
+  return [...(phone ? [`phone:${phone}`] : []), ...(peer.lid ? [`lid:${peer.lid}`] : []), `peer:${peer.id}`]
+}
+
+/**
+ * The contact seed of an inbound sender: the AccountDO remembers which contact each upstream address maps to, so
+ * only the first message from a person costs a D1 lookup.
+ */
+export async function inboundContactSeed(c: AccountContext, ref: AccountRef, peer: Peer): Promise<ContactSeed> {
+  const addresses = peerAddresses(peer)
+  const cached = addresses.map((a) => c.store.peerContact(a))
+  const known = cached.find((id) => id !== undefined)
+  const seed = known
+    ? { id: known, tenantId: ref.tenantId, accountId: ref.accountId, channel: ref.channel, phone: e164(peer.phone), peerId: peer.id, name: peer.name }
+    : await contactSeedFor(ref, peer, knownIdByQuery(c.db, ref))
+  if (cached.some((id) => id === undefined)) c.store.rememberPeerContact(addresses, seed.id)
+  return seed
 }

@@ -9,14 +9,17 @@ import { importContacts } from './contacts-import'
 import { ingestMessage, type IngestOutcome } from './ingest'
 import { currentLink } from './link'
 import { LINK_KEY, SESSION_FENCE_KEY } from './link-state'
-import { contactSeedFor, knownIdByQuery } from './peers'
+import { inboundContactSeed } from './peers'
 import type { AccountRef } from './storage'
+
+/** `last_activity` of the status answer is exact to this much. */
+const ACTIVITY_WRITE_EVERY_MS = 5_000
 
 export async function onRelayInbound(c: AccountContext, ref: AccountRef, sid: string, m: z.infer<typeof InboundMessage>): Promise<IngestOutcome | null> {
   const link = currentLink(c)
   // The account was removed (or linked anew): nothing of the old session is stored.
   if (!link || link.sid !== sid) return null
-  const contact = await contactSeedFor(ref, m.from, knownIdByQuery(c.db, ref))
+  const contact = await inboundContactSeed(c, ref, m.from)
   const outcome = await ingestMessage(c, {
     ref,
     contact,
@@ -25,7 +28,9 @@ export async function onRelayInbound(c: AccountContext, ref: AccountRef, sid: st
     mediaContentType: m.media?.contentType ?? null,
     upstreamId: m.upstreamId,
   })
-  c.store.put(LINK_KEY, { ...link, lastActivityAt: Date.now() })
+  // Stored at most every few seconds: every storage write holds the reply back until it is durable.
+  const now = Date.now()
+  if (now - (link.lastActivityAt ?? 0) > ACTIVITY_WRITE_EVERY_MS) c.store.put(LINK_KEY, { ...link, lastActivityAt: now })
   return outcome
 }
 

@@ -50,6 +50,8 @@ export function relayOutbound(c: AccountContext): OutboundChannel {
     const link = c.store.get(LINK_KEY, LinkState)
     if (!link) return { ok: false, code: null, error: 'the account has no linked session' }
     const send = toQueuedSend(row)
+    // A reply from this person must land on the same contact, however the upstream addresses them.
+    if (row.contact?.phone) c.store.rememberPeerContact([`phone:${row.contact.phone}`], row.message.contactId)
     await relayHub(c.env).dispatchSend(link.sid, send.message, send.expiresAt)
     return { pending: true }
   }

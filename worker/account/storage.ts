@@ -21,7 +21,8 @@ const MIGRATIONS: string[] = [
    CREATE INDEX openers_by_text ON openers (text_hash, at);
    CREATE TABLE timers (name TEXT PRIMARY KEY, due_at INTEGER NOT NULL);`,
   // alpha/beta: the relay's encrypted session (names are keyed MACs, values AES-GCM; the edge cannot read either).
-  `CREATE TABLE session_entries (name TEXT PRIMARY KEY, value TEXT NOT NULL);`,
+  `CREATE TABLE session_entries (name TEXT PRIMARY KEY, value TEXT NOT NULL);
+   CREATE TABLE peer_contacts (address TEXT PRIMARY KEY, contact_id TEXT NOT NULL);`,
 ]
 
 export const AccountRef = z.object({
@@ -173,12 +174,21 @@ export class AccountStore {
     })
   }
 
+  /** The contact id already used for an upstream address (`phone:+44…`, `lid:…`), so inbound needs no D1 lookup. */
+  peerContact(address: string): string | undefined {
+    return this.storage.sql.exec<{ contact_id: string }>('SELECT contact_id FROM peer_contacts WHERE address = ?', address).toArray()[0]?.contact_id
+  }
+
+  rememberPeerContact(addresses: string[], contactId: string): void {
+    for (const a of addresses) this.storage.sql.exec('INSERT OR IGNORE INTO peer_contacts (address, contact_id) VALUES (?, ?)', a, contactId)
+  }
+
   clearSessionEntries(): void {
     this.storage.sql.exec('DELETE FROM session_entries')
   }
 
   /** Forgets everything about the account (it was removed); the next use starts fresh. */
   clear(): void {
-    this.storage.sql.exec('DELETE FROM kv; DELETE FROM contact_guard; DELETE FROM openers; DELETE FROM timers; DELETE FROM session_entries;')
+    this.storage.sql.exec('DELETE FROM kv; DELETE FROM contact_guard; DELETE FROM openers; DELETE FROM timers; DELETE FROM session_entries; DELETE FROM peer_contacts;')
   }
 }
