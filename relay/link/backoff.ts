@@ -14,6 +14,8 @@ export const DEFAULT_HEARTBEAT_MS = 3_000
 export const HEARTBEAT_MISSES = 3
 /** A reliable frame not acked this long is sent again (the edge de-duplicates). */
 export const ACK_TIMEOUT_MS = 30_000
+/** Reliable frames on the wire without an answer, at most (flow control; the rest wait in the outbox). */
+export const SEND_WINDOW = 1024
 /** Sessions stop this long before the edge may hand them to another relay. */
 export const LEASE_SAFETY_MS = 2_000
 

@@ -39,10 +39,19 @@ export class Outbox {
     })
   }
 
-  /** Frames to send now: never sent, or sent before `resendBefore` (ack timeout), in queue order. */
-  due(resendBefore: number): ReliableRelayFrame[] {
+  /**
+   * Frames to send now, in queue order: never sent, or sent before `resendBefore` (ack timeout), keeping at most
+   * `window` frames unanswered on the wire. The window is the relay's flow control: a burst waits here instead of
+   * queueing at the edge, where it would delay heartbeats and every other session's frames.
+   */
+  due(resendBefore: number, window = Number.POSITIVE_INFINITY): ReliableRelayFrame[] {
+    let inFlight = 0
+    for (const e of this.entries.values()) if (e.sentAt !== null && e.sentAt >= resendBefore) inFlight++
     const out: ReliableRelayFrame[] = []
-    for (const e of this.entries.values()) if (e.sentAt === null || e.sentAt < resendBefore) out.push(e.frame)
+    for (const e of this.entries.values()) {
+      if (inFlight + out.length >= window) break
+      if (e.sentAt === null || e.sentAt < resendBefore) out.push(e.frame)
+    }
     return out
   }
 
@@ -56,15 +65,19 @@ export class Outbox {
     for (const e of this.entries.values()) e.sentAt = null
   }
 
-  settle(reply: Reply): void {
+  /** Settles the frames an answer is for; returns the earliest send time among them (the edge saw them after it). */
+  settle(reply: Reply): number | null {
     const ids = reply.type === 'ack' ? reply.ids : [reply.id]
+    let sentAt: number | null = null
     for (const id of ids) {
       const e = this.entries.get(id)
       if (!e) continue
       this.entries.delete(id)
+      if (e.sentAt !== null) sentAt = sentAt === null ? e.sentAt : Math.min(sentAt, e.sentAt)
       for (const w of e.waiters) w(reply)
     }
     if (this.entries.size === 0) for (const w of [...this.emptyWaiters]) w()
+    return sentAt
   }
 
   /** Resolves when nothing is waiting for an answer, or after `timeoutMs`. */

@@ -15,6 +15,7 @@ import {
   HEARTBEAT_MISSES,
   MIN_UPTIME_MS,
   reconnectDelayMs,
+  SEND_WINDOW,
 } from './backoff'
 import { Outbox, type Reply } from './outbox'
 
@@ -196,10 +197,14 @@ export class RelayLink {
         return
       case 'ack':
       case 'reject':
-      case 'session_data':
-        this.outbox.settle(frame)
+      case 'session_data': {
+        // An answered frame renews the leases like an answered heartbeat: the edge heard from us after we sent it.
+        const sentAt = this.outbox.settle(frame)
+        if (sentAt !== null && this.leaseMs !== null) this.renewedAt = Math.max(this.renewedAt ?? 0, sentAt)
         if (frame.type !== 'ack') this.opts.onFrame(frame)
+        this.flush()
         return
+      }
       default:
         this.opts.onFrame(frame)
     }
@@ -236,7 +241,9 @@ export class RelayLink {
     const ws = this.ws
     if (!ws || this.state !== 'open') return
     const oldest = this.pings[0]
-    if (oldest !== undefined && this.now() - oldest > this.heartbeatMs * HEARTBEAT_MISSES) {
+    // Frames still arriving prove the link alive even when a busy edge is slow with its pongs.
+    const quiet = this.now() - (this.lastFrameInAt ?? 0) > this.heartbeatMs * HEARTBEAT_MISSES
+    if (oldest !== undefined && quiet && this.now() - oldest > this.heartbeatMs * HEARTBEAT_MISSES) {
       this.opts.log.warn({ unanswered: this.pings.length }, 'heartbeats unanswered; dropping the link')
       ws.terminate()
       return
@@ -250,7 +257,7 @@ export class RelayLink {
   private flush(): void {
     if (this.state !== 'open' || !this.ws) return
     const now = this.now()
-    for (const frame of this.outbox.due(now - ACK_TIMEOUT_MS)) {
+    for (const frame of this.outbox.due(now - ACK_TIMEOUT_MS, SEND_WINDOW)) {
       this.write(JSON.stringify(frame))
       this.outbox.markSent(frame.id, now)
     }

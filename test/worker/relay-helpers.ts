@@ -91,14 +91,22 @@ export class FakeRelay {
     })
   }
 
-  /** Sends a reliable frame and waits for its ack (or reject). */
-  async request(frame: RelayFrame & { id: string }): Promise<FrameOf<'ack'> | FrameOf<'reject'> | FrameOf<'session_data'>> {
+  /** Sends a reliable frame and waits for its answer: an ack naming it (acks may name several), a reject or session data. */
+  request(frame: RelayFrame & { id: string }): Promise<FrameOf<'ack'> | FrameOf<'reject'> | FrameOf<'session_data'>> {
     this.send(frame)
-    return Promise.race([
-      this.next('ack', (a) => a.ids.includes(frame.id)),
-      this.next('reject', (r) => r.id === frame.id),
-      this.next('session_data', (d) => d.id === frame.id),
-    ])
+    return new Promise((resolve, reject) => {
+      const check = () => {
+        const answer = this.frames.find(
+          (f) => (f.type === 'ack' && f.ids.includes(frame.id)) || ((f.type === 'reject' || f.type === 'session_data') && f.id === frame.id)
+        )
+        if (answer && (answer.type === 'ack' || answer.type === 'reject' || answer.type === 'session_data')) (done(), resolve(answer))
+        else if (this.closed) (done(), reject(new Error(`link closed (${this.closed.code}) before ${frame.type} ${frame.id} was answered`)))
+      }
+      const timer = setTimeout(() => (done(), reject(new Error(`${frame.type} ${frame.id} not answered within 5000 ms`))), 5000)
+      const done = () => (clearTimeout(timer), this.waiters.delete(check))
+      this.waiters.add(check)
+      check()
+    })
   }
 
   /** The session states a relay reports while it runs a session. */

@@ -17,7 +17,7 @@ import { ingestMessage, type InboundInput, type IngestOutcome } from './ingest'
 import { connectLink, linkStatus, onRelayLost, onRelayState, removeLink, type ConnectInput, type ConnectOutcome, type LinkStatus } from './link'
 import { LinkSignal } from './link-state'
 import { applyReceipt, type ReceiptOutcome } from './receipts'
-import { onRelayContacts, onRelayInbound, sessionEntriesFor, writeSessionEntries } from './relay-inbound'
+import { onRelayContacts, onRelayInboundMany, sessionEntriesFor, writeSessionEntries } from './relay-inbound'
 import { queuedSends, recordRelaySendFailed, recordRelaySent } from './relay-outbound'
 import { NEW_RAMP, rampConnected, rampDisconnected } from './ramp'
 import { allowanceFor, sendMessage, type SendInput, type SendOutcome } from './send'
@@ -112,8 +112,9 @@ export class AccountDO extends DurableObject<Env> {
     return onRelayState(this.context, ref, sid, state, at)
   }
 
-  async relayInbound(ref: AccountRef, sid: string, message: z.infer<typeof InboundMessage>): Promise<void> {
-    await onRelayInbound(this.context, ref, sid, message)
+  /** Inbound messages of the session, in order (several when the hub group-commits a burst). */
+  async relayInbound(ref: AccountRef, sid: string, messages: z.infer<typeof InboundMessage>[]): Promise<void> {
+    await onRelayInboundMany(this.context, ref, sid, messages)
   }
 
   async relayReceipt(ref: AccountRef, _sid: string, receipt: z.infer<typeof Receipt>): Promise<ReceiptOutcome> {

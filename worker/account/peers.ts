@@ -40,13 +40,18 @@ export function peerAddresses(peer: Peer): string[] {
  * The contact seed of an inbound sender: the AccountDO remembers which contact each upstream address maps to, so
  * only the first message from a person costs a D1 lookup.
  */
-export async function inboundContactSeed(c: AccountContext, ref: AccountRef, peer: Peer): Promise<ContactSeed> {
+export async function inboundContactSeed(
+  c: AccountContext,
+  ref: AccountRef,
+  peer: Peer,
+  knownId: (phone: string) => Promise<string | undefined> | string | undefined = knownIdByQuery(c.db, ref)
+): Promise<ContactSeed> {
   const addresses = peerAddresses(peer)
   const cached = addresses.map((a) => c.store.peerContact(a))
   const known = cached.find((id) => id !== undefined)
   const seed = known
     ? { id: known, tenantId: ref.tenantId, accountId: ref.accountId, channel: ref.channel, phone: e164(peer.phone), peerId: peer.id, name: peer.name }
-    : await contactSeedFor(ref, peer, knownIdByQuery(c.db, ref))
+    : await contactSeedFor(ref, peer, knownId)
   if (cached.some((id) => id === undefined)) c.store.rememberPeerContact(addresses, seed.id)
   return seed
 }

@@ -7,9 +7,11 @@ import type { ImportedContact, InboundMessage } from '../../schema/frames'
 import type { AccountContext } from './context'
 import { importContacts } from './contacts-import'
 import { ingestMessage, type IngestOutcome } from './ingest'
+import { ingestBatch } from './ingest-batch'
 import { currentLink } from './link'
 import { LINK_KEY, SESSION_FENCE_KEY } from './link-state'
-import { inboundContactSeed } from './peers'
+import { contactIdsByPhones } from '../db/contacts'
+import { e164, inboundContactSeed, peerAddresses } from './peers'
 import type { AccountRef } from './storage'
 
 /** `last_activity` of the status answer is exact to this much. */
@@ -32,6 +34,30 @@ export async function onRelayInbound(c: AccountContext, ref: AccountRef, sid: st
   const now = Date.now()
   if (now - (link.lastActivityAt ?? 0) > ACTIVITY_WRITE_EVERY_MS) c.store.put(LINK_KEY, { ...link, lastActivityAt: now })
   return outcome
+}
+
+/** Several inbound messages of one session: one goes through ingest.ts, a burst is stored with one D1 commit. */
+export async function onRelayInboundMany(c: AccountContext, ref: AccountRef, sid: string, ms: z.infer<typeof InboundMessage>[]): Promise<void> {
+  const [only] = ms
+  if (ms.length === 1 && only) return void (await onRelayInbound(c, ref, sid, only))
+  const link = currentLink(c)
+  if (!link || link.sid !== sid || ms.length === 0) return
+  // People seen for the first time are looked up together: one D1 read for the burst, not one per person.
+  const fresh = [...new Set(ms.flatMap((m) => (peerAddresses(m.from).some((a) => c.store.peerContact(a)) ? [] : [e164(m.from.phone)]).filter((p): p is string => p !== null)))]
+  const byPhone = fresh.length > 0 ? await contactIdsByPhones(c.db, ref.tenantId, ref.accountId, fresh) : new Map<string, string>()
+  const items = []
+  for (const m of ms) {
+    items.push({
+      contact: await inboundContactSeed(c, ref, m.from, (phone) => byPhone.get(phone)),
+      text: m.text,
+      mediaUrl: m.media?.url ?? null,
+      mediaContentType: m.media?.contentType ?? null,
+      upstreamId: m.upstreamId,
+    })
+  }
+  await ingestBatch(c, ref, items)
+  const now = Date.now()
+  if (now - (link.lastActivityAt ?? 0) > ACTIVITY_WRITE_EVERY_MS) c.store.put(LINK_KEY, { ...link, lastActivityAt: now })
 }
 
 export async function onRelayContacts(c: AccountContext, ref: AccountRef, sid: string, contacts: z.infer<typeof ImportedContact>[]): Promise<number> {

@@ -40,3 +40,26 @@ export function insertEventIfMessage(db: Db, tenantId: string, accountId: string
       .limit(1)
   )
 }
+
+/**
+ * Statements inserting each event only if its message exists when the batch runs (several per statement): the
+ * multi-row form of insertEventIfMessage, for messages inserted earlier in the same batch that may have been skipped
+ * as duplicates.
+ */
+export function insertEventsIfMessages(db: Db, tenantId: string, accountId: string, items: Array<{ payload: EventPayload; messageId: string }>, now: number) {
+  const perStatement = 24 // 4 parameters per row and 3 shared: under D1's 100 per statement
+  const out = []
+  for (let i = 0; i < items.length; i += perStatement) {
+    const rows = sql.join(
+      items.slice(i, i + perStatement).map((it) => sql`(${newId('evt')}, ${it.payload.event}, ${JSON.stringify(it.payload)}, ${it.messageId})`),
+      sql`, `
+    )
+    out.push(
+      db.insert(events).select(
+        sql`SELECT v.column1, ${tenantId}, ${accountId}, v.column2, v.column3, ${now}, NULL FROM (VALUES ${rows}) AS v
+            WHERE EXISTS (SELECT 1 FROM ${messages} m WHERE m.id = v.column4)`
+      )
+    )
+  }
+  return out
+}

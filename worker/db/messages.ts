@@ -98,6 +98,21 @@ export async function findByUpstreamId(
     .get()
 }
 
+/** The messages among `upstreamIds` already stored for one account and direction. */
+export async function findByUpstreamIds(
+  db: Db,
+  tenantId: string,
+  accountId: string,
+  direction: 'inbound' | 'outbound',
+  upstreamIds: string[]
+): Promise<MessageRow[]> {
+  if (upstreamIds.length === 0) return []
+  return db
+    .select()
+    .from(messages)
+    .where(and(eq(messages.tenantId, tenantId), eq(messages.accountId, accountId), eq(messages.direction, direction), inArray(messages.upstreamId, upstreamIds)))
+}
+
 /** Queued outbound messages of one account whose last delivery attempt is older than `staleBefore` (or never made). */
 export async function queuedMessages(db: Db, tenantId: string, accountId: string, staleBefore: number): Promise<MessageWithContact[]> {
   return selectWithContact(db)
@@ -151,4 +166,21 @@ export async function countAccountMessages(db: Db, tenantId: string, accountId: 
     .where(and(eq(messages.tenantId, tenantId), eq(messages.accountId, accountId)))
     .get()
   return row?.n ?? 0
+}
+
+/** Bound parameters D1 allows in one statement: multi-row inserts are cut into chunks that stay under it. */
+export const D1_MAX_PARAMS = 100
+
+/**
+ * Statements inserting many inbound messages, several rows per statement; a row whose upstream id is already stored
+ * is skipped (unique index). Each statement answers the ids it inserted.
+ */
+export function insertInboundRows(db: Db, rows: Array<Omit<typeof messages.$inferInsert, 'seq'>>) {
+  const full = rows.map((r) => ({ errorCode: null, errorMessage: null, attempts: 0, lastAttemptAt: null, ...r }))
+  const perStatement = Math.max(1, Math.floor(D1_MAX_PARAMS / 16))
+  const out = []
+  for (let i = 0; i < full.length; i += perStatement) {
+    out.push(db.insert(messages).values(full.slice(i, i + perStatement)).onConflictDoNothing().returning({ id: messages.id }))
+  }
+  return out
 }

@@ -1,7 +1,8 @@
 /** What the RelayHubDO hands its procedures (placement, leases, the frame inbox, the session RPCs). */
-import type { SessionState } from '../../schema/frames'
+import type { FrameOf, SessionState } from '../../schema/frames'
 import type { Db } from '../db/client'
 import type { HubStore } from './hub-store'
+import type { Link } from './links'
 
 export type HubConfig = {
   /** A session's lease outlives the holder's last heartbeat by this long; only then may it move. */
@@ -20,6 +21,8 @@ export type HubContext = {
   config: HubConfig
   /** Frames of one session are handled one after the other, so a receipt never overtakes the send it confirms. */
   chains: Map<string, Promise<void>>
+  /** Inbound frames waiting for their session's next group commit (see inbox.ts). */
+  inbound: Map<string, Array<{ link: Link; frame: FrameOf<'inbound'> }>>
   /** Open status probes by frame id. */
   probes: Map<string, (state: SessionState | null) => void>
   /** Last frame (other than the heartbeat) per relay process. */

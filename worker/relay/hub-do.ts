@@ -32,6 +32,7 @@ export class RelayHubDO extends DurableObject<Env> {
       store: new HubStore(ctx.storage),
       config: relayConfig(env),
       chains: new Map(),
+      inbound: new Map(),
       probes: new Map(),
       framesSeen: new Map(),
       rearm: () => this.rearm(),

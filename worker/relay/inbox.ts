@@ -116,6 +116,11 @@ async function onHello(c: HubContext, link: Link, hello: FrameOf<'hello'>): Prom
  */
 const DATA_FRAMES: ReadonlySet<SessionFrame['type']> = new Set(['inbound', 'receipt', 'sent', 'send_failed'])
 
+/** The frame comes from the process holding the session's lease, under its current fencing number. */
+function isHolder(row: SessionRow, link: Link, frame: SessionFrame): boolean {
+  return row.instance === link.att.instance && row.relayId === link.att.relayId && row.fence === frame.fence
+}
+
 function lateData(link: Link, row: SessionRow, frame: SessionFrame): boolean {
   const inScope = link.att.tenantId === null || link.att.tenantId === row.tenantId
   return DATA_FRAMES.has(frame.type) && frame.fence <= row.fence && inScope
@@ -125,14 +130,58 @@ function reject(link: Link, frame: SessionFrame, reason: 'stale_fence' | 'unknow
   sendFrame(link.ws, { type: 'reject', id: frame.id, sid: frame.sid, reason })
 }
 
+/** At most this many inbound messages go into one AccountDO call (one D1 batch of three statements each). */
+export const INBOUND_BATCH_MAX = 50
+
+/**
+ * Inbound frames are group-committed: they wait in a per-session buffer, and the session's next turn stores all of
+ * them in one AccountDO call (one D1 commit). A lone message goes at once; a burst is stored batch by batch, in order.
+ */
+function onInboundFrame(c: HubContext, link: Link, frame: FrameOf<'inbound'>): Promise<void> {
+  let buffer = c.inbound.get(frame.sid)
+  if (buffer) {
+    buffer.push({ link, frame })
+    return Promise.resolve()
+  }
+  buffer = [{ link, frame }]
+  c.inbound.set(frame.sid, buffer)
+  return inSessionOrder(c, frame.sid, () => flushInbound(c, frame.sid))
+}
+
+async function flushInbound(c: HubContext, sid: string): Promise<void> {
+  const buffer = c.inbound.get(sid) ?? []
+  const batch = buffer.splice(0, INBOUND_BATCH_MAX)
+  if (buffer.length === 0) c.inbound.delete(sid)
+  else void inSessionOrder(c, sid, () => flushInbound(c, sid))
+  const row = c.store.bySid(sid)
+  const accepted = batch.filter(({ link, frame }) => {
+    const ok = row !== undefined && (isHolder(row, link, frame) || lateData(link, row, frame))
+    if (!ok) reject(link, frame, row ? 'stale_fence' : 'unknown_session')
+    return ok
+  })
+  if (!row || accepted.length === 0) return
+  try {
+    const t0 = Date.now()
+    await accountStub(c.env, row.tenantId, row.accountId).relayInbound(refOf(row), sid, accepted.map((a) => a.frame.message))
+    console.log(JSON.stringify({ component: 'timing', n: accepted.length, ms: Date.now() - t0 }))
+  } catch (err) {
+    // Not acked: the relay sends them again after its ack timeout or reconnect.
+    c.log('relay frame failed', { sid, type: 'inbound', count: accepted.length, error: String(err) })
+    return
+  }
+  const byLink = new Map<WebSocket, string[]>()
+  for (const { link, frame } of accepted) byLink.set(link.ws, [...(byLink.get(link.ws) ?? []), frame.id])
+  for (const [ws, ids] of byLink) sendFrame(ws, { type: 'ack', ids })
+}
+
 async function onSessionFrame(c: HubContext, link: Link, frame: SessionFrame): Promise<void> {
   if (!link.att.instance) return reject(link, frame, 'invalid')
+  if (frame.type === 'inbound') return onInboundFrame(c, link, frame)
   await inSessionOrder(c, frame.sid, async () => {
     // Checked when the frame's turn comes: the session may have moved while earlier frames were handled.
     const row = c.store.bySid(frame.sid)
     if (!row) return reject(link, frame, 'unknown_session')
-    const holder = row.instance === link.att.instance && row.relayId === link.att.relayId && row.fence === frame.fence
-    if (!holder && !lateData(link, row, frame)) return reject(link, frame, 'stale_fence')
+    if (!isHolder(row, link, frame) && !lateData(link, row, frame)) return reject(link, frame, 'stale_fence')
     try {
       await handle(c, link, row, frame)
     } catch (err) {
@@ -142,7 +191,7 @@ async function onSessionFrame(c: HubContext, link: Link, frame: SessionFrame): P
   })
 }
 
-async function handle(c: HubContext, link: Link, row: SessionRow, frame: SessionFrame): Promise<void> {
+async function handle(c: HubContext, link: Link, row: SessionRow, frame: Exclude<SessionFrame, { type: 'inbound' }>): Promise<void> {
   const account = accountStub(c.env, row.tenantId, row.accountId)
   const ref = refOf(row)
   const ack = (): void => void sendFrame(link.ws, { type: 'ack', ids: [frame.id] })
@@ -155,9 +204,6 @@ async function handle(c: HubContext, link: Link, row: SessionRow, frame: Session
       sendQueued(link, row, resend)
       return
     }
-    case 'inbound':
-      await account.relayInbound(ref, row.sid, frame.message)
-      return ack()
     case 'receipt':
       await account.relayReceipt(ref, row.sid, frame.receipt)
       return ack()

@@ -36,6 +36,17 @@ describe('Outbox', () => {
     expect(box.due(0).map((f) => f.id)).toEqual(['a'])
   })
 
+  it('keeps at most `window` frames unanswered on the wire', () => {
+    const box = new Outbox()
+    for (const id of ['a', 'b', 'c', 'd']) void box.push(inbound(id))
+    const first = box.due(0, 2)
+    expect(first.map((f) => f.id)).toEqual(['a', 'b'])
+    for (const f of first) box.markSent(f.id, 10)
+    expect(box.due(0, 2)).toEqual([])
+    expect(box.settle({ type: 'ack', ids: ['a'] })).toBe(10)
+    expect(box.due(0, 2).map((f) => f.id)).toEqual(['c'])
+  })
+
   it('lets a newer state replace an unanswered older one, answering both', async () => {
     const box = new Outbox()
     const older = box.push(state('s1', 'connecting'), 'state:ses_1')

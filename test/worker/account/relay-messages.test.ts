@@ -74,10 +74,46 @@ describe('inbound frames', () => {
     expect(out!.contact.id).toBe(m!.contact.id)
   })
 
-  it('are refused as stale when their fencing number is not the current one', async () => {
+  it('are group-committed in a burst: each stored once and in order, one message.received each, a STOP applied', async () => {
+    const { t, relay, assign } = await linkedAccount()
+    const burst = Array.from({ length: 40 }, (_, i) => ({ id: `UPB${i}`, phone: `+4477009002${String(i % 5).padStart(2, '0')}`, text: `m${i}` }))
+    burst.push({ id: 'UPB7', phone: '+447700900207', text: 'm7 again' }) // a resend of an upstream id already in the burst
+    burst.push({ id: 'UPB99', phone: '+447700900201', text: 'STOP' })
+    const replies = burst.map((b) => inbound(relay, assign, b.id, { phone: b.phone }, b.text))
+    expect((await Promise.all(replies)).every((r) => r.type === 'ack')).toBe(true)
+    expect(relay.frames.some((f) => f.type === 'ack' && f.ids.length > 1)).toBe(true)
+    // A resend after the burst committed changes nothing.
+    expect(await inbound(relay, assign, 'UPB3', { phone: '+447700900203' }, 'm3')).toMatchObject({ type: 'ack' })
+
+    const stored = await env.DB.prepare("SELECT text FROM messages WHERE tenant_id = ? AND direction = 'inbound' ORDER BY seq").bind(t.tenantId).all<{ text: string }>()
+    expect(stored.results.map((r) => r.text)).toEqual([...burst.slice(0, 40).map((b) => b.text), 'STOP'])
+    expect((await eventTypes(t.tenantId)).filter((e) => e === 'message.received')).toHaveLength(41)
+    const dnd = await env.DB.prepare('SELECT phone, do_not_disturb FROM contacts WHERE tenant_id = ? ORDER BY phone').bind(t.tenantId).all<{ phone: string; do_not_disturb: number }>()
+    expect(dnd.results).toEqual([
+      { phone: '+447700900200', do_not_disturb: 0 },
+      { phone: '+447700900201', do_not_disturb: 1 },
+      { phone: '+447700900202', do_not_disturb: 0 },
+      { phone: '+447700900203', do_not_disturb: 0 },
+      { phone: '+447700900204', do_not_disturb: 0 },
+    ])
+  })
+
+  it('are refused as stale when their fencing number is ahead of the current one', async () => {
     const { relay, assign } = await linkedAccount()
     const res = await inbound(relay, { sid: assign.sid, fence: assign.fence + 1 }, 'UP3', { phone: '+447700900125' }, 'x')
     expect(res).toMatchObject({ type: 'reject', reason: 'stale_fence', sid: assign.sid })
+  })
+
+  it('are still accepted from an earlier holder of the session, but its state reports are not', async () => {
+    const { t, relay, assign } = await linkedAccount()
+    // The session moves on (a restart under a new fence); frames the old run sent late still carry the old one.
+    const res = await call('/v1/channels/alpha-web/connections', { method: 'POST', key: t.key, json: { phone_number: assign.account.phone, force_new: true } })
+    expect(res.status).toBe(200)
+    const next = await relay.next('assign', (a) => a.account.accountId === assign.account.accountId && a.fence > assign.fence)
+    const late = { sid: next.sid, fence: assign.fence }
+    expect(await inbound(relay, late, 'UPLATE', { phone: '+447700900126' }, 'sent before the move')).toMatchObject({ type: 'ack' })
+    expect(await relay.state({ ...next, fence: assign.fence }, { state: 'connecting' })).toMatchObject({ type: 'reject', reason: 'stale_fence' })
+    expect((await messages(t)).map((m) => m.text)).toEqual(['sent before the move'])
   })
 
   it('are refused for a session the edge does not know', async () => {
