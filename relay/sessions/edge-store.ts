@@ -84,7 +84,9 @@ export class EdgeSessionStore implements SessionStore {
       }
     }
     const reply = await this.link.request({ type: 'session_write', id: this.nextId(), sid: this.sid, fence: this.fence, clear: p.clear, changes })
-    const err = reply.type === 'reject' ? new LeaseLostError(this.sid) : null
+    // Wiping a session the edge no longer has (the account was removed) has nothing left to do.
+    const gone = reply.type === 'reject' && reply.reason === 'unknown_session' && p.clear && p.changes.size === 0
+    const err = reply.type === 'reject' && !gone ? new LeaseLostError(this.sid) : null
     for (const w of p.waiters) (err ? w.reject(err) : w.resolve())
   }
 }

@@ -91,7 +91,3 @@ export const AlphaStatus = z
 export const AlphaDisconnected = z
   .object({ success: SuccessFlag, phone_number: z.string(), status: z.enum(['removed', 'disconnected']) })
   .meta({ id: 'AlphaDisconnected' })
-
-export const PhoneParam = z.object({
-  phoneNumber: E164.meta({ param: { name: 'phoneNumber', in: 'path' }, description: 'E.164, URL-encoded (+ as %2B)' }),
-})

@@ -10,8 +10,9 @@ import { startReceiver } from '../fixtures/receiver'
 import { repoRoot, startLocalServer } from '../e2e/local-server'
 import { measureBaseline, ms, type Bench, type BenchReport } from './bench-kit'
 import { inboundBench } from './inbound.bench'
+import { relayBench } from './relay.bench'
 
-const ALL: Bench[] = [inboundBench]
+const ALL: Bench[] = [inboundBench, relayBench]
 
 const only = process.argv.slice(2).filter((a) => !a.startsWith('-'))
 const selected = only.length ? ALL.filter((b) => only.includes(b.name)) : ALL

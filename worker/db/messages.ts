@@ -98,21 +98,6 @@ export async function findByUpstreamId(
     .get()
 }
 
-/** The messages among `upstreamIds` already stored for one account and direction. */
-export async function findByUpstreamIds(
-  db: Db,
-  tenantId: string,
-  accountId: string,
-  direction: 'inbound' | 'outbound',
-  upstreamIds: string[]
-): Promise<MessageRow[]> {
-  if (upstreamIds.length === 0) return []
-  return db
-    .select()
-    .from(messages)
-    .where(and(eq(messages.tenantId, tenantId), eq(messages.accountId, accountId), eq(messages.direction, direction), inArray(messages.upstreamId, upstreamIds)))
-}
-
 /** Queued outbound messages of one account whose last delivery attempt is older than `staleBefore` (or never made). */
 export async function queuedMessages(db: Db, tenantId: string, accountId: string, staleBefore: number): Promise<MessageWithContact[]> {
   return selectWithContact(db)

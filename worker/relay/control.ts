@@ -7,7 +7,7 @@ import { newId } from '../lib/ids'
 import type { HubContext } from './hub-context'
 import type { SessionSpec } from './hub-store'
 import { linkGone } from './leases'
-import { closeLink, helloedLinks, lastSeen, linkOf, openLinks, relayTag, sendFrame } from './links'
+import { closeLink, lastSeen, linkOf, openLinks, relayTag, sendFrame } from './links'
 import { placeWaiting } from './placement'
 
 export type OpenOutcome = { assigned: boolean; relayId: string | null }
@@ -114,8 +114,4 @@ export async function cutRelay(c: HubContext, relayId: string): Promise<number> 
   }
   await c.rearm()
   return links.length
-}
-
-export function liveRelayCount(c: HubContext): number {
-  return helloedLinks(c.ctx).length
 }

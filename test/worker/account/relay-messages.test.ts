@@ -74,16 +74,25 @@ describe('inbound frames', () => {
     expect(out!.contact.id).toBe(m!.contact.id)
   })
 
-  it('are group-committed in a burst: each stored once and in order, one message.received each, a STOP applied', async () => {
+  it('are stored once each and in order when they come in a burst, acked after the commit', async () => {
     const { t, relay, assign } = await linkedAccount()
-    const burst = Array.from({ length: 40 }, (_, i) => ({ id: `UPB${i}`, phone: `+4477009002${String(i % 5).padStart(2, '0')}`, text: `m${i}` }))
-    burst.push({ id: 'UPB7', phone: '+447700900207', text: 'm7 again' }) // a resend of an upstream id already in the burst
-    burst.push({ id: 'UPB99', phone: '+447700900201', text: 'STOP' })
-    const replies = burst.map((b) => inbound(relay, assign, b.id, { phone: b.phone }, b.text))
-    expect((await Promise.all(replies)).every((r) => r.type === 'ack')).toBe(true)
-    expect(relay.frames.some((f) => f.type === 'ack' && f.ids.length > 1)).toBe(true)
-    // A resend after the burst committed changes nothing.
-    expect(await inbound(relay, assign, 'UPB3', { phone: '+447700900203' }, 'm3')).toMatchObject({ type: 'ack' })
+    const burst = Array.from({ length: 30 }, (_, i) => ({ id: `UPR${i}`, phone: `+4477009003${String(i % 3).padStart(2, '0')}`, text: `r${i}` }))
+    const replies = await Promise.all(burst.map((b) => inbound(relay, assign, b.id, { phone: b.phone }, b.text)))
+    expect(replies.every((r) => r.type === 'ack')).toBe(true)
+    expect(await inbound(relay, assign, 'UPR3', { phone: '+447700900300' }, 'r3')).toMatchObject({ type: 'ack' })
+    expect((await messages(t)).map((m) => m.text).reverse()).toEqual(burst.map((b) => b.text))
+  })
+
+  it('are group-committed by the AccountDO: one batch, each new one stored once with its event, a STOP applied', async () => {
+    const { t, assign } = await linkedAccount()
+    const from = (i: number) => ({ id: `p${i % 5}`, phone: `4477009002${String(i % 5).padStart(2, '0')}`, lid: null, name: null })
+    const burst = Array.from({ length: 40 }, (_, i) => ({ upstreamId: `UPB${i}`, from: from(i), text: `m${i}`, media: null, sentAt: Date.now() }))
+    burst.push({ upstreamId: 'UPB7', from: from(7), text: 'm7 again', media: null, sentAt: Date.now() }) // resent within the burst
+    burst.push({ upstreamId: 'UPB99', from: from(1), text: 'STOP', media: null, sentAt: Date.now() })
+    const stub = accountStub(env, t.tenantId, assign.account.accountId)
+    const ref = { tenantId: t.tenantId, accountId: assign.account.accountId, channel: 'alpha_web' as const }
+    await stub.relayInbound(ref, assign.sid, burst)
+    await stub.relayInbound(ref, assign.sid, burst.slice(0, 2)) // resent after the commit: nothing new
 
     const stored = await env.DB.prepare("SELECT text FROM messages WHERE tenant_id = ? AND direction = 'inbound' ORDER BY seq").bind(t.tenantId).all<{ text: string }>()
     expect(stored.results.map((r) => r.text)).toEqual([...burst.slice(0, 40).map((b) => b.text), 'STOP'])
@@ -247,7 +256,9 @@ describe('contacts frames', () => {
       { phone: '+447700900141', name: 'Linus', ai_paused: 1, private: 0 },
     ])
     // ramp day 1 allows no new contacts; Grace has a chat, so writing to her is a reply, Linus is a new contact.
-    expect((await send(t, { account_id: phone, to: { phone: '+447700900140' }, text: 'hi Grace' })).status).toBe(202)
+    const toGrace = await send(t, { account_id: phone, to: { phone: '+447700900140' }, text: 'hi Grace' })
+    expect(toGrace.status).toBe(202)
+    expect((await body<{ contact: Record<string, unknown> }>(await call(`/v1/messages/${toGrace.body.message_id}`, { key: t.key }))).contact).toMatchObject({ name: 'Grace', ai_paused: true })
     expect((await send(t, { account_id: phone, to: { phone: '+447700900141' }, text: 'hi Linus' })).body.error_code).toBe('new_contact_cap')
   })
 
