@@ -92,10 +92,11 @@ async function onHello(c: HubContext, link: Link, hello: FrameOf<'hello'>): Prom
     if (listed.get(row.sid) === row.fence) {
       c.store.rebind(row.sid)
       rebound.push(row)
+      listed.delete(row.sid)
     } else {
+      // Not running it (or under another fence, which is then stopped below): it is placed anew.
       c.store.unassign(row.sid, now)
     }
-    listed.delete(row.sid)
   }
   for (const [sid, fence] of listed) sendFrame(link.ws, { type: 'revoke', sid, fence, reason: 'stale' })
   c.log('relay hello', { relay: att.relayId, instance: hello.instance, version: hello.version, rebound: rebound.length, stale: listed.size })
