@@ -3,6 +3,7 @@
  * every frame the edge sends (parsed with the shared protocol) and lets a test answer like a relay would.
  */
 import { exports } from 'cloudflare:workers'
+import { afterEach, vi } from 'vitest'
 import { EdgeFrame, FRAME_PROTOCOL_VERSION, type FrameOf, type RelayFrame } from '../../schema/frames'
 import { admin, body, ORIGIN } from './helpers'
 
@@ -18,6 +19,23 @@ export function relayConnect(token: string | null, headers: Record<string, strin
   const h = new Headers(headers)
   if (token !== null) h.set('Authorization', `Bearer ${token}`)
   return exports.default.fetch(new Request(`${ORIGIN}/relay/connect`, { headers: h }))
+}
+
+let phoneSeq = 0
+
+/** A number no other test uses: `prefix` keeps test files apart (their D1 is separate, the clock is shared). */
+export function uniquePhone(prefix: string): string {
+  return `+${prefix}${String(Date.now() % 100000).padStart(5, '0')}${String(phoneSeq++ % 100).padStart(2, '0')}`
+}
+
+/** Relays a test opens, closed (and the clock given back) after each test of the file that calls this. */
+export function closeRelaysAfterEach(): FakeRelay[] {
+  const relays: FakeRelay[] = []
+  afterEach(() => {
+    vi.useRealTimers()
+    for (const r of relays.splice(0)) r.close()
+  })
+  return relays
 }
 
 let instanceSeq = 0

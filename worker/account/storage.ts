@@ -7,6 +7,7 @@
 import { z } from 'zod'
 import { Counters, EMPTY_GUARD, type ContactGuard } from './guards'
 import { Ramp } from './ramp'
+import { migrateSqlite } from '../lib/do-migrations'
 
 /** Bump when MIGRATIONS grows; each entry runs once, in order, inside the constructor. */
 const MIGRATIONS: string[] = [
@@ -36,14 +37,7 @@ export type TimerName = 'delivery'
 
 export class AccountStore {
   constructor(private readonly storage: DurableObjectStorage) {
-    const sql = storage.sql
-    sql.exec('CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)')
-    const current = sql.exec<{ version: number }>('SELECT version FROM schema_version').toArray()[0]?.version ?? 0
-    storage.transactionSync(() => {
-      for (let v = current; v < MIGRATIONS.length; v++) sql.exec(MIGRATIONS[v]!)
-      if (current === 0) sql.exec('INSERT INTO schema_version (version) VALUES (?)', MIGRATIONS.length)
-      else sql.exec('UPDATE schema_version SET version = ?', MIGRATIONS.length)
-    })
+    migrateSqlite(storage, MIGRATIONS)
   }
 
   private getKv<S extends z.ZodType>(key: string, shape: S): z.infer<S> | undefined {

@@ -51,6 +51,16 @@ export function optOutChange(text: string): boolean | undefined {
   return undefined
 }
 
+/** What an inbound message refreshes on its contact: details the channel gives replace older ones, gaps keep them. */
+const INBOUND_REFRESH = {
+  name: sql`coalesce(excluded.name, ${contacts.name})`,
+  firstName: sql`coalesce(excluded.first_name, ${contacts.firstName})`,
+  lastName: sql`coalesce(excluded.last_name, ${contacts.lastName})`,
+  email: sql`coalesce(excluded.email, ${contacts.email})`,
+  phone: sql`coalesce(excluded.phone, ${contacts.phone})`,
+  peerId: sql`coalesce(excluded.peer_id, ${contacts.peerId})`,
+}
+
 /**
  * Creates or refreshes the contact of an inbound message: names given by the channel replace older ones, the
  * first/last inbound times move, and a STOP/START message sets the opt-out flag (SMS) or do-not-disturb (others).
@@ -59,21 +69,13 @@ export function upsertInboundContact(db: Db, seed: ContactSeed, text: string, no
   const optOut = optOutChange(text)
   const flag = seed.channel === 'sms' ? 'optedOut' : 'doNotDisturb'
   const flags = optOut === undefined ? {} : { [flag]: optOut }
-  const refresh = {
-    name: sql`coalesce(excluded.name, ${contacts.name})`,
-    firstName: sql`coalesce(excluded.first_name, ${contacts.firstName})`,
-    lastName: sql`coalesce(excluded.last_name, ${contacts.lastName})`,
-    email: sql`coalesce(excluded.email, ${contacts.email})`,
-    phone: sql`coalesce(excluded.phone, ${contacts.phone})`,
-    peerId: sql`coalesce(excluded.peer_id, ${contacts.peerId})`,
-  }
   return db
     .insert(contacts)
     .values({ ...seed, ...flags, firstInboundAt: now, lastInboundAt: now, createdAt: now, updatedAt: now })
     .onConflictDoUpdate({
       target: contacts.id,
       set: {
-        ...refresh,
+        ...INBOUND_REFRESH,
         ...flags,
         firstInboundAt: sql`coalesce(${contacts.firstInboundAt}, excluded.first_inbound_at)`,
         lastInboundAt: now,
@@ -116,12 +118,7 @@ export function upsertInboundContacts(db: Db, seeds: ContactSeed[], now: number)
         .onConflictDoUpdate({
           target: contacts.id,
           set: {
-            name: sql`coalesce(excluded.name, ${contacts.name})`,
-            firstName: sql`coalesce(excluded.first_name, ${contacts.firstName})`,
-            lastName: sql`coalesce(excluded.last_name, ${contacts.lastName})`,
-            email: sql`coalesce(excluded.email, ${contacts.email})`,
-            phone: sql`coalesce(excluded.phone, ${contacts.phone})`,
-            peerId: sql`coalesce(excluded.peer_id, ${contacts.peerId})`,
+            ...INBOUND_REFRESH,
             firstInboundAt: sql`coalesce(${contacts.firstInboundAt}, excluded.first_inbound_at)`,
             lastInboundAt: now,
             updatedAt: now,

@@ -4,6 +4,7 @@
  * (links.ts); this table is what survives eviction and restarts.
  */
 import type { RelayChannel } from '../../schema/frames'
+import { migrateSqlite } from '../lib/do-migrations'
 
 const MIGRATIONS: string[] = [
   `CREATE TABLE sessions (
@@ -92,14 +93,7 @@ function toRow(r: Raw): SessionRow {
 
 export class HubStore {
   constructor(private readonly storage: DurableObjectStorage) {
-    const sql = storage.sql
-    sql.exec('CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)')
-    const current = sql.exec<{ version: number }>('SELECT version FROM schema_version').toArray()[0]?.version ?? 0
-    storage.transactionSync(() => {
-      for (let v = current; v < MIGRATIONS.length; v++) sql.exec(MIGRATIONS[v]!)
-      if (current === 0) sql.exec('INSERT INTO schema_version (version) VALUES (?)', MIGRATIONS.length)
-      else sql.exec('UPDATE schema_version SET version = ?', MIGRATIONS.length)
-    })
+    migrateSqlite(storage, MIGRATIONS)
   }
 
   private rows(query: string, ...bindings: unknown[]): SessionRow[] {

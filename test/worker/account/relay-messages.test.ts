@@ -5,19 +5,14 @@
  */
 import { runDurableObjectAlarm } from 'cloudflare:test'
 import { env } from 'cloudflare:workers'
-import { afterEach, describe, expect, it, vi } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { accountStub } from '../../../worker/account/account-do'
 import { body, call, newTenant, send, type TestTenant } from '../helpers'
-import { FakeRelay, issueRelay } from '../relay-helpers'
+import { closeRelaysAfterEach, FakeRelay, issueRelay, uniquePhone } from '../relay-helpers'
 
-const relays: FakeRelay[] = []
-afterEach(() => {
-  vi.useRealTimers()
-  for (const r of relays.splice(0)) r.close()
-})
+const relays = closeRelaysAfterEach()
 
-let seq = 0
-const newPhone = () => `+1666${String(Date.now() % 100000).padStart(5, '0')}${String(seq++ % 100).padStart(2, '0')}`
+const newPhone = () => uniquePhone('1666')
 
 async function linkedAccount(opts: Record<string, unknown> = {}) {
   const t = await newTenant()

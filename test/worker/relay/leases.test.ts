@@ -5,22 +5,17 @@
  */
 import { runDurableObjectAlarm } from 'cloudflare:test'
 import { env } from 'cloudflare:workers'
-import { afterEach, describe, expect, it, vi } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import type { SessionRow } from '../../../worker/relay/hub-store'
 import { relayHub } from '../../../worker/relay/hub-do'
 import type { LinkAttachment } from '../../../worker/relay/links'
 import { pickLink } from '../../../worker/relay/placement'
 import { body, call, newTenant, type TestTenant } from '../helpers'
-import { FakeRelay, issueRelay } from '../relay-helpers'
+import { closeRelaysAfterEach, FakeRelay, issueRelay, uniquePhone } from '../relay-helpers'
 
-const relays: FakeRelay[] = []
-afterEach(() => {
-  vi.useRealTimers()
-  for (const r of relays.splice(0)) r.close()
-})
+const relays = closeRelaysAfterEach()
 
-let seq = 0
-const newPhone = () => `+1777${String(Date.now() % 100000).padStart(5, '0')}${String(seq++ % 100).padStart(2, '0')}`
+const newPhone = () => uniquePhone('1777')
 
 async function open(token: string, opts: Parameters<typeof FakeRelay.open>[1] = {}) {
   const r = await FakeRelay.open(token, opts)

@@ -3,17 +3,13 @@
  * status, disconnect, and the account moves and events a linked session causes.
  */
 import { env } from 'cloudflare:workers'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { body, call, connectCustom, newTenant, type TestTenant } from '../helpers'
-import { FakeRelay, issueRelay } from '../relay-helpers'
+import { closeRelaysAfterEach, FakeRelay, issueRelay, uniquePhone } from '../relay-helpers'
 
-const relays: FakeRelay[] = []
-afterEach(() => {
-  for (const r of relays.splice(0)) r.close()
-})
+const relays = closeRelaysAfterEach()
 
-let phoneSeq = 0
-const newPhone = () => `+1555${String(Date.now() % 100000).padStart(5, '0')}${String(phoneSeq++ % 100).padStart(2, '0')}`
+const newPhone = () => uniquePhone('1555')
 
 async function ownRelay(t: TestTenant): Promise<FakeRelay> {
   const { token } = await issueRelay(t.tenantId)

@@ -1,18 +1,13 @@
 /** /connect/alpha-web: the hosted connect page, its state endpoint and its restart, reached with a signed token only. */
 import { env } from 'cloudflare:workers'
-import { afterEach, describe, expect, it, vi } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { signToken } from '../../../worker/lib/signed-token'
 import { body, call, newTenant, type TestTenant } from '../helpers'
-import { FakeRelay, issueRelay } from '../relay-helpers'
+import { closeRelaysAfterEach, FakeRelay, issueRelay, uniquePhone } from '../relay-helpers'
 
-const relays: FakeRelay[] = []
-afterEach(() => {
-  vi.useRealTimers()
-  for (const r of relays.splice(0)) r.close()
-})
+const relays = closeRelaysAfterEach()
 
-let seq = 0
-const newPhone = () => `+1888${String(Date.now() % 100000).padStart(5, '0')}${String(seq++ % 100).padStart(2, '0')}`
+const newPhone = () => uniquePhone('1888')
 
 async function started(t: TestTenant, json: Record<string, unknown> = {}) {
   const { token } = await issueRelay(t.tenantId)
