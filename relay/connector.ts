@@ -40,9 +40,33 @@ export type InboundMessage = {
   media: { url: string; contentType: string | null } | null
   /** Upstream timestamp, epoch ms. */
   sentAt: number
+  /**
+   * Optional: the relay core calls it once the edge has stored the message. A driver that can hold back its
+   * upstream acknowledgement until then (the simulator does) keeps the message at the upstream through a relay
+   * crash, so it is redelivered instead of lost.
+   */
+  onCommitted?: () => void
 }
 
-export type Receipt = { upstreamId: string; status: 'delivered' | 'read' } | { upstreamId: string; status: 'failed'; error: string }
+export type Receipt = ({ upstreamId: string; status: 'delivered' | 'read' } | { upstreamId: string; status: 'failed'; error: string }) & {
+  /** Optional, as for InboundMessage: called once the edge has applied the receipt. */
+  onCommitted?: () => void
+}
+
+/**
+ * What `send` rejects with when the upstream refused the message for good (unknown number, restricted account):
+ * the edge marks it failed with this message. Any other rejection counts as transient and the edge hands the
+ * message over again (after a reconnect, or at the next retry) until it is 10 minutes old.
+ */
+export class PermanentSendError extends Error {
+  constructor(
+    message: string,
+    readonly code: number | null = null
+  ) {
+    super(message)
+    this.name = 'PermanentSendError'
+  }
+}
 
 export type OutboundMessage = {
   /** The gateway's message id (kept next to the upstream id so receipts map back). */

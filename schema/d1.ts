@@ -89,6 +89,8 @@ export const contacts = sqliteTable(
     phone: text('phone'),
     externalId: text('external_id'),
     socialId: text('social_id'),
+    /** alpha/beta: the upstream's stable peer id (alpha: the LID when known, else the phone JID), used to address replies. */
+    peerId: text('peer_id'),
     name: text('name'),
     firstName: text('first_name'),
     lastName: text('last_name'),
@@ -265,4 +267,23 @@ export const webhookDeliveries = sqliteTable(
       .where(sql`status = 'pending'`),
     index('webhook_deliveries_created').on(t.createdAt),
   ]
+)
+
+/**
+ * Relay tokens (admin API): a relay authenticates its WebSocket with one. Stored only as a SHA-256 hash. A token
+ * scoped to a tenant (`tenantId` set) only ever receives that tenant's accounts; without it, the service's relays
+ * serve every tenant that has no relay of its own.
+ */
+export const relays = sqliteTable(
+  'relays',
+  {
+    id: text('id').primaryKey(),
+    tenantId: text('tenant_id').references(() => tenants.id),
+    name: text('name'),
+    hash: text('hash').notNull(),
+    prefix: text('prefix').notNull(),
+    createdAt: integer('created_at').notNull(),
+    revokedAt: integer('revoked_at'),
+  },
+  (t) => [uniqueIndex('relays_hash').on(t.hash), index('relays_tenant').on(t.tenantId)]
 )

@@ -32,6 +32,8 @@ export function ensureDevVars() {
   const wanted = {
     ADMIN_TOKEN: vars.ADMIN_TOKEN || `adm_${randomBytes(24).toString('base64url')}`,
     ENCRYPTION_KEY: vars.ENCRYPTION_KEY || randomBytes(32).toString('base64'),
+    // The relay's key for the sessions it stores at the edge (the Worker never uses it; it lives here for `npm start`).
+    RELAY_SESSION_KEY: vars.RELAY_SESSION_KEY || randomBytes(32).toString('base64'),
     ALLOW_LOOPBACK_URLS: 'true',
     ...vars,
   }
@@ -52,6 +54,18 @@ export async function adminCall(baseUrl, token, method, path, body) {
   const json = await res.json().catch(() => ({}))
   if (!res.ok) throw new Error(`${method} ${path} answered ${res.status}: ${JSON.stringify(json)}`)
   return json
+}
+
+/** The local relay's token: the one saved in .dev.vars while it is still live, else a new service-wide one. */
+export async function ensureRelayToken(baseUrl, token, vars) {
+  if (vars.DEV_RELAY_ID && vars.DEV_RELAY_TOKEN) {
+    const { relays } = await adminCall(baseUrl, token, 'GET', '/admin/relays')
+    if (relays.some((r) => r.id === vars.DEV_RELAY_ID)) return vars.DEV_RELAY_TOKEN
+  }
+  const issued = await adminCall(baseUrl, token, 'POST', '/admin/relays', { name: 'npm start' })
+  saveDevVar('DEV_RELAY_ID', issued.id)
+  saveDevVar('DEV_RELAY_TOKEN', issued.token)
+  return issued.token
 }
 
 /** A new tenant with one API key on the running gateway at `baseUrl`. */

@@ -1,15 +1,21 @@
 // `npm start`: the whole gateway locally. Applies the D1 migrations to the local database, runs the Worker under
-// `wrangler dev` (local D1 and Durable Objects), makes sure a ready API key exists, and prints where everything is.
+// `wrangler dev` (local D1 and Durable Objects), makes sure a ready API key exists, starts a relay with a token it
+// issues through the admin API, and prints where everything is. `npm start -- --sim` (or RELAY_DRIVER=sim) runs the
+// relay with simulated phones and prints the simulator's control API, so the whole flow works offline.
 import { spawn, spawnSync } from 'node:child_process'
-import { ensureDevVars, issueTenantKey, root, saveDevVar } from './dev-env.mjs'
+import { createWriteStream, mkdirSync } from 'node:fs'
+import { join } from 'node:path'
+import { ensureDevVars, ensureRelayToken, issueTenantKey, root, saveDevVar } from './dev-env.mjs'
 
 const port = Number(process.env.PORT ?? 8787)
 const base = `http://127.0.0.1:${port}`
+const sim = process.argv.includes('--sim') || process.env.RELAY_DRIVER === 'sim'
+const driver = sim ? 'sim' : (process.env.RELAY_DRIVER ?? 'alpha')
 const children = []
 
 function stopAll(code = 0) {
   for (const c of children) if (c.exitCode === null) c.kill('SIGTERM')
-  setTimeout(() => process.exit(code), 300).unref()
+  setTimeout(() => process.exit(code), 1500).unref()
 }
 process.on('SIGINT', () => stopAll(0))
 process.on('SIGTERM', () => stopAll(0))
@@ -47,6 +53,39 @@ async function ready(deadline) {
   return false
 }
 
+/** Starts a TypeScript entry with node + the tsx loader and resolves with the first stdout line `pick` accepts. */
+function startNode(entry, env, logFile, pick, timeoutMs = 30_000) {
+  const child = spawn('node', ['--import', 'tsx', entry], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
+  children.push(child)
+  const log = createWriteStream(logFile, { flags: 'a' })
+  let partial = ''
+  let done = false
+  return {
+    child,
+    first: new Promise((resolve, reject) => {
+      const timer = setTimeout(() => !done && reject(new Error(`${entry} did not start within ${timeoutMs / 1000} s (see ${logFile})`)), timeoutMs)
+      child.on('exit', (code) => !done && (clearTimeout(timer), reject(new Error(`${entry} exited (${code}); see ${logFile}`))))
+      child.stdout.on('data', (d) => {
+        log.write(d)
+        partial += d.toString()
+        const lines = partial.split('\n')
+        partial = lines.pop() ?? ''
+        for (const line of lines) {
+          const got = !done && pick(line)
+          if (got) {
+            done = true
+            clearTimeout(timer)
+            resolve(got)
+          }
+          // The relay logs JSON; its warnings and errors are worth seeing in the terminal.
+          if (/"level":"(warn|error|fatal)"/.test(line)) process.stderr.write(`[relay] ${line}\n`)
+        }
+      })
+      child.stderr.on('data', (d) => (log.write(d), process.stderr.write(d)))
+    }),
+  }
+}
+
 if (!(await ready(Date.now() + 90_000))) {
   console.error('The gateway did not come up within 90 s.')
   stopAll(1)
@@ -57,6 +96,51 @@ if (!(await ready(Date.now() + 90_000))) {
     key = (await issueTenantKey(base, vars.ADMIN_TOKEN)).key.key
     saveDevVar('DEV_API_KEY', key)
   }
+
+  const logDir = join(root, '.dev')
+  mkdirSync(logDir, { recursive: true })
+  let relayLine = ''
+  let simUrl = null
+  let healthUrl = null
+  try {
+    const relayToken = await ensureRelayToken(base, vars.ADMIN_TOKEN, vars)
+    if (sim) {
+      const net = startNode('relay/sim/network/main.ts', { SIM_PORT: process.env.SIM_PORT ?? '0' }, join(logDir, 'sim.log'), (l) => /^Sim control API: (\S+)/.exec(l)?.[1])
+      simUrl = await net.first
+    }
+    const relay = startNode(
+      'relay/main.ts',
+      {
+        GATEWAY_URL: base,
+        RELAY_TOKEN: relayToken,
+        RELAY_SESSION_KEY: vars.RELAY_SESSION_KEY,
+        RELAY_DRIVER: driver,
+        RELAY_HEALTH_PORT: process.env.RELAY_HEALTH_PORT ?? '8790',
+        ...(simUrl ? { RELAY_SIM_URL: simUrl.replace(/\/sim$/, '') } : {}),
+      },
+      join(logDir, 'relay.log'),
+      (l) => (l.includes('"msg":"relay started"') ? (JSON.parse(l).health ?? 'off') : undefined)
+    )
+    healthUrl = await relay.first
+    relay.child.on('exit', (code) => code !== 0 && console.error(`The relay stopped (exit ${code}); see .dev/relay.log. The gateway keeps running.`))
+    relayLine = `Relay           driver ${driver}, health ${healthUrl}, logs .dev/relay.log`
+  } catch (err) {
+    relayLine = `Relay           not running: ${err.message}${sim ? '' : '\n                (no alpha driver in this build? try `npm start -- --sim`)'}`
+  }
+
+  const phone = '%2B15551234567'
+  const simTour = simUrl
+    ? `
+  Sim control API ${simUrl}
+  Try the whole flow offline (the sim plays the phone and its contacts):
+    curl -H "Authorization: Bearer ${key}" -H 'Content-Type: application/json' \\
+         -d '{"phone_number":"+15551234567"}' ${base}/v1/channels/alpha-web/connections
+    curl -X POST ${simUrl}/alpha/${phone}/link
+    curl -X POST -H 'Content-Type: application/json' -d '{"from":"+447700900123","text":"Hi!"}' ${simUrl}/alpha/${phone}/inbound
+    curl -H "Authorization: Bearer ${key}" ${base}/v1/messages
+    curl ${simUrl}/alpha/${phone}/outbox          # what the contacts received from your replies
+`
+    : ''
   console.log(`
   Messaging gateway running locally (local D1 and Durable Objects under .wrangler/state)
 
@@ -65,7 +149,8 @@ if (!(await ready(Date.now() + 90_000))) {
   API reference   ${base}/docs
   API key         ${key}
   Admin token     in .dev.vars (ADMIN_TOKEN); \`npm run key\` issues another tenant's key
-
+  ${relayLine}
+${simTour}
   Try:  curl -H "Authorization: Bearer ${key}" ${base}/v1/usage
   Ctrl-C stops everything.
 `)

@@ -4,5 +4,7 @@ import { defineConfig } from 'vitest/config'
 export default defineConfig({
   test: {
     projects: ['test/worker/vitest.config.ts', 'test/vitest.node.config.ts'],
+    // Structured logs (the relay hub's, for `wrangler tail`; the relay's pino lines) would bury the report.
+    onConsoleLog: (log) => !log.includes('"component":"relay-hub"'),
   },
 })

@@ -1,6 +1,7 @@
 /**
  * The Worker's Hono app: REST under /v1 (one sub-app per resource), the admin API under /admin, MCP at /mcp, the
- * OpenAPI document and its reference page, and one `onError` that renders every failure in the spec's two body shapes.
+ * relay endpoint under /relay, the hosted connect pages under /connect, the OpenAPI document and its reference page,
+ * and one `onError` that renders every failure in the spec's two body shapes.
  */
 import { OpenAPIHono } from '@hono/zod-openapi'
 import { createMiddleware } from 'hono/factory'
@@ -11,10 +12,14 @@ import { mcpRoutes } from './mcp/handler'
 import { apiKeyAuth, clearAuthCache } from './middleware/api-key'
 import { accountsRoutes } from './routes/accounts'
 import { adminRoutes } from './routes/admin'
+import { adminRelayRoutes } from './routes/admin-relays'
+import { alphaRoutes } from './routes/alpha'
+import { connectPageRoutes } from './routes/connect-page'
 import { customChannelRoutes } from './routes/custom-channel'
 import { docsPage, openApiConfig } from './routes/docs'
 import { messagesRoutes } from './routes/messages'
 import { notImplementedRoutes } from './routes/not-implemented'
+import { relayRoutes } from './routes/relay'
 import { usageRoutes } from './routes/usage'
 import { webhooksRoutes } from './routes/webhooks'
 
@@ -37,6 +42,7 @@ v1.route('/accounts', accountsRoutes)
 v1.route('/usage', usageRoutes)
 v1.route('/messages', messagesRoutes)
 v1.route('/channels/custom', customChannelRoutes)
+v1.route('/channels/alpha-web', alphaRoutes)
 v1.route('/webhooks', webhooksRoutes)
 // Last: answers 501 for operations whose channel is not built yet; any real route mounted above wins.
 v1.route('/', notImplementedRoutes)
@@ -57,6 +63,9 @@ app.use('/admin/*', async (c, next) => {
   if (c.req.method !== 'GET') clearAuthCache()
 })
 app.route('/admin', adminRoutes)
+app.route('/admin/relays', adminRelayRoutes)
+app.route('/relay', relayRoutes)
+app.route('/connect', connectPageRoutes)
 app.route('/v1', v1)
 // Every tool call runs its REST operation through this same app, in-process.
 app.route('/mcp', mcpRoutes((request, env, ctx) => app.fetch(request, env, ctx)))

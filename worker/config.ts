@@ -60,3 +60,34 @@ export function mcpAllowedOrigins(env: Env): { any: boolean; origins: Set<string
   }
   return { any, origins }
 }
+
+function positiveMs(raw: string | undefined, fallback: number): number {
+  const ms = Number(raw)
+  return raw && Number.isFinite(ms) && ms > 0 ? ms : fallback
+}
+
+export const DEFAULT_RELAY_LEASE_MS = 10_000
+export const DEFAULT_RELAY_HEARTBEAT_MS = 3_000
+export const DEFAULT_RELAY_UNASSIGNED_GRACE_MS = 30_000
+
+/** Relay link timing (README: relay configuration). Tests shorten them; production keeps the defaults. */
+export function relayConfig(env: Env) {
+  return {
+    leaseMs: positiveMs(env.RELAY_LEASE_MS, DEFAULT_RELAY_LEASE_MS),
+    heartbeatMs: positiveMs(env.RELAY_HEARTBEAT_MS, DEFAULT_RELAY_HEARTBEAT_MS),
+    unassignedGraceMs: positiveMs(env.RELAY_UNASSIGNED_GRACE_MS, DEFAULT_RELAY_UNASSIGNED_GRACE_MS),
+  }
+}
+
+export const DEFAULT_PAIRING_CODE_WAIT_MS = 8_000
+export const DEFAULT_CONNECT_PAGE_TTL_MS = 10 * 60_000
+
+/** How long `POST /channels/alpha-web/connections` with `link_method: pairing_code` waits for the relay's code. */
+export function pairingCodeWaitMs(env: Env): number {
+  return positiveMs(env.ALPHA_PAIRING_CODE_WAIT_MS, DEFAULT_PAIRING_CODE_WAIT_MS)
+}
+
+/** Life of a hosted connect page link (`connect_url_expires_at`). */
+export function connectPageTtlMs(env: Env): number {
+  return positiveMs(env.CONNECT_PAGE_TTL_MS, DEFAULT_CONNECT_PAGE_TTL_MS)
+}

@@ -1,9 +1,10 @@
-/** The Worker entry: the Hono app serves every request, the cron runs the webhook sweeper; AccountDO is exported for its binding. */
+/** The Worker entry: the Hono app serves every request, the cron runs the webhook sweeper; the Durable Object classes are exported for their bindings. */
 import { app } from './app'
 import { database } from './db/client'
 import { sweepWebhooks } from './webhooks/sweeper'
 
 export { AccountDO } from './account/account-do'
+export { RelayHubDO } from './relay/hub-do'
 
 export default {
   fetch: app.fetch,

@@ -27,3 +27,48 @@ export const AdminApiKey = z
 export const TenantIdParam = z.object({ id: z.string().min(1).max(64) })
 export const KeyIdParam = z.object({ keyId: z.string().min(1).max(64) })
 export const AdminOk = z.object({ success: SuccessFlag })
+
+export const CreateRelayBody = z
+  .object({
+    tenant_id: z.string().min(1).max(64).optional().meta({ description: "Scope the relay to one tenant: it only ever receives that tenant's accounts (a user's own relay)" }),
+    name: z.string().min(1).max(100).optional().meta({ description: 'A label, e.g. the host it runs on' }),
+  })
+  .meta({ id: 'CreateRelayBody' })
+
+export const AdminRelayToken = z
+  .object({
+    id: z.string(),
+    tenant_id: z.string().nullable(),
+    name: z.string().nullable(),
+    token: z.string().meta({ description: 'Shown once; only its hash is stored. The relay sends it as Authorization: Bearer' }),
+    prefix: z.string(),
+    created_at: DateTime,
+  })
+  .meta({ id: 'AdminRelayToken' })
+
+export const AdminRelayLink = z.object({
+  instance: z.string().nullable().meta({ description: 'Random per relay process' }),
+  version: z.string().nullable(),
+  driver: z.string().nullable(),
+  channels: z.array(z.string()),
+  draining: z.boolean(),
+  connected_at: DateTime,
+  last_seen_at: DateTime.meta({ description: 'Last heartbeat or frame' }),
+  sessions: z.array(z.object({ session_id: z.string(), tenant_id: z.string(), account_id: z.string(), fence: z.number().int() })),
+})
+
+export const AdminRelay = z
+  .object({
+    id: z.string(),
+    tenant_id: z.string().nullable(),
+    name: z.string().nullable(),
+    prefix: z.string(),
+    created_at: DateTime,
+    connected: z.boolean(),
+    links: z.array(AdminRelayLink).meta({ description: 'Live connections using this token (one per relay process)' }),
+  })
+  .meta({ id: 'AdminRelay' })
+
+export const AdminRelayList = z.object({ relays: z.array(AdminRelay) }).meta({ id: 'AdminRelayList' })
+export const RelayIdParam = z.object({ relayId: z.string().min(1).max(64) })
+export const AdminRelayRevoked = z.object({ success: SuccessFlag, id: z.string(), links_closed: z.number().int() }).meta({ id: 'AdminRelayRevoked' })

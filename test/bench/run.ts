@@ -12,9 +12,10 @@ import { alphaDriverBench } from './alpha-driver.bench'
 import { measureBaseline, ms, type Baseline, type Bench, type BenchReport } from './bench-kit'
 import { inboundBench } from './inbound.bench'
 import { mcpBench } from './mcp.bench'
+import { relayBench } from './relay.bench'
 import { webhooksBench } from './webhooks.bench'
 
-const ALL: Bench[] = [inboundBench, webhooksBench, mcpBench, alphaDriverBench]
+const ALL: Bench[] = [inboundBench, relayBench, webhooksBench, mcpBench, alphaDriverBench]
 
 const only = process.argv.slice(2).filter((a) => !a.startsWith('-'))
 const selected = only.length ? ALL.filter((b) => only.includes(b.name)) : ALL

@@ -20,6 +20,10 @@ export type LocalServer = {
    */
   directUrl: string
   adminToken: string
+  /** wrangler's --persist-to directory (local D1 and Durable Object state). */
+  stateDir: string
+  /** What wrangler dev printed so far (for failure reports). */
+  output(): string
   /** Creates a tenant with one API key through the admin API. */
   newTenant(): Promise<{ tenantId: string; key: string }>
   stop(): Promise<void>
@@ -121,6 +125,8 @@ export async function startLocalServer(opts: { vars?: Record<string, string> } =
     url,
     directUrl,
     adminToken,
+    stateDir: persist,
+    output: () => log,
     async newTenant() {
       const tenant = await admin('POST', '/admin/tenants', {})
       const key = await admin('POST', `/admin/tenants/${tenant.id}/keys`)

@@ -20,6 +20,9 @@ export default defineProject(async () => ({
           DELIVERY_TIMEOUT_MS: '400',
           // One browser origin admitted to /mcp, so both sides of the Origin check are tested.
           MCP_ALLOWED_ORIGINS: 'https://inspector.example',
+          // A connect with a pairing code waits this long for the relay's code; scripted relays that never send one
+          // would otherwise hold each such test for the production 8 s.
+          ALPHA_PAIRING_CODE_WAIT_MS: '1500',
         },
       },
     }),

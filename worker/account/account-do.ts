@@ -5,8 +5,10 @@
  */
 import { DurableObject } from 'cloudflare:workers'
 import type { BatchItem, BatchResponse } from 'drizzle-orm/batch'
-import { z } from 'zod'
+import type { z } from 'zod'
 import type { AccountLimits } from '../../schema/api/accounts'
+import type { ImportedContact, InboundMessage, Receipt, SessionState } from '../../schema/frames'
+import type { QueuedSend } from '../relay/inbox'
 import { database, type Db } from '../db/client'
 import { GroupCommit } from '../db/group-commit'
 import { eventOf, eventsWritten, type EventOwner } from '../db/events'
@@ -16,6 +18,11 @@ import type { AccountContext } from './context'
 import { failQueued, sweepDeliveries } from './delivery'
 import { countersFor } from './guards'
 import { ingestMessage, type InboundInput, type IngestOutcome } from './ingest'
+import { connectLink, linkStatus, onRelayLost, onRelayState, removeLink, type ConnectInput, type ConnectOutcome, type LinkStatus } from './link'
+import { LinkSignal } from './link-state'
+import { applyReceipt, type ReceiptOutcome } from './receipts'
+import { onRelayContacts, onRelayInboundMany, sessionEntriesFor, writeSessionEntries } from './relay-inbound'
+import { queuedSends, recordRelaySendFailed, recordRelaySent } from './relay-outbound'
 import { NEW_RAMP, rampConnected, rampDisconnected } from './ramp'
 import { allowanceFor, sendMessage, type SendInput, type SendOutcome } from './send'
 import { AccountStore, type AccountRef, type TimerName } from './storage'
@@ -25,6 +32,7 @@ import { WaitRoom } from './waits'
 export class AccountDO extends DurableObject<Env> {
   private readonly store: AccountStore
   private readonly waits = new WaitRoom()
+  private readonly linkSignal = new LinkSignal()
   private readonly db: Db
   private readonly context: AccountContext
   private readonly webhooks: WebhookOutbox
@@ -38,6 +46,7 @@ export class AccountDO extends DurableObject<Env> {
       db: this.db,
       store: this.store,
       waits: this.waits,
+      linkSignal: this.linkSignal,
       schedule: (name, at) => this.schedule(name, at),
       unschedule: (name) => this.unschedule(name),
       background: (work) => ctx.waitUntil(work),
@@ -99,6 +108,67 @@ export class AccountDO extends DurableObject<Env> {
     this.store.setWebhookOwner(owner)
     await this.webhooks.wakeBy(Date.now() + FAN_OUT_GRACE_MS)
     this.ctx.waitUntil(this.webhooks.run('alarm'))
+  }
+
+  // ── alpha/beta link (routes/alpha.ts) ────────────────────────────────────────────────────────────────────────
+
+  async linkConnect(input: ConnectInput): Promise<ConnectOutcome> {
+    return connectLink(this.context, input)
+  }
+
+  async linkStatus(probeTimeoutMs: number | null): Promise<LinkStatus> {
+    return linkStatus(this.context, probeTimeoutMs)
+  }
+
+  /** The account is removed: the relay logs the session out when reachable, queued sends fail, the state is forgotten. */
+  async linkRemove(ref: AccountRef): Promise<{ reached: boolean }> {
+    const out = await removeLink(this.context)
+    await this.removed(ref)
+    return out
+  }
+
+  // ── frames from the relay running this account's session, routed by the RelayHubDO ───────────────────────────
+
+  async relayState(ref: AccountRef, sid: string, state: SessionState, at: number): Promise<{ resend: QueuedSend[] }> {
+    return onRelayState(this.context, ref, sid, state, at)
+  }
+
+  /** Inbound messages of the session, in order (several when the hub group-commits a burst). */
+  async relayInbound(ref: AccountRef, sid: string, messages: z.infer<typeof InboundMessage>[]): Promise<void> {
+    await onRelayInboundMany(this.context, ref, sid, messages)
+  }
+
+  async relayReceipt(ref: AccountRef, _sid: string, receipt: z.infer<typeof Receipt>): Promise<ReceiptOutcome> {
+    return applyReceipt(this.context, ref, receipt)
+  }
+
+  async relaySent(ref: AccountRef, _sid: string, messageId: string, upstreamId: string): Promise<void> {
+    await recordRelaySent(this.context, ref, messageId, upstreamId)
+  }
+
+  async relaySendFailed(ref: AccountRef, _sid: string, messageId: string, error: string, code: number | null): Promise<void> {
+    await recordRelaySendFailed(this.context, ref, messageId, error, code)
+  }
+
+  async relayContacts(ref: AccountRef, sid: string, contacts: z.infer<typeof ImportedContact>[]): Promise<number> {
+    return onRelayContacts(this.context, ref, sid, contacts)
+  }
+
+  async relaySessionLoad(_ref: AccountRef, sid: string): Promise<Record<string, string>> {
+    return sessionEntriesFor(this.context, sid)
+  }
+
+  async relaySessionWrite(_ref: AccountRef, sid: string, fence: number, clear: boolean, changes: Record<string, string | null>): Promise<void> {
+    writeSessionEntries(this.context, sid, fence, clear, changes)
+  }
+
+  /** A relay took the session again (after its link came back): what is still queued goes to it. */
+  async relayAttached(ref: AccountRef, _sid: string): Promise<QueuedSend[]> {
+    return queuedSends(this.context, ref)
+  }
+
+  async relayLost(ref: AccountRef, sid: string): Promise<void> {
+    await onRelayLost(this.context, ref, sid)
   }
 
   override async fetch(request: Request): Promise<Response> {

@@ -2,6 +2,7 @@
 import type { BatchItem, BatchResponse } from 'drizzle-orm/batch'
 import type { Db } from '../db/client'
 import type { GroupCommit } from '../db/group-commit'
+import type { LinkSignal } from './link-state'
 import type { AccountStore, TimerName } from './storage'
 import type { WaitRoom } from './waits'
 
@@ -10,6 +11,8 @@ export type AccountContext = {
   db: Db
   store: AccountStore
   waits: WaitRoom
+  /** Wakes callers waiting for the alpha/beta link to change (the pairing-code wait of a connect call). */
+  linkSignal: LinkSignal
   /** Sets a named timer; the object's single alarm always points at the earliest one. */
   schedule(name: TimerName, at: number): Promise<void>
   unschedule(name: TimerName): Promise<void>

@@ -11,6 +11,7 @@ import { insertEventIfMessage } from '../db/events'
 import { getMessage, markAttempt, queuedMessages, updateMessageStatus, type MessageWithContact, type StatusChange } from '../db/messages'
 import { messageEventFromRow } from '../events/payloads'
 import type { AccountContext } from './context'
+import { isRelayChannel, relayOutbound, RELAY_UNAVAILABLE_ERROR, RELAY_UNAVAILABLE_MS } from './relay-outbound'
 import type { AccountRef } from './storage'
 
 /** An attempt not finished after this long was interrupted (the object was evicted); the sweep takes it over. */
@@ -22,6 +23,8 @@ function channelFor(c: AccountContext, ref: AccountRef): OutboundChannel {
   switch (ref.channel) {
     case 'custom':
       return customOutbound(c, ref)
+    case 'alpha_web':
+      return relayOutbound(c)
     default:
       return async () => ({ ok: false, code: null, error: `sending on the ${ref.channel} channel is not available yet` })
   }
@@ -40,6 +43,7 @@ export async function deliverMessage(c: AccountContext, messageId: string): Prom
   } catch (err) {
     result = { ok: false, code: null, error: `delivery failed: ${err instanceof Error ? err.message : String(err)}` }
   }
+  if ('pending' in result) return
   await finishDelivery(c, ref, row, started.attempts, result)
 }
 
@@ -47,7 +51,7 @@ export async function deliverMessage(c: AccountContext, messageId: string): Prom
  * Records an attempt's outcome and its event in one batch. Both are conditional on the message still being queued
  * by this same attempt, so an overtaken attempt changes nothing and no event is emitted twice.
  */
-export async function finishDelivery(c: AccountContext, ref: AccountRef, row: MessageWithContact, attempt: number, result: DeliveryResult) {
+export async function finishDelivery(c: AccountContext, ref: AccountRef, row: MessageWithContact, attempt: number, result: Exclude<DeliveryResult, { pending: true }>) {
   const now = Date.now()
   const status = result.ok ? ('sent' as const) : ('failed' as const)
   const change: StatusChange = result.ok
@@ -63,14 +67,24 @@ export async function finishDelivery(c: AccountContext, ref: AccountRef, row: Me
   ])
 }
 
-/** The `delivery` timer: retries interrupted attempts, fails messages that were interrupted too often. */
+/**
+ * The `delivery` timer: retries interrupted attempts, fails messages that were interrupted too often. On relay
+ * channels a hand-over is retried every lease until the relay reports it, and fails with relay_unavailable once the
+ * message has waited RELAY_UNAVAILABLE_MS.
+ */
 export async function sweepDeliveries(c: AccountContext): Promise<void> {
   const ref = c.store.ref()
   if (!ref) return
   const now = Date.now()
   const stale = await queuedMessages(c.db, ref.tenantId, ref.accountId, now - DELIVERY_LEASE_MS)
   for (const row of stale) {
-    if (row.message.attempts >= MAX_DELIVERY_ATTEMPTS) {
+    if (isRelayChannel(ref.channel)) {
+      if (now >= row.message.createdAt + RELAY_UNAVAILABLE_MS) {
+        await finishDelivery(c, ref, row, row.message.attempts, { ok: false, code: null, error: RELAY_UNAVAILABLE_ERROR })
+      } else {
+        await deliverMessage(c, row.message.id)
+      }
+    } else if (row.message.attempts >= MAX_DELIVERY_ATTEMPTS) {
       await finishDelivery(c, ref, row, row.message.attempts, {
         ok: false,
         code: null,

@@ -69,7 +69,7 @@ export async function ingestMessage(c: AccountContext, input: InboundInput): Pro
     updatedAt: now,
   }
   // The contact part is filled in by SQL from the stored contact row (insertReceivedEvent).
-  const payload = messageEventPayload('message.received', { ...row, errorMessage: null }, { id: seed.id, phone: null, name: null, external_id: null }, ref.channel, now)
+  const payload = messageEventPayload('message.received', { ...row, errorMessage: null }, { id: seed.id, phone: null, name: null }, ref.channel, now)
   const results = await c.inbound.write([
     upsertInboundContact(c.db, seed, input.text, now),
     insertInboundUnlessPrivate(c.db, row),

@@ -1,11 +1,13 @@
 /**
  * The AccountDO's own SQLite storage, in one place: the schema, its version, and typed accessors.
  * It holds what must change atomically with a send decision: daily counters, ramp state, per-contact loop-guard
- * state, the opener window and the alarm timers. Messages themselves live in D1.
+ * state, the opener window and the alarm timers; for alpha/beta also the link state and the relay's encrypted
+ * session. Messages themselves live in D1.
  */
 import { z } from 'zod'
 import { Counters, EMPTY_GUARD, type ContactGuard } from './guards'
 import { Ramp } from './ramp'
+import { migrateSqlite } from '../lib/do-migrations'
 
 /** Bump when MIGRATIONS grows; each entry runs once, in order, inside the constructor. */
 const MIGRATIONS: string[] = [
@@ -19,9 +21,12 @@ const MIGRATIONS: string[] = [
    CREATE TABLE openers (id INTEGER PRIMARY KEY, text_hash TEXT NOT NULL, contact_id TEXT NOT NULL, at INTEGER NOT NULL);
    CREATE INDEX openers_by_text ON openers (text_hash, at);
    CREATE TABLE timers (name TEXT PRIMARY KEY, due_at INTEGER NOT NULL);`,
-  // Whose events this object fans out to webhooks. Kept apart from kv: it must survive `clear()`, because the
+  // Whose events this object fans out to webhooks. Kept apart from kv: it must survive a removal, because the
   // deliveries of events an account emitted (its own account.disconnected) outlive the account.
   `CREATE TABLE webhook_owner (id INTEGER PRIMARY KEY CHECK (id = 1), tenant_id TEXT NOT NULL, account_id TEXT NOT NULL);`,
+  // alpha/beta: the relay's encrypted session (names are keyed MACs, values AES-GCM; the edge cannot read either).
+  `CREATE TABLE session_entries (name TEXT PRIMARY KEY, value TEXT NOT NULL);
+   CREATE TABLE peer_contacts (address TEXT PRIMARY KEY, contact_id TEXT NOT NULL);`,
 ]
 
 export const AccountRef = z.object({
@@ -38,14 +43,7 @@ export class AccountStore {
   removals = 0
 
   constructor(private readonly storage: DurableObjectStorage) {
-    const sql = storage.sql
-    sql.exec('CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)')
-    const current = sql.exec<{ version: number }>('SELECT version FROM schema_version').toArray()[0]?.version ?? 0
-    storage.transactionSync(() => {
-      for (let v = current; v < MIGRATIONS.length; v++) sql.exec(MIGRATIONS[v]!)
-      if (current === 0) sql.exec('INSERT INTO schema_version (version) VALUES (?)', MIGRATIONS.length)
-      else sql.exec('UPDATE schema_version SET version = ?', MIGRATIONS.length)
-    })
+    migrateSqlite(storage, MIGRATIONS)
   }
 
   private getKv<S extends z.ZodType>(key: string, shape: S): z.infer<S> | undefined {
@@ -162,6 +160,46 @@ export class AccountStore {
     return this.storage.sql.exec<{ at: number | null }>('SELECT min(due_at) AS at FROM timers').one().at
   }
 
+  /** Any other kv entry, parsed with its shape (modules own their keys: `link`, `session_fence`, …). */
+  get<S extends z.ZodType>(key: string, shape: S): z.infer<S> | undefined {
+    return this.getKv(key, shape)
+  }
+
+  put(key: string, value: unknown): void {
+    this.putKv(key, value)
+  }
+
+  sessionEntries(): Record<string, string> {
+    const out: Record<string, string> = {}
+    for (const r of this.storage.sql.exec<{ name: string; value: string }>('SELECT name, value FROM session_entries')) out[r.name] = r.value
+    return out
+  }
+
+  /** Applies a relay's session update atomically: `null` deletes an entry, `clear` wipes the rest first. */
+  writeSessionEntries(clear: boolean, changes: Record<string, string | null>): void {
+    const sql = this.storage.sql
+    this.storage.transactionSync(() => {
+      if (clear) sql.exec('DELETE FROM session_entries')
+      for (const [name, value] of Object.entries(changes)) {
+        if (value === null) sql.exec('DELETE FROM session_entries WHERE name = ?', name)
+        else sql.exec('INSERT INTO session_entries (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value', name, value)
+      }
+    })
+  }
+
+  /** The contact id already used for an upstream address (`phone:+44…`, `lid:…`), so inbound needs no D1 lookup. */
+  peerContact(address: string): string | undefined {
+    return this.storage.sql.exec<{ contact_id: string }>('SELECT contact_id FROM peer_contacts WHERE address = ?', address).toArray()[0]?.contact_id
+  }
+
+  rememberPeerContact(addresses: string[], contactId: string): void {
+    for (const a of addresses) this.storage.sql.exec('INSERT OR IGNORE INTO peer_contacts (address, contact_id) VALUES (?, ?)', a, contactId)
+  }
+
+  clearSessionEntries(): void {
+    this.storage.sql.exec('DELETE FROM session_entries')
+  }
+
   webhookOwner(): { tenantId: string; accountId: string } | undefined {
     const row = this.storage.sql.exec<{ tenant_id: string; account_id: string }>('SELECT tenant_id, account_id FROM webhook_owner').toArray()[0]
     return row ? { tenantId: row.tenant_id, accountId: row.account_id } : undefined
@@ -179,11 +217,13 @@ export class AccountStore {
 
   /**
    * The account was removed: its timers stop and it no longer counts as existing. Guard state (counters, loop guard,
-   * opener window, ramp) stays: the same account added again is the same sender (see AccountDO.removed). Webhook
+   * opener window, ramp) and the address-to-contact map stay: the same account added again is the same sender (see
+   * AccountDO.removed); its linked session is wiped. Webhook
    * deliveries of events already emitted are the account's output, not its state, so their owner and timer stay.
    */
   accountRemoved(): void {
     this.removals++
-    this.storage.sql.exec("DELETE FROM timers WHERE name <> 'webhooks'; DELETE FROM kv WHERE key = 'exists';")
+    // The linked session goes too: a removed number must never resume upstream.
+    this.storage.sql.exec("DELETE FROM timers WHERE name <> 'webhooks'; DELETE FROM kv WHERE key = 'exists'; DELETE FROM session_entries;")
   }
 }

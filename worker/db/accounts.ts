@@ -105,3 +105,8 @@ export async function restoreRestrictedAccounts(db: Db, tenantId: string, reason
 export function deleteAccountStatement(db: Db, tenantId: string, id: string) {
   return db.delete(accounts).where(and(eq(accounts.tenantId, tenantId), eq(accounts.id, id)))
 }
+
+/** A statement (for a D1 batch) removing an account, so its `account.disconnected` event commits with it. */
+export function accountDelete(db: Db, tenantId: string, id: string) {
+  return db.delete(accounts).where(and(eq(accounts.tenantId, tenantId), eq(accounts.id, id)))
+}

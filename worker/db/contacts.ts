@@ -2,7 +2,7 @@
  * Contact queries. A contact belongs to one account; its id is derived from its address (lib/ids.ts), so the
  * insert statements here are idempotent and can ride in the same D1 batch as the message that needs them.
  */
-import { and, eq, sql } from 'drizzle-orm'
+import { and, eq, inArray, sql } from 'drizzle-orm'
 import { contacts, type Channel } from '../../schema/d1'
 import type { Db } from './client'
 
@@ -10,6 +10,11 @@ export type ContactRow = typeof contacts.$inferSelect
 
 export async function getContact(db: Db, tenantId: string, id: string): Promise<ContactRow | undefined> {
   return db.select().from(contacts).where(and(eq(contacts.tenantId, tenantId), eq(contacts.id, id))).get()
+}
+
+export async function getContacts(db: Db, tenantId: string, ids: string[]): Promise<ContactRow[]> {
+  if (ids.length === 0) return []
+  return db.select().from(contacts).where(and(eq(contacts.tenantId, tenantId), inArray(contacts.id, ids)))
 }
 
 export type ContactSeed = {
@@ -20,6 +25,7 @@ export type ContactSeed = {
   phone?: string | null
   externalId?: string | null
   socialId?: string | null
+  peerId?: string | null
   name?: string | null
   firstName?: string | null
   lastName?: string | null
@@ -45,6 +51,16 @@ export function optOutChange(text: string): boolean | undefined {
   return undefined
 }
 
+/** What an inbound message refreshes on its contact: details the channel gives replace older ones, gaps keep them. */
+const INBOUND_REFRESH = {
+  name: sql`coalesce(excluded.name, ${contacts.name})`,
+  firstName: sql`coalesce(excluded.first_name, ${contacts.firstName})`,
+  lastName: sql`coalesce(excluded.last_name, ${contacts.lastName})`,
+  email: sql`coalesce(excluded.email, ${contacts.email})`,
+  phone: sql`coalesce(excluded.phone, ${contacts.phone})`,
+  peerId: sql`coalesce(excluded.peer_id, ${contacts.peerId})`,
+}
+
 /**
  * Creates or refreshes the contact of an inbound message: names given by the channel replace older ones, the
  * first/last inbound times move, and a STOP/START message sets the opt-out flag (SMS) or do-not-disturb (others).
@@ -53,26 +69,113 @@ export function upsertInboundContact(db: Db, seed: ContactSeed, text: string, no
   const optOut = optOutChange(text)
   const flag = seed.channel === 'sms' ? 'optedOut' : 'doNotDisturb'
   const flags = optOut === undefined ? {} : { [flag]: optOut }
-  const refresh = {
-    name: sql`coalesce(excluded.name, ${contacts.name})`,
-    firstName: sql`coalesce(excluded.first_name, ${contacts.firstName})`,
-    lastName: sql`coalesce(excluded.last_name, ${contacts.lastName})`,
-    email: sql`coalesce(excluded.email, ${contacts.email})`,
-    phone: sql`coalesce(excluded.phone, ${contacts.phone})`,
-  }
   return db
     .insert(contacts)
     .values({ ...seed, ...flags, firstInboundAt: now, lastInboundAt: now, createdAt: now, updatedAt: now })
     .onConflictDoUpdate({
       target: contacts.id,
       set: {
-        ...refresh,
+        ...INBOUND_REFRESH,
         ...flags,
         firstInboundAt: sql`coalesce(${contacts.firstInboundAt}, excluded.first_inbound_at)`,
         lastInboundAt: now,
         updatedAt: now,
       },
     })
+}
+
+/**
+ * The multi-row form of upsertInboundContact for a burst of inbound messages whose texts change no opt-out flag
+ * (those go through upsertInboundContact one by one): several contacts per statement, same refresh rules.
+ */
+export function upsertInboundContacts(db: Db, seeds: ContactSeed[], now: number) {
+  const rows = seeds.map((seed) => ({
+    phone: null,
+    externalId: null,
+    socialId: null,
+    peerId: null,
+    name: null,
+    firstName: null,
+    lastName: null,
+    email: null,
+    ...seed,
+    doNotDisturb: false,
+    optedOut: false,
+    private: false,
+    aiPaused: false,
+    firstInboundAt: now,
+    lastInboundAt: now,
+    createdAt: now,
+    updatedAt: now,
+  }))
+  const perStatement = 4 // about 21 parameters per row: under D1's 100 per statement
+  const out = []
+  for (let i = 0; i < rows.length; i += perStatement) {
+    out.push(
+      db
+        .insert(contacts)
+        .values(rows.slice(i, i + perStatement))
+        .onConflictDoUpdate({
+          target: contacts.id,
+          set: {
+            ...INBOUND_REFRESH,
+            firstInboundAt: sql`coalesce(${contacts.firstInboundAt}, excluded.first_inbound_at)`,
+            lastInboundAt: now,
+            updatedAt: now,
+          },
+        })
+    )
+  }
+  return out
+}
+
+/**
+ * A contact imported from the linked phone (`import_contacts`): created if new, with the import's flags applied
+ * either way (`ai_paused` from pause_ai_for_imported_contacts, `private` from mark_imported_contacts_as_private);
+ * a name or number the gateway already knows is kept.
+ */
+export function upsertImportedContact(db: Db, seed: ContactSeed, flags: { aiPaused: boolean; private: boolean }, now: number) {
+  return db
+    .insert(contacts)
+    .values({ ...seed, ...flags, createdAt: now, updatedAt: now })
+    .onConflictDoUpdate({
+      target: contacts.id,
+      set: {
+        name: sql`coalesce(${contacts.name}, excluded.name)`,
+        phone: sql`coalesce(${contacts.phone}, excluded.phone)`,
+        peerId: sql`coalesce(${contacts.peerId}, excluded.peer_id)`,
+        aiPaused: flags.aiPaused,
+        private: flags.private,
+        updatedAt: now,
+      },
+    })
+}
+
+/** An account's contact with this phone number, whatever address its id was derived from (alpha keys people by LID when known). */
+export async function findContactByPhone(db: Db, tenantId: string, accountId: string, phone: string): Promise<ContactRow | undefined> {
+  return db
+    .select()
+    .from(contacts)
+    .where(and(eq(contacts.tenantId, tenantId), eq(contacts.accountId, accountId), eq(contacts.phone, phone)))
+    .get()
+}
+
+/** Phone → contact id for the given numbers of an account. */
+export async function contactIdsByPhones(db: Db, tenantId: string, accountId: string, phones: string[]): Promise<Map<string, string>> {
+  const rows = await db
+    .select({ id: contacts.id, phone: contacts.phone })
+    .from(contacts)
+    .where(and(eq(contacts.tenantId, tenantId), eq(contacts.accountId, accountId), inArray(contacts.phone, phones)))
+  return new Map(rows.flatMap((r) => (r.phone ? [[r.phone, r.id] as const] : [])))
+}
+
+/** Phone → contact id for every contact of an account that has a number. */
+export async function contactIdsByPhone(db: Db, tenantId: string, accountId: string): Promise<Map<string, string>> {
+  const rows = await db
+    .select({ id: contacts.id, phone: contacts.phone })
+    .from(contacts)
+    .where(and(eq(contacts.tenantId, tenantId), eq(contacts.accountId, accountId)))
+  return new Map(rows.flatMap((r) => (r.phone ? [[r.phone, r.id] as const] : [])))
 }
 
 export function displayName(c: Pick<ContactRow, 'name' | 'firstName' | 'lastName'>): string | null {

@@ -5,6 +5,7 @@
  * without reading the event back.
  */
 import { and, asc, eq, inArray, isNull, lt, sql, type SQL } from 'drizzle-orm'
+import { z } from 'zod'
 import { contacts, events, messages } from '../../schema/d1'
 import type { EventPayload } from '../../schema/events'
 import { newId } from '../lib/ids'
@@ -19,11 +20,12 @@ export type EventOwner = { tenantId: string; accountId: string }
 /** What an insert statement will write, known before it runs (the fan-out starts from this, not a re-read). */
 export type EventCandidate = Pick<EventRow, 'id' | 'tenantId' | 'accountId' | 'type' | 'payload' | 'createdAt'>
 
-type Written = { event: EventCandidate; conditional: boolean }
+type Written = { events: EventCandidate[]; conditional: boolean }
 const written = new WeakMap<object, Written>()
 
-function remember<T extends object>(statement: T, event: EventCandidate, conditional = false): T {
-  written.set(statement, { event, conditional })
+/** Registers what a statement inserts; a conditional one must `RETURNING id, payload` (see eventsWritten). */
+function remember<T extends object>(statement: T, events: EventCandidate[], conditional = false): T {
+  written.set(statement, { events, conditional })
   return statement
 }
 
@@ -32,22 +34,27 @@ function remember<T extends object>(statement: T, event: EventCandidate, conditi
  * nothing; the fan-out only acts on events that exist (its delivery inserts are conditional on the event row).
  */
 export function eventOf(statement: unknown): EventCandidate | undefined {
-  return typeof statement === 'object' && statement !== null ? written.get(statement)?.event : undefined
+  return typeof statement === 'object' && statement !== null ? written.get(statement)?.events[0] : undefined
 }
 
+const Returned = z.array(z.object({ id: z.string(), payload: z.string() }))
+
 /**
- * The events a batch actually wrote, read from its results: a conditional insert (`RETURNING payload`) that wrote
- * nothing drops out, and one whose payload SQL completed (the contact of message.received) carries the stored text.
+ * The events a batch actually wrote, read from its results: a conditional insert (`RETURNING id, payload`) keeps
+ * only the events it wrote, each with the stored payload (SQL may have completed it: the contact of
+ * message.received).
  */
 export function eventsWritten(statements: readonly unknown[], results: readonly unknown[]): EventCandidate[] {
   const out: EventCandidate[] = []
   statements.forEach((statement, i) => {
     const w = typeof statement === 'object' && statement !== null ? written.get(statement) : undefined
     if (!w) return
-    if (!w.conditional) return void out.push(w.event)
-    const rows = results[i]
-    const stored = Array.isArray(rows) ? (rows[0] as { payload?: unknown } | undefined) : undefined
-    if (stored && typeof stored.payload === 'string') out.push({ ...w.event, payload: stored.payload })
+    if (!w.conditional) return void out.push(...w.events)
+    const stored = new Map(Returned.parse(results[i]).map((r) => [r.id, r.payload]))
+    for (const e of w.events) {
+      const payload = stored.get(e.id)
+      if (payload !== undefined) out.push({ ...e, payload })
+    }
   })
   return out
 }
@@ -58,7 +65,7 @@ function candidate(tenantId: string, accountId: string, payload: EventPayload, n
 
 export function insertEvent(db: Db, tenantId: string, accountId: string, payload: EventPayload, now: number) {
   const event = candidate(tenantId, accountId, payload, now)
-  return remember(db.insert(events).values(event), event)
+  return remember(db.insert(events).values(event), [event])
 }
 
 /**
@@ -71,8 +78,8 @@ export function insertEventIfMessage(db: Db, tenantId: string, accountId: string
   const statement = db
     .insert(events)
     .select(db.select(constantRow(events, event)).from(messages).where(condition).limit(1))
-    .returning({ payload: events.payload })
-  return remember(statement, event, true)
+    .returning({ id: events.id, payload: events.payload })
+  return remember(statement, [event], true)
 }
 
 /**
@@ -94,8 +101,8 @@ export function insertReceivedEvent(db: Db, tenantId: string, accountId: string,
         .innerJoin(contacts, eq(contacts.id, messages.contactId))
         .where(eq(messages.id, messageId))
     )
-    .returning({ payload: events.payload })
-  return remember(statement, event, true)
+    .returning({ id: events.id, payload: events.payload })
+  return remember(statement, [event], true)
 }
 
 /** Events of one account not yet fanned out to webhooks, oldest first. */
@@ -143,4 +150,30 @@ export async function pruneEvents(db: Db, before: number, limit: number): Promis
     .where(inArray(events.id, db.select({ id: events.id }).from(events).where(lt(events.createdAt, before)).limit(limit)))
     .returning({ id: events.id })
   return rows.length
+}
+
+/**
+ * Statements inserting each event only if its message exists when the batch runs (several per statement): the
+ * multi-row form of insertEventIfMessage, for messages inserted earlier in the same batch that may have been skipped
+ * as duplicates.
+ */
+export function insertEventsIfMessages(db: Db, tenantId: string, accountId: string, items: Array<{ payload: EventPayload; messageId: string }>, now: number) {
+  const perStatement = 24 // 4 parameters per row and 3 shared: under D1's 100 per statement
+  const out = []
+  for (let i = 0; i < items.length; i += perStatement) {
+    const chunk = items.slice(i, i + perStatement).map((it) => ({ event: candidate(tenantId, accountId, it.payload, now), messageId: it.messageId }))
+    const rows = sql.join(
+      chunk.map(({ event, messageId }) => sql`(${event.id}, ${event.type}, ${event.payload}, ${messageId})`),
+      sql`, `
+    )
+    const statement = db
+      .insert(events)
+      .select(
+        sql`SELECT v.column1, ${tenantId}, ${accountId}, v.column2, v.column3, ${now}, NULL FROM (VALUES ${rows}) AS v
+            WHERE EXISTS (SELECT 1 FROM ${messages} m WHERE m.id = v.column4)`
+      )
+      .returning({ id: events.id, payload: events.payload })
+    out.push(remember(statement, chunk.map((c) => c.event), true))
+  }
+  return out
 }

@@ -165,3 +165,30 @@ export function updateMessageStatus(db: Db, change: StatusChange, now: number, w
   if (change.upstreamId !== undefined) values.upstreamId = change.upstreamId
   return db.update(messages).set(values).where(where)
 }
+
+/** Messages stored for one account, both directions (the `message_count` of the alpha status answer). */
+export async function countAccountMessages(db: Db, tenantId: string, accountId: string): Promise<number> {
+  const row = await db
+    .select({ n: sql<number>`count(*)` })
+    .from(messages)
+    .where(and(eq(messages.tenantId, tenantId), eq(messages.accountId, accountId)))
+    .get()
+  return row?.n ?? 0
+}
+
+/** Bound parameters D1 allows in one statement: multi-row inserts are cut into chunks that stay under it. */
+export const D1_MAX_PARAMS = 100
+
+/**
+ * Statements inserting many inbound messages, several rows per statement; a row whose upstream id is already stored
+ * is skipped (unique index). Each statement answers the ids it inserted.
+ */
+export function insertInboundRows(db: Db, rows: Array<Omit<typeof messages.$inferInsert, 'seq'>>) {
+  const full = rows.map((r) => ({ errorCode: null, errorMessage: null, attempts: 0, lastAttemptAt: null, ...r }))
+  const perStatement = Math.max(1, Math.floor(D1_MAX_PARAMS / 16))
+  const out = []
+  for (let i = 0; i < full.length; i += perStatement) {
+    out.push(db.insert(messages).values(full.slice(i, i + perStatement)).onConflictDoNothing().returning({ id: messages.id }))
+  }
+  return out
+}

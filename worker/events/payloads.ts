@@ -7,7 +7,7 @@ import { toWireContact, type WireContact } from '../messaging/wire'
 
 type MessageFacts = Pick<MessageRow, 'id' | 'accountId' | 'direction' | 'text' | 'mediaUrl' | 'mediaContentType' | 'status' | 'errorMessage'>
 
-export function messageEventPayload(type: MessageEventType, m: MessageFacts, contact: WireContact, channel: string, now: number): MessageEvent {
+export function messageEventPayload(type: MessageEventType, m: MessageFacts, contact: Pick<WireContact, 'id' | 'phone' | 'name'>, channel: string, now: number): MessageEvent {
   return {
     event: type,
     created_at: iso(now),

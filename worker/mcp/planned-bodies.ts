@@ -8,22 +8,6 @@ import { E164 } from '../../schema/api/common'
 
 const httpsUrl = z.url({ protocol: /^https$/, error: 'must be an https URL' }).max(2048)
 
-export const ConnectAlphaBody = z.object({
-  phone_number: E164,
-  link_method: z
-    .enum(['qr', 'pairing_code'])
-    .default('qr')
-    .describe('qr: the user scans a QR code; pairing_code: an 8-character code the user types on the phone under linked devices'),
-  force_new: z.boolean().default(false).describe('Discard an existing session and start over'),
-  import_contacts: z.boolean().default(false),
-  pause_ai_for_imported_contacts: z.boolean().default(true),
-  import_existing_chats: z.boolean().default(false).describe('Requires import_contacts true'),
-  mark_imported_contacts_as_private: z
-    .boolean()
-    .default(false)
-    .describe('Imported contacts become private: no messages stored or sent; incompatible with import_existing_chats'),
-})
-
 export const ConnectBetaBody = z.object({
   phone_number: E164,
   mode: z.enum(['code', 'qr']).default('code').describe('code: a one-time code is sent to the beta app; qr: a login QR link is returned'),

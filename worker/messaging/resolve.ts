@@ -6,7 +6,7 @@ import type { z } from 'zod'
 import type { SendMessageBody } from '../../schema/api/messages'
 import type { AccountRow } from '../db/accounts'
 import type { Db } from '../db/client'
-import { getContact, type ContactRow, type ContactSeed } from '../db/contacts'
+import { findContactByPhone, getContact, type ContactRow, type ContactSeed } from '../db/contacts'
 import type { Tenant } from '../db/tenants'
 import { ApiError } from '../errors'
 import { contactIdFor, type ContactAddress } from '../lib/ids'
@@ -59,8 +59,8 @@ function addressFor(account: AccountRow, to: To): ContactAddress {
 }
 
 function existingRecipient(contact: ContactRow): Recipient {
-  const { id, tenantId, accountId, channel, phone, externalId, socialId } = contact
-  return { id, tenantId, accountId, channel, phone, externalId, socialId, hasInbound: contact.firstInboundAt !== null }
+  const { id, tenantId, accountId, channel, phone, externalId, socialId, peerId } = contact
+  return { id, tenantId, accountId, channel, phone, externalId, socialId, peerId, hasInbound: contact.firstInboundAt !== null }
 }
 
 function refuseByFlags(contact: ContactRow): void {
@@ -91,7 +91,10 @@ export async function resolveRecipient(db: Db, tenantId: string, account: Accoun
 
   const address = addressFor(account, to)
   const id = await contactIdFor(tenantId, account.id, address)
-  const existing = await getContact(db, tenantId, id)
+  // alpha and beta key a person by their upstream id when the upstream gives one, so the number may sit on a
+  // contact whose id was not derived from it.
+  const existing =
+    (await getContact(db, tenantId, id)) ?? (address.kind === 'phone' ? await findContactByPhone(db, tenantId, account.id, address.value) : undefined)
   if (existing) {
     refuseByFlags(existing)
     return existingRecipient(existing)

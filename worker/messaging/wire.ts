@@ -14,6 +14,7 @@ export function toWireContact(contact: ContactRow | null, contactId: string): Wi
     phone: contact?.phone ?? null,
     name: contact ? displayName(contact) : null,
     external_id: contact?.externalId ?? null,
+    ai_paused: contact?.aiPaused ?? false,
   }
 }
 

@@ -39,7 +39,7 @@ export function samplePayload(event: EventType, account: AccountRow | undefined,
           status,
           errorMessage: event === 'message.failed' ? 'test failure: the recipient could not be reached' : null,
         },
-        { id: 'test_contact', phone: null, name: 'Test Contact', external_id: null },
+        { id: 'test_contact', phone: null, name: 'Test Contact' },
         acc.channel,
         now
       )

@@ -1,8 +1,10 @@
 /** Tools that link the user's alpha number (spec 4.3) and log in their beta account (spec 4.4). */
-import { BetaCodeBody, BetaPasswordBody, ConnectAlphaBody, ConnectBetaBody } from '../planned-bodies'
+import { AlphaConnectBody, AlphaPhoneParam } from '../../../schema/api/alpha'
+import { BetaCodeBody, BetaPasswordBody, ConnectBetaBody } from '../planned-bodies'
 import { ACTS, READS_UPSTREAM, REMOVES, phoneNumberArg, toolInput, type ToolSpec } from '../tool'
 
-const byPhone = { path: { phoneNumber: phoneNumberArg } }
+const byPhone = { path: AlphaPhoneParam.shape }
+const byBetaPhone = { path: { phoneNumber: phoneNumberArg } }
 
 export const alphaTools: ToolSpec[] = [
   {
@@ -10,7 +12,7 @@ export const alphaTools: ToolSpec[] = [
     title: 'Link an alpha number',
     description:
       'Starts linking the user’s alpha number as a linked device and returns a connect_url page where the user scans the QR on their phone (or an 8-character code with link_method pairing_code). Only the user can complete it; then poll get_alpha_status until connected.',
-    input: toolInput({ body: ConnectAlphaBody }),
+    input: toolInput({ body: AlphaConnectBody }),
     method: 'POST',
     path: '/channels/alpha-web/connections',
     // force_new discards the existing session.
@@ -62,7 +64,7 @@ export const betaTools: ToolSpec[] = [
     title: 'Submit the beta login code',
     description:
       'Submits the one-time code the user received in their beta app; answers connected, or password_required when the account has a two-step password (then call submit_beta_password).',
-    input: toolInput({ ...byPhone, body: BetaCodeBody }),
+    input: toolInput({ ...byBetaPhone, body: BetaCodeBody }),
     method: 'POST',
     path: '/channels/beta/connect/{phoneNumber}/code',
     hints: ACTS,
@@ -71,7 +73,7 @@ export const betaTools: ToolSpec[] = [
     name: 'submit_beta_password',
     title: 'Submit the beta two-step password',
     description: 'Submits the user’s two-step verification password to finish a beta login; ask the user for it and never repeat or store it.',
-    input: toolInput({ ...byPhone, body: BetaPasswordBody }),
+    input: toolInput({ ...byBetaPhone, body: BetaPasswordBody }),
     method: 'POST',
     path: '/channels/beta/connect/{phoneNumber}/password',
     hints: ACTS,
@@ -80,7 +82,7 @@ export const betaTools: ToolSpec[] = [
     name: 'get_beta_status',
     title: 'Get the beta connection status',
     description: 'Reports a beta login or connection: connected, code_required, password_required, initializing, disconnected, not_initialized or error.',
-    input: toolInput(byPhone),
+    input: toolInput(byBetaPhone),
     method: 'GET',
     path: '/channels/beta/connect/{phoneNumber}/status',
     hints: READS_UPSTREAM,
@@ -89,7 +91,7 @@ export const betaTools: ToolSpec[] = [
     name: 'disconnect_beta',
     title: 'Log out a beta account',
     description: 'Logs the beta account out of the service and removes it, so sending and receiving on it stop; ask the user first. Idempotent.',
-    input: toolInput(byPhone),
+    input: toolInput(byBetaPhone),
     method: 'DELETE',
     path: '/channels/beta/{phoneNumber}',
     hints: REMOVES,

@@ -1,0 +1,67 @@
+/**
+ * GET /healthz on the relay: the link's state and last frame times, sessions counted by state, and whether it is
+ * draining. 200 while the link to the gateway is open and the relay takes work, 503 otherwise (for systemd,
+ * load balancers and humans). Nothing in it names a contact or carries message content.
+ */
+import { createServer, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import type { LinkStats } from './link/socket'
+
+export type HealthSource = {
+  instance: string
+  driver: string
+  version: string
+  startedAt: number
+  link(): LinkStats
+  sessions(): Record<string, number>
+  draining(): boolean
+  simUrl: string | null
+}
+
+const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString())
+
+export function healthReport(h: HealthSource) {
+  const link = h.link()
+  const bySession = h.sessions()
+  const ok = link.state === 'open' && !h.draining()
+  return {
+    status: ok ? 'ok' : h.draining() ? 'draining' : 'degraded',
+    instance: h.instance,
+    driver: h.driver,
+    version: h.version,
+    uptime_s: Math.round((Date.now() - h.startedAt) / 1000),
+    draining: h.draining(),
+    link: {
+      state: link.state,
+      since: iso(link.since),
+      last_frame_in_at: iso(link.lastFrameInAt),
+      last_frame_out_at: iso(link.lastFrameOutAt),
+      last_pong_at: iso(link.lastPongAt),
+      unacked_frames: link.unacked,
+      reconnects: link.reconnects,
+    },
+    sessions: { total: Object.values(bySession).reduce((a, b) => a + b, 0), by_state: bySession },
+    ...(h.simUrl ? { sim_control_url: h.simUrl } : {}),
+  }
+}
+
+export async function startHealthServer(h: HealthSource, host: string, port: number): Promise<{ url: string; close(): Promise<void> }> {
+  const server: Server = createServer((req, res) => {
+    if (req.method !== 'GET' || (req.url ?? '').split('?')[0] !== '/healthz') {
+      res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":"not found"}')
+      return
+    }
+    const report = healthReport(h)
+    res.writeHead(report.status === 'ok' ? 200 : 503, { 'content-type': 'application/json', 'cache-control': 'no-store' })
+    res.end(JSON.stringify(report))
+  })
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject)
+    server.listen(port, host, () => resolve())
+  })
+  const { port: bound } = server.address() as AddressInfo
+  return {
+    url: `http://${host}:${bound}/healthz`,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  }
+}

@@ -1,0 +1,277 @@
+/**
+ * The relay's one WebSocket to the Worker (GET /relay/connect, token in the Authorization header). It reconnects
+ * with capped exponential backoff and jitter, says hello (with the sessions it still runs) on every connect,
+ * heartbeats with the fixed ping the edge answers without waking, terminates a link whose pongs stop, and keeps
+ * reliable frames in the outbox until the edge answers them. It also knows until when this relay's leases hold:
+ * from the *send* time of the last answered heartbeat, which is never later than the edge's own reckoning.
+ */
+import { WebSocket } from 'ws'
+import type { Logger } from 'pino'
+import { CLOSE, EdgeFrame, PING_TEXT, type FrameOf, type RelayFrame, type ReliableRelayFrame } from '../../schema/frames'
+import {
+  ACK_TIMEOUT_MS,
+  CONNECT_TIMEOUT_MS,
+  DEFAULT_HEARTBEAT_MS,
+  HEARTBEAT_MISSES,
+  MIN_UPTIME_MS,
+  reconnectDelayMs,
+  SEND_WINDOW,
+} from './backoff'
+import { Outbox, type Reply } from './outbox'
+
+export type LinkState = 'connecting' | 'open' | 'down' | 'stopped'
+
+export type LinkOptions = {
+  url: string
+  token: string
+  log: Logger
+  /** The hello to send on each connect (it lists the sessions still running). */
+  hello(): FrameOf<'hello'>
+  /** Every edge frame other than acks, pongs and welcome. */
+  onFrame(frame: EdgeFrame): void
+  /** The edge refused the token (401/403) or revoked it (close 4003): this relay may not run anything. */
+  onRefused(reason: string): void
+  now?: () => number
+  random?: () => number
+}
+
+export type LinkStats = {
+  state: LinkState
+  since: number
+  lastFrameInAt: number | null
+  lastFrameOutAt: number | null
+  lastPongAt: number | null
+  unacked: number
+  reconnects: number
+}
+
+export class RelayLink {
+  private ws: WebSocket | null = null
+  private readonly outbox = new Outbox()
+  private state: LinkState = 'down'
+  private since: number
+  private attempt = 0
+  private reconnects = 0
+  private openedAt = 0
+  private leaseMs: number | null = null
+  private heartbeatMs = DEFAULT_HEARTBEAT_MS
+  /** Send times of heartbeats not yet answered, oldest first. */
+  private pings: number[] = []
+  private renewedAt: number | null = null
+  private lastFrameInAt: number | null = null
+  private lastFrameOutAt: number | null = null
+  private lastPongAt: number | null = null
+  private heartbeatTimer: NodeJS.Timeout | null = null
+  private reconnectTimer: NodeJS.Timeout | null = null
+  private readonly now: () => number
+  private readonly random: () => number
+
+  constructor(private readonly opts: LinkOptions) {
+    this.now = opts.now ?? Date.now
+    this.random = opts.random ?? Math.random
+    this.since = this.now()
+  }
+
+  start(): void {
+    if (this.state === 'stopped') return
+    this.connect()
+  }
+
+  get linkState(): LinkState {
+    return this.state
+  }
+
+  stats(): LinkStats {
+    return {
+      state: this.state,
+      since: this.since,
+      lastFrameInAt: this.lastFrameInAt,
+      lastFrameOutAt: this.lastFrameOutAt,
+      lastPongAt: this.lastPongAt,
+      unacked: this.outbox.size,
+      reconnects: this.reconnects,
+    }
+  }
+
+  /**
+   * Until when this relay may keep running its sessions without hearing from the edge: the send time of the last
+   * answered heartbeat plus the lease. Null before the first welcome (nothing is held yet).
+   */
+  leaseValidUntil(): number | null {
+    if (this.leaseMs === null || this.renewedAt === null) return null
+    return this.renewedAt + this.leaseMs
+  }
+
+  /** Sends a frame now if the link is open (best effort: probe answers, draining notice). */
+  send(frame: RelayFrame): boolean {
+    if (this.state !== 'open' || !this.ws) return false
+    this.write(JSON.stringify(frame))
+    return true
+  }
+
+  /** Queues a reliable frame; resolves with the edge's answer, however many reconnects that takes. */
+  request(frame: ReliableRelayFrame, coalesceKey: string | null = null): Promise<Reply> {
+    const reply = this.outbox.push(frame, coalesceKey)
+    this.flush()
+    return reply
+  }
+
+  /** Resolves when every reliable frame is answered, or after `timeoutMs`. */
+  drained(timeoutMs: number): Promise<boolean> {
+    return this.outbox.drained(timeoutMs)
+  }
+
+  /** Closes for good (drain done, or token refused). */
+  stop(code = 1000, reason = 'relay stopping'): void {
+    this.state = 'stopped'
+    this.since = this.now()
+    this.clearTimers()
+    const ws = this.ws
+    this.ws = null
+    if (ws && ws.readyState === WebSocket.OPEN) ws.close(code, reason)
+    else ws?.terminate()
+  }
+
+  private setState(s: LinkState): void {
+    if (this.state === 'stopped') return
+    this.state = s
+    this.since = this.now()
+  }
+
+  private connect(): void {
+    this.setState('connecting')
+    const ws = new WebSocket(this.opts.url, {
+      headers: { Authorization: `Bearer ${this.opts.token}` },
+      handshakeTimeout: CONNECT_TIMEOUT_MS,
+      perMessageDeflate: false,
+    })
+    this.ws = ws
+    ws.on('open', () => {
+      this.openedAt = this.now()
+      this.pings = []
+      this.write(JSON.stringify(this.opts.hello()))
+    })
+    ws.on('message', (data) => this.onMessage(String(data)))
+    ws.on('unexpected-response', (_req, res) => {
+      const status = res.statusCode ?? 0
+      res.resume()
+      if (status === 401 || status === 403) {
+        this.opts.log.error({ status }, 'the gateway refused the relay token')
+        this.stop(1000, 'token refused')
+        this.opts.onRefused(`the gateway answered HTTP ${status} to the relay token`)
+        return
+      }
+      this.opts.log.warn({ status }, 'relay connect refused')
+      ws.terminate()
+    })
+    ws.on('close', (code, reason) => this.onClose(ws, code, reason.toString()))
+    ws.on('error', (err) => this.opts.log.debug({ err: err.message }, 'relay link error'))
+  }
+
+  private onMessage(raw: string): void {
+    this.lastFrameInAt = this.now()
+    let frame: EdgeFrame
+    try {
+      frame = EdgeFrame.parse(JSON.parse(raw))
+    } catch (err) {
+      this.opts.log.warn({ err: err instanceof Error ? err.message : String(err) }, 'unreadable frame from the edge')
+      return
+    }
+    switch (frame.type) {
+      case 'pong': {
+        const sentAt = this.pings.shift()
+        if (sentAt !== undefined) this.renewedAt = Math.max(this.renewedAt ?? 0, sentAt)
+        this.lastPongAt = this.now()
+        return
+      }
+      case 'welcome':
+        this.leaseMs = frame.leaseMs
+        this.heartbeatMs = frame.heartbeatMs
+        // The welcome answers the hello sent at open: the leases count from there.
+        this.renewedAt = Math.max(this.renewedAt ?? 0, this.openedAt)
+        this.setState('open')
+        this.outbox.markAllUnsent()
+        this.startHeartbeat()
+        this.flush()
+        this.opts.log.info({ relay: frame.relayId, tenant: frame.tenantId, lease_ms: frame.leaseMs }, 'relay link open')
+        return
+      case 'ack':
+      case 'reject':
+      case 'session_data': {
+        // An answered frame renews the leases like an answered heartbeat: the edge heard from us after we sent it.
+        const sentAt = this.outbox.settle(frame)
+        if (sentAt !== null && this.leaseMs !== null) this.renewedAt = Math.max(this.renewedAt ?? 0, sentAt)
+        if (frame.type !== 'ack') this.opts.onFrame(frame)
+        this.flush()
+        return
+      }
+      default:
+        this.opts.onFrame(frame)
+    }
+  }
+
+  private onClose(ws: WebSocket, code: number, reason: string): void {
+    if (ws !== this.ws) return
+    this.ws = null
+    this.clearTimers()
+    if (this.state === 'stopped') return
+    if (code === CLOSE.REVOKED) {
+      this.stop(1000, 'revoked')
+      this.opts.onRefused('the relay token was revoked')
+      return
+    }
+    const wasUp = this.state === 'open'
+    this.setState('down')
+    if (wasUp && this.now() - this.openedAt >= MIN_UPTIME_MS) this.attempt = 0
+    this.attempt++
+    const delay = reconnectDelayMs(this.attempt, this.random)
+    this.opts.log.warn({ code, reason, retry_in_ms: delay }, 'relay link down')
+    this.reconnectTimer = setTimeout(() => {
+      this.reconnects++
+      this.connect()
+    }, delay)
+  }
+
+  private startHeartbeat(): void {
+    if (this.heartbeatTimer) clearInterval(this.heartbeatTimer)
+    this.heartbeatTimer = setInterval(() => this.beat(), this.heartbeatMs)
+  }
+
+  private beat(): void {
+    const ws = this.ws
+    if (!ws || this.state !== 'open') return
+    const oldest = this.pings[0]
+    // Frames still arriving prove the link alive even when a busy edge is slow with its pongs.
+    const quiet = this.now() - (this.lastFrameInAt ?? 0) > this.heartbeatMs * HEARTBEAT_MISSES
+    if (oldest !== undefined && quiet && this.now() - oldest > this.heartbeatMs * HEARTBEAT_MISSES) {
+      this.opts.log.warn({ unanswered: this.pings.length }, 'heartbeats unanswered; dropping the link')
+      ws.terminate()
+      return
+    }
+    this.pings.push(this.now())
+    this.write(PING_TEXT)
+    this.flush()
+  }
+
+  /** Sends what the outbox has due: new frames, and frames unanswered past the ack timeout. */
+  private flush(): void {
+    if (this.state !== 'open' || !this.ws) return
+    const now = this.now()
+    for (const frame of this.outbox.due(now - ACK_TIMEOUT_MS, SEND_WINDOW)) {
+      this.write(JSON.stringify(frame))
+      this.outbox.markSent(frame.id, now)
+    }
+  }
+
+  private write(text: string): void {
+    this.lastFrameOutAt = this.now()
+    this.ws?.send(text)
+  }
+
+  private clearTimers(): void {
+    if (this.heartbeatTimer) clearInterval(this.heartbeatTimer)
+    if (this.reconnectTimer) clearTimeout(this.reconnectTimer)
+    this.heartbeatTimer = null
+    this.reconnectTimer = null
+  }
+}

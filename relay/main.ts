@@ -1,0 +1,14 @@
+/** The relay process (`npm run relay`, `npm run relay -- --sim`): configuration from the environment, SIGTERM drains. */
+import { loadConfig } from './config'
+import { startRelay } from './relay'
+
+let relay
+try {
+  relay = await startRelay(loadConfig(process.env, process.argv.slice(2)))
+} catch (err) {
+  console.error(err instanceof Error ? err.message : String(err))
+  process.exit(78)
+}
+if (relay.simUrl) console.log(`Sim control API: ${relay.simUrl}`)
+for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, () => void relay.drain())
+process.exit(await relay.done)

@@ -1,0 +1,198 @@
+/**
+ * One session this relay runs under a lease: the driver's connector, wired to frames. Upstream events become
+ * reliable frames (the upstream is acknowledged through `onCommitted` once the edge stored them); edge sends are
+ * held until the session is connected, de-duplicated by message id (a resend after a reconnect is answered from
+ * memory, not sent twice) and refused once they expired.
+ */
+import type { Logger } from 'pino'
+import type { FrameOf, OutboundMessage, RelayChannel, SessionState } from '../../schema/frames'
+import { PermanentSendError, type Connector, type Driver, type ImportedContact, type InboundMessage, type Receipt } from '../connector'
+import { SessionUnreadableError, type SessionCrypto } from '../crypto'
+import type { Reply } from '../link/outbox'
+import type { RelayFrame, ReliableRelayFrame } from '../../schema/frames'
+import { EdgeSessionStore, LeaseLostError } from './edge-store'
+
+export type SessionLink = {
+  request(frame: ReliableRelayFrame, coalesceKey?: string | null): Promise<Reply>
+  send(frame: RelayFrame): boolean
+}
+
+export type SessionDeps = {
+  driver: Driver
+  link: SessionLink
+  crypto: SessionCrypto
+  log: Logger
+  nextId: () => string
+  /** The edge says another relay holds this session now. */
+  onLeaseLost(sid: string): void
+}
+
+/** Message ids already handed upstream, remembered so a resend is answered without sending twice. */
+const SENT_MEMORY = 10_000
+
+export class RunningSession {
+  readonly sid: string
+  readonly fence: number
+  readonly account: FrameOf<'assign'>['account']
+  readonly channel: RelayChannel
+  state: SessionState | null = null
+  stateAt: number | null = null
+  private connector: Connector | null = null
+  private stopped = false
+  private readonly sent = new Map<string, string>()
+  private readonly inflight = new Set<string>()
+  private readonly held = new Map<string, { message: OutboundMessage; expiresAt: number }>()
+  private readonly log: Logger
+
+  constructor(
+    private readonly assign: FrameOf<'assign'>,
+    private readonly deps: SessionDeps
+  ) {
+    this.sid = assign.sid
+    this.fence = assign.fence
+    this.account = assign.account
+    this.channel = assign.account.channel
+    this.log = deps.log.child({ sid: this.sid, account: assign.account.accountId, fence: this.fence })
+  }
+
+  get key(): string {
+    return `${this.account.tenantId}/${this.account.accountId}`
+  }
+
+  async start(): Promise<void> {
+    const store = new EdgeSessionStore(this.deps.link, this.sid, this.fence, this.key, this.deps.crypto, this.deps.nextId)
+    this.connector = this.deps.driver({
+      accountId: this.account.accountId,
+      phone: this.account.phone,
+      linkMethod: this.assign.linkMethod,
+      forceNew: this.assign.forceNew,
+      store,
+      log: this.log,
+      events: {
+        state: (s) => this.onState(s),
+        inbound: (m) => this.onInbound(m),
+        receipt: (r) => this.onReceipt(r),
+        contacts: (c) => this.onContacts(c),
+      },
+    })
+    this.log.info({ link_method: this.assign.linkMethod, force_new: this.assign.forceNew }, 'session starting')
+    try {
+      await this.connector.start()
+    } catch (err) {
+      if (err instanceof LeaseLostError) return this.deps.onLeaseLost(this.sid)
+      if (err instanceof SessionUnreadableError) {
+        this.log.error('the stored session does not decrypt with this RELAY_SESSION_KEY')
+        this.onState({ state: 'disconnected', problem: 'session_unreadable', message: 'The stored session was written with another RELAY_SESSION_KEY; link again with force_new.' })
+        return
+      }
+      this.log.error({ err: err instanceof Error ? err.message : String(err) }, 'session failed to start')
+      this.onState({ state: 'disconnected', problem: 'unresponsive', message: 'The session could not be started on the relay.' })
+    }
+  }
+
+  /** Closes without logging out: the session resumes on whichever relay holds it next. */
+  async stop(): Promise<void> {
+    if (this.stopped) return
+    this.stopped = true
+    this.log.info('session stopping')
+    await this.connector?.stop().catch((err: unknown) => this.log.warn({ err: String(err) }, 'connector stop failed'))
+  }
+
+  /** Unlinks upstream and wipes the session (the account was removed). */
+  async logout(): Promise<void> {
+    this.stopped = true
+    this.log.info('session logging out')
+    await this.connector?.logout().catch((err: unknown) => this.log.warn({ err: String(err) }, 'connector logout failed'))
+  }
+
+  send(message: OutboundMessage, expiresAt: number): void {
+    if (this.stopped) return
+    const known = this.sent.get(message.messageId)
+    if (known) return void this.report({ type: 'sent', id: this.deps.nextId(), sid: this.sid, fence: this.fence, messageId: message.messageId, upstreamId: known })
+    if (this.inflight.has(message.messageId)) return
+    if (this.state?.state !== 'connected') {
+      this.held.set(message.messageId, { message, expiresAt })
+      return
+    }
+    void this.deliver(message, expiresAt)
+  }
+
+  private async deliver(message: OutboundMessage, expiresAt: number): Promise<void> {
+    const log = this.log.child({ message_id: message.messageId })
+    if (Date.now() >= expiresAt) {
+      log.warn('send expired before it could be handed upstream')
+      return void this.report({
+        type: 'send_failed',
+        id: this.deps.nextId(),
+        sid: this.sid,
+        fence: this.fence,
+        messageId: message.messageId,
+        error: 'relay_unavailable: the message expired before a relay could send it',
+        code: null,
+      })
+    }
+    if (!this.connector) return
+    this.inflight.add(message.messageId)
+    try {
+      const { upstreamId } = await this.connector.send({ messageId: message.messageId, to: message.to, text: message.text, mediaUrl: message.mediaUrl })
+      this.sent.set(message.messageId, upstreamId)
+      if (this.sent.size > SENT_MEMORY) this.sent.delete(this.sent.keys().next().value!)
+      log.info({ upstream_id: upstreamId }, 'message handed upstream')
+      await this.report({ type: 'sent', id: this.deps.nextId(), sid: this.sid, fence: this.fence, messageId: message.messageId, upstreamId })
+    } catch (err) {
+      if (err instanceof PermanentSendError) {
+        log.warn({ code: err.code, error: err.message }, 'upstream refused the message')
+        await this.report({ type: 'send_failed', id: this.deps.nextId(), sid: this.sid, fence: this.fence, messageId: message.messageId, error: err.message, code: err.code })
+      } else {
+        // Transient: the edge hands it over again after a reconnect or at its next retry.
+        log.warn({ err: err instanceof Error ? err.message : String(err) }, 'send failed; the edge will retry')
+      }
+    } finally {
+      this.inflight.delete(message.messageId)
+    }
+  }
+
+  private onState(s: SessionState): void {
+    if (this.stopped) return
+    this.state = s
+    this.stateAt = Date.now()
+    this.log.info({ state: s.state, problem: 'problem' in s ? s.problem : undefined }, 'session state')
+    void this.report({ type: 'state', id: this.deps.nextId(), sid: this.sid, fence: this.fence, state: s, at: this.stateAt }, `state:${this.sid}`)
+    if (s.state === 'connected') {
+      const held = [...this.held.values()]
+      this.held.clear()
+      for (const h of held) void this.deliver(h.message, h.expiresAt)
+    }
+  }
+
+  private onInbound(m: InboundMessage): void {
+    const { onCommitted, ...message } = m
+    void this.report({ type: 'inbound', id: this.deps.nextId(), sid: this.sid, fence: this.fence, message }).then((ok) => ok && onCommitted?.())
+  }
+
+  private onReceipt(r: Receipt): void {
+    const { onCommitted, ...receipt } = r
+    void this.report({ type: 'receipt', id: this.deps.nextId(), sid: this.sid, fence: this.fence, receipt }).then((ok) => ok && onCommitted?.())
+  }
+
+  private onContacts(contacts: ImportedContact[]): void {
+    if (!this.assign.importContacts || this.stopped) return
+    void this.report({ type: 'contacts', id: this.deps.nextId(), sid: this.sid, fence: this.fence, contacts })
+  }
+
+  /** Sends a reliable frame; true once the edge acked it. A refusal for a stale lease stops the session. */
+  private async report(frame: ReliableRelayFrame, coalesceKey: string | null = null): Promise<boolean> {
+    const reply = await this.deps.link.request(frame, coalesceKey)
+    if (reply.type === 'reject') {
+      if (reply.reason !== 'invalid') this.deps.onLeaseLost(this.sid)
+      else this.log.error({ frame: frame.type }, 'the edge refused a frame as invalid')
+      return false
+    }
+    return true
+  }
+
+  /** What `probe` answers and the health endpoint counts. */
+  snapshot(): SessionState | null {
+    return this.state
+  }
+}

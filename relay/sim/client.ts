@@ -1,0 +1,191 @@
+/**
+ * The sim driver's connector: one WebSocket to the simulated network per session, like a real linked device.
+ * It resumes with the credentials kept in the session store (no new QR after a restart or a failover), links a new
+ * device otherwise, reconnects with backoff when the network drops, and stops for good on logout, ban, replacement
+ * or a passkey demand, reporting each as a named problem.
+ */
+import { WebSocket } from 'ws'
+import { PermanentSendError, type Connector, type ConnectorOptions, type OutboundMessage, type SessionState } from '../connector'
+import { MAX_RECONNECT_MS, MIN_RECONNECT_MS, reconnectDelayMs } from '../link/backoff'
+import { simDeviceUrl } from './config'
+import { toNetSend } from './convert'
+import { handleEvent } from './handle-events'
+import { Device, ServerMsg, type ClientMsg } from './network/protocol'
+import { closeOutcome, PROBLEM_MESSAGES } from './state'
+
+const CREDS_KEY = 'creds'
+/** A send the network does not answer within this time counts as failed for now (the edge retries it). */
+const SEND_TIMEOUT_MS = 15_000
+/** Reconnects failing this many times in a row are reported as `unresponsive` (retries go on). */
+const UNRESPONSIVE_AFTER_FAILURES = 5
+
+/** What the event handlers may do with a session. */
+export type SimSession = {
+  opts: ConnectorOptions
+  pairing: { requested: boolean }
+  knownPeers: Set<string>
+  transmit(msg: ClientMsg): void
+  emit(s: SessionState): void
+  saveCreds(device: Device): Promise<void>
+  markOpen(): void
+  settleSend(id: string, error: { code: number; reason: string } | null): void
+  /** Linking cannot finish (passkey): stop without retrying. */
+  giveUp(): void
+}
+
+export class SimClient implements Connector, SimSession {
+  pairing = { requested: false }
+  readonly knownPeers = new Set<string>()
+  private ws: WebSocket | null = null
+  private creds: Device | null = null
+  private stopped = false
+  private open = false
+  private failures = 0
+  private unresponsive = false
+  private reconnectTimer: NodeJS.Timeout | null = null
+  private readonly sends = new Map<string, { resolve: () => void; reject: (e: Error) => void; timer: NodeJS.Timeout }>()
+
+  constructor(readonly opts: ConnectorOptions) {}
+
+  async start(): Promise<void> {
+    if (this.opts.forceNew) await this.opts.store.clear()
+    const entries = await this.opts.store.loadAll()
+    const raw = entries.get(CREDS_KEY)
+    this.creds = raw ? Device.parse(JSON.parse(raw)) : null
+    this.connect()
+  }
+
+  async send(m: OutboundMessage): Promise<{ upstreamId: string }> {
+    const msg = toNetSend(m)
+    if (!this.open || !this.ws) throw new Error('the session is not connected')
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => (this.sends.delete(msg.id), reject(new Error('the network did not confirm the send'))), SEND_TIMEOUT_MS)
+      this.sends.set(msg.id, { resolve, reject, timer })
+      this.transmit(msg)
+    })
+    return { upstreamId: msg.id }
+  }
+
+  async logout(): Promise<void> {
+    this.stopped = true
+    if (this.open) this.transmit({ t: 'logout' })
+    this.close()
+    await this.opts.store.clear()
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true
+    this.close()
+  }
+
+  // ── SimSession ───────────────────────────────────────────────────────────────────────────────────────────────
+
+  transmit(msg: ClientMsg): void {
+    if (this.ws?.readyState === WebSocket.OPEN) this.ws.send(JSON.stringify(msg))
+  }
+
+  emit(s: SessionState): void {
+    if (!this.stopped || s.state === 'disconnected' || s.state === 'restricted') this.opts.events.state(s)
+  }
+
+  async saveCreds(device: Device): Promise<void> {
+    this.creds = device
+    await this.opts.store.write(new Map([[CREDS_KEY, JSON.stringify(device)]]))
+  }
+
+  markOpen(): void {
+    this.open = true
+    this.failures = 0
+    this.unresponsive = false
+  }
+
+  settleSend(id: string, error: { code: number; reason: string } | null): void {
+    const s = this.sends.get(id)
+    if (!s) return
+    this.sends.delete(id)
+    clearTimeout(s.timer)
+    if (!error) s.resolve()
+    // 463: the account may not start chats (restricted); 400: no such recipient. Neither gets better by retrying.
+    else if (error.code === 463 || error.code === 400) s.reject(new PermanentSendError(error.reason, error.code))
+    else s.reject(new Error(error.reason))
+  }
+
+  giveUp(): void {
+    this.stopped = true
+    this.close()
+  }
+
+  // ─────────────────────────────────────────────────────────────────────────────────────────────────────────────
+
+  private connect(): void {
+    if (this.stopped) return
+    if (this.creds) this.emit({ state: 'connecting' })
+    const ws = new WebSocket(simDeviceUrl(), { perMessageDeflate: false })
+    this.ws = ws
+    ws.on('open', () => this.transmit({ t: 'login', phone: this.opts.phone, device: this.creds }))
+    ws.on('message', (data) => {
+      let msg: ServerMsg
+      try {
+        msg = ServerMsg.parse(JSON.parse(String(data)))
+      } catch {
+        this.opts.log.warn('unreadable message from the simulated network')
+        return
+      }
+      void handleEvent(this, msg).catch((err: unknown) => this.opts.log.error({ err: String(err) }, 'sim event failed'))
+    })
+    ws.on('close', (code) => this.onClose(ws, code))
+    ws.on('error', (err) => this.opts.log.debug({ err: err.message }, 'sim network socket error'))
+  }
+
+  private onClose(ws: WebSocket, code: number): void {
+    if (ws !== this.ws) return
+    this.ws = null
+    this.open = false
+    for (const [id, s] of this.sends) {
+      clearTimeout(s.timer)
+      s.reject(new Error('the connection closed before the send was confirmed'))
+      this.sends.delete(id)
+    }
+    if (this.stopped) return
+    const outcome = closeOutcome(code, this.creds !== null)
+    switch (outcome.kind) {
+      case 'terminal':
+        this.stopped = true
+        if (outcome.wipe) {
+          this.creds = null
+          void this.opts.store.clear().catch((err: unknown) => this.opts.log.warn({ err: String(err) }, 'session wipe failed'))
+        }
+        this.opts.events.state(
+          outcome.state === 'restricted'
+            ? { state: 'restricted', problem: outcome.problem, message: PROBLEM_MESSAGES[outcome.problem], until: null }
+            : { state: 'disconnected', problem: outcome.problem, message: PROBLEM_MESSAGES[outcome.problem] }
+        )
+        return
+      case 'link_expired':
+        this.stopped = true
+        this.opts.events.state({ state: 'disconnected', problem: 'link_expired', message: PROBLEM_MESSAGES.link_expired })
+        return
+      case 'restart':
+        this.connect()
+        return
+      case 'reconnect': {
+        this.failures++
+        if (this.failures >= UNRESPONSIVE_AFTER_FAILURES && !this.unresponsive) {
+          this.unresponsive = true
+          this.opts.events.state({ state: 'disconnected', problem: 'unresponsive', message: PROBLEM_MESSAGES.unresponsive })
+        }
+        const delay = Math.min(MAX_RECONNECT_MS, Math.max(MIN_RECONNECT_MS, reconnectDelayMs(this.failures)))
+        this.reconnectTimer = setTimeout(() => this.connect(), delay)
+        return
+      }
+    }
+  }
+
+  private close(): void {
+    if (this.reconnectTimer) clearTimeout(this.reconnectTimer)
+    const ws = this.ws
+    this.ws = null
+    this.open = false
+    if (ws && (ws.readyState === WebSocket.OPEN || ws.readyState === WebSocket.CONNECTING)) ws.close(1000, 'session stopped')
+  }
+}

@@ -1,0 +1,47 @@
+/** Every message from the simulated network, in one switch; each case hands off to a small handler. */
+import { createHash, randomBytes } from 'node:crypto'
+import type { ServerMsg } from './network/protocol'
+import type { SimSession } from './client'
+import { fromNetContact, fromNetMessage } from './convert'
+import { onPaired, onPairingCode, onPasskeyRequired, onQr } from './login'
+
+export async function handleEvent(s: SimSession, msg: ServerMsg): Promise<void> {
+  switch (msg.t) {
+    case 'qr':
+      return onQr(s, msg)
+    case 'pairing_code':
+      return onPairingCode(s, msg)
+    case 'paired':
+      return onPaired(s, msg)
+    case 'passkey_required':
+      return onPasskeyRequired(s)
+    case 'open':
+      s.markOpen()
+      s.emit({ state: 'connected', identifier: `+${msg.me.phone.replace(/^\+/, '')}`, upstreamUserId: msg.me.lid })
+      return
+    case 'message':
+      return onMessage(s, msg)
+    case 'receipt':
+      s.opts.events.receipt({ upstreamId: msg.id, status: msg.status, onCommitted: () => s.transmit({ t: 'ack', ids: [msg.rid] }) })
+      return
+    case 'contacts':
+      s.opts.events.contacts?.(msg.contacts.map(fromNetContact))
+      return
+    case 'send_ack':
+      return s.settleSend(msg.id, null)
+    case 'send_error':
+      return s.settleSend(msg.id, { code: msg.code, reason: msg.reason })
+  }
+}
+
+async function onMessage(s: SimSession, msg: Extract<ServerMsg, { t: 'message' }>): Promise<void> {
+  // A first message from someone sets up an encryption session with them, which the real driver persists: the
+  // simulator writes one too, so the session store sees the same kind of traffic.
+  const peerKey = `session-${createHash('sha256').update(msg.from.lid ?? msg.from.phone ?? '').digest('hex').slice(0, 16)}`
+  if (!s.knownPeers.has(peerKey)) {
+    s.knownPeers.add(peerKey)
+    void s.opts.store.write(new Map([[peerKey, randomBytes(32).toString('base64')]])).catch((err: unknown) => s.opts.log.warn({ err: String(err) }, 'session write failed'))
+  }
+  // Acknowledged upstream only once the edge stored it: a relay crash before that means the network sends it again.
+  s.opts.events.inbound({ ...fromNetMessage(msg), onCommitted: () => s.transmit({ t: 'ack', ids: [msg.id] }) })
+}

@@ -1,0 +1,95 @@
+/**
+ * The simulator's control API (README: "Trying it offline"): plays the user's phone and their contacts.
+ *   POST /sim/alpha/{phone}/link      {passkey?, contacts?}   completes the pending QR or pairing-code link
+ *   POST /sim/alpha/{phone}/inbound   {from, text, name?, media_url?, lid?}   a contact writes
+ *   POST /sim/alpha/{phone}/receipt   {message_id, status}    the recipient's phone reports delivered / read
+ *   POST /sim/alpha/{phone}/logout    the session is logged out from the phone
+ *   POST /sim/alpha/{phone}/ban       the number is restricted
+ *   GET  /sim/alpha/{phone}/outbox    what the contacts received
+ *   GET  /sim/alpha/{phone}           the phone's state;  GET /sim  every phone
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import { z } from 'zod'
+import { SimError, type SimNetwork } from './network'
+
+const E164 = z.string().regex(/^\+[1-9]\d{6,14}$/, 'must be E.164, e.g. +15551234567')
+
+const LinkBody = z.object({
+  passkey: z.boolean().default(false),
+  contacts: z
+    .array(z.object({ phone: E164, name: z.string().max(200).nullable().default(null), lid: z.string().max(100).nullable().default(null), has_chat: z.boolean().default(false) }))
+    .max(20_000)
+    .default([]),
+})
+const InboundBody = z.object({
+  from: E164,
+  text: z.string().max(65_536),
+  name: z.string().max(200).optional(),
+  media_url: z.url().optional(),
+  lid: z.string().max(100).optional(),
+})
+const ReceiptBody = z.object({ message_id: z.string().min(1), status: z.enum(['delivered', 'read']) })
+
+async function readJson(req: IncomingMessage): Promise<unknown> {
+  const chunks: Buffer[] = []
+  for await (const c of req) chunks.push(c as Buffer)
+  const text = Buffer.concat(chunks).toString('utf8')
+  if (!text) return {}
+  try {
+    return JSON.parse(text)
+  } catch {
+    throw new SimError(400, 'the body is not valid JSON')
+  }
+}
+
+function parse<S extends z.ZodType>(shape: S, value: unknown): z.infer<S> {
+  const r = shape.safeParse(value)
+  if (!r.success) throw new SimError(400, r.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; '))
+  return r.data
+}
+
+function reply(res: ServerResponse, status: number, body: unknown): void {
+  res.writeHead(status, { 'content-type': 'application/json' })
+  res.end(JSON.stringify(body))
+}
+
+export async function handleControl(net: SimNetwork, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const url = new URL(req.url ?? '/', 'http://sim')
+  const parts = url.pathname.split('/').filter(Boolean).map(decodeURIComponent)
+  try {
+    if (parts.length === 1 && req.method === 'GET') return reply(res, 200, { timing: net.timing, phones: net.all().map((p) => p.view()) })
+    const [, channel, rawPhone, action] = parts
+    if (channel !== 'alpha' || !rawPhone) throw new SimError(404, 'unknown sim route; see GET /sim')
+    const phone = parse(E164, /^\d+$/.test(rawPhone) ? `+${rawPhone}` : rawPhone)
+    const route = `${req.method} ${action ?? ''}`
+    switch (route) {
+      case 'GET ':
+        return reply(res, 200, net.known(phone).view())
+      case 'POST link': {
+        const b = parse(LinkBody, await readJson(req))
+        return reply(res, 200, net.link(phone, { passkey: b.passkey, contacts: b.contacts.map((c) => ({ phone: c.phone, name: c.name, lid: c.lid, hasChat: c.has_chat })) }))
+      }
+      case 'POST inbound': {
+        const b = parse(InboundBody, await readJson(req))
+        return reply(res, 200, net.inbound(phone, { from: b.from, text: b.text, name: b.name ?? null, mediaUrl: b.media_url ?? null, lid: b.lid ?? null }))
+      }
+      case 'POST receipt': {
+        const b = parse(ReceiptBody, await readJson(req))
+        return reply(res, 200, net.receipt(phone, b.message_id, b.status))
+      }
+      case 'POST logout':
+        net.logout(net.known(phone))
+        return reply(res, 200, { logged_out: true })
+      case 'POST ban':
+        net.ban(phone)
+        return reply(res, 200, { banned: true })
+      case 'GET outbox':
+        return reply(res, 200, { messages: net.known(phone).outbox })
+      default:
+        throw new SimError(404, `unknown sim route ${req.method} ${url.pathname}; see the README`)
+    }
+  } catch (err) {
+    if (err instanceof SimError) return reply(res, err.status, { error: err.message })
+    return reply(res, 500, { error: err instanceof Error ? err.message : String(err) })
+  }
+}

@@ -1,0 +1,58 @@
+/**
+ * The simulated network's device protocol: what a linked device (the sim driver) and the simulated servers say to
+ * each other over a WebSocket. Close codes are 4000 + the status code the real upstream would use (401 logged out,
+ * 403 banned, 408 link window over, 440 replaced by another session, 515 restart after pairing).
+ */
+import { z } from 'zod'
+
+export const Device = z.object({ id: z.string().min(1).max(64), secret: z.string().min(1).max(128) })
+export type Device = z.infer<typeof Device>
+
+export const SimPeer = z.object({ phone: z.string().nullable(), lid: z.string().nullable(), name: z.string().nullable() })
+
+export const ClientMsg = z.discriminatedUnion('t', [
+  z.object({ t: z.literal('login'), phone: z.string().min(2).max(32), device: Device.nullable() }),
+  z.object({ t: z.literal('pairing_code') }),
+  z.object({ t: z.literal('ack'), ids: z.array(z.string()).min(1) }),
+  z.object({
+    t: z.literal('send'),
+    id: z.string().min(1).max(128),
+    messageId: z.string().min(1).max(128),
+    to: z.object({ phone: z.string().nullable(), lid: z.string().nullable() }),
+    text: z.string(),
+    mediaUrl: z.string().nullable(),
+  }),
+  z.object({ t: z.literal('logout') }),
+])
+export type ClientMsg = z.infer<typeof ClientMsg>
+
+export const ServerMsg = z.discriminatedUnion('t', [
+  z.object({ t: z.literal('qr'), ref: z.string(), expiresAt: z.number() }),
+  z.object({ t: z.literal('pairing_code'), code: z.string().length(8), expiresAt: z.number() }),
+  z.object({ t: z.literal('paired'), device: Device, me: z.object({ phone: z.string(), lid: z.string() }) }),
+  z.object({ t: z.literal('open'), me: z.object({ phone: z.string(), lid: z.string() }) }),
+  z.object({
+    t: z.literal('message'),
+    id: z.string(),
+    from: SimPeer,
+    text: z.string(),
+    mediaUrl: z.string().nullable(),
+    mediaType: z.string().nullable(),
+    ts: z.number(),
+    offline: z.boolean(),
+  }),
+  z.object({ t: z.literal('receipt'), rid: z.string(), id: z.string(), status: z.enum(['delivered', 'read']) }),
+  z.object({ t: z.literal('contacts'), contacts: z.array(SimPeer.extend({ hasChat: z.boolean() })) }),
+  z.object({ t: z.literal('send_ack'), id: z.string() }),
+  z.object({ t: z.literal('send_error'), id: z.string(), code: z.number().int(), reason: z.string() }),
+  z.object({ t: z.literal('passkey_required') }),
+])
+export type ServerMsg = z.infer<typeof ServerMsg>
+
+export const SIM_CLOSE = {
+  LOGGED_OUT: 4401,
+  BANNED: 4403,
+  LINK_WINDOW_OVER: 4408,
+  REPLACED: 4440,
+  RESTART_REQUIRED: 4515,
+} as const

@@ -1,0 +1,59 @@
+/**
+ * The simulated network as a local server: the control API under /sim and the device endpoint /sim/ws the sim
+ * driver connects to. Runs in the relay process (`--sim` without RELAY_SIM_URL), on its own (network/main.ts), or
+ * inside a test or benchmark so that relays can be killed while the "upstream" keeps its state.
+ */
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { WebSocketServer } from 'ws'
+import { handleControl } from './control-api'
+import { DEFAULT_SIM_TIMING, SimNetwork, type SimTiming } from './network'
+import type { Conn, SimPhone } from './phone'
+import { ClientMsg } from './protocol'
+
+export type SimServer = { url: string; network: SimNetwork; close(): Promise<void> }
+
+export async function startSimNetwork(opts: { host?: string; port?: number; timing?: Partial<SimTiming> } = {}): Promise<SimServer> {
+  const network = new SimNetwork({ ...DEFAULT_SIM_TIMING, ...opts.timing })
+  const http = createServer((req, res) => {
+    if ((req.url ?? '').startsWith('/sim')) return void handleControl(network, req, res)
+    res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":"not found; the control API is under /sim"}')
+  })
+  const wss = new WebSocketServer({ noServer: true, perMessageDeflate: false })
+  http.on('upgrade', (req, socket, head) => {
+    if ((req.url ?? '').split('?')[0] !== '/sim/ws') return socket.destroy()
+    wss.handleUpgrade(req, socket, head, (ws) => {
+      let bound: SimPhone | null = null
+      const conn: Conn = {
+        openedAt: Date.now(),
+        send: (msg) => ws.readyState === ws.OPEN && ws.send(JSON.stringify(msg)),
+        close: (code, reason) => ws.close(code, reason),
+      }
+      ws.on('message', (data) => {
+        const parsed = ClientMsg.safeParse((() => {
+          try {
+            return JSON.parse(String(data))
+          } catch {
+            return null
+          }
+        })())
+        if (!parsed.success) return ws.close(4400, 'bad device message')
+        bound = network.onDevice(conn, bound, parsed.data)
+      })
+      ws.on('close', () => network.onClose(conn, bound))
+    })
+  })
+  await new Promise<void>((resolve) => http.listen(opts.port ?? 0, opts.host ?? '127.0.0.1', resolve))
+  const { port } = http.address() as AddressInfo
+  return {
+    url: `http://${opts.host ?? '127.0.0.1'}:${port}`,
+    network,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const c of wss.clients) c.terminate()
+        wss.close()
+        http.closeAllConnections()
+        http.close(() => resolve())
+      }),
+  }
+}

@@ -1,0 +1,200 @@
+/**
+ * The relay protocol: every frame between a relay (relay/) and the Worker's RelayHubDO (worker/relay/), as one zod
+ * discriminated union parsed on both sides (`Frame.parse(JSON.parse(raw))`). Shapes mirror relay/connector.ts.
+ *
+ * Delivery rules: relay frames that carry an `id` are kept by the relay until the edge answers `ack` (or `reject`,
+ * or `session_data` for a load) and are resent after a reconnect; the edge acks only after the change committed and
+ * de-duplicates on upstream ids. Every session frame carries the lease's fencing number; the edge refuses a stale one.
+ */
+import { z } from 'zod'
+
+export const FRAME_PROTOCOL_VERSION = 1
+
+/** The heartbeat. The edge answers it with PONG_TEXT without waking (WebSocket auto-response), so both are fixed strings. */
+export const PING_TEXT = '{"type":"ping"}'
+export const PONG_TEXT = '{"type":"pong"}'
+
+export const RELAY_CHANNELS = ['alpha_web', 'beta'] as const
+export type RelayChannel = (typeof RELAY_CHANNELS)[number]
+
+const SessionId = z.string().min(1).max(64)
+const Fence = z.number().int().min(1)
+const FrameId = z.string().min(1).max(64)
+const EpochMs = z.number().int().min(0)
+
+export const SESSION_PROBLEMS = [
+  'logged_out',
+  'blocked_by_alpha',
+  'replaced',
+  'passkey_required',
+  'link_expired',
+  'unresponsive',
+  /** Relay core, not a driver: the stored session cannot be decrypted with this relay's RELAY_SESSION_KEY. */
+  'session_unreadable',
+] as const
+export const SessionProblem = z.enum(SESSION_PROBLEMS)
+export type SessionProblem = z.infer<typeof SessionProblem>
+
+export const SessionState = z.discriminatedUnion('state', [
+  z.object({ state: z.literal('qr_pending'), qr: z.string().min(1).max(4096), expiresAt: EpochMs }),
+  z.object({ state: z.literal('pairing_code'), code: z.string().min(1).max(16), expiresAt: EpochMs }),
+  z.object({ state: z.literal('connecting') }),
+  z.object({ state: z.literal('connected'), identifier: z.string().max(256), upstreamUserId: z.string().max(256).nullable() }),
+  z.object({ state: z.literal('disconnected'), problem: SessionProblem, message: z.string().max(1000) }),
+  z.object({ state: z.literal('restricted'), problem: SessionProblem, message: z.string().max(1000), until: EpochMs.nullable() }),
+])
+export type SessionState = z.infer<typeof SessionState>
+
+export const Peer = z.object({
+  id: z.string().min(1).max(256),
+  phone: z.string().max(32).nullable(),
+  lid: z.string().max(256).nullable(),
+  name: z.string().max(256).nullable(),
+})
+export type Peer = z.infer<typeof Peer>
+
+/** Upstream apps allow longer texts than the send API does; an inbound message is stored as the upstream gave it. */
+const MAX_FRAME_TEXT_CHARS = 65_536
+
+export const InboundMessage = z.object({
+  upstreamId: z.string().min(1).max(256),
+  from: Peer,
+  text: z.string().max(MAX_FRAME_TEXT_CHARS),
+  media: z.object({ url: z.string().max(4096), contentType: z.string().max(200).nullable() }).nullable(),
+  sentAt: EpochMs,
+})
+
+export const Receipt = z.discriminatedUnion('status', [
+  z.object({ upstreamId: z.string().min(1).max(256), status: z.enum(['delivered', 'read']) }),
+  z.object({ upstreamId: z.string().min(1).max(256), status: z.literal('failed'), error: z.string().max(1000) }),
+])
+
+export const OutboundMessage = z.object({
+  messageId: z.string().min(1).max(64),
+  to: z.object({ phone: z.string().max(32).nullable(), peerId: z.string().max(256).nullable() }),
+  text: z.string().max(MAX_FRAME_TEXT_CHARS),
+  mediaUrl: z.string().max(4096).nullable(),
+})
+export type OutboundMessage = z.infer<typeof OutboundMessage>
+
+export const ImportedContact = Peer.extend({ hasChat: z.boolean() })
+
+/** Ciphertext only: names are keyed MACs and values AES-GCM under the relay's RELAY_SESSION_KEY (relay/crypto.ts). */
+const SessionEntries = z.record(z.string().min(1).max(128), z.string().max(2_000_000))
+
+const session = { sid: SessionId, fence: Fence }
+
+// ── relay → edge ──────────────────────────────────────────────────────────────────────────────────────────────────
+
+export const HelloFrame = z.object({
+  type: z.literal('hello'),
+  protocol: z.literal(FRAME_PROTOCOL_VERSION),
+  /** Random per relay process: a reconnect of the same process keeps its sessions, a restarted process does not. */
+  instance: z.string().min(8).max(64),
+  version: z.string().max(64),
+  driver: z.string().max(32),
+  channels: z.array(z.enum(RELAY_CHANNELS)).min(1),
+  /** Sessions this process is still running (after a reconnect); the edge re-binds those whose fence is current. */
+  sessions: z.array(z.object(session)).max(100_000),
+  draining: z.boolean(),
+})
+
+export const PingFrame = z.object({ type: z.literal('ping') })
+export const DrainingFrame = z.object({ type: z.literal('draining') })
+
+export const StateFrame = z.object({ type: z.literal('state'), id: FrameId, ...session, state: SessionState, at: EpochMs })
+export const InboundFrame = z.object({ type: z.literal('inbound'), id: FrameId, ...session, message: InboundMessage })
+export const ReceiptFrame = z.object({ type: z.literal('receipt'), id: FrameId, ...session, receipt: Receipt })
+export const SentFrame = z.object({ type: z.literal('sent'), id: FrameId, ...session, messageId: z.string().min(1).max(64), upstreamId: z.string().min(1).max(256) })
+export const SendFailedFrame = z.object({
+  type: z.literal('send_failed'),
+  id: FrameId,
+  ...session,
+  messageId: z.string().min(1).max(64),
+  error: z.string().max(1000),
+  code: z.number().int().nullable(),
+})
+export const ContactsFrame = z.object({ type: z.literal('contacts'), id: FrameId, ...session, contacts: z.array(ImportedContact).max(20_000) })
+export const SessionLoadFrame = z.object({ type: z.literal('session_load'), id: FrameId, ...session })
+export const SessionWriteFrame = z.object({ type: z.literal('session_write'), id: FrameId, ...session, clear: z.boolean(), changes: z.record(z.string().min(1).max(128), z.string().max(2_000_000).nullable()) })
+export const ReleasedFrame = z.object({ type: z.literal('released'), id: FrameId, ...session, reason: z.enum(['draining', 'stopped']) })
+export const ProbeResultFrame = z.object({ type: z.literal('probe_result'), id: FrameId, sid: SessionId, state: SessionState.nullable() })
+
+// ── edge → relay ──────────────────────────────────────────────────────────────────────────────────────────────────
+
+export const WelcomeFrame = z.object({
+  type: z.literal('welcome'),
+  relayId: z.string(),
+  tenantId: z.string().nullable(),
+  /** A session's lease lasts this long after the last heartbeat the edge saw; the relay stops its sessions before. */
+  leaseMs: z.number().int().min(1000),
+  heartbeatMs: z.number().int().min(100),
+})
+export const PongFrame = z.object({ type: z.literal('pong') })
+export const AckFrame = z.object({ type: z.literal('ack'), ids: z.array(FrameId).min(1) })
+export const RejectFrame = z.object({
+  type: z.literal('reject'),
+  id: FrameId,
+  sid: SessionId.nullable(),
+  /** stale_fence / unknown_session: this relay does not hold the session (any more) and must stop it. */
+  reason: z.enum(['stale_fence', 'unknown_session', 'invalid']),
+})
+export const AssignFrame = z.object({
+  type: z.literal('assign'),
+  ...session,
+  account: z.object({ tenantId: z.string(), accountId: z.string(), channel: z.enum(RELAY_CHANNELS), phone: z.string() }),
+  linkMethod: z.enum(['qr', 'pairing_code']),
+  forceNew: z.boolean(),
+  importContacts: z.boolean(),
+})
+export const RevokeFrame = z.object({ type: z.literal('revoke'), ...session, reason: z.enum(['moved', 'removed', 'stale']) })
+export const LogoutFrame = z.object({ type: z.literal('logout'), ...session })
+export const SendFrame = z.object({ type: z.literal('send'), ...session, message: OutboundMessage, expiresAt: EpochMs })
+export const SessionDataFrame = z.object({ type: z.literal('session_data'), id: FrameId, sid: SessionId, entries: SessionEntries })
+export const ProbeFrame = z.object({ type: z.literal('probe'), id: FrameId, sid: SessionId })
+
+export const RelayFrame = z.discriminatedUnion('type', [
+  HelloFrame,
+  PingFrame,
+  DrainingFrame,
+  StateFrame,
+  InboundFrame,
+  ReceiptFrame,
+  SentFrame,
+  SendFailedFrame,
+  ContactsFrame,
+  SessionLoadFrame,
+  SessionWriteFrame,
+  ReleasedFrame,
+  ProbeResultFrame,
+])
+export type RelayFrame = z.infer<typeof RelayFrame>
+
+export const EdgeFrame = z.discriminatedUnion('type', [
+  WelcomeFrame,
+  PongFrame,
+  AckFrame,
+  RejectFrame,
+  AssignFrame,
+  RevokeFrame,
+  LogoutFrame,
+  SendFrame,
+  SessionDataFrame,
+  ProbeFrame,
+])
+export type EdgeFrame = z.infer<typeof EdgeFrame>
+
+/** Every frame of the protocol, either direction. */
+export const Frame = z.union([RelayFrame, EdgeFrame])
+export type Frame = z.infer<typeof Frame>
+
+/** Relay frames that wait for an ack (or a reply) and are resent after a reconnect. */
+export type ReliableRelayFrame = Extract<RelayFrame, { id: string }>
+export type FrameOf<T extends RelayFrame['type'] | EdgeFrame['type']> = Extract<Frame, { type: T }>
+
+/** Close codes the edge uses on a relay link; the relay stops every session at once on RELAY_REVOKED. */
+export const CLOSE = {
+  HEARTBEAT_TIMEOUT: 4008,
+  REVOKED: 4003,
+  PROTOCOL: 4002,
+} as const

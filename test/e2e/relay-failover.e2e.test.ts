@@ -1,0 +1,170 @@
+/**
+ * Relay failures end to end, with real relay processes against the local server and the simulated network in
+ * this process (so the "upstream" keeps its backlog while a relay dies): a SIGKILL in the middle of a 500-message
+ * burst loses and duplicates nothing; sends queued while no relay runs go out when one returns; with two relays,
+ * killing one moves its accounts to the other within 15 s and no session ever runs twice. Every resume uses the
+ * session stored (encrypted) at the edge: no new QR code.
+ */
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import type { SimServer } from '../../relay/sim/network/server'
+import { startLocalServer, type LocalServer } from './local-server'
+import { eventually, issueRelayToken, simGet, simPost, spawnRelay, startSim, type RelayProc } from './relay-harness'
+
+let server: LocalServer
+let sim: SimServer
+const relays: RelayProc[] = []
+const cleanup: Array<() => Promise<unknown>> = []
+
+beforeAll(async () => {
+  ;[server, sim] = await Promise.all([startLocalServer(), startSim()])
+})
+afterEach(async () => {
+  // Removing the accounts takes their sessions out of the hub, so the next scenario starts from a clean placement.
+  for (const c of cleanup.splice(0)) await c()
+  await Promise.all(relays.splice(0).map((r) => r.kill('SIGKILL')))
+})
+afterAll(async () => {
+  await Promise.all([sim?.close(), server?.stop()])
+})
+
+type Json = Record<string, any>
+const enc = encodeURIComponent
+
+async function api(key: string, method: string, path: string, body?: unknown): Promise<{ status: number; json: Json }> {
+  const res = await fetch(`${server.url}/v1${path}`, { method, headers: { 'X-API-Key': key, 'Content-Type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) })
+  return { status: res.status, json: (await res.json()) as Json }
+}
+
+function relay(token: string): RelayProc {
+  const r = spawnRelay(server, token, sim)
+  relays.push(r)
+  return r
+}
+
+let phoneSeq = 0
+const newPhone = () => `+1556${String(Date.now() % 1_000_000).padStart(6, '0')}${phoneSeq++ % 10}`
+
+async function linkedAccount(): Promise<{ key: string; phone: string }> {
+  const { key } = await server.newTenant()
+  const phone = newPhone()
+  expect((await api(key, 'POST', '/channels/alpha-web/connections', { phone_number: phone })).status).toBe(200)
+  await eventually(async () => (await api(key, 'GET', `/channels/alpha-web/connections/${enc(phone)}/qr`)).json.qr_code, 10_000, 'a QR code')
+  await simPost(sim, `/alpha/${enc(phone)}/link`)
+  await eventually(async () => (await api(key, 'GET', '/accounts')).json.accounts[0]?.status === 'connected', 10_000, 'connected')
+  cleanup.push(() => api(key, 'DELETE', `/channels/alpha-web/connections/${enc(phone)}`))
+  return { key, phone }
+}
+
+async function relayList(): Promise<Json[]> {
+  const res = await fetch(`${server.url}/admin/relays`, { headers: { Authorization: `Bearer ${server.adminToken}` } })
+  return ((await res.json()) as { relays: Json[] }).relays
+}
+
+function holderOf(relays: Json[], phone: string): string | null {
+  for (const r of relays) for (const l of r.links) if (l.sessions.some((s: Json) => s.account_id === phone)) return r.id
+  return null
+}
+
+async function inboundTexts(key: string): Promise<string[]> {
+  const texts: string[] = []
+  let before: string | null = null
+  do {
+    const page: { json: Json } = await api(key, 'GET', `/messages?direction=inbound&limit=100${before ? `&before=${before}` : ''}`)
+    texts.push(...page.json.messages.map((m: Json) => m.text))
+    before = page.json.next_cursor
+  } while (before)
+  return texts
+}
+
+describe('relay failover', () => {
+  it('loses and duplicates nothing when the relay is SIGKILLed during a 500-message burst', async () => {
+    const { token } = await issueRelayToken(server)
+    const first = relay(token)
+    await first.linked
+    const { key, phone } = await linkedAccount()
+    const TOTAL = 500
+    let next = 0
+    let killed = false
+    const post = async () => {
+      while (next < TOTAL) {
+        const i = next++
+        if (i === 150 && !killed) {
+          killed = true
+          await first.kill('SIGKILL')
+        }
+        const r = await simPost(sim, `/alpha/${enc(phone)}/inbound`, { from: `+4477009${String(i % 50).padStart(5, '0')}`, text: `burst-${i}` })
+        expect(r.status).toBe(200)
+      }
+    }
+    await Promise.all(Array.from({ length: 8 }, post))
+    expect(killed).toBe(true)
+
+    const second = relay(token)
+    await second.linked
+    const texts = await eventually(async () => {
+      const t = await inboundTexts(key)
+      return t.length >= TOTAL ? t : undefined
+    }, 40_000, `${TOTAL} inbound messages`)
+    await new Promise((r) => setTimeout(r, 500))
+    const final = await inboundTexts(key)
+    expect(final.length).toBe(TOTAL)
+    expect(new Set(final).size).toBe(TOTAL)
+    expect(texts.length).toBe(TOTAL)
+    // Resumed from the stored session: linked once, never asked for a QR code again.
+    expect(await simGet(sim, `/alpha/${enc(phone)}`)).toMatchObject({ linked: true, pending_inbound: 0, max_concurrent_connections: 1 })
+  })
+
+  it('keeps sends queued while no relay runs and sends them when one returns', async () => {
+    const { token } = await issueRelayToken(server)
+    const first = relay(token)
+    await first.linked
+    const { key, phone } = await linkedAccount()
+    await simPost(sim, `/alpha/${enc(phone)}/inbound`, { from: '+447700900222', text: 'ping' })
+    const contact = await eventually(async () => (await api(key, 'GET', '/messages?direction=inbound')).json.messages[0]?.contact, 10_000, 'the inbound message')
+    expect(await first.kill('SIGTERM')).toBe(0)
+
+    const ids: string[] = []
+    for (const text of ['one', 'two', 'three']) {
+      const r = await api(key, 'POST', '/messages', { to: { contact_id: contact.id }, text })
+      expect(r.status).toBe(202)
+      ids.push(r.json.message_id)
+    }
+    await new Promise((r) => setTimeout(r, 500))
+    for (const id of ids) expect((await api(key, 'GET', `/messages/${id}`)).json.status).toBe('queued')
+    expect((await simGet<{ messages: Json[] }>(sim, `/alpha/${enc(phone)}/outbox`)).messages).toEqual([])
+
+    relay(token)
+    await eventually(async () => {
+      const statuses = await Promise.all(ids.map(async (id) => (await api(key, 'GET', `/messages/${id}`)).json.status))
+      return statuses.every((s) => s === 'sent')
+    }, 20_000, 'all sent')
+    const outbox = (await simGet<{ messages: Json[] }>(sim, `/alpha/${enc(phone)}/outbox`)).messages
+    expect(outbox.map((m) => m.text).sort()).toEqual(['one', 'three', 'two'])
+  })
+
+  it('moves a killed relay’s accounts to the other relay within 15 s, never running a session twice', async () => {
+    const [ta, tb] = [await issueRelayToken(server), await issueRelayToken(server)]
+    const a = relay(ta.token)
+    const b = relay(tb.token)
+    await Promise.all([a.linked, b.linked])
+    const accounts = []
+    for (let i = 0; i < 4; i++) accounts.push(await linkedAccount())
+    const before = await relayList()
+    const onA = accounts.filter((x) => holderOf(before, x.phone) === ta.id)
+    expect(onA.length).toBeGreaterThan(0)
+    expect(accounts.length - onA.length).toBeGreaterThan(0)
+
+    const killedAt = Date.now()
+    await a.kill('SIGKILL')
+    await eventually(async () => {
+      const now = await relayList()
+      if (!onA.every((x) => holderOf(now, x.phone) === tb.id)) return false
+      const phones = await Promise.all(onA.map((x) => simGet(sim, `/alpha/${enc(x.phone)}`)))
+      const statuses = await Promise.all(onA.map(async (x) => (await api(x.key, 'GET', '/accounts')).json.accounts[0]?.status))
+      return phones.every((p) => p.open_connections === 1) && statuses.every((s) => s === 'connected')
+    }, 15_000, 'accounts moved and connected')
+    const tookMs = Date.now() - killedAt
+    expect(tookMs).toBeLessThan(15_000)
+    for (const x of accounts) expect((await simGet(sim, `/alpha/${enc(x.phone)}`)).max_concurrent_connections).toBe(1)
+  })
+})

@@ -1,0 +1,75 @@
+import { describe, expect, it } from 'vitest'
+import { Outbox } from '../../../relay/link/outbox'
+import type { ReliableRelayFrame } from '../../../schema/frames'
+
+const inbound = (id: string): ReliableRelayFrame => ({
+  type: 'inbound',
+  id,
+  sid: 'ses_1',
+  fence: 1,
+  message: { upstreamId: id, from: { id: 'p', phone: null, lid: null, name: null }, text: 't', media: null, sentAt: 0 },
+})
+const state = (id: string, s: 'connecting' | 'connected'): ReliableRelayFrame =>
+  s === 'connected'
+    ? { type: 'state', id, sid: 'ses_1', fence: 1, state: { state: 'connected', identifier: '+1', upstreamUserId: null }, at: 0 }
+    : { type: 'state', id, sid: 'ses_1', fence: 1, state: { state: 'connecting' }, at: 0 }
+
+describe('Outbox', () => {
+  it('hands out frames in queue order and settles each on its ack', async () => {
+    const box = new Outbox()
+    const a = box.push(inbound('a'))
+    const b = box.push(inbound('b'))
+    expect(box.due(0).map((f) => f.id)).toEqual(['a', 'b'])
+    box.settle({ type: 'ack', ids: ['b', 'a'] })
+    await expect(Promise.all([a, b])).resolves.toEqual([{ type: 'ack', ids: ['b', 'a'] }, { type: 'ack', ids: ['b', 'a'] }])
+    expect(box.size).toBe(0)
+  })
+
+  it('sends a frame again only after the ack timeout or a reconnect', () => {
+    const box = new Outbox()
+    void box.push(inbound('a'))
+    box.markSent('a', 1000)
+    expect(box.due(999)).toEqual([])
+    expect(box.due(1001).map((f) => f.id)).toEqual(['a'])
+    box.markSent('a', 2000)
+    box.markAllUnsent()
+    expect(box.due(0).map((f) => f.id)).toEqual(['a'])
+  })
+
+  it('keeps at most `window` frames unanswered on the wire', () => {
+    const box = new Outbox()
+    for (const id of ['a', 'b', 'c', 'd']) void box.push(inbound(id))
+    const first = box.due(0, 2)
+    expect(first.map((f) => f.id)).toEqual(['a', 'b'])
+    for (const f of first) box.markSent(f.id, 10)
+    expect(box.due(0, 2)).toEqual([])
+    expect(box.settle({ type: 'ack', ids: ['a'] })).toBe(10)
+    expect(box.due(0, 2).map((f) => f.id)).toEqual(['c'])
+  })
+
+  it('lets a newer state replace an unanswered older one, answering both', async () => {
+    const box = new Outbox()
+    const older = box.push(state('s1', 'connecting'), 'state:ses_1')
+    const newer = box.push(state('s2', 'connected'), 'state:ses_1')
+    expect(box.due(0).map((f) => f.id)).toEqual(['s2'])
+    box.settle({ type: 'ack', ids: ['s2'] })
+    await expect(older).resolves.toMatchObject({ type: 'ack' })
+    await expect(newer).resolves.toMatchObject({ type: 'ack' })
+  })
+
+  it('settles a frame with a reject or a session load answer', async () => {
+    const box = new Outbox()
+    const a = box.push(inbound('a'))
+    box.settle({ type: 'reject', id: 'a', sid: 'ses_1', reason: 'stale_fence' })
+    await expect(a).resolves.toMatchObject({ type: 'reject', reason: 'stale_fence' })
+  })
+
+  it('reports drained once nothing waits for an answer, or false at the timeout', async () => {
+    const box = new Outbox()
+    void box.push(inbound('a'))
+    expect(await box.drained(20)).toBe(false)
+    const drained = box.drained(1000)
+    box.settle({ type: 'ack', ids: ['a'] })
+    expect(await drained).toBe(true)
+  })
+})

@@ -1,0 +1,103 @@
+/**
+ * The hosted connect page for an alpha number: one self-contained HTML document (no CDN) that polls its state
+ * endpoint and shows a self-refreshing QR code or the pairing code with instructions, a countdown, a success state,
+ * and a clear explanation when linking cannot finish (passkey, expired code, no relay). Built for a phone screen.
+ */
+const esc = (s: string) => s.replace(/[&<>"']/g, (ch) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[ch]!)
+
+export type ConnectPageInput = { phoneMasked: string; statePath: string; restartPath: string; pageExpiresAt: number; nonce: string }
+
+const STYLE = `
+:root{color-scheme:light;--fg:#111827;--muted:#4b5563;--line:#e5e7eb;--accent:#0f766e;--bad:#b91c1c;--bg:#f9fafb}
+*{box-sizing:border-box}body{margin:0;font:16px/1.5 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;color:var(--fg);background:var(--bg)}
+main{max-width:440px;margin:0 auto;padding:24px 18px 32px}
+h1{font-size:1.35rem;margin:0 0 4px}p{margin:0 0 12px}.muted{color:var(--muted);font-size:.92rem}
+.card{background:#fff;border:1px solid var(--line);border-radius:14px;padding:20px;margin-top:16px;text-align:center}
+.qr{width:100%;max-width:300px;aspect-ratio:1;image-rendering:pixelated;border-radius:8px}
+.code{font:700 2rem/1.2 ui-monospace,SFMono-Regular,Menlo,monospace;letter-spacing:.12em;margin:8px 0 4px}
+ol{text-align:left;padding-left:1.3em;margin:14px 0 0}li{margin:4px 0}
+.count{font-variant-numeric:tabular-nums;font-weight:600}
+.ok{color:var(--accent);font-size:3rem;line-height:1}.bad{color:var(--bad)}
+button{font:inherit;font-weight:600;color:#fff;background:var(--accent);border:0;border-radius:10px;padding:12px 18px;margin-top:14px;width:100%}
+.spin{width:42px;height:42px;border:4px solid var(--line);border-top-color:var(--accent);border-radius:50%;margin:18px auto;animation:s 1s linear infinite}
+@keyframes s{to{transform:rotate(360deg)}}footer{margin-top:18px;text-align:center}`
+
+const SCRIPT = `
+const $ = (id) => document.getElementById(id)
+const view = $('view'), cfg = JSON.parse($('cfg').textContent)
+let state = null, timer = null, failures = 0
+const secs = (at) => Math.max(0, Math.round((at - Date.now()) / 1000))
+const fmt = (s) => s >= 60 ? Math.floor(s / 60) + ' min ' + String(s % 60).padStart(2, '0') + ' s' : s + ' s'
+const el = (tag, attrs, ...kids) => { const e = document.createElement(tag); for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, v); for (const k of kids) e.append(k); return e }
+const steps = (items) => el('ol', {}, ...items.map((t) => el('li', {}, t)))
+function render() {
+  const s = state
+  view.replaceChildren()
+  $('page-left').textContent = fmt(secs(cfg.pageExpiresAt))
+  if (!s) { view.append(el('div', { class: 'spin' }), el('p', { class: 'muted' }, 'Loading…')); return }
+  if (s.page_expired) { view.append(el('p', { class: 'bad' }, 'This link has expired.'), el('p', { class: 'muted' }, 'Ask for a new link to connect this number.')); return }
+  $('foot').hidden = s.status === 'connected' || s.status === 'open' || !!s.page_expired
+  if (s.status === 'connected' || s.status === 'open') {
+    view.append(el('div', { class: 'ok', 'aria-hidden': 'true' }, '✓'), el('h2', {}, 'Connected'), el('p', { class: 'muted' }, 'Your number is linked. You can close this page.'))
+    return
+  }
+  if (s.pairing_code) {
+    const code = s.pairing_code.slice(0, 4) + '-' + s.pairing_code.slice(4)
+    view.append(el('p', {}, 'Enter this code on your phone'), el('div', { class: 'code', id: 'code' }, code),
+      el('p', { class: 'muted' }, 'Valid for ', el('span', { class: 'count', id: 'left' }, fmt(secs(s.pairing_code_expires_at)))),
+      steps(['Open alpha on your phone.', 'Go to Settings → Linked devices → Link a device.', 'Tap “Link with phone number instead” and type the code.']))
+    return
+  }
+  if (s.qr_data_url) {
+    view.append(el('img', { class: 'qr', id: 'qr', alt: 'QR code to scan with your phone', src: s.qr_data_url }),
+      el('p', { class: 'muted' }, 'New code in ', el('span', { class: 'count', id: 'left' }, fmt(secs(s.qr_expires_at)))),
+      steps(['Open alpha on your phone.', 'Go to Settings → Linked devices → Link a device.', 'Point your phone at this code.']))
+    return
+  }
+  if (s.status === 'connecting') { view.append(el('div', { class: 'spin' }), el('p', {}, 'Finishing on your phone…')); return }
+  if (s.status === 'disconnected') {
+    view.append(el('p', { class: 'bad' }, s.message || 'Linking stopped.'))
+    if (s.reason === 'passkey_required') view.append(el('p', { class: 'muted' }, 'Your phone asks for a passkey to link a new device, which this link cannot complete. Link from a device that supports it, or try again later.'))
+    if (s.can_restart) { const b = el('button', { type: 'button', id: 'restart' }, 'Get a new code'); b.onclick = restart; view.append(b) }
+    return
+  }
+  view.append(el('div', { class: 'spin' }), el('p', {}, s.message || 'Preparing your code…'))
+}
+async function poll() {
+  clearTimeout(timer)
+  try {
+    const r = await fetch(cfg.statePath, { cache: 'no-store' })
+    state = await r.json(); failures = 0
+  } catch { failures++ }
+  render()
+  if (state && (state.status === 'connected' || state.page_expired)) return
+  timer = setTimeout(poll, failures ? Math.min(15000, 2000 * 2 ** failures) : 2000)
+}
+async function restart() {
+  state = null; render()
+  try { const r = await fetch(cfg.restartPath, { method: 'POST' }); state = await r.json() } catch {}
+  poll()
+}
+setInterval(() => {
+  $('page-left').textContent = fmt(secs(cfg.pageExpiresAt))
+  const left = $('left'); if (!left || !state) return
+  const at = state.pairing_code ? state.pairing_code_expires_at : state.qr_expires_at
+  left.textContent = fmt(secs(at))
+}, 1000)
+render(); poll()`
+
+export function connectPageHtml(p: ConnectPageInput): string {
+  const cfg = JSON.stringify({ statePath: p.statePath, restartPath: p.restartPath, pageExpiresAt: p.pageExpiresAt }).replace(/</g, '\\u003c')
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="no-referrer"><title>Link your alpha number</title><style>${STYLE}</style></head>
+<body><main><h1>Link your alpha number</h1><p class="muted">${esc(p.phoneMasked)}</p>
+<div class="card" id="view" aria-live="polite"></div>
+<footer class="muted" id="foot">This page works for <span class="count" id="page-left"></span>. Keep it open until it says connected.</footer></main>
+<script type="application/json" id="cfg">${cfg}</script><script nonce="${esc(p.nonce)}">${SCRIPT}</script></body></html>`
+}
+
+/** What the page shows when its token is not valid. */
+export function connectPageError(title: string, detail: string): string {
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${esc(title)}</title><style>${STYLE}</style></head>
+<body><main><h1>${esc(title)}</h1><div class="card"><p class="bad">${esc(detail)}</p></div></main></body></html>`
+}

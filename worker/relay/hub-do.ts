@@ -1,0 +1,140 @@
+/**
+ * RelayHubDO: the one Durable Object where relay links end (hibernatable WebSockets) and the coordinator that
+ * assigns each alpha/beta session to one live relay under a fenced lease. A thin class of lifecycle hooks and RPC
+ * methods; the rules live in placement.ts, leases.ts, inbox.ts and control.ts, its storage in hub-store.ts.
+ * Frames are routed to the AccountDOs by RPC. A singleton (`relayHub(env)`): see docs/notes/relay.md for why.
+ */
+import { DurableObject } from 'cloudflare:workers'
+import { PING_TEXT, PONG_TEXT, type OutboundMessage, type SessionState } from '../../schema/frames'
+import { relayConfig } from '../config'
+import { database } from '../db/client'
+import { cutRelay, dispatchSend, logoutSession, openSession, probeSession, relayLinks, type OpenOutcome, type RelayLinkView } from './control'
+import type { HubContext } from './hub-context'
+import { HubStore, type SessionSpec } from './hub-store'
+import { onRelayMessage } from './inbox'
+import { leaseTick, linkGone, nextCheckAt } from './leases'
+import { attachmentOf, lastSeen, relayTag, setAttachment } from './links'
+
+/** Headers the Worker route sets after checking the relay token; a client cannot reach the object directly. */
+export const RELAY_ID_HEADER = 'x-gateway-relay-id'
+export const RELAY_TENANT_HEADER = 'x-gateway-relay-tenant'
+
+export class RelayHubDO extends DurableObject<Env> {
+  private readonly c: HubContext
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env)
+    ctx.setWebSocketAutoResponse(new WebSocketRequestResponsePair(PING_TEXT, PONG_TEXT))
+    this.c = {
+      env,
+      ctx,
+      db: database(env.DB),
+      store: new HubStore(ctx.storage),
+      config: relayConfig(env),
+      chains: new Map(),
+      inbound: new Map(),
+      probes: new Map(),
+      framesSeen: new Map(),
+      rearm: () => this.rearm(),
+      log: (event, fields) => console.log(JSON.stringify({ at: new Date().toISOString(), component: 'relay-hub', event, ...fields })),
+    }
+  }
+
+  /** The WebSocket upgrade of a relay whose token the Worker route already checked. */
+  override async fetch(request: Request): Promise<Response> {
+    const relayId = request.headers.get(RELAY_ID_HEADER)
+    if (request.headers.get('upgrade')?.toLowerCase() !== 'websocket' || !relayId) return new Response('expected a relay WebSocket upgrade', { status: 400 })
+    const pair = new WebSocketPair()
+    const [client, server] = [pair[0], pair[1]]
+    this.ctx.acceptWebSocket(server, [relayTag(relayId)])
+    setAttachment(server, {
+      relayId,
+      tenantId: request.headers.get(RELAY_TENANT_HEADER) || null,
+      connectedAt: Date.now(),
+      instance: null,
+      version: null,
+      driver: null,
+      channels: [],
+      draining: false,
+    })
+    await this.rearm()
+    return new Response(null, { status: 101, webSocket: client })
+  }
+
+  override async webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): Promise<void> {
+    const att = attachmentOf(ws)
+    if (att) await onRelayMessage(this.c, { ws, att }, message)
+  }
+
+  override async webSocketClose(ws: WebSocket, code: number, reason: string): Promise<void> {
+    this.onRelayClose(ws, `closed ${code} ${reason}`)
+    try {
+      ws.close(code === 1005 || code === 1006 ? 1000 : code, 'closing')
+    } catch {
+      // already closed
+    }
+    await this.rearm()
+  }
+
+  override async webSocketError(ws: WebSocket, error: unknown): Promise<void> {
+    this.onRelayClose(ws, `error ${String(error)}`)
+    await this.rearm()
+  }
+
+  override async alarm(): Promise<void> {
+    await leaseTick(this.c)
+    await this.rearm()
+  }
+
+  // ── RPC ──────────────────────────────────────────────────────────────────────────────────────────────────────
+
+  async openSession(spec: SessionSpec): Promise<OpenOutcome> {
+    return openSession(this.c, spec)
+  }
+
+  async dispatchSend(sid: string, message: OutboundMessage, expiresAt: number): Promise<boolean> {
+    return dispatchSend(this.c, sid, message, expiresAt)
+  }
+
+  async logoutSession(sid: string): Promise<{ reached: boolean }> {
+    const out = logoutSession(this.c, sid)
+    await this.rearm()
+    return out
+  }
+
+  async probeSession(sid: string, timeoutMs: number): Promise<SessionState | null> {
+    return probeSession(this.c, sid, timeoutMs)
+  }
+
+  async relayLinks(): Promise<RelayLinkView[]> {
+    return relayLinks(this.c)
+  }
+
+  async cutRelay(relayId: string): Promise<number> {
+    return cutRelay(this.c, relayId)
+  }
+
+  // ─────────────────────────────────────────────────────────────────────────────────────────────────────────────
+
+  private onRelayClose(ws: WebSocket, why: string): void {
+    const att = attachmentOf(ws)
+    if (!att) return
+    const link = { ws, att }
+    this.c.log('relay link closed', { relay: att.relayId, instance: att.instance, why })
+    linkGone(this.c, link, lastSeen(this.ctx, link, this.c.framesSeen))
+  }
+
+  private async rearm(): Promise<void> {
+    const next = nextCheckAt(this.c)
+    if (next === null) await this.ctx.storage.deleteAlarm()
+    else {
+      const current = await this.ctx.storage.getAlarm()
+      if (current === null || current > next) await this.ctx.storage.setAlarm(next)
+    }
+  }
+}
+
+/** The hub: one object for the whole service. */
+export function relayHub(env: Env): DurableObjectStub<RelayHubDO> {
+  return env.RELAY_HUB.getByName('global')
+}

@@ -1,0 +1,236 @@
+/**
+ * Frames from a relay, parsed with the shared protocol and routed to the account's Durable Object. Session frames
+ * are checked against the lease (same relay process, same fencing number) and handled in order per session; each
+ * is acked only after the AccountDO has committed what it carries, so the relay resends whatever is not acked.
+ */
+import { PONG_TEXT, RelayFrame, type FrameOf, type OutboundMessage } from '../../schema/frames'
+import { accountStub } from '../account/account-do'
+import type { AccountRef } from '../account/storage'
+import type { HubContext } from './hub-context'
+import { inSessionOrder } from './hub-context'
+import type { SessionRow } from './hub-store'
+import { closeLink, openLinks, sendFrame, setAttachment, type Link } from './links'
+import { placeWaiting } from './placement'
+
+export type QueuedSend = { message: OutboundMessage; expiresAt: number }
+
+type SessionFrame = Exclude<RelayFrame, { type: 'hello' | 'ping' | 'draining' | 'probe_result' }>
+
+export function refOf(row: SessionRow): AccountRef {
+  return { tenantId: row.tenantId, accountId: row.accountId, channel: row.channel }
+}
+
+export function sendQueued(link: Link, row: SessionRow, sends: QueuedSend[]): void {
+  for (const s of sends) sendFrame(link.ws, { type: 'send', sid: row.sid, fence: row.fence, message: s.message, expiresAt: s.expiresAt })
+}
+
+function parse(raw: string | ArrayBuffer): { frame: RelayFrame } | { error: string; id: string | null } {
+  let json: unknown
+  try {
+    json = JSON.parse(typeof raw === 'string' ? raw : new TextDecoder().decode(raw))
+  } catch {
+    return { error: 'not JSON', id: null }
+  }
+  const parsed = RelayFrame.safeParse(json)
+  if (parsed.success) return { frame: parsed.data }
+  const id = typeof json === 'object' && json !== null && 'id' in json && typeof json.id === 'string' ? json.id : null
+  return { error: parsed.error.issues.slice(0, 2).map((i) => `${i.path.join('.')}: ${i.message}`).join('; '), id }
+}
+
+export async function onRelayMessage(c: HubContext, link: Link, raw: string | ArrayBuffer): Promise<void> {
+  const result = parse(raw)
+  if ('error' in result) {
+    c.log('invalid relay frame', { relay: link.att.relayId, error: result.error })
+    if (result.id) sendFrame(link.ws, { type: 'reject', id: result.id, sid: null, reason: 'invalid' })
+    return
+  }
+  const { frame } = result
+  if (link.att.instance) c.framesSeen.set(link.att.instance, Date.now())
+  switch (frame.type) {
+    case 'hello':
+      return onHello(c, link, frame)
+    case 'ping':
+      // The auto-response answers heartbeats without waking the object; this only runs if it is not installed.
+      link.ws.send(PONG_TEXT)
+      return
+    case 'draining':
+      setAttachment(link.ws, { ...link.att, draining: true })
+      c.log('relay draining', { relay: link.att.relayId, instance: link.att.instance })
+      return
+    case 'probe_result':
+      c.probes.get(frame.id)?.(frame.state)
+      return
+    default:
+      return onSessionFrame(c, link, frame)
+  }
+}
+
+/**
+ * The handshake. A relay process that reconnects lists the sessions it still runs: those it still holds (same
+ * fencing number) stay with it and get their queued sends again; any other is stopped. Sessions the edge thought it
+ * held but it no longer runs are placed anew. Then waiting sessions are placed, possibly on this link.
+ */
+async function onHello(c: HubContext, link: Link, hello: FrameOf<'hello'>): Promise<void> {
+  for (const other of openLinks(c.ctx)) {
+    // A half-open socket of the same process: the process is here again, the old socket is dead.
+    if (other.ws !== link.ws && other.att.instance === hello.instance && other.att.relayId === link.att.relayId) {
+      closeLink(other.ws, 4000, 'superseded by a new connection')
+    }
+  }
+  const att = { ...link.att, instance: hello.instance, version: hello.version, driver: hello.driver, channels: hello.channels, draining: hello.draining }
+  setAttachment(link.ws, att)
+  const live: Link = { ws: link.ws, att }
+  c.framesSeen.set(hello.instance, Date.now())
+  sendFrame(link.ws, { type: 'welcome', relayId: att.relayId, tenantId: att.tenantId, leaseMs: c.config.leaseMs, heartbeatMs: c.config.heartbeatMs })
+
+  const now = Date.now()
+  const listed = new Map(hello.sessions.map((s) => [s.sid, s.fence]))
+  const rebound: SessionRow[] = []
+  for (const row of c.store.heldBy(hello.instance)) {
+    // Same process and same token: a link under another token never inherits sessions, whatever instance it claims.
+    if (row.relayId !== att.relayId) continue
+    if (listed.get(row.sid) === row.fence) {
+      c.store.rebind(row.sid)
+      rebound.push(row)
+      listed.delete(row.sid)
+    } else {
+      // Not running it (or under another fence, which is then stopped below): it is placed anew.
+      c.store.unassign(row.sid, now)
+    }
+  }
+  for (const [sid, fence] of listed) sendFrame(link.ws, { type: 'revoke', sid, fence, reason: 'stale' })
+  c.log('relay hello', { relay: att.relayId, instance: hello.instance, version: hello.version, rebound: rebound.length, stale: listed.size })
+
+  for (const row of rebound) {
+    void inSessionOrder(c, row.sid, async () => {
+      sendQueued(live, row, await accountStub(c.env, row.tenantId, row.accountId).relayAttached(refOf(row), row.sid))
+    }).catch((err: unknown) => c.log('resend after rebind failed', { sid: row.sid, error: String(err) }))
+  }
+  await placeWaiting(c)
+  await c.rearm()
+}
+
+/**
+ * What a relay observed while it held the session (messages, receipts, hand-overs) is still true after the session
+ * moved: it is accepted from an earlier holder in scope (ids de-duplicate it), so nothing is lost in a failover.
+ * Everything that steers the session (state, session writes, contacts, release) is for the current holder only.
+ */
+const DATA_FRAMES: ReadonlySet<SessionFrame['type']> = new Set(['inbound', 'receipt', 'sent', 'send_failed'])
+
+/** The frame comes from the process holding the session's lease, under its current fencing number. */
+function isHolder(row: SessionRow, link: Link, frame: SessionFrame): boolean {
+  return row.instance === link.att.instance && row.relayId === link.att.relayId && row.fence === frame.fence
+}
+
+function lateData(link: Link, row: SessionRow, frame: SessionFrame): boolean {
+  const inScope = link.att.tenantId === null || link.att.tenantId === row.tenantId
+  return DATA_FRAMES.has(frame.type) && frame.fence <= row.fence && inScope
+}
+
+function reject(link: Link, frame: SessionFrame, reason: 'stale_fence' | 'unknown_session' | 'invalid'): void {
+  sendFrame(link.ws, { type: 'reject', id: frame.id, sid: frame.sid, reason })
+}
+
+/** At most this many inbound messages go into one AccountDO call (one D1 batch of three statements each). */
+export const INBOUND_BATCH_MAX = 50
+
+/**
+ * Inbound frames are group-committed: they wait in a per-session buffer, and the session's next turn stores all of
+ * them in one AccountDO call (one D1 commit). A lone message goes at once; a burst is stored batch by batch, in order.
+ */
+function onInboundFrame(c: HubContext, link: Link, frame: FrameOf<'inbound'>): Promise<void> {
+  let buffer = c.inbound.get(frame.sid)
+  if (buffer) {
+    buffer.push({ link, frame })
+    return Promise.resolve()
+  }
+  buffer = [{ link, frame }]
+  c.inbound.set(frame.sid, buffer)
+  return inSessionOrder(c, frame.sid, () => flushInbound(c, frame.sid))
+}
+
+async function flushInbound(c: HubContext, sid: string): Promise<void> {
+  const buffer = c.inbound.get(sid) ?? []
+  const batch = buffer.splice(0, INBOUND_BATCH_MAX)
+  if (buffer.length === 0) c.inbound.delete(sid)
+  else void inSessionOrder(c, sid, () => flushInbound(c, sid))
+  const row = c.store.bySid(sid)
+  const accepted = batch.filter(({ link, frame }) => {
+    const ok = row !== undefined && (isHolder(row, link, frame) || lateData(link, row, frame))
+    if (!ok) reject(link, frame, row ? 'stale_fence' : 'unknown_session')
+    return ok
+  })
+  if (!row || accepted.length === 0) return
+  try {
+    const t0 = Date.now()
+    await accountStub(c.env, row.tenantId, row.accountId).relayInbound(refOf(row), sid, accepted.map((a) => a.frame.message))
+    console.log(JSON.stringify({ component: 'timing', n: accepted.length, ms: Date.now() - t0 }))
+  } catch (err) {
+    // Not acked: the relay sends them again after its ack timeout or reconnect.
+    c.log('relay frame failed', { sid, type: 'inbound', count: accepted.length, error: String(err) })
+    return
+  }
+  const byLink = new Map<WebSocket, string[]>()
+  for (const { link, frame } of accepted) byLink.set(link.ws, [...(byLink.get(link.ws) ?? []), frame.id])
+  for (const [ws, ids] of byLink) sendFrame(ws, { type: 'ack', ids })
+}
+
+async function onSessionFrame(c: HubContext, link: Link, frame: SessionFrame): Promise<void> {
+  if (!link.att.instance) return reject(link, frame, 'invalid')
+  if (frame.type === 'inbound') return onInboundFrame(c, link, frame)
+  await inSessionOrder(c, frame.sid, async () => {
+    // Checked when the frame's turn comes: the session may have moved while earlier frames were handled.
+    const row = c.store.bySid(frame.sid)
+    if (!row) return reject(link, frame, 'unknown_session')
+    if (!isHolder(row, link, frame) && !lateData(link, row, frame)) return reject(link, frame, 'stale_fence')
+    try {
+      await handle(c, link, row, frame)
+    } catch (err) {
+      // Not acked: the relay sends it again after its ack timeout or reconnect.
+      c.log('relay frame failed', { sid: row.sid, type: frame.type, error: String(err) })
+    }
+  })
+}
+
+async function handle(c: HubContext, link: Link, row: SessionRow, frame: Exclude<SessionFrame, { type: 'inbound' }>): Promise<void> {
+  const account = accountStub(c.env, row.tenantId, row.accountId)
+  const ref = refOf(row)
+  const ack = (): void => void sendFrame(link.ws, { type: 'ack', ids: [frame.id] })
+  switch (frame.type) {
+    case 'state': {
+      const { resend } = await account.relayState(ref, row.sid, frame.state, frame.at)
+      if (frame.state.state === 'connected') c.store.markConnected(row.sid, true)
+      if (frame.state.state === 'disconnected' || frame.state.state === 'restricted') c.store.markConnected(row.sid, false)
+      ack()
+      sendQueued(link, row, resend)
+      return
+    }
+    case 'receipt':
+      await account.relayReceipt(ref, row.sid, frame.receipt)
+      return ack()
+    case 'sent':
+      await account.relaySent(ref, row.sid, frame.messageId, frame.upstreamId)
+      return ack()
+    case 'send_failed':
+      await account.relaySendFailed(ref, row.sid, frame.messageId, frame.error, frame.code)
+      return ack()
+    case 'contacts':
+      await account.relayContacts(ref, row.sid, frame.contacts)
+      return ack()
+    case 'session_load': {
+      const entries = await account.relaySessionLoad(ref, row.sid)
+      sendFrame(link.ws, { type: 'session_data', id: frame.id, sid: row.sid, entries })
+      return
+    }
+    case 'session_write':
+      await account.relaySessionWrite(ref, row.sid, frame.fence, frame.clear, frame.changes)
+      return ack()
+    case 'released':
+      c.store.unassign(row.sid, Date.now())
+      c.log('session released', { sid: row.sid, relay: link.att.relayId, reason: frame.reason })
+      ack()
+      await placeWaiting(c)
+      await c.rearm()
+      return
+  }
+}

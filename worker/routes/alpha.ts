@@ -1,0 +1,203 @@
+/**
+ * /v1/channels/alpha-web (spec 4.3): link an alpha number through the relay (QR or pairing code), read its QR and
+ * status, disconnect it. Errors take the channel-connection shape `{success: false, error, error_code: <status>}`.
+ */
+import { createRoute, z } from '@hono/zod-openapi'
+import { AlphaConnectBody, AlphaConnectResult, AlphaDisconnected, AlphaPhoneParam, AlphaQr, AlphaStatus } from '../../schema/api/alpha'
+import { E164, StatusError } from '../../schema/api/common'
+import { accountStub } from '../account/account-do'
+import { alphaAccount, alphaRef, ensureConnecting, startLink } from '../channels/alpha/connect'
+import { connectUrl } from '../channels/alpha/connect-token'
+import { accountDelete, getAccount } from '../db/accounts'
+import { database } from '../db/client'
+import { insertEvent } from '../db/events'
+import { countAccountMessages } from '../db/messages'
+import { accountEventPayload } from '../events/payloads'
+import { qrDataUrl } from '../lib/qr-png'
+import { isoOrNull } from '../lib/time'
+import { resourceApp } from '../validate'
+import { commitEvents } from '../webhooks/emit'
+
+export const alphaRoutes = resourceApp()
+
+/** How long the status endpoint waits for the relay's live answer before it answers from the last report. */
+const STATUS_PROBE_TIMEOUT_MS = 1500
+
+const errors = (codes: number[]) =>
+  Object.fromEntries(codes.map((code) => [code, { description: `Error (HTTP ${code})`, content: { 'application/json': { schema: StatusError } } }]))
+
+const PhonePath = AlphaPhoneParam
+
+const pollPaths = (phone: string) => {
+  const p = `/channels/alpha-web/connections/${encodeURIComponent(phone)}`
+  return { poll_qr_path: `${p}/qr`, poll_status_path: `${p}/status` }
+}
+
+alphaRoutes.openapi(
+  createRoute({
+    method: 'post',
+    path: '/connections',
+    tags: ['alpha channel'],
+    summary: 'Link an alpha number (tool connect_alpha)',
+    description: [
+      'Starts linking the number as a linked device. The account is listed as `connecting` at once (warm-up `ramp_day` 1) and',
+      'counts against the plan’s account cap. Show `connect_url` to the user (a hosted page with a self-refreshing QR code or the',
+      'pairing code and a success state; no login), or poll `poll_qr_path` every 10 to 15 s and `poll_status_path` until',
+      '`connected`. With `link_method: pairing_code` the answer carries the 8-character `pairing_code` to type on the phone',
+      '(Linked devices → Link with phone number). If the phone demands a passkey, the status says `disconnected` with reason',
+      '`passkey_required` instead of cycling QR codes. Calling it again restarts linking (a new QR code); for a number that is',
+      'already connected it changes nothing unless `force_new` discards the stored session.',
+    ].join(' '),
+    request: { body: { required: true, content: { 'application/json': { schema: AlphaConnectBody } } } },
+    responses: { 200: { description: 'Linking started', content: { 'application/json': { schema: AlphaConnectResult } } }, ...errors([400, 401, 409]) },
+  }),
+  async (c) => {
+    const body = c.req.valid('json')
+    const tenant = c.get('tenant')
+    const db = database(c.env.DB)
+    const phone = body.phone_number
+    const existing = await getAccount(db, tenant.id, phone)
+    const base = { success: true as const, phone_number: phone, link_method: body.link_method, ...pollPaths(phone) }
+
+    if (existing?.channel === 'alpha_web' && existing.status === 'connected' && !body.force_new) {
+      const { link } = await accountStub(c.env, tenant.id, phone).linkStatus(null)
+      return c.json({ ...base, session_id: link?.sid ?? '', status: 'connected' as const, pairing_code: null, pairing_code_expires_at: null, connect_url: null, connect_url_expires_at: null, reason: null, message: 'Already connected; pass force_new to link again' }, 200)
+    }
+    await ensureConnecting(db, tenant, phone, existing)
+    const outcome = await startLink(c.env, tenant.id, {
+      phone,
+      linkMethod: body.link_method,
+      forceNew: body.force_new,
+      options: {
+        importContacts: body.import_contacts,
+        pauseAiForImportedContacts: body.pause_ai_for_imported_contacts,
+        importExistingChats: body.import_existing_chats,
+        markImportedContactsAsPrivate: body.mark_imported_contacts_as_private,
+      },
+    })
+    const page = await connectUrl(c.env, c.req.url, { tenant: tenant.id, account: phone }, Date.now())
+    const v = outcome.view
+    return c.json(
+      {
+        ...base,
+        session_id: outcome.sid,
+        status: v.status === 'connected' ? ('connected' as const) : ('qr_pending' as const),
+        pairing_code: v.pairingCode,
+        pairing_code_expires_at: isoOrNull(v.pairingCodeExpiresAt),
+        connect_url: page.url,
+        connect_url_expires_at: page.expiresAt,
+        reason: v.reason,
+        message: v.message,
+      },
+      200
+    )
+  }
+)
+
+alphaRoutes.openapi(
+  createRoute({
+    method: 'get',
+    path: '/connections/{phoneNumber}/qr',
+    tags: ['alpha channel'],
+    summary: 'Get the current QR code (tool get_alpha_qr)',
+    description: 'The QR code to scan under Linked devices, raw (`qr_code`) and as a PNG data URL. It is short-lived: poll every 10 to 15 s; `expires_at` says when it lapses. With a pairing code, `pairing_code` is set instead.',
+    request: { params: PhonePath },
+    responses: { 200: { description: 'The QR code (null while none is pending)', content: { 'application/json': { schema: AlphaQr } } }, ...errors([400, 401, 404]) },
+  }),
+  async (c) => {
+    const { phoneNumber: phone } = c.req.valid('param')
+    const tenant = c.get('tenant')
+    await alphaAccount(database(c.env.DB), tenant.id, phone)
+    const { view: v } = await accountStub(c.env, tenant.id, phone).linkStatus(null)
+    return c.json(
+      {
+        success: true as const,
+        phone_number: phone,
+        status: v.status,
+        qr_code: v.qr,
+        qr_data_url: v.qr ? await qrDataUrl(v.qr) : null,
+        expires_at: isoOrNull(v.qrExpiresAt),
+        pairing_code: v.pairingCode,
+        pairing_code_expires_at: isoOrNull(v.pairingCodeExpiresAt),
+      },
+      200
+    )
+  }
+)
+
+alphaRoutes.openapi(
+  createRoute({
+    method: 'get',
+    path: '/connections/{phoneNumber}/status',
+    tags: ['alpha channel'],
+    summary: 'Get the link status (tool get_alpha_status)',
+    description:
+      '`connected` (or `open`) is success; `disconnected` and `not_initialized` are terminal failures with `reason` (logged_out, blocked_by_alpha, replaced, passkey_required, link_expired, …); `qr_pending` and `connecting` are transitional. `live` is true when the relay running the session answered just now.',
+    request: { params: PhonePath },
+    responses: { 200: { description: 'The status', content: { 'application/json': { schema: AlphaStatus } } }, ...errors([400, 401, 404]) },
+  }),
+  async (c) => {
+    const { phoneNumber: phone } = c.req.valid('param')
+    const tenant = c.get('tenant')
+    const db = database(c.env.DB)
+    const account = await alphaAccount(db, tenant.id, phone)
+    const [{ link, view: v, live }, count] = await Promise.all([
+      accountStub(c.env, tenant.id, phone).linkStatus(STATUS_PROBE_TIMEOUT_MS),
+      countAccountMessages(db, tenant.id, phone),
+    ])
+    return c.json(
+      {
+        success: true as const,
+        phone_number: phone,
+        session_id: link?.sid ?? null,
+        status: v.status,
+        account_status: account.status,
+        // The account's own reason wins when the account is stopped (e.g. relay_unavailable while the link looks connected).
+        reason: v.reason ?? (account.status === 'connected' || account.status === 'connecting' ? null : account.statusReason),
+        message: v.message,
+        has_qr: v.qr !== null,
+        qr_expires_at: isoOrNull(v.qrExpiresAt),
+        pairing_code: v.pairingCode,
+        pairing_code_expires_at: isoOrNull(v.pairingCodeExpiresAt),
+        last_activity: isoOrNull(link?.lastActivityAt),
+        message_count: count,
+        proxy: null,
+        live,
+      },
+      200
+    )
+  }
+)
+
+alphaRoutes.openapi(
+  createRoute({
+    method: 'delete',
+    path: '/connections/{phoneNumber}',
+    tags: ['alpha channel'],
+    summary: 'Disconnect an alpha number (tool disconnect_alpha)',
+    description:
+      'Logs the linked device out (through the relay, when one is reachable) and removes the number from the account: `removed`. Messages still queued fail; history stays. Idempotent: a number that is not on the account answers `disconnected`. Succeeds even when no relay is reachable.',
+    request: { params: PhonePath },
+    responses: { 200: { description: 'Removed', content: { 'application/json': { schema: AlphaDisconnected } } }, ...errors([400, 401]) },
+  }),
+  async (c) => {
+    const { phoneNumber: phone } = c.req.valid('param')
+    const tenant = c.get('tenant')
+    const db = database(c.env.DB)
+    const account = await getAccount(db, tenant.id, phone)
+    if (!account || account.channel !== 'alpha_web') return c.json({ success: true as const, phone_number: phone, status: 'disconnected' as const }, 200)
+    // The row goes first: once it is gone no new inbound is accepted for the number (see AccountDO.removed); then
+    // the DO logs the session out through the relay, fails what is still queued and forgets the link.
+    const now = Date.now()
+    await commitEvents(c.env, db, [
+      insertEvent(db, tenant.id, phone, accountEventPayload('account.disconnected', { ...account, status: 'disconnected' }, 'removed', now), now),
+      accountDelete(db, tenant.id, phone),
+    ])
+    try {
+      await accountStub(c.env, tenant.id, phone).linkRemove(alphaRef(tenant.id, phone))
+    } catch (err) {
+      console.error(JSON.stringify({ msg: 'alpha remove: account object failed', account: phone, error: String(err) }))
+    }
+    return c.json({ success: true as const, phone_number: phone, status: 'removed' as const }, 200)
+  }
+)
