@@ -268,7 +268,7 @@ describe('GET /v1/messages', () => {
       status: expect.stringMatching(/^(queued|sent)$/),
       error: null,
       timestamp: expect.stringMatching(/Z$/),
-      contact: { id: expect.stringMatching(/^con_/), phone: null, name: null, external_id: 'friend' },
+      contact: { id: expect.stringMatching(/^con_/), phone: null, name: null, external_id: 'friend', ai_paused: false },
     })
   })
 
