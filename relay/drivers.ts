@@ -2,10 +2,12 @@
  * The drivers a relay can run, by name (RELAY_DRIVER). `sim` plays alpha (and later beta) with simulated phones;
  * the Baileys driver registers as `alpha` and GramJS as `beta`. RELAY_DRIVER=sim runs every channel on the sim.
  */
+import { alphaDriver } from './alpha/client'
 import type { Driver } from './connector'
 import { simDriver } from './sim/driver'
 
 export const DRIVERS: Record<string, Driver> = {
+  alpha: alphaDriver,
   sim: simDriver,
 }
 

@@ -5,7 +5,7 @@
  */
 import type { ConnectionState } from '@whiskeysockets/baileys'
 import type { Logger } from 'pino'
-import type { Connector, ConnectorOptions, Driver, SessionProblem, SessionState } from '../connector'
+import { PermanentSendError, type Connector, type ConnectorOptions, type Driver, type SessionProblem, type SessionState } from '../connector'
 import { loadAlphaAuth, type AlphaAuth } from './auth-store'
 import { handleEvents } from './handle-events'
 import { makeOutageClock, watchFrames, watchOpening } from './health'
@@ -15,6 +15,7 @@ import { makeMediaFetcher, type FetchMedia } from './media-fetch'
 import { makePeerDirectory } from './peers'
 import { makeRestriction } from './restriction'
 import { errText, makeSender, withTimeout } from './send'
+import { SendError } from './send-error'
 import { makeAlphaSocket, type AlphaSocket, type MakeSocket } from './socket'
 import { classifyClose, closeInfo, isLinkWindowEnd, PROBLEM_MESSAGES, reconnectDelayMs } from './state'
 
@@ -291,7 +292,11 @@ export function createAlphaConnector(opts: ConnectorOptions, deps: AlphaDeps): C
       })
       return starting
     },
-    send: sender.send,
+    // The core retries any rejection except a PermanentSendError: a refusal that retrying cannot fix becomes one.
+    send: (m) =>
+      sender.send(m).catch((err: unknown) => {
+        throw err instanceof SendError && !err.retryable ? new PermanentSendError(err.message) : err
+      }),
     async logout() {
       const s = stopSocket('logout')
       phase = 'stopped'
