@@ -55,7 +55,8 @@ export type Receipt = ({ upstreamId: string; status: 'delivered' | 'read' } | { 
 
 /**
  * What `send` rejects with when the upstream refused the message for good (unknown number, restricted account):
- * the edge marks it failed with this message. Any other rejection counts as transient and the edge hands the
+ * the edge marks it failed with this message. A driver may instead reject with its own error carrying
+ * `retryable: false` (isPermanentSendError). Any other rejection counts as transient and the edge hands the
  * message over again (after a reconnect, or at the next retry) until it is 10 minutes old.
  */
 export class PermanentSendError extends Error {
@@ -66,6 +67,12 @@ export class PermanentSendError extends Error {
     super(message)
     this.name = 'PermanentSendError'
   }
+}
+
+/** Whether a `send` rejection is final: a PermanentSendError, or a driver error that says it is not retryable. */
+export function isPermanentSendError(err: unknown): err is Error {
+  if (err instanceof PermanentSendError) return true
+  return err instanceof Error && 'retryable' in err && err.retryable === false
 }
 
 export type OutboundMessage = {

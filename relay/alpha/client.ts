@@ -5,7 +5,7 @@
  */
 import type { ConnectionState } from '@whiskeysockets/baileys'
 import type { Logger } from 'pino'
-import { PermanentSendError, type Connector, type ConnectorOptions, type Driver, type SessionProblem, type SessionState } from '../connector'
+import type { Connector, ConnectorOptions, Driver, SessionProblem, SessionState } from '../connector'
 import { loadAlphaAuth, type AlphaAuth } from './auth-store'
 import { handleEvents } from './handle-events'
 import { makeOutageClock, watchFrames, watchOpening } from './health'
@@ -15,7 +15,6 @@ import { makeMediaFetcher, type FetchMedia } from './media-fetch'
 import { makePeerDirectory } from './peers'
 import { makeRestriction } from './restriction'
 import { errText, makeSender, withTimeout } from './send'
-import { SendError } from './send-error'
 import { makeAlphaSocket, type AlphaSocket, type MakeSocket } from './socket'
 import { classifyClose, closeInfo, isLinkWindowEnd, PROBLEM_MESSAGES, reconnectDelayMs } from './state'
 
@@ -292,11 +291,7 @@ export function createAlphaConnector(opts: ConnectorOptions, deps: AlphaDeps): C
       })
       return starting
     },
-    // The core retries any rejection except a PermanentSendError: a refusal that retrying cannot fix becomes one.
-    send: (m) =>
-      sender.send(m).catch((err: unknown) => {
-        throw err instanceof SendError && !err.retryable ? new PermanentSendError(err.message) : err
-      }),
+    send: sender.send,
     async logout() {
       const s = stopSocket('logout')
       phase = 'stopped'

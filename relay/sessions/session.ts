@@ -6,7 +6,7 @@
  */
 import type { Logger } from 'pino'
 import type { FrameOf, OutboundMessage, RelayChannel, SessionState } from '../../schema/frames'
-import { PermanentSendError, type Connector, type Driver, type ImportedContact, type InboundMessage, type Receipt } from '../connector'
+import { isPermanentSendError, PermanentSendError, type Connector, type Driver, type ImportedContact, type InboundMessage, type Receipt } from '../connector'
 import { SessionUnreadableError, type SessionCrypto } from '../crypto'
 import type { Reply } from '../link/outbox'
 import type { RelayFrame, ReliableRelayFrame } from '../../schema/frames'
@@ -140,9 +140,11 @@ export class RunningSession {
       log.info({ upstream_id: upstreamId }, 'message handed upstream')
       await this.report({ type: 'sent', id: this.deps.nextId(), sid: this.sid, fence: this.fence, messageId: message.messageId, upstreamId })
     } catch (err) {
-      if (err instanceof PermanentSendError) {
-        log.warn({ code: err.code, error: err.message }, 'upstream refused the message')
-        await this.report({ type: 'send_failed', id: this.deps.nextId(), sid: this.sid, fence: this.fence, messageId: message.messageId, error: err.message, code: err.code })
+      if (isPermanentSendError(err)) {
+        // A numeric upstream code travels to the message's error; a driver's own string codes stay in the log.
+        const code = err instanceof PermanentSendError ? err.code : null
+        log.warn({ code: 'code' in err ? err.code : null, error: err.message }, 'upstream refused the message')
+        await this.report({ type: 'send_failed', id: this.deps.nextId(), sid: this.sid, fence: this.fence, messageId: message.messageId, error: err.message, code })
       } else {
         // Transient: the edge hands it over again after a reconnect or at its next retry.
         log.warn({ err: err instanceof Error ? err.message : String(err) }, 'send failed; the edge will retry')

@@ -161,6 +161,17 @@ describe('SessionManager', () => {
     expect(framesOf('send_failed').map((f) => f.messageId)).toEqual(['msg_perm'])
   })
 
+  it("fails a send for good when the driver's own error says it is not retryable (the alpha driver's SendError)", async () => {
+    edge.send(assign('ses_1', 1))
+    await until(() => runs.length === 1)
+    connected(runs[0]!)
+    runs[0]!.sendImpl = async () => {
+      throw Object.assign(new Error('not a valid recipient'), { code: 'invalid_recipient', retryable: false })
+    }
+    edge.send(send('ses_1', 1, 'msg_bad'))
+    await expect(edge.waitFor((f) => f.type === 'send_failed')).resolves.toMatchObject({ messageId: 'msg_bad', error: 'not a valid recipient', code: null })
+  })
+
   it('calls onCommitted for an inbound message only once the edge acked it', async () => {
     edge.send(assign('ses_1', 1))
     await until(() => runs.length === 1)
