@@ -16,14 +16,7 @@ afterAll(async () => {
   await Promise.all([server?.stop(), receiver?.close()])
 })
 
-async function api<T = Record<string, unknown>>(key: string, method: string, path: string, body?: unknown): Promise<{ status: number; json: T }> {
-  const res = await fetch(`${server.url}/v1${path}`, {
-    method,
-    headers: { 'X-API-Key': key, 'Content-Type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  })
-  return { status: res.status, json: (await res.json()) as T }
-}
+const api: LocalServer['api'] = (...args) => server.api(...args)
 
 describe('custom channel end to end on the local server', () => {
   it('takes an inbound message to a wait, and a reply to the receiver with status sent', async () => {

@@ -26,6 +26,8 @@ export type LocalServer = {
   output(): string
   /** Creates a tenant with one API key through the admin API. */
   newTenant(): Promise<{ tenantId: string; key: string }>
+  /** A REST call under /v1 with the key in X-API-Key, as a client would make it. */
+  api<T = Record<string, unknown>>(key: string, method: string, path: string, body?: unknown): Promise<{ status: number; json: T }>
   stop(): Promise<void>
 }
 
@@ -127,6 +129,14 @@ export async function startLocalServer(opts: { vars?: Record<string, string> } =
     adminToken,
     stateDir: persist,
     output: () => log,
+    async api<T>(key: string, method: string, path: string, body?: unknown) {
+      const res = await fetch(`${url}/v1${path}`, {
+        method,
+        headers: { 'X-API-Key': key, 'Content-Type': 'application/json' },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      })
+      return { status: res.status, json: (await res.json()) as T }
+    },
     async newTenant() {
       const tenant = await admin('POST', '/admin/tenants', {})
       const key = await admin('POST', `/admin/tenants/${tenant.id}/keys`)

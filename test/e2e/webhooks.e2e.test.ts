@@ -21,14 +21,7 @@ afterAll(async () => {
   await Promise.all([server?.stop(), receiver?.close()])
 })
 
-async function api<T = Record<string, unknown>>(key: string, method: string, path: string, body?: unknown): Promise<{ status: number; json: T }> {
-  const res = await fetch(`${server.url}/v1${path}`, {
-    method,
-    headers: { 'X-API-Key': key, 'Content-Type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  })
-  return { status: res.status, json: (await res.json()) as T }
-}
+const api: LocalServer['api'] = (...args) => server.api(...args)
 
 /** Runs one of the published snippets on a delivery; true when it accepts the signature. */
 function snippetAccepts(command: string[], secret: string, r: Pick<Received, 'headers' | 'body'>, nowS?: number): boolean {

@@ -4,7 +4,6 @@
  */
 import { createRoute } from '@hono/zod-openapi'
 import { AdminRelayList, AdminRelayRevoked, AdminRelayToken, CreateRelayBody, RelayIdParam } from '../../schema/api/admin'
-import { StatusError } from '../../schema/api/common'
 import { database } from '../db/client'
 import { issueRelayToken, listRelays, revokeRelay } from '../db/relays'
 import { getTenant } from '../db/tenants'
@@ -12,11 +11,11 @@ import { ApiError } from '../errors'
 import { iso } from '../lib/time'
 import { relayHub } from '../relay/hub-do'
 import { resourceApp } from '../validate'
+import { statusErrors } from './openapi-responses'
 
 export const adminRelayRoutes = resourceApp()
 
-const errors = (codes: number[]) =>
-  Object.fromEntries(codes.map((code) => [code, { description: `Error (HTTP ${code})`, content: { 'application/json': { schema: StatusError } } }]))
+const errors = (codes: number[]) => statusErrors(codes)
 const security = [{ adminToken: [] }]
 
 adminRelayRoutes.openapi(

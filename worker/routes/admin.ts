@@ -4,7 +4,6 @@
  */
 import { createRoute, z } from '@hono/zod-openapi'
 import { AdminApiKey, AdminOk, AdminTenant, KeyIdParam, TenantIdParam } from '../../schema/api/admin'
-import { StatusError } from '../../schema/api/common'
 import { issueApiKey, revokeApiKey } from '../db/api-keys'
 import { restoreRestrictedAccounts } from '../db/accounts'
 import { database } from '../db/client'
@@ -16,6 +15,7 @@ import { iso } from '../lib/time'
 import { DEFAULT_PLAN, PLAN_NAMES } from '../plans'
 import { resourceApp } from '../validate'
 import { commitEvents } from '../webhooks/emit'
+import { statusErrors } from './openapi-responses'
 
 export const adminRoutes = resourceApp()
 
@@ -29,8 +29,7 @@ const PatchTenantBody = z
   })
   .refine((b) => Object.keys(b).length > 0, 'give at least one of plan, status, api_enabled, webhooks_enabled')
 
-const errors = (codes: number[]) =>
-  Object.fromEntries(codes.map((code) => [code, { description: `Error (HTTP ${code})`, content: { 'application/json': { schema: StatusError } } }]))
+const errors = (codes: number[]) => statusErrors(codes)
 const security = [{ adminToken: [] }]
 
 function view(t: Tenant) {

@@ -2,9 +2,8 @@
  * /v1/channels/alpha-web (spec 4.3): link an alpha number through the relay (QR or pairing code), read its QR and
  * status, disconnect it. Errors take the channel-connection shape `{success: false, error, error_code: <status>}`.
  */
-import { createRoute, z } from '@hono/zod-openapi'
+import { createRoute } from '@hono/zod-openapi'
 import { AlphaConnectBody, AlphaConnectResult, AlphaDisconnected, AlphaPhoneParam, AlphaQr, AlphaStatus } from '../../schema/api/alpha'
-import { E164, StatusError } from '../../schema/api/common'
 import { accountStub } from '../account/account-do'
 import { alphaAccount, alphaRef, ensureConnecting, startLink } from '../channels/alpha/connect'
 import { connectUrl } from '../channels/alpha/connect-token'
@@ -17,14 +16,14 @@ import { qrDataUrl } from '../lib/qr-png'
 import { isoOrNull } from '../lib/time'
 import { resourceApp } from '../validate'
 import { commitEvents } from '../webhooks/emit'
+import { statusErrors } from './openapi-responses'
 
 export const alphaRoutes = resourceApp()
 
 /** How long the status endpoint waits for the relay's live answer before it answers from the last report. */
 const STATUS_PROBE_TIMEOUT_MS = 1500
 
-const errors = (codes: number[]) =>
-  Object.fromEntries(codes.map((code) => [code, { description: `Error (HTTP ${code})`, content: { 'application/json': { schema: StatusError } } }]))
+const errors = (codes: number[]) => statusErrors(codes)
 
 const PhonePath = AlphaPhoneParam
 

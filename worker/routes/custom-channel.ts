@@ -3,7 +3,6 @@
  * `custom` account, connected at once), GET reads its state, DELETE disconnects it, POST /inbound pushes a message in.
  */
 import { createRoute } from '@hono/zod-openapi'
-import { StatusError } from '../../schema/api/common'
 import {
   CustomChannelRemoved,
   CustomChannelState,
@@ -26,12 +25,12 @@ import { isoOrNull } from '../lib/time'
 import { planOf } from '../plans'
 import { resourceApp } from '../validate'
 import { commitEvents } from '../webhooks/emit'
+import { statusErrors } from './openapi-responses'
 
 export const customChannelRoutes = resourceApp()
 
 const REF = (tenantId: string) => ({ tenantId, accountId: CUSTOM_ACCOUNT_ID, channel: 'custom' as const })
-const errors = (codes: number[]) =>
-  Object.fromEntries(codes.map((code) => [code, { description: `Error (HTTP ${code})`, content: { 'application/json': { schema: StatusError } } }]))
+const errors = (codes: number[]) => statusErrors(codes)
 
 function state(c: { env: Env; req: { url: string } }, account: AccountRow | undefined, webhookUrl: string | null) {
   return {

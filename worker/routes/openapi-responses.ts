@@ -1,0 +1,29 @@
+/** OpenAPI response entries shared by the route files: the status-family error bodies and JSON answers. */
+import type { z } from 'zod'
+import { StatusError } from '../../schema/api/common'
+
+const DEFAULT_DESCRIPTIONS: Record<number, string> = {
+  400: 'Invalid request',
+  401: 'Missing or invalid key',
+  403: 'Forbidden',
+  404: 'Not found',
+  409: 'Conflict (see error)',
+  422: 'Refused (see error)',
+}
+
+/** `{success: false, error, error_code}` answers for the given statuses, with route-specific descriptions if given. */
+export function statusErrors(codes: number[], descriptions: Record<number, string> = {}) {
+  return Object.fromEntries(
+    codes.map((code) => [
+      code,
+      {
+        description: descriptions[code] ?? DEFAULT_DESCRIPTIONS[code] ?? `Error (HTTP ${code})`,
+        content: { 'application/json': { schema: StatusError } },
+      },
+    ])
+  )
+}
+
+export function jsonAnswer<S extends z.ZodType>(schema: S, description: string) {
+  return { description, content: { 'application/json': { schema } } }
+}
