@@ -19,6 +19,8 @@ export type WebhookInbox = {
   name: string
   /** The next delivery in arrival order, once it has come (fails after `timeoutMs`); signed, verified, well-formed. */
   next(timeoutMs?: number): Promise<Delivery>
+  /** The next `count` deliveries in arrival order, once all have come; each checked as by `next`. */
+  take(count: number, timeoutMs?: number): Promise<Delivery[]>
   /**
    * Every delivery so far, one per event and in this order, matches `events`: the receiver got nothing else and
    * no delivery twice, and the gateway's delivery log lists exactly these deliveries, each delivered at its first
@@ -58,6 +60,19 @@ export async function subscribeInbox(server: LocalServer, receiver: Receiver, ke
   const behaviour = await fetch(`${receiver.url}/__behaviour/${name}`, { method: 'PUT', body: JSON.stringify({ secret }) })
   expect(behaviour.status).toBe(200)
 
+  /** The gateway's delivery log of this subscription, every page. */
+  const deliveryLog = async (): Promise<DeliveryLogRow[]> => {
+    const rows: DeliveryLogRow[] = []
+    let cursor: string | null = null
+    do {
+      const r = await call('GET', `/webhooks/${name}/deliveries?limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`)
+      expect(r.status, JSON.stringify(r.json)).toBe(200)
+      rows.push(...(r.json.deliveries as DeliveryLogRow[]))
+      cursor = r.json.next_cursor as string | null
+    } while (cursor)
+    return rows
+  }
+
   let taken = 0
   const describeLog = () => JSON.stringify(receiver.log(name).map((r) => r.headers['x-webhook-event']))
 
@@ -82,17 +97,23 @@ export async function subscribeInbox(server: LocalServer, receiver: Receiver, ke
     return { event, payload, request }
   }
 
+  const take = async (count: number, timeoutMs = DELIVERY_TIMEOUT_MS): Promise<Delivery[]> => {
+    const want = taken + count
+    const res = await fetch(`${receiver.url}/__wait/${name}?count=${want}&timeout_ms=${timeoutMs}`)
+    const log = (await res.json()) as Received[]
+    if (log.length < want) {
+      const seen = log.length > 20 ? `${log.length} deliveries` : describeLog()
+      throw new Error(`webhook "${name}": delivery #${want} not received within ${timeoutMs} ms (received so far: ${seen})`)
+    }
+    const requests = log.slice(taken, want)
+    taken = want
+    return requests.map(check)
+  }
+
   return {
     name,
-    async next(timeoutMs = DELIVERY_TIMEOUT_MS) {
-      const want = taken + 1
-      const res = await fetch(`${receiver.url}/__wait/${name}?count=${want}&timeout_ms=${timeoutMs}`)
-      const log = (await res.json()) as Received[]
-      const request = log[taken]
-      if (!request) throw new Error(`webhook "${name}": delivery #${want} not received within ${timeoutMs} ms (received so far: ${describeLog()})`)
-      taken = want
-      return check(request)
-    },
+    next: async (timeoutMs) => (await take(1, timeoutMs))[0]!,
+    take,
     async expectExactly(events) {
       const log = receiver.log(name)
       expect(log.map((r) => r.headers['x-webhook-event']), 'events received, in order').toEqual(events)
@@ -102,9 +123,7 @@ export async function subscribeInbox(server: LocalServer, receiver: Receiver, ke
       const deadline = Date.now() + DELIVERY_TIMEOUT_MS
       let rows: DeliveryLogRow[] = []
       for (;;) {
-        const r = await call('GET', `/webhooks/${name}/deliveries?limit=100`)
-        expect(r.status).toBe(200)
-        rows = r.json.deliveries as DeliveryLogRow[]
+        rows = await deliveryLog()
         if (rows.every((d) => d.status === 'delivered') || Date.now() > deadline) break
         await new Promise((resolve) => setTimeout(resolve, 50))
       }
