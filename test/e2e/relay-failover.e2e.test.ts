@@ -3,20 +3,24 @@
  * this process (so the "upstream" keeps its backlog while a relay dies): a SIGKILL in the middle of a 500-message
  * burst loses and duplicates nothing; sends queued while no relay runs go out when one returns; with two relays,
  * killing one moves its accounts to the other within 15 s and no session ever runs twice. Every resume uses the
- * session stored (encrypted) at the edge: no new QR code.
+ * session stored (encrypted) at the edge: no new QR code. Webhook subscribers see the same: each of the 500
+ * messages as one message.received, and each late send as one message.sent, signed and verified by the receiver.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import type { SimServer } from '../../relay/sim/network/server'
+import { startReceiver, type Receiver } from '../fixtures/receiver'
 import { startLocalServer, type LocalServer } from './local-server'
 import { eventually, issueRelayToken, simGet, simPost, spawnRelay, startSim, type RelayProc } from './relay-harness'
+import { subscribeInbox, type WebhookInbox } from './webhook-inbox'
 
 let server: LocalServer
 let sim: SimServer
+let receiver: Receiver
 const relays: RelayProc[] = []
 const cleanup: Array<() => Promise<unknown>> = []
 
 beforeAll(async () => {
-  ;[server, sim] = await Promise.all([startLocalServer(), startSim()])
+  ;[server, sim, receiver] = await Promise.all([startLocalServer(), startSim(), startReceiver()])
 })
 afterEach(async () => {
   // Removing the accounts takes their sessions out of the hub, so the next scenario starts from a clean placement.
@@ -24,7 +28,7 @@ afterEach(async () => {
   await Promise.all(relays.splice(0).map((r) => r.kill('SIGKILL')))
 })
 afterAll(async () => {
-  await Promise.all([sim?.close(), server?.stop()])
+  await Promise.all([sim?.close(), server?.stop(), receiver?.close()])
 })
 
 type Json = Record<string, any>
@@ -44,15 +48,17 @@ function relay(token: string): RelayProc {
 let phoneSeq = 0
 const newPhone = () => `+1556${String(Date.now() % 1_000_000).padStart(6, '0')}${phoneSeq++ % 10}`
 
-async function linkedAccount(): Promise<{ key: string; phone: string }> {
-  const { key } = await server.newTenant()
+async function linkedAccount(): Promise<{ key: string; phone: string; hook: WebhookInbox }> {
+  const { key, tenantId } = await server.newTenant()
+  const hook = await subscribeInbox(server, receiver, key, `hook-${tenantId}`)
   const phone = newPhone()
   expect((await api(key, 'POST', '/channels/alpha-web/connections', { phone_number: phone })).status).toBe(200)
   await eventually(async () => (await api(key, 'GET', `/channels/alpha-web/connections/${enc(phone)}/qr`)).json.qr_code, 10_000, 'a QR code')
   await simPost(sim, `/alpha/${enc(phone)}/link`)
   await eventually(async () => (await api(key, 'GET', '/accounts')).json.accounts[0]?.status === 'connected', 10_000, 'connected')
   cleanup.push(() => api(key, 'DELETE', `/channels/alpha-web/connections/${enc(phone)}`))
-  return { key, phone }
+  expect((await hook.next()).event).toBe('account.connected')
+  return { key, phone, hook }
 }
 
 async function relayList(): Promise<Json[]> {
@@ -81,7 +87,7 @@ describe('relay failover', () => {
     const { token } = await issueRelayToken(server)
     const first = relay(token)
     await first.linked
-    const { key, phone } = await linkedAccount()
+    const { key, phone, hook } = await linkedAccount()
     const TOTAL = 500
     let next = 0
     let killed = false
@@ -110,6 +116,12 @@ describe('relay failover', () => {
     expect(final.length).toBe(TOTAL)
     expect(new Set(final).size).toBe(TOTAL)
     expect(texts.length).toBe(TOTAL)
+    // Subscribers got each message once, though the relay resent what it had not seen acknowledged.
+    const hooked = (await hook.take(TOTAL, 20_000)).map((d) => d.payload as Json)
+    expect(hooked.filter((p) => p.event !== 'message.received' || p.message.direction !== 'inbound' || p.message.status !== 'received')).toEqual([])
+    expect(new Set(hooked.map((p) => p.message.text))).toEqual(new Set(final))
+    expect(new Set(hooked.map((p) => p.message.id)).size).toBe(TOTAL)
+    await hook.expectExactly(['account.connected', ...Array<'message.received'>(TOTAL).fill('message.received')])
     // Resumed from the stored session: linked once, never asked for a QR code again.
     expect(await simGet(sim, `/alpha/${enc(phone)}`)).toMatchObject({ linked: true, pending_inbound: 0, max_concurrent_connections: 1 })
   })
@@ -118,7 +130,7 @@ describe('relay failover', () => {
     const { token } = await issueRelayToken(server)
     const first = relay(token)
     await first.linked
-    const { key, phone } = await linkedAccount()
+    const { key, phone, hook } = await linkedAccount()
     await simPost(sim, `/alpha/${enc(phone)}/inbound`, { from: '+447700900222', text: 'ping' })
     const contact = await eventually(async () => (await api(key, 'GET', '/messages?direction=inbound')).json.messages[0]?.contact, 10_000, 'the inbound message')
     expect(await first.kill('SIGTERM')).toBe(0)
@@ -140,6 +152,11 @@ describe('relay failover', () => {
     }, 20_000, 'all sent')
     const outbox = (await simGet<{ messages: Json[] }>(sim, `/alpha/${enc(phone)}/outbox`)).messages
     expect(outbox.map((m) => m.text).sort()).toEqual(['one', 'three', 'two'])
+    const events = await hook.take(4)
+    expect(events[0]!.event).toBe('message.received')
+    const sent = events.slice(1).map((d) => d.payload as Json)
+    expect(sent.map((p) => [p.event, p.message.id, p.message.status]).sort()).toEqual(ids.map((id) => ['message.sent', id, 'sent']).sort())
+    await hook.expectExactly(['account.connected', 'message.received', 'message.sent', 'message.sent', 'message.sent'])
   })
 
   it('moves a killed relay’s accounts to the other relay within 15 s, never running a session twice', async () => {
@@ -166,5 +183,7 @@ describe('relay failover', () => {
     const tookMs = Date.now() - killedAt
     expect(tookMs).toBeLessThan(15_000)
     for (const x of accounts) expect((await simGet(sim, `/alpha/${enc(x.phone)}`)).max_concurrent_connections).toBe(1)
+    // The move is invisible to subscribers: no account.disconnected / account.connected pair for a session that resumed.
+    for (const x of accounts) await x.hook.expectExactly(['account.connected'])
   })
 })

@@ -1,28 +1,33 @@
 /**
  * The alpha channel end to end: the real local server (wrangler dev), a real relay process in sim mode over real
- * WebSockets, and the simulated network playing the phone. Connect → QR → link → connected; inbound → wait;
- * reply → the contact's outbox; receipts; logout and ban; pairing code; passkey; tenant scope; token refusal.
- * Webhook delivery itself is the webhooks module's; here the events it would deliver are read from D1.
+ * WebSockets, the simulated network playing the phone, and a local receiver taking the signed webhook deliveries.
+ * Connect → QR → link → connected and account.connected; inbound → wait and message.received; reply → the
+ * contact's outbox and message.sent; receipts → delivered/read and their events; logout and ban → states and
+ * events; pairing code; passkey; removal; tenant scope; token refusal. Every event is checked as a subscriber gets
+ * it: one signed POST each, verified by the receiver with the subscription's secret, with the payload of spec part 6.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { WebSocket } from 'ws'
 import type { SimServer } from '../../relay/sim/network/server'
+import { startReceiver, type Receiver } from '../fixtures/receiver'
 import { startLocalServer, type LocalServer } from './local-server'
-import { eventsOf, eventually, issueRelayToken, simGet, simPost, spawnRelay, startSim, type RelayProc } from './relay-harness'
+import { eventually, issueRelayToken, simGet, simPost, spawnRelay, startSim, type RelayProc } from './relay-harness'
+import { ISO_DATE_TIME, subscribeInbox, type WebhookInbox } from './webhook-inbox'
 
 let server: LocalServer
 let sim: SimServer
+let receiver: Receiver
 let relay: RelayProc
 const extra: RelayProc[] = []
 
 beforeAll(async () => {
-  ;[server, sim] = await Promise.all([startLocalServer(), startSim()])
+  ;[server, sim, receiver] = await Promise.all([startLocalServer(), startSim(), startReceiver()])
   relay = spawnRelay(server, (await issueRelayToken(server)).token, sim)
   await relay.linked
 })
 afterAll(async () => {
   await Promise.all([relay, ...extra].map((r) => r?.kill('SIGKILL')))
-  await Promise.all([sim?.close(), server?.stop()])
+  await Promise.all([sim?.close(), server?.stop(), receiver?.close()])
 })
 
 type Json = Record<string, any>
@@ -30,6 +35,17 @@ type Json = Record<string, any>
 async function api(key: string, method: string, path: string, body?: unknown): Promise<{ status: number; json: Json }> {
   const res = await fetch(`${server.url}/v1${path}`, { method, headers: { 'X-API-Key': key, 'Content-Type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) })
   return { status: res.status, json: (await res.json()) as Json }
+}
+
+/** A new tenant whose webhook (every event, signed) posts to its own receiver channel. */
+async function tenantWithHook(): Promise<{ tenantId: string; key: string; hook: WebhookInbox }> {
+  const t = await server.newTenant()
+  return { ...t, hook: await subscribeInbox(server, receiver, t.key, `hook-${t.tenantId}`) }
+}
+
+/** The payload of an account event as spec part 6 shows it, for an alpha number. */
+function accountEvent(event: string, phone: string, status: string, reason: string | null) {
+  return { event, created_at: ISO_DATE_TIME, account_id: phone, channel: 'alpha_web', account: { id: phone, channel: 'alpha_web', identifier: phone, status, reason } }
 }
 
 let phoneSeq = 0
@@ -50,83 +66,101 @@ async function connectAndLink(key: string, phone = newPhone()) {
 
 describe('alpha through a relay in sim mode', () => {
   it('connects: QR from the relay, link on the phone, then connected with account.connected', async () => {
-    const { tenantId, key } = await server.newTenant()
+    const { key, hook } = await tenantWithHook()
     const { phone, started, qr } = await connectAndLink(key)
     expect(started).toMatchObject({ status: 'qr_pending', connect_url: expect.stringContaining('/connect/alpha-web?token=') })
     expect(qr.qr_data_url).toMatch(/^data:image\/png;base64,/)
+    expect((await hook.next()).payload).toEqual(accountEvent('account.connected', phone, 'connected', null))
     const status = (await api(key, 'GET', `/channels/alpha-web/connections/${enc(phone)}/status`)).json
     expect(status).toMatchObject({ status: 'connected', account_status: 'connected', live: true })
     const accounts = (await api(key, 'GET', '/accounts')).json.accounts
     expect(accounts).toEqual([expect.objectContaining({ id: phone, status: 'connected', limits: expect.objectContaining({ ramp_day: 1 }) })])
-    expect(eventsOf(server, tenantId).map((e) => e.type)).toEqual(['account.connected'])
+    await hook.expectExactly(['account.connected'])
   })
 
-  it('brings a contact’s message to a wait, takes the reply to their phone, and moves it on receipts', async () => {
-    const { tenantId, key } = await server.newTenant()
+  it('brings a contact’s message to a wait and a webhook, takes the reply to their phone, and moves it on receipts', async () => {
+    const { key, hook } = await tenantWithHook()
     const { phone } = await connectAndLink(key)
+    expect((await hook.next()).event).toBe('account.connected')
     const cursor = (await api(key, 'GET', '/messages/wait?timeout_s=0')).json.cursor
     const waiting = api(key, 'GET', `/messages/wait?timeout_s=20&cursor=${cursor}`)
     await simPost(sim, `/alpha/${enc(phone)}/inbound`, { from: '+447700900111', text: 'Are you open today?', name: 'Ada' })
-    const got = (await waiting).json.messages
+    const [got, received] = await Promise.all([waiting.then((r) => r.json.messages), hook.next()])
     expect(got).toEqual([expect.objectContaining({ direction: 'inbound', status: 'received', text: 'Are you open today?', contact: expect.objectContaining({ phone: '+447700900111', name: 'Ada' }) })])
+    const contact = { id: got[0].contact.id, phone: '+447700900111', name: 'Ada' }
+    const inbound = { id: got[0].id, direction: 'inbound', text: 'Are you open today?', media: null, status: 'received', error: null }
+    expect(received.payload).toEqual({ event: 'message.received', created_at: ISO_DATE_TIME, account_id: phone, channel: 'alpha_web', message: inbound, contact })
 
-    const reply = await api(key, 'POST', '/messages', { to: { contact_id: got[0].contact.id }, text: 'Yes, until 6pm.' })
+    const reply = await api(key, 'POST', '/messages', { to: { contact_id: contact.id }, text: 'Yes, until 6pm.' })
     expect(reply.status).toBe(202)
     const id = reply.json.message_id
-    await eventually(async () => (await api(key, 'GET', `/messages/${id}`)).json.status === 'sent', 10_000, 'sent')
+    const outbound = (status: string) => ({ event: `message.${status}`, created_at: ISO_DATE_TIME, account_id: phone, channel: 'alpha_web', message: { id, direction: 'outbound', text: 'Yes, until 6pm.', media: null, status, error: null }, contact })
+    expect((await hook.next()).payload).toEqual(outbound('sent'))
     const outbox = (await simGet<{ messages: Json[] }>(sim, `/alpha/${enc(phone)}/outbox`)).messages
     expect(outbox).toEqual([expect.objectContaining({ message_id: id, to: '+447700900111', text: 'Yes, until 6pm.', media_url: null, id: expect.stringMatching(/^3EB0/) })])
 
     await simPost(sim, `/alpha/${enc(phone)}/receipt`, { message_id: id, status: 'delivered' })
-    await eventually(async () => (await api(key, 'GET', `/messages/${id}`)).json.status === 'delivered', 10_000, 'delivered')
+    expect((await hook.next()).payload).toEqual(outbound('delivered'))
     await simPost(sim, `/alpha/${enc(phone)}/receipt`, { message_id: outbox[0]!.id, status: 'read' })
-    await eventually(async () => (await api(key, 'GET', `/messages/${id}`)).json.status === 'read', 10_000, 'read')
-    expect(eventsOf(server, tenantId).map((e) => e.type)).toEqual(['account.connected', 'message.received', 'message.sent', 'message.delivered', 'message.read'])
+    expect((await hook.next()).payload).toEqual(outbound('read'))
+    expect((await api(key, 'GET', `/messages/${id}`)).json).toMatchObject({ id, direction: 'outbound', status: 'read' })
+    await hook.expectExactly(['account.connected', 'message.received', 'message.sent', 'message.delivered', 'message.read'])
   })
 
   it('reports a logout from the phone as disconnected (logged_out) and a ban as restricted (blocked_by_alpha)', async () => {
-    const a = await server.newTenant()
+    const a = await tenantWithHook()
     const { phone } = await connectAndLink(a.key)
+    expect((await a.hook.next()).event).toBe('account.connected')
     await simPost(sim, `/alpha/${enc(phone)}/logout`)
-    await eventually(async () => (await api(a.key, 'GET', '/accounts')).json.accounts[0]?.status === 'disconnected', 10_000, 'disconnected')
+    expect((await a.hook.next()).payload).toEqual(accountEvent('account.disconnected', phone, 'disconnected', 'logged_out'))
+    // The event commits with the status, so both read models show it once the webhook has come.
+    expect((await api(a.key, 'GET', '/accounts')).json.accounts).toEqual([expect.objectContaining({ id: phone, status: 'disconnected' })])
     expect((await api(a.key, 'GET', `/channels/alpha-web/connections/${enc(phone)}/status`)).json).toMatchObject({ status: 'disconnected', reason: 'logged_out' })
-    expect(eventsOf(server, a.tenantId).at(-1)).toMatchObject({ type: 'account.disconnected', payload: { account: { reason: 'logged_out' } } })
+    await a.hook.expectExactly(['account.connected', 'account.disconnected'])
 
-    const b = await server.newTenant()
+    const b = await tenantWithHook()
     const banned = await connectAndLink(b.key)
+    expect((await b.hook.next()).event).toBe('account.connected')
     await simPost(sim, `/alpha/${enc(banned.phone)}/ban`)
-    await eventually(async () => (await api(b.key, 'GET', '/accounts')).json.accounts[0]?.status === 'restricted', 10_000, 'restricted')
-    expect(eventsOf(server, b.tenantId).at(-1)).toMatchObject({ type: 'account.restricted', payload: { account: { reason: 'blocked_by_alpha' } } })
+    expect((await b.hook.next()).payload).toEqual(accountEvent('account.restricted', banned.phone, 'restricted', 'blocked_by_alpha'))
+    expect((await api(b.key, 'GET', '/accounts')).json.accounts).toEqual([expect.objectContaining({ id: banned.phone, status: 'restricted' })])
+    await b.hook.expectExactly(['account.connected', 'account.restricted'])
   })
 
   it('links with a pairing code answered by the connect call', async () => {
-    const { key } = await server.newTenant()
+    const { key, hook } = await tenantWithHook()
     const phone = newPhone()
     const r = await api(key, 'POST', '/channels/alpha-web/connections', { phone_number: phone, link_method: 'pairing_code' })
     expect(r.json.pairing_code).toMatch(/^[1-9A-HJ-NP-Z]{8}$/)
     expect((await simGet(sim, `/alpha/${enc(phone)}`)).pairing_code).toBe(r.json.pairing_code)
     await simPost(sim, `/alpha/${enc(phone)}/link`)
-    await eventually(async () => (await api(key, 'GET', `/channels/alpha-web/connections/${enc(phone)}/status`)).json.status === 'connected', 10_000, 'connected')
+    expect((await hook.next()).payload).toEqual(accountEvent('account.connected', phone, 'connected', null))
+    expect((await api(key, 'GET', `/channels/alpha-web/connections/${enc(phone)}/status`)).json).toMatchObject({ status: 'connected' })
+    await hook.expectExactly(['account.connected'])
   })
 
   it('says a passkey is required instead of cycling QR codes', async () => {
-    const { key } = await server.newTenant()
+    const { key, hook } = await tenantWithHook()
     const phone = newPhone()
     await api(key, 'POST', '/channels/alpha-web/connections', { phone_number: phone })
     await eventually(async () => (await api(key, 'GET', `/channels/alpha-web/connections/${enc(phone)}/qr`)).json.qr_code, 10_000, 'a QR code')
     await simPost(sim, `/alpha/${enc(phone)}/link`, { passkey: true })
-    const status = await eventually(async () => {
-      const s = (await api(key, 'GET', `/channels/alpha-web/connections/${enc(phone)}/status`)).json
-      return s.status === 'disconnected' ? s : undefined
-    }, 10_000, 'disconnected')
-    expect(status).toMatchObject({ reason: 'passkey_required', has_qr: false, message: expect.stringContaining('passkey') })
+    // The link attempt ended: the account that was connecting is now disconnected, and a subscriber hears why.
+    expect((await hook.next()).payload).toEqual(accountEvent('account.disconnected', phone, 'disconnected', 'passkey_required'))
+    const status = (await api(key, 'GET', `/channels/alpha-web/connections/${enc(phone)}/status`)).json
+    expect(status).toMatchObject({ status: 'disconnected', reason: 'passkey_required', has_qr: false, message: expect.stringContaining('passkey') })
+    await hook.expectExactly(['account.disconnected'])
   })
 
-  it('logs the device out through the relay on DELETE', async () => {
-    const { key } = await server.newTenant()
+  it('logs the device out through the relay on DELETE, with one account.disconnected (removed)', async () => {
+    const { key, hook } = await tenantWithHook()
     const { phone } = await connectAndLink(key)
+    expect((await hook.next()).event).toBe('account.connected')
     expect((await api(key, 'DELETE', `/channels/alpha-web/connections/${enc(phone)}`)).json).toMatchObject({ status: 'removed' })
+    expect((await hook.next()).payload).toEqual(accountEvent('account.disconnected', phone, 'disconnected', 'removed'))
     await eventually(async () => (await simGet(sim, `/alpha/${enc(phone)}`)).linked === false, 10_000, 'unlinked upstream')
+    // The upstream logout the relay reports afterwards belongs to a removed account: no second event.
+    await hook.expectExactly(['account.connected', 'account.disconnected'])
   })
 
   it('gives a tenant-scoped relay only its own tenant’s account', async () => {

@@ -1,7 +1,8 @@
 /**
  * E2E helpers for the relay: real relay processes (`tsx relay/main.ts`, as `npm run relay` runs it) against the
  * real local server, with the simulated network in the test process so a relay can be SIGKILLed while the
- * "upstream" keeps its phones and backlog. Also reads the local D1 file for the events the webhooks would carry.
+ * "upstream" keeps its phones and backlog. Events are checked as webhook deliveries (webhook-inbox.ts); the local
+ * D1 file is opened read-only by the relay benchmark, which counts stored rows without the API in the way.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
@@ -111,17 +112,6 @@ export function openLocalD1(server: LocalServer): DatabaseSync {
   const file = readdirSync(dir).find((f) => f.endsWith('.sqlite') && f !== 'metadata.sqlite')
   if (!file) throw new Error(`no D1 database under ${dir}`)
   return new DatabaseSync(join(dir, file), { readOnly: true })
-}
-
-/** The webhook events stored for a tenant (what webhook subscribers receive), oldest first. */
-export function eventsOf(server: LocalServer, tenantId: string): Array<{ type: string; payload: Record<string, unknown> }> {
-  const db = openLocalD1(server)
-  try {
-    const rows = db.prepare('SELECT type, payload FROM events WHERE tenant_id = ? ORDER BY rowid').all(tenantId) as Array<{ type: string; payload: string }>
-    return rows.map((r) => ({ type: r.type, payload: JSON.parse(r.payload) as Record<string, unknown> }))
-  } finally {
-    db.close()
-  }
 }
 
 /** Polls until `check` answers something truthy, or fails after `timeoutMs`. */
