@@ -20,6 +20,11 @@ export type LocalServer = {
    */
   directUrl: string
   adminToken: string
+  /**
+   * wrangler dev's DevTools inspector (one client at a time): `ws://127.0.0.1:<port>/ws` reaches the Worker's isolate,
+   * Durable Objects included. test/bench/profile.ts takes CPU profiles through it.
+   */
+  inspectorPort: number
   /** wrangler's --persist-to directory (local D1 and Durable Object state). */
   stateDir: string
   /** What wrangler dev printed so far (for failure reports). */
@@ -125,6 +130,7 @@ export async function startLocalServer(opts: { vars?: Record<string, string> } =
     url,
     directUrl,
     adminToken,
+    inspectorPort: inspector,
     stateDir: persist,
     output: () => log,
     async newTenant() {
