@@ -1,10 +1,11 @@
 /**
  * `npm run bench`: starts the real local server (wrangler dev) and a local receiver, measures the baseline round
  * trip, runs every benchmark, prints the figures and writes docs/PERFORMANCE.md. `npm run bench -- webhooks` runs one
- * (printing only).
+ * (printing only). `--profile` takes a CPU profile of the Worker's isolate during each selected benchmark and prints
+ * where the time went (test/bench/profile.ts); the raw profiles go to the temp directory.
  */
 import { writeFileSync } from 'node:fs'
-import { cpus, loadavg, totalmem } from 'node:os'
+import { cpus, loadavg, tmpdir, totalmem } from 'node:os'
 import { join } from 'node:path'
 import { startReceiver } from '../fixtures/receiver'
 import { repoRoot, startLocalServer } from '../e2e/local-server'
@@ -12,12 +13,14 @@ import { alphaDriverBench } from './alpha-driver.bench'
 import { measureBaseline, ms, type Baseline, type Bench, type BenchReport } from './bench-kit'
 import { inboundBench } from './inbound.bench'
 import { mcpBench } from './mcp.bench'
+import { devBundle, formatSummary, profiled } from './profile'
 import { relayBench } from './relay.bench'
 import { webhooksBench } from './webhooks.bench'
 
 const ALL: Bench[] = [inboundBench, relayBench, webhooksBench, mcpBench, alphaDriverBench]
 
 const only = process.argv.slice(2).filter((a) => !a.startsWith('-'))
+const profile = process.argv.includes('--profile')
 const selected = only.length ? ALL.filter((b) => only.includes(b.name)) : ALL
 const loadAtStart = loadavg()
 const server = await startLocalServer()
@@ -31,7 +34,15 @@ try {
   console.log(`baseline GET /v1/usage: p50 ${ms(baseline.usageP50Ms)}, p99 ${ms(baseline.usageP99Ms)} (${baseline.samples} calls); through the dev proxy p50 ${ms(baseline.proxiedUsageP50Ms)}`)
   for (const bench of selected) {
     console.log(`\n== ${bench.name}`)
-    const report = await bench.run({ server, receiver, baseline })
+    let report: BenchReport
+    if (profile) {
+      const rawPath = join(tmpdir(), `${bench.name}-${Date.now()}.cpuprofile`)
+      const out = await profiled(server.inspectorPort, rawPath, devBundle(repoRoot), () => bench.run({ server, receiver, baseline }))
+      report = out.result
+      console.log(`${formatSummary(out.summary)}\n\nraw profile: ${rawPath}\n`)
+    } else {
+      report = await bench.run({ server, receiver, baseline })
+    }
     reports.push(report)
     for (const r of report.rows) {
       if (r.ok === false) failed = true
@@ -42,7 +53,7 @@ try {
   await Promise.all([server.stop(), receiver.close()])
 }
 
-if (only.length === 0) {
+if (only.length === 0 && !profile) {
   const cpu = cpus()[0]?.model ?? 'unknown CPU'
   const lines = [
     '# Performance',

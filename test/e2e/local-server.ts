@@ -4,7 +4,7 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -20,8 +20,18 @@ export type LocalServer = {
    */
   directUrl: string
   adminToken: string
+  /**
+   * wrangler dev's DevTools inspector (one client at a time): `ws://127.0.0.1:<port>/ws` reaches the Worker's isolate,
+   * Durable Objects included. test/bench/profile.ts takes CPU profiles through it.
+   */
+  inspectorPort: number
   /** wrangler's --persist-to directory (local D1 and Durable Object state). */
   stateDir: string
+  /**
+   * CPU seconds (user + system) used so far by wrangler dev and everything it started (workerd: the Worker, its
+   * Durable Objects and local D1). Unlike wall time it holds still when other work shares the machine.
+   */
+  cpuSeconds(): number
   /** What wrangler dev printed so far (for failure reports). */
   output(): string
   /** Creates a tenant with one API key through the admin API. */
@@ -50,6 +60,40 @@ function bin(name: string): string {
 /** Node 24 from node_modules first, as npm scripts have it (wrangler needs Node >= 22.12). */
 function childEnv(): NodeJS.ProcessEnv {
   return { ...process.env, PATH: `${join(repoRoot, 'node_modules', '.bin')}:${process.env.PATH ?? ''}`, WRANGLER_SEND_METRICS: 'false', CI: '1' }
+}
+
+/** Linux clock ticks per second (`getconf CLK_TCK`), the unit of /proc/<pid>/stat times. */
+const CLOCK_TICKS_PER_S = 100
+
+/** CPU seconds of a process and all its descendants, from /proc (Linux only; NaN elsewhere). */
+function treeCpuSeconds(root: number): number {
+  if (!existsSync('/proc')) return NaN
+  const stats = new Map<number, { ppid: number; ticks: number }>()
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue
+    try {
+      // Fields after the command name (which may hold spaces) start at field 3: state, ppid, …, utime (14), stime (15).
+      const raw = readFileSync(`/proc/${entry}/stat`, 'utf8')
+      const fields = raw.slice(raw.lastIndexOf(')') + 2).split(' ')
+      stats.set(Number(entry), { ppid: Number(fields[1]), ticks: Number(fields[11]) + Number(fields[12]) })
+    } catch {
+      // the process ended while we read
+    }
+  }
+  let ticks = 0
+  const tree = new Set([root])
+  // Parents come before children in pid order only usually, so repeat until nothing is added.
+  for (let grew = true; grew; ) {
+    grew = false
+    for (const [pid, s] of stats) {
+      if (!tree.has(pid) && tree.has(s.ppid)) {
+        tree.add(pid)
+        grew = true
+      }
+    }
+  }
+  for (const pid of tree) ticks += stats.get(pid)?.ticks ?? 0
+  return ticks / CLOCK_TICKS_PER_S
 }
 
 async function waitReady(url: string, child: ChildProcess, output: () => string, timeoutMs: number): Promise<void> {
@@ -127,6 +171,7 @@ export async function startLocalServer(opts: { vars?: Record<string, string> } =
     url,
     directUrl,
     adminToken,
+    inspectorPort: inspector,
     stateDir: persist,
     output: () => log,
     async api<T>(key: string, method: string, path: string, body?: unknown) {
@@ -137,6 +182,7 @@ export async function startLocalServer(opts: { vars?: Record<string, string> } =
       })
       return { status: res.status, json: (await res.json()) as T }
     },
+    cpuSeconds: () => treeCpuSeconds(child.pid!),
     async newTenant() {
       const tenant = await admin('POST', '/admin/tenants', {})
       const key = await admin('POST', `/admin/tenants/${tenant.id}/keys`)

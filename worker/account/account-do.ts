@@ -21,7 +21,7 @@ import { ingestMessage, type InboundInput, type IngestOutcome } from './ingest'
 import { connectLink, linkStatus, onRelayLost, onRelayState, removeLink, type ConnectInput, type ConnectOutcome, type LinkStatus } from './link'
 import { LinkSignal } from './link-state'
 import { applyReceipt, type ReceiptOutcome } from './receipts'
-import { onRelayContacts, onRelayInboundMany, sessionEntriesFor, writeSessionEntries } from './relay-inbound'
+import { onRelayContacts, onRelayInbound, sessionEntriesFor, writeSessionEntries } from './relay-inbound'
 import { queuedSends, recordRelaySendFailed, recordRelaySent } from './relay-outbound'
 import { NEW_RAMP, rampConnected, rampDisconnected } from './ramp'
 import { allowanceFor, sendMessage, type SendInput, type SendOutcome } from './send'
@@ -51,7 +51,8 @@ export class AccountDO extends DurableObject<Env> {
       unschedule: (name) => this.unschedule(name),
       background: (work) => ctx.waitUntil(work),
       commit: (statements) => this.commit(statements),
-      inbound: new GroupCommit((statements) => this.commit(statements)),
+      commitBound: (statements) => this.commitBound(statements),
+      inbound: new GroupCommit((statements) => this.commitBound(statements)),
     }
     this.webhooks = new WebhookOutbox(this.context)
   }
@@ -135,7 +136,7 @@ export class AccountDO extends DurableObject<Env> {
 
   /** Inbound messages of the session, in order (several when the hub group-commits a burst). */
   async relayInbound(ref: AccountRef, sid: string, messages: z.infer<typeof InboundMessage>[]): Promise<void> {
-    await onRelayInboundMany(this.context, ref, sid, messages)
+    await onRelayInbound(this.context, ref, sid, messages)
   }
 
   async relayReceipt(ref: AccountRef, _sid: string, receipt: z.infer<typeof Receipt>): Promise<ReceiptOutcome> {
@@ -185,16 +186,28 @@ export class AccountDO extends DurableObject<Env> {
     await this.rearm()
   }
 
-  private async commit<U extends BatchItem<'sqlite'>, T extends Readonly<[U, ...U[]]>>(statements: T): Promise<BatchResponse<T>> {
-    const events = statements.map(eventOf).filter((e) => e !== undefined)
-    const [first] = events
-    if (!first) return this.db.batch(statements)
+  private commit<U extends BatchItem<'sqlite'>, T extends Readonly<[U, ...U[]]>>(statements: T): Promise<BatchResponse<T>> {
+    return this.withFanOut(statements, () => this.db.batch(statements))
+  }
+
+  private commitBound(statements: readonly D1PreparedStatement[]): Promise<D1Result[]> {
+    return this.withFanOut(statements, () => this.env.DB.batch([...statements]))
+  }
+
+  /** Runs one batch; when it inserts events, fan-out is armed before the write and started right after it. */
+  private async withFanOut<R extends readonly unknown[]>(statements: readonly unknown[], write: () => Promise<R>): Promise<R> {
+    const first = statements.map(eventOf).find((e) => e !== undefined)
+    if (!first) return write()
     // Armed before the write: if the object is evicted right after it, the alarm still fans the events out.
     this.store.setWebhookOwner({ tenantId: first.tenantId, accountId: first.accountId })
     await this.webhooks.wakeBy(Date.now() + FAN_OUT_GRACE_MS)
-    const results = await this.db.batch(statements)
-    this.webhooks.notice(eventsWritten(statements, results))
-    this.ctx.waitUntil(this.webhooks.run('events'))
+    const results = await write()
+    // Events whose insert found no subscription were written dispatched: nothing to fan out, no D1 round trip.
+    const pending = eventsWritten(statements, results).filter((e) => e.dispatchedAt === null)
+    if (pending.length > 0) {
+      this.webhooks.notice(pending)
+      this.ctx.waitUntil(this.webhooks.run('events'))
+    }
     return results
   }
 

@@ -23,6 +23,8 @@ export type AccountContext = {
    * and started right after it, so every event written here reaches its subscriptions. Use it for every batch.
    */
   commit<U extends BatchItem<'sqlite'>, T extends Readonly<[U, ...U[]]>>(statements: T): Promise<BatchResponse<T>>
-  /** Inbound messages' group commit (through `commit`): concurrent messages of the account share one D1 batch. */
-  inbound: GroupCommit
+  /** `commit` for statements compiled once and bound per call (db/compiled.ts): one raw D1 batch, raw results. */
+  commitBound(statements: readonly D1PreparedStatement[]): Promise<D1Result[]>
+  /** Inbound messages' group commit (through `commitBound`): concurrent messages of the account share one D1 batch. */
+  inbound: GroupCommit<D1PreparedStatement>
 }

@@ -1,9 +1,10 @@
 /**
- * The inbound step inside the AccountDO: four statements, with no read before them. Upsert the contact, insert the
- * message unless its upstream id is already stored or the contact is private, insert `message.received` only if
- * that insert happened, then read back which message holds the upstream id. They go through the account's group
- * commit (`c.inbound`), so concurrent messages share one D1 round trip. A new message restarts the person's
- * loop-guard counter and wakes the open waits; a duplicate changes nothing.
+ * The inbound step inside the AccountDO, one path for a single push and a relay's burst: per message four
+ * statements, with no read before them. Upsert the contact, insert the message unless its upstream id is already
+ * stored or the contact is private, insert `message.received` only if that insert happened, then read back which
+ * message holds the upstream id. The statements are compiled once per isolate (db/compiled.ts) and go through the
+ * account's group commit (`c.inbound`), so concurrent pushes and the messages of a burst share D1 batches, in order.
+ * A new message restarts the person's loop-guard counter and wakes the open waits; a duplicate changes nothing.
  */
 import { z } from 'zod'
 import { getAccount } from '../db/accounts'
@@ -15,11 +16,10 @@ import { newId } from '../lib/ids'
 import type { AccountContext } from './context'
 import type { AccountRef } from './storage'
 
-/** What `findInbound` reads back (the batch results come back untyped through the group commit). */
-const StoredInbound = z.array(z.object({ id: z.string(), contactId: z.string() }))
+/** What `findInbound` reads back, as raw D1 rows. */
+const StoredInbound = z.object({ results: z.array(z.object({ id: z.string(), contact_id: z.string() })) })
 
-export type InboundInput = {
-  ref: AccountRef
+export type InboundItem = {
   contact: ContactSeed
   text: string
   mediaUrl: string | null
@@ -27,6 +27,8 @@ export type InboundInput = {
   /** The upstream's id for this message; a second delivery with the same id is a duplicate. */
   upstreamId: string | null
 }
+
+export type InboundInput = InboundItem & { ref: AccountRef }
 
 export type IngestOutcome =
   | { stored: true; messageId: string; contactId: string; duplicate: boolean }
@@ -50,39 +52,59 @@ async function accountExists(c: AccountContext, ref: AccountRef): Promise<boolea
 }
 
 export async function ingestMessage(c: AccountContext, input: InboundInput): Promise<IngestOutcome> {
+  const [outcome] = await ingestMessages(c, input.ref, [input])
+  return outcome!
+}
+
+/**
+ * Stores messages of one account in the order given. Each message is queued with its own statements, so a batch
+ * that fails is retried message by message and one bad message fails only itself; the others are stored and the
+ * first failure is thrown once all have settled.
+ */
+export async function ingestMessages(c: AccountContext, ref: AccountRef, items: InboundItem[]): Promise<IngestOutcome[]> {
   const now = Date.now()
-  const { ref, contact: seed } = input
   c.store.setRef(ref)
-  if (!(await accountExists(c, ref))) return { stored: false, contactId: seed.id, reason: 'account_not_found' }
+  if (!(await accountExists(c, ref))) return items.map((i) => ({ stored: false, contactId: i.contact.id, reason: 'account_not_found' }))
+  const settled = await Promise.allSettled(items.map((item) => ingestOne(c, ref, item, now)))
+  const outcomes: IngestOutcome[] = []
+  for (const s of settled) {
+    if (s.status === 'rejected') throw s.reason
+    outcomes.push(s.value)
+  }
+  return outcomes
+}
+
+/** Queues one message's statements at once (callers keep the order) and applies its outcome when they commit. */
+function ingestOne(c: AccountContext, ref: AccountRef, item: InboundItem, now: number): Promise<IngestOutcome> {
+  const seed = item.contact
   const row = {
     id: newId('msg'),
     tenantId: ref.tenantId,
     accountId: ref.accountId,
     contactId: seed.id,
-    direction: 'inbound' as const,
-    text: input.text,
-    mediaUrl: input.mediaUrl,
-    mediaContentType: input.mediaContentType,
-    status: 'received' as const,
-    upstreamId: input.upstreamId,
-    createdAt: now,
-    updatedAt: now,
+    text: item.text,
+    mediaUrl: item.mediaUrl,
+    mediaContentType: item.mediaContentType,
+    upstreamId: item.upstreamId,
   }
+  const facts = { ...row, direction: 'inbound' as const, status: 'received' as const, errorMessage: null }
   // The contact part is filled in by SQL from the stored contact row (insertReceivedEvent).
-  const payload = messageEventPayload('message.received', { ...row, errorMessage: null }, { id: seed.id, phone: null, name: null }, ref.channel, now)
-  const results = await c.inbound.write([
-    upsertInboundContact(c.db, seed, input.text, now),
-    insertInboundUnlessPrivate(c.db, row),
+  const payload = messageEventPayload('message.received', facts, { id: seed.id, phone: null, name: null }, ref.channel, now)
+  const written = c.inbound.write([
+    upsertInboundContact(c.db, seed, item.text, now),
+    insertInboundUnlessPrivate(c.db, row, now),
     insertReceivedEvent(c.db, ref.tenantId, ref.accountId, payload, row.id, now),
-    findInbound(c.db, ref.tenantId, ref.accountId, input.upstreamId, row.id),
+    findInbound(c.db, ref.tenantId, ref.accountId, item.upstreamId, row.id),
   ])
-  const stored = StoredInbound.parse(results[3])[0]
-  if (!stored) return { stored: false, contactId: seed.id, reason: 'contact_private' }
-  if (stored.id !== row.id) {
-    c.store.recordDuplicateInbound(stored.contactId)
-    return { stored: true, messageId: stored.id, contactId: stored.contactId, duplicate: true }
-  }
-  c.store.recordInbound(seed.id)
-  c.waits.wakeAll()
-  return { stored: true, messageId: row.id, contactId: seed.id, duplicate: false }
+  return written.then((results): IngestOutcome => {
+    const stored = StoredInbound.parse(results[3]).results[0]
+    if (!stored) return { stored: false, contactId: seed.id, reason: 'contact_private' }
+    if (stored.id !== row.id) {
+      c.store.recordDuplicateInbound(stored.contact_id)
+      return { stored: true, messageId: stored.id, contactId: stored.contact_id, duplicate: true }
+    }
+    c.store.recordInbound(seed.id)
+    c.waits.wakeAll()
+    return { stored: true, messageId: row.id, contactId: seed.id, duplicate: false }
+  })
 }

@@ -6,8 +6,7 @@ import { z } from 'zod'
 import type { ImportedContact, InboundMessage } from '../../schema/frames'
 import type { AccountContext } from './context'
 import { importContacts } from './contacts-import'
-import { ingestMessage, type IngestOutcome } from './ingest'
-import { ingestBatch } from './ingest-batch'
+import { ingestMessages, type InboundItem } from './ingest'
 import { currentLink } from './link'
 import { LINK_KEY, SESSION_FENCE_KEY } from './link-state'
 import { contactIdsByPhones } from '../db/contacts'
@@ -17,35 +16,17 @@ import type { AccountRef } from './storage'
 /** `last_activity` of the status answer is exact to this much. */
 const ACTIVITY_WRITE_EVERY_MS = 5_000
 
-export async function onRelayInbound(c: AccountContext, ref: AccountRef, sid: string, m: z.infer<typeof InboundMessage>): Promise<IngestOutcome | null> {
+/**
+ * Inbound messages of one session, in order (several when the hub group-commits a burst), stored through the one
+ * ingest path. People seen for the first time are looked up together: one D1 read for the burst, not one per person.
+ */
+export async function onRelayInbound(c: AccountContext, ref: AccountRef, sid: string, ms: z.infer<typeof InboundMessage>[]): Promise<void> {
   const link = currentLink(c)
   // The account was removed (or linked anew): nothing of the old session is stored.
-  if (!link || link.sid !== sid) return null
-  const contact = await inboundContactSeed(c, ref, m.from)
-  const outcome = await ingestMessage(c, {
-    ref,
-    contact,
-    text: m.text,
-    mediaUrl: m.media?.url ?? null,
-    mediaContentType: m.media?.contentType ?? null,
-    upstreamId: m.upstreamId,
-  })
-  // Stored at most every few seconds: every storage write holds the reply back until it is durable.
-  const now = Date.now()
-  if (now - (link.lastActivityAt ?? 0) > ACTIVITY_WRITE_EVERY_MS) c.store.put(LINK_KEY, { ...link, lastActivityAt: now })
-  return outcome
-}
-
-/** Several inbound messages of one session: one goes through ingest.ts, a burst is stored with one D1 commit. */
-export async function onRelayInboundMany(c: AccountContext, ref: AccountRef, sid: string, ms: z.infer<typeof InboundMessage>[]): Promise<void> {
-  const [only] = ms
-  if (ms.length === 1 && only) return void (await onRelayInbound(c, ref, sid, only))
-  const link = currentLink(c)
   if (!link || link.sid !== sid || ms.length === 0) return
-  // People seen for the first time are looked up together: one D1 read for the burst, not one per person.
   const fresh = [...new Set(ms.flatMap((m) => (peerAddresses(m.from).some((a) => c.store.peerContact(a)) ? [] : [e164(m.from.phone)]).filter((p): p is string => p !== null)))]
   const byPhone = fresh.length > 0 ? await contactIdsByPhones(c.db, ref.tenantId, ref.accountId, fresh) : new Map<string, string>()
-  const items = []
+  const items: InboundItem[] = []
   for (const m of ms) {
     items.push({
       contact: await inboundContactSeed(c, ref, m.from, (phone) => byPhone.get(phone)),
@@ -55,7 +36,8 @@ export async function onRelayInboundMany(c: AccountContext, ref: AccountRef, sid
       upstreamId: m.upstreamId,
     })
   }
-  await ingestBatch(c, ref, items)
+  await ingestMessages(c, ref, items)
+  // Stored at most every few seconds: every storage write holds the reply back until it is durable.
   const now = Date.now()
   if (now - (link.lastActivityAt ?? 0) > ACTIVITY_WRITE_EVERY_MS) c.store.put(LINK_KEY, { ...link, lastActivityAt: now })
 }

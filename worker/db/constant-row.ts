@@ -3,12 +3,13 @@
  * table's column order, so this builds the constant selection from the table definition itself; conditional inserts
  * (insert only if a row exists, or is not private) then stay in one D1 batch without a read first.
  */
-import { getTableColumns, is, SQL, sql } from 'drizzle-orm'
+import { getTableColumns, is, SQL, sql, type Placeholder } from 'drizzle-orm'
 import type { SQLiteTable } from 'drizzle-orm/sqlite-core'
 
 export function constantRow<T extends SQLiteTable>(
   table: T,
-  values: Partial<T['$inferInsert']>,
+  // A placeholder stands for a value bound later (db/compiled.ts); it goes through the column's encoder like a value.
+  values: { [K in keyof T['$inferInsert']]?: T['$inferInsert'][K] | Placeholder },
   computed: Partial<Record<keyof T['$inferInsert'], SQL>> = {}
 ): { [K in keyof T['$inferInsert']]-?: SQL.Aliased } {
   const row: Record<string, SQL.Aliased> = {}

@@ -5,16 +5,12 @@
 import { and, eq, inArray, sql } from 'drizzle-orm'
 import { contacts, type Channel } from '../../schema/d1'
 import type { Db } from './client'
+import { compiledVariants, placeholders } from './compiled'
 
 export type ContactRow = typeof contacts.$inferSelect
 
 export async function getContact(db: Db, tenantId: string, id: string): Promise<ContactRow | undefined> {
   return db.select().from(contacts).where(and(eq(contacts.tenantId, tenantId), eq(contacts.id, id))).get()
-}
-
-export async function getContacts(db: Db, tenantId: string, ids: string[]): Promise<ContactRow[]> {
-  if (ids.length === 0) return []
-  return db.select().from(contacts).where(and(eq(contacts.tenantId, tenantId), inArray(contacts.id, ids)))
 }
 
 export type ContactSeed = {
@@ -61,72 +57,69 @@ const INBOUND_REFRESH = {
   peerId: sql`coalesce(excluded.peer_id, ${contacts.peerId})`,
 }
 
-/**
- * Creates or refreshes the contact of an inbound message: names given by the channel replace older ones, the
- * first/last inbound times move, and a STOP/START message sets the opt-out flag (SMS) or do-not-disturb (others).
- */
-export function upsertInboundContact(db: Db, seed: ContactSeed, text: string, now: number) {
-  const optOut = optOutChange(text)
-  const flag = seed.channel === 'sms' ? 'optedOut' : 'doNotDisturb'
-  const flags = optOut === undefined ? {} : { [flag]: optOut }
+type InboundContactValues = Required<ContactSeed> & { now: number }
+type OptOutKey = { flag: 'optedOut' | 'doNotDisturb'; value: boolean } | null
+
+/** The upsert of an inbound message's contact, per opt-out change (the flag it sets is part of the statement). */
+const inboundContactUpsert = compiledVariants<OptOutKey, InboundContactValues>((db, key) => {
+  const p = placeholders<InboundContactValues>()
+  const flags = key ? { [key.flag]: key.value } : {}
   return db
     .insert(contacts)
-    .values({ ...seed, ...flags, firstInboundAt: now, lastInboundAt: now, createdAt: now, updatedAt: now })
+    .values({
+      id: p.id,
+      tenantId: p.tenantId,
+      accountId: p.accountId,
+      channel: p.channel,
+      phone: p.phone,
+      externalId: p.externalId,
+      socialId: p.socialId,
+      peerId: p.peerId,
+      name: p.name,
+      firstName: p.firstName,
+      lastName: p.lastName,
+      email: p.email,
+      ...flags,
+      firstInboundAt: p.now,
+      lastInboundAt: p.now,
+      createdAt: p.now,
+      updatedAt: p.now,
+    })
     .onConflictDoUpdate({
       target: contacts.id,
       set: {
         ...INBOUND_REFRESH,
         ...flags,
         firstInboundAt: sql`coalesce(${contacts.firstInboundAt}, excluded.first_inbound_at)`,
-        lastInboundAt: now,
-        updatedAt: now,
+        lastInboundAt: sql`${p.now}`,
+        updatedAt: sql`${p.now}`,
       },
     })
-}
+})
 
 /**
- * The multi-row form of upsertInboundContact for a burst of inbound messages whose texts change no opt-out flag
- * (those go through upsertInboundContact one by one): several contacts per statement, same refresh rules.
+ * Creates or refreshes the contact of an inbound message: names given by the channel replace older ones, the
+ * first/last inbound times move, and a STOP/START message sets the opt-out flag (SMS) or do-not-disturb (others).
+ * Compiled once (db/compiled.ts): it runs for every inbound message.
  */
-export function upsertInboundContacts(db: Db, seeds: ContactSeed[], now: number) {
-  const rows = seeds.map((seed) => ({
-    phone: null,
-    externalId: null,
-    socialId: null,
-    peerId: null,
-    name: null,
-    firstName: null,
-    lastName: null,
-    email: null,
-    ...seed,
-    doNotDisturb: false,
-    optedOut: false,
-    private: false,
-    aiPaused: false,
-    firstInboundAt: now,
-    lastInboundAt: now,
-    createdAt: now,
-    updatedAt: now,
-  }))
-  const perStatement = 4 // about 21 parameters per row: under D1's 100 per statement
-  const out = []
-  for (let i = 0; i < rows.length; i += perStatement) {
-    out.push(
-      db
-        .insert(contacts)
-        .values(rows.slice(i, i + perStatement))
-        .onConflictDoUpdate({
-          target: contacts.id,
-          set: {
-            ...INBOUND_REFRESH,
-            firstInboundAt: sql`coalesce(${contacts.firstInboundAt}, excluded.first_inbound_at)`,
-            lastInboundAt: now,
-            updatedAt: now,
-          },
-        })
-    )
-  }
-  return out
+export function upsertInboundContact(db: Db, seed: ContactSeed, text: string, now: number): D1PreparedStatement {
+  const optOut = optOutChange(text)
+  const key: OptOutKey = optOut === undefined ? null : { flag: seed.channel === 'sms' ? 'optedOut' : 'doNotDisturb', value: optOut }
+  return inboundContactUpsert(db, key).bind(db, {
+    id: seed.id,
+    tenantId: seed.tenantId,
+    accountId: seed.accountId,
+    channel: seed.channel,
+    phone: seed.phone ?? null,
+    externalId: seed.externalId ?? null,
+    socialId: seed.socialId ?? null,
+    peerId: seed.peerId ?? null,
+    name: seed.name ?? null,
+    firstName: seed.firstName ?? null,
+    lastName: seed.lastName ?? null,
+    email: seed.email ?? null,
+    now,
+  })
 }
 
 /**

@@ -6,10 +6,11 @@
  */
 import { and, asc, eq, inArray, isNull, lt, sql, type SQL } from 'drizzle-orm'
 import { z } from 'zod'
-import { contacts, events, messages } from '../../schema/d1'
+import { contacts, events, messages, tenants, webhooks } from '../../schema/d1'
 import type { EventPayload } from '../../schema/events'
 import { newId } from '../lib/ids'
 import type { Db } from './client'
+import { compiled, placeholders } from './compiled'
 import { constantRow } from './constant-row'
 
 export type EventRow = typeof events.$inferSelect
@@ -17,13 +18,16 @@ export type EventRow = typeof events.$inferSelect
 /** The Durable Object that dispatches an event: the account that emitted it. */
 export type EventOwner = { tenantId: string; accountId: string }
 
-/** What an insert statement will write, known before it runs (the fan-out starts from this, not a re-read). */
-export type EventCandidate = Pick<EventRow, 'id' | 'tenantId' | 'accountId' | 'type' | 'payload' | 'createdAt'>
+/**
+ * What an insert statement will write, known before it runs (the fan-out starts from this, not a re-read).
+ * `dispatchedAt` is set when the insert itself found nothing to fan out to (see dispatchedUnlessSubscribed).
+ */
+export type EventCandidate = Pick<EventRow, 'id' | 'tenantId' | 'accountId' | 'type' | 'payload' | 'createdAt' | 'dispatchedAt'>
 
 type Written = { events: EventCandidate[]; conditional: boolean }
 const written = new WeakMap<object, Written>()
 
-/** Registers what a statement inserts; a conditional one must `RETURNING id, payload` (see eventsWritten). */
+/** Registers what a statement inserts; a conditional one must `RETURNING id, payload[, dispatched_at]` (see eventsWritten). */
 function remember<T extends object>(statement: T, events: EventCandidate[], conditional = false): T {
   written.set(statement, { events, conditional })
   return statement
@@ -37,12 +41,14 @@ export function eventOf(statement: unknown): EventCandidate | undefined {
   return typeof statement === 'object' && statement !== null ? written.get(statement)?.events[0] : undefined
 }
 
-const Returned = z.array(z.object({ id: z.string(), payload: z.string() }))
+const ReturnedRow = z.object({ id: z.string(), payload: z.string(), dispatched_at: z.number().nullable().optional() })
+/** Drizzle's batch answers the returned rows; a raw D1 batch (compiled statements) answers them in `results`. */
+const Returned = z.union([z.array(ReturnedRow), z.object({ results: z.array(ReturnedRow) }).transform((r) => r.results)])
 
 /**
  * The events a batch actually wrote, read from its results: a conditional insert (`RETURNING id, payload`) keeps
  * only the events it wrote, each with the stored payload (SQL may have completed it: the contact of
- * message.received).
+ * message.received) and, when it returns `dispatched_at`, whether it still awaits fan-out.
  */
 export function eventsWritten(statements: readonly unknown[], results: readonly unknown[]): EventCandidate[] {
   const out: EventCandidate[] = []
@@ -50,17 +56,17 @@ export function eventsWritten(statements: readonly unknown[], results: readonly 
     const w = typeof statement === 'object' && statement !== null ? written.get(statement) : undefined
     if (!w) return
     if (!w.conditional) return void out.push(...w.events)
-    const stored = new Map(Returned.parse(results[i]).map((r) => [r.id, r.payload]))
+    const stored = new Map(Returned.parse(results[i]).map((r) => [r.id, r]))
     for (const e of w.events) {
-      const payload = stored.get(e.id)
-      if (payload !== undefined) out.push({ ...e, payload })
+      const row = stored.get(e.id)
+      if (row) out.push({ ...e, payload: row.payload, dispatchedAt: row.dispatched_at ?? null })
     }
   })
   return out
 }
 
 function candidate(tenantId: string, accountId: string, payload: EventPayload, now: number): EventCandidate {
-  return { id: newId('evt'), tenantId, accountId, type: payload.event, payload: JSON.stringify(payload), createdAt: now }
+  return { id: newId('evt'), tenantId, accountId, type: payload.event, payload: JSON.stringify(payload), createdAt: now, dispatchedAt: null }
 }
 
 export function insertEvent(db: Db, tenantId: string, accountId: string, payload: EventPayload, now: number) {
@@ -83,25 +89,48 @@ export function insertEventIfMessage(db: Db, tenantId: string, accountId: string
 }
 
 /**
- * `message.received` for a message inserted in the same batch: inserted only if that message row exists (not a
- * duplicate, not a private contact), with `contact` filled in by SQL from the stored contact row, so the payload
- * shows the names the contact has after this message without a read before the batch. `RETURNING` hands the
- * completed payload back to the fan-out (eventsWritten).
+ * The `dispatched_at` of an event as it is inserted: null (awaiting fan-out) while the tenant has webhooks on and a
+ * switched-on subscription to its type, else `now`, so an event nobody subscribes to costs no fan-out round trip.
+ * Deciding inside the insert is the fan-out's own rule applied atomically: D1 has one writer, so a subscription
+ * (or a switch turned on) either committed before this batch, and the event waits for its fan-out, or after it,
+ * and the event predates the subscription, which fan-out would not give it either once it found none.
  */
-export function insertReceivedEvent(db: Db, tenantId: string, accountId: string, payload: EventPayload, messageId: string, now: number) {
-  const event = candidate(tenantId, accountId, payload, now)
+function dispatchedUnlessSubscribed(tenantId: unknown, type: unknown, now: unknown): SQL {
+  const subscribed = sql`exists (select 1 from ${webhooks} inner join ${tenants} on ${tenants.id} = ${webhooks.tenantId}
+    where ${webhooks.tenantId} = ${tenantId} and ${webhooks.enabled} = 1 and ${tenants.webhooksEnabled} = 1
+      and exists (select 1 from json_each(${webhooks.subscribedTo}) where value = ${type}))`
+  return sql`case when ${subscribed} then null else ${now} end`
+}
+
+type ReceivedEventValues = { id: string; tenantId: string; accountId: string; payload: string; messageId: string; now: number }
+
+const receivedEventInsert = compiled<ReceivedEventValues>((db) => {
+  const p = placeholders<ReceivedEventValues>()
+  const event = { id: p.id, tenantId: p.tenantId, accountId: p.accountId, type: 'message.received', payload: p.payload, createdAt: p.now }
   const name = sql`coalesce(nullif(${contacts.name}, ''), nullif(trim(coalesce(${contacts.firstName}, '') || ' ' || coalesce(${contacts.lastName}, '')), ''))`
-  const withContact = sql`json_set(${event.payload}, '$.contact', json_object('id', ${contacts.id}, 'phone', ${contacts.phone}, 'name', ${name}))`
-  const statement = db
+  const withContact = sql`json_set(${p.payload}, '$.contact', json_object('id', ${contacts.id}, 'phone', ${contacts.phone}, 'name', ${name}))`
+  return db
     .insert(events)
     .select(
       db
-        .select(constantRow(events, event, { payload: withContact }))
+        .select(constantRow(events, event, { payload: withContact, dispatchedAt: dispatchedUnlessSubscribed(p.tenantId, 'message.received', p.now) }))
         .from(messages)
         .innerJoin(contacts, eq(contacts.id, messages.contactId))
-        .where(eq(messages.id, messageId))
+        .where(eq(messages.id, p.messageId))
     )
-    .returning({ id: events.id, payload: events.payload })
+    .returning({ id: events.id, payload: events.payload, dispatched_at: events.dispatchedAt })
+})
+
+/**
+ * `message.received` for a message inserted in the same batch: inserted only if that message row exists (not a
+ * duplicate, not a private contact), with `contact` filled in by SQL from the stored contact row, so the payload
+ * shows the names the contact has after this message without a read before the batch. `RETURNING` hands the
+ * completed payload back to the fan-out (eventsWritten), and whether anything subscribes to it. Compiled once: it
+ * runs for every inbound message.
+ */
+export function insertReceivedEvent(db: Db, tenantId: string, accountId: string, payload: EventPayload, messageId: string, now: number): D1PreparedStatement {
+  const event = candidate(tenantId, accountId, payload, now)
+  const statement = receivedEventInsert(db).bind(db, { id: event.id, tenantId, accountId, payload: event.payload, messageId, now })
   return remember(statement, [event], true)
 }
 
@@ -150,30 +179,4 @@ export async function pruneEvents(db: Db, before: number, limit: number): Promis
     .where(inArray(events.id, db.select({ id: events.id }).from(events).where(lt(events.createdAt, before)).limit(limit)))
     .returning({ id: events.id })
   return rows.length
-}
-
-/**
- * Statements inserting each event only if its message exists when the batch runs (several per statement): the
- * multi-row form of insertEventIfMessage, for messages inserted earlier in the same batch that may have been skipped
- * as duplicates.
- */
-export function insertEventsIfMessages(db: Db, tenantId: string, accountId: string, items: Array<{ payload: EventPayload; messageId: string }>, now: number) {
-  const perStatement = 24 // 4 parameters per row and 3 shared: under D1's 100 per statement
-  const out = []
-  for (let i = 0; i < items.length; i += perStatement) {
-    const chunk = items.slice(i, i + perStatement).map((it) => ({ event: candidate(tenantId, accountId, it.payload, now), messageId: it.messageId }))
-    const rows = sql.join(
-      chunk.map(({ event, messageId }) => sql`(${event.id}, ${event.type}, ${event.payload}, ${messageId})`),
-      sql`, `
-    )
-    const statement = db
-      .insert(events)
-      .select(
-        sql`SELECT v.column1, ${tenantId}, ${accountId}, v.column2, v.column3, ${now}, NULL FROM (VALUES ${rows}) AS v
-            WHERE EXISTS (SELECT 1 FROM ${messages} m WHERE m.id = v.column4)`
-      )
-      .returning({ id: events.id, payload: events.payload })
-    out.push(remember(statement, chunk.map((c) => c.event), true))
-  }
-  return out
 }

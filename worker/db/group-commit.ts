@@ -5,22 +5,21 @@
  * statements. If a shared batch fails (it is one transaction, so nothing of it was written), its members are
  * retried one by one, so one bad write fails only itself.
  */
-import type { BatchItem } from 'drizzle-orm/batch'
-
 /** Statements per D1 batch. */
 const MAX_STATEMENTS = 100
 
-type Statements = [BatchItem<'sqlite'>, ...BatchItem<'sqlite'>[]]
-type Pending = { statements: Statements; done: (results: unknown[]) => void; failed: (err: unknown) => void }
+type Statements<S> = [S, ...S[]]
+type Pending<S> = { statements: Statements<S>; done: (results: unknown[]) => void; failed: (err: unknown) => void }
 
-export class GroupCommit {
-  private queue: Pending[] = []
+/** `S` is a Drizzle batch item or a bound D1 statement (db/compiled.ts), whichever `commit` runs. */
+export class GroupCommit<S> {
+  private queue: Pending<S>[] = []
   private writing = false
 
   /** `commit` runs one atomic batch (db.batch, or the AccountDO's event-aware commit). */
-  constructor(private readonly commit: (statements: Statements) => Promise<unknown[]>) {}
+  constructor(private readonly commit: (statements: Statements<S>) => Promise<readonly unknown[]>) {}
 
-  write(statements: BatchItem<'sqlite'>[]): Promise<unknown[]> {
+  write(statements: S[]): Promise<unknown[]> {
     const [first, ...rest] = statements
     if (!first) return Promise.resolve([])
     return new Promise((done, failed) => {
@@ -33,7 +32,7 @@ export class GroupCommit {
     this.writing = true
     try {
       while (this.queue.length > 0) {
-        const group: Pending[] = []
+        const group: Pending<S>[] = []
         let size = 0
         while (this.queue.length > 0 && (group.length === 0 || size + this.queue[0]!.statements.length <= MAX_STATEMENTS)) {
           const next = this.queue.shift()!
@@ -47,7 +46,7 @@ export class GroupCommit {
     }
   }
 
-  private async commitGroup(group: Pending[]): Promise<void> {
+  private async commitGroup(group: Pending<S>[]): Promise<void> {
     const [first, ...rest] = group.flatMap((p) => p.statements)
     try {
       const results = await this.commit([first!, ...rest])

@@ -5,6 +5,7 @@
 import { and, asc, desc, eq, gt, inArray, isNull, lt, lte, max, or, sql, type SQL } from 'drizzle-orm'
 import { contacts, messages, type MessageStatus } from '../../schema/d1'
 import type { Db } from './client'
+import { compiled, compiledVariants, placeholders } from './compiled'
 import { constantRow } from './constant-row'
 import type { ContactRow } from './contacts'
 
@@ -73,31 +74,72 @@ export function insertMessage(db: Db, row: typeof messages.$inferInsert) {
   return db.insert(messages).values(row)
 }
 
-/**
- * An inbound insert that does nothing when this upstream id was already stored (re-pushed or re-sent by a relay)
- * or when the contact is private (spec 4.3: nothing about private contacts is stored). The contact row must exist
- * by then (upserted earlier in the same batch).
- */
-export function insertInboundUnlessPrivate(db: Db, row: typeof messages.$inferInsert) {
+type InboundRowValues = {
+  id: string
+  tenantId: string
+  accountId: string
+  contactId: string
+  text: string
+  mediaUrl: string | null
+  mediaContentType: string | null
+  upstreamId: string | null
+  now: number
+}
+
+const inboundInsert = compiled<InboundRowValues>((db) => {
+  const p = placeholders<InboundRowValues>()
+  const row = {
+    id: p.id,
+    tenantId: p.tenantId,
+    accountId: p.accountId,
+    contactId: p.contactId,
+    direction: 'inbound' as const,
+    text: p.text,
+    mediaUrl: p.mediaUrl,
+    mediaContentType: p.mediaContentType,
+    status: 'received' as const,
+    upstreamId: p.upstreamId,
+    createdAt: p.now,
+    updatedAt: p.now,
+  }
   return db
     .insert(messages)
     .select(
       db
         .select(constantRow(messages, row))
         .from(contacts)
-        .where(and(eq(contacts.id, row.contactId), eq(contacts.private, false)))
+        .where(and(eq(contacts.id, p.contactId), eq(contacts.private, false)))
     )
     .onConflictDoNothing()
+})
+
+/**
+ * An inbound insert that does nothing when this upstream id was already stored (re-pushed or re-sent by a relay)
+ * or when the contact is private (spec 4.3: nothing about private contacts is stored). The contact row must exist
+ * by then (upserted earlier in the same batch). Compiled once: it runs for every inbound message.
+ */
+export function insertInboundUnlessPrivate(db: Db, row: Omit<InboundRowValues, 'now'>, now: number): D1PreparedStatement {
+  return inboundInsert(db).bind(db, { ...row, now })
 }
 
-/** The stored inbound message with this upstream id (or, without one, this id): how a batch learns what it inserted. */
-export function findInbound(db: Db, tenantId: string, accountId: string, upstreamId: string | null, id: string) {
-  const match = upstreamId === null ? eq(messages.id, id) : and(eq(messages.direction, 'inbound'), eq(messages.upstreamId, upstreamId))
+type FindInboundValues = { tenantId: string; accountId: string; upstreamId: string; id: string }
+
+const inboundLookup = compiledVariants<boolean, FindInboundValues>((db, byUpstreamId) => {
+  const p = placeholders<FindInboundValues>()
+  const match = byUpstreamId ? and(eq(messages.direction, 'inbound'), eq(messages.upstreamId, p.upstreamId)) : eq(messages.id, p.id)
   return db
     .select({ id: messages.id, contactId: messages.contactId })
     .from(messages)
-    .where(and(eq(messages.tenantId, tenantId), eq(messages.accountId, accountId), match))
+    .where(and(eq(messages.tenantId, p.tenantId), eq(messages.accountId, p.accountId), match))
     .limit(1)
+})
+
+/**
+ * The stored inbound message with this upstream id (or, without one, this id): how a batch learns what it inserted.
+ * Answers raw rows: `{ id, contact_id }`.
+ */
+export function findInbound(db: Db, tenantId: string, accountId: string, upstreamId: string | null, id: string): D1PreparedStatement {
+  return inboundLookup(db, upstreamId !== null).bind(db, { tenantId, accountId, upstreamId: upstreamId ?? '', id })
 }
 
 export async function findByUpstreamId(
@@ -174,21 +216,4 @@ export async function countAccountMessages(db: Db, tenantId: string, accountId: 
     .where(and(eq(messages.tenantId, tenantId), eq(messages.accountId, accountId)))
     .get()
   return row?.n ?? 0
-}
-
-/** Bound parameters D1 allows in one statement: multi-row inserts are cut into chunks that stay under it. */
-export const D1_MAX_PARAMS = 100
-
-/**
- * Statements inserting many inbound messages, several rows per statement; a row whose upstream id is already stored
- * is skipped (unique index). Each statement answers the ids it inserted.
- */
-export function insertInboundRows(db: Db, rows: Array<Omit<typeof messages.$inferInsert, 'seq'>>) {
-  const full = rows.map((r) => ({ errorCode: null, errorMessage: null, attempts: 0, lastAttemptAt: null, ...r }))
-  const perStatement = Math.max(1, Math.floor(D1_MAX_PARAMS / 16))
-  const out = []
-  for (let i = 0; i < full.length; i += perStatement) {
-    out.push(db.insert(messages).values(full.slice(i, i + perStatement)).onConflictDoNothing().returning({ id: messages.id }))
-  }
-  return out
 }

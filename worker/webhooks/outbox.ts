@@ -7,6 +7,7 @@
  * common path reads D1 once per fan-out (subscriptions, health and the tenant switch in one query); the alarm
  * path re-reads undispatched events from D1, so nothing depends on memory surviving.
  */
+import type { BatchItem } from 'drizzle-orm/batch'
 import type { AccountContext } from '../account/context'
 import { deliveryTimeoutMs } from '../config'
 import { eventsByIds, markDispatched, pendingEvents, type EventCandidate, type EventOwner, type EventRow } from '../db/events'
@@ -38,7 +39,7 @@ export class WebhookOutbox {
   private chain: Promise<unknown> = Promise.resolve()
   /** Events committed by this object and not yet fanned out. */
   private incoming: EventCandidate[] = []
-  private readonly outcomes: GroupCommit
+  private readonly outcomes: GroupCommit<BatchItem<'sqlite'>>
 
   constructor(private readonly c: AccountContext) {
     this.outcomes = new GroupCommit((statements) => c.db.batch(statements))

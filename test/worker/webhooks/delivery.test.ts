@@ -107,6 +107,36 @@ describe('message.received', () => {
   })
 })
 
+describe('events nobody subscribes to', () => {
+  const undispatched = async (tenantId: string) =>
+    (await env.DB.prepare('SELECT count(*) AS n FROM events WHERE tenant_id = ? AND dispatched_at IS NULL').bind(tenantId).first<{ n: number }>())?.n
+
+  it('are written already dispatched, with no subscription or one to other events only', async () => {
+    const t = await newTenant()
+    await connectCustom(t)
+    await pushInbound(t, { body: 'nobody listens', fromId: 'user-5' })
+    // Decided inside the insert: there is nothing to wait for.
+    expect(await undispatched(t.tenantId)).toBe(0)
+    const { ch } = await subscribe(t, ['message.sent'])
+    await pushInbound(t, { body: 'still nobody', fromId: 'user-5' })
+    expect(await undispatched(t.tenantId)).toBe(0)
+    expect(await ch.log()).toEqual([])
+  })
+
+  it('are not delivered to a subscription made after them; later events are, once each', async () => {
+    const t = await newTenant()
+    await connectCustom(t)
+    await pushInbound(t, { body: 'before', fromId: 'user-6' })
+    const { ch, webhook } = await subscribe(t, ['message.received'])
+    await pushInbound(t, { body: 'after', fromId: 'user-6' })
+    const [got] = await ch.waitFor(1)
+    expect(JSON.parse(got!.body).message.text).toBe('after')
+    await settledLog(t, webhook.name, 1)
+    await until(async () => (await undispatched(t.tenantId)) === 0, 'events dispatched')
+    expect(await ch.log()).toHaveLength(1)
+  })
+})
+
 describe('message.sent and message.failed', () => {
   it('carries the outbound message with status sent, error null', async () => {
     const t = await newTenant()
