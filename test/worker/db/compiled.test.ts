@@ -52,7 +52,7 @@ describe('compiled statements', () => {
   it('keeps one compiled statement per variant key', async () => {
     const { t, open } = await tenantWithContacts()
     type V = { tenantId: string }
-    const byChannel = compiledVariants<string, V>((d, channel) => {
+    const byChannel = compiledVariants<'custom' | 'sms', V>((d, channel) => {
       const p = placeholders<V>()
       return d.select({ id: contacts.id }).from(contacts).where(and(eq(contacts.tenantId, p.tenantId), eq(contacts.channel, channel), eq(contacts.private, false)))
     })
