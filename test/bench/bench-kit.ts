@@ -35,11 +35,19 @@ const agent = new http.Agent({ keepAlive: true, maxSockets: 64 })
 
 /** Calls the gateway (past wrangler dev's proxy unless `viaProxy`). */
 export function api(server: LocalServer, key: string, method: string, path: string, body?: unknown, viaProxy = false): Promise<{ status: number; json: any }> {
-  const url = new URL(`${viaProxy ? server.url : server.directUrl}/v1${path}`)
+  return request(`${viaProxy ? server.url : server.directUrl}/v1${path}`, method, { 'X-API-Key': key }, body)
+}
+
+/**
+ * One JSON request over the shared keep-alive agent. Every figure that is compared with another goes through this,
+ * so a ratio measures the server, not two different HTTP clients.
+ */
+export function request(target: string, method: string, headers: Record<string, string>, body?: unknown): Promise<{ status: number; json: any }> {
+  const url = new URL(target)
   const payload = body === undefined ? undefined : JSON.stringify(body)
   return new Promise((resolve, reject) => {
     const req = http.request(
-      { host: url.hostname, port: url.port, path: url.pathname + url.search, method, agent, headers: { 'X-API-Key': key, ...(payload ? { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(payload) } : {}) } },
+      { host: url.hostname, port: url.port, path: url.pathname + url.search, method, agent, headers: { ...headers, ...(payload ? { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(payload) } : {}) } },
       (res) => {
         const chunks: Buffer[] = []
         res.on('data', (c: Buffer) => chunks.push(c))
@@ -48,7 +56,7 @@ export function api(server: LocalServer, key: string, method: string, path: stri
           try {
             resolve({ status: res.statusCode ?? 0, json: text ? JSON.parse(text) : null })
           } catch (err) {
-            reject(new Error(`${method} ${path} answered ${res.statusCode} with non-JSON: ${text.slice(0, 200)} (${String(err)})`))
+            reject(new Error(`${method} ${url.pathname} answered ${res.statusCode} with non-JSON: ${text.slice(0, 200)} (${String(err)})`))
           }
         })
         res.on('error', reject)

@@ -5,6 +5,7 @@
  * JSON-RPC framing, the lifecycle and the transport.
  */
 import { Server } from '@modelcontextprotocol/sdk/server/index.js'
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv'
 import {
   CallToolRequestSchema,
   ErrorCode,
@@ -37,8 +38,15 @@ export const INSTRUCTIONS = [
 
 export type ToolRunner = (tool: ToolSpec, args: Record<string, unknown>, signal: AbortSignal) => Promise<CallToolResult>
 
+/**
+ * One per isolate: left to itself, every `new Server` builds a fresh Ajv instance (with its formats), which cost more
+ * CPU than the REST call a tool makes. Ajv holds only compiled schemas, so requests can share it.
+ */
+let validator: AjvJsonSchemaValidator | undefined
+
 export function buildServer(run: ToolRunner): Server {
-  const server = new Server(SERVER_INFO, { capabilities: CAPABILITIES, instructions: INSTRUCTIONS })
+  validator ??= new AjvJsonSchemaValidator()
+  const server = new Server(SERVER_INFO, { capabilities: CAPABILITIES, instructions: INSTRUCTIONS, jsonSchemaValidator: validator })
   // The SDK would echo any revision it knows (up to 2025-11-25); this server implements 2025-06-18 only, and
   // version negotiation lets a server answer its own revision for the client to accept or decline.
   server.setRequestHandler(InitializeRequestSchema, () => ({
