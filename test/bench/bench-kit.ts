@@ -9,6 +9,8 @@ export type Baseline = {
   samples: number
   /** The same call through wrangler dev's reload proxy (what `npm start` users hit), for reference. */
   proxiedUsageP50Ms: number
+  /** Server CPU (wrangler dev's process tree) per bare GET /v1/usage: the yardstick for CPU figures. */
+  usageCpuMs: number
 }
 
 export type BenchContext = {
@@ -72,17 +74,19 @@ export async function measureBaseline(server: LocalServer, samples = 300): Promi
   const { key } = await server.newTenant()
   for (let i = 0; i < 20; i++) await api(server, key, 'GET', '/usage')
   const times: number[] = []
+  const cpuBefore = server.cpuSeconds()
   for (let i = 0; i < samples; i++) {
     const t = performance.now()
     const r = await api(server, key, 'GET', '/usage')
     times.push(performance.now() - t)
     if (r.status !== 200) throw new Error(`baseline GET /usage answered ${r.status}`)
   }
+  const usageCpuMs = ((server.cpuSeconds() - cpuBefore) * 1000) / samples
   const proxied: number[] = []
   for (let i = 0; i < samples / 3; i++) {
     const t = performance.now()
     await api(server, key, 'GET', '/usage', undefined, true)
     proxied.push(performance.now() - t)
   }
-  return { usageP50Ms: percentile(times, 50), usageP99Ms: percentile(times, 99), samples, proxiedUsageP50Ms: percentile(proxied, 50) }
+  return { usageP50Ms: percentile(times, 50), usageP99Ms: percentile(times, 99), samples, proxiedUsageP50Ms: percentile(proxied, 50), usageCpuMs }
 }

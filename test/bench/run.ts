@@ -31,7 +31,7 @@ let baselineUsed: Baseline | undefined
 try {
   const baseline = await measureBaseline(server)
   baselineUsed = baseline
-  console.log(`baseline GET /v1/usage: p50 ${ms(baseline.usageP50Ms)}, p99 ${ms(baseline.usageP99Ms)} (${baseline.samples} calls); through the dev proxy p50 ${ms(baseline.proxiedUsageP50Ms)}`)
+  console.log(`baseline GET /v1/usage: p50 ${ms(baseline.usageP50Ms)}, p99 ${ms(baseline.usageP99Ms)} (${baseline.samples} calls); through the dev proxy p50 ${ms(baseline.proxiedUsageP50Ms)}; server CPU ${ms(baseline.usageCpuMs)} per call`)
   for (const bench of selected) {
     console.log(`\n== ${bench.name}`)
     let report: BenchReport
@@ -68,7 +68,7 @@ if (only.length === 0 && !profile) {
     `- Command: \`npm run bench\``,
     `- Date: ${new Date().toISOString()}`,
     `- Machine: ${cpus().length} × ${cpu}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}`,
-    `- Baseline \`GET /v1/usage\`: p50 ${ms(baselineUsed!.usageP50Ms)}, p99 ${ms(baselineUsed!.usageP99Ms)} (${baselineUsed!.samples} calls); through wrangler dev's proxy p50 ${ms(baselineUsed!.proxiedUsageP50Ms)}`,
+    `- Baseline \`GET /v1/usage\`: p50 ${ms(baselineUsed!.usageP50Ms)}, p99 ${ms(baselineUsed!.usageP99Ms)} (${baselineUsed!.samples} calls); through wrangler dev's proxy p50 ${ms(baselineUsed!.proxiedUsageP50Ms)}; server CPU per call ${ms(baselineUsed!.usageCpuMs)}`,
     // Other work on the machine (a parallel test suite) moves absolute figures; the load says how quiet it was.
     `- Load average (1/5/15 min) at start: ${loadAtStart.map((l) => l.toFixed(2)).join(' / ')}; at end: ${loadavg().map((l) => l.toFixed(2)).join(' / ')}`,
     '',
