@@ -57,7 +57,7 @@ export async function toInbound(msg: WAMessage, peers: PeerDirectory, nowMs: num
       upstreamId: key.id,
       from,
       text: read.text,
-      // Inbound media stays on alpha's servers (encrypted, short-lived URLs); see docs/notes/alpha-driver.md.
+      // Inbound media stays on alpha's servers (encrypted, short-lived URLs); README, Known limits.
       media: null,
       sentAt: seconds > 0 ? seconds * 1000 : nowMs,
     },
