@@ -2,28 +2,19 @@
  * Black box against the real local server (wrangler dev): a tenant connects the custom channel to a local receiver,
  * a person writes in, a waiting client receives it, replies, and the receiver gets the reply while its status turns sent.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startReceiver, type Receiver } from '../fixtures/receiver'
-import { startLocalServer, type LocalServer } from './local-server'
+import { describe, expect, it } from 'vitest'
+import { localSuite } from './local-suite'
 
-let server: LocalServer
-let receiver: Receiver
+const local = localSuite()
 
-beforeAll(async () => {
-  ;[server, receiver] = await Promise.all([startLocalServer(), startReceiver()])
-})
-afterAll(async () => {
-  await Promise.all([server?.stop(), receiver?.close()])
-})
-
-const api: LocalServer['api'] = (...args) => server.api(...args)
+const api = local.api
 
 describe('custom channel end to end on the local server', () => {
   it('takes an inbound message to a wait, and a reply to the receiver with status sent', async () => {
-    const { key } = await server.newTenant()
-    const put = await api(key, 'PUT', '/channels/custom', { webhook_url: `${receiver.url}/r/bridge?token=abc` })
+    const { key } = await local.server.newTenant()
+    const put = await api(key, 'PUT', '/channels/custom', { webhook_url: `${local.receiver.url}/r/bridge?token=abc` })
     expect(put.status).toBe(200)
-    expect(put.json).toMatchObject({ status: 'connected', webhook_url: `${receiver.url}/***` })
+    expect(put.json).toMatchObject({ status: 'connected', webhook_url: `${local.receiver.url}/***` })
 
     const start = await api<{ cursor: string }>(key, 'GET', '/messages/wait?timeout_s=0')
     const waiting = api<{ messages: { id: string; text: string; contact: { id: string; external_id: string } }[]; cursor: string }>(
@@ -50,7 +41,7 @@ describe('custom channel end to end on the local server', () => {
       if (status === 'queued') await new Promise((r) => setTimeout(r, 50))
     }
     expect(status).toBe('sent')
-    const delivered = receiver.log('bridge')
+    const delivered = local.receiver.log('bridge')
     expect(delivered).toHaveLength(1)
     expect(delivered[0]!.path).toBe('/r/bridge?token=abc')
     expect(delivered[0]!.json).toMatchObject({ messageId: reply.json.message_id, contactId: contact.id, toId: 'user-7', body: 'Yes, until 6pm.', isVoiceNote: false })

@@ -5,22 +5,13 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startReceiver, type Receiver } from '../fixtures/receiver'
-import { startLocalServer, type LocalServer } from './local-server'
+import { describe, expect, it } from 'vitest'
+import { localSuite } from './local-suite'
 
-let server: LocalServer
-let receiver: Receiver
-
-beforeAll(async () => {
-  ;[server, receiver] = await Promise.all([startLocalServer(), startReceiver()])
-})
-afterAll(async () => {
-  await Promise.all([server?.stop(), receiver?.close()])
-})
+const local = localSuite()
 
 async function connect(headers: Record<string, string>, query = ''): Promise<{ client: Client; transport: StreamableHTTPClientTransport }> {
-  const transport = new StreamableHTTPClientTransport(new URL(`${server.url}/mcp${query}`), { requestInit: { headers } })
+  const transport = new StreamableHTTPClientTransport(new URL(`${local.server.url}/mcp${query}`), { requestInit: { headers } })
   const client = new Client({ name: 'e2e-agent', version: '1.0.0' })
   await client.connect(transport)
   return { client, transport }
@@ -38,7 +29,7 @@ async function tool<T = Record<string, unknown>>(client: Client, name: string, a
 
 describe('MCP with the official SDK client on the local server', () => {
   it('connects, lists the tools and runs a receive-and-reply loop', async () => {
-    const { key } = await server.newTenant()
+    const { key } = await local.server.newTenant()
     const { client, transport } = await connect({ 'X-API-Key': key })
     try {
       expect(transport.sessionId).toBeUndefined()
@@ -50,7 +41,7 @@ describe('MCP with the official SDK client on the local server', () => {
       expect(tools).toHaveLength(43)
       expect(tools.map((t) => t.name)).toEqual(expect.arrayContaining(['list_accounts', 'wait_for_messages', 'send_message', 'get_message']))
 
-      const connected = await tool(client, 'set_custom_channel_webhook', { body: { webhook_url: `${receiver.url}/r/mcp-bridge?token=s3cret` } })
+      const connected = await tool(client, 'set_custom_channel_webhook', { body: { webhook_url: `${local.receiver.url}/r/mcp-bridge?token=s3cret` } })
       expect(connected.status).toBe(200)
       const accounts = await tool<{ accounts: { id: string; channel: string; status: string }[] }>(client, 'list_accounts')
       expect(accounts.json.accounts).toEqual([expect.objectContaining({ id: 'custom', channel: 'custom', status: 'connected' })])
@@ -61,7 +52,7 @@ describe('MCP with the official SDK client on the local server', () => {
         timeout_s: 30,
       })
       // The person writes on the user's side; the bridge pushes it in over REST.
-      const push = await fetch(`${server.url}/v1/channels/custom/inbound`, {
+      const push = await fetch(`${local.server.url}/v1/channels/custom/inbound`, {
         method: 'POST',
         headers: { 'X-API-Key': key, 'Content-Type': 'application/json' },
         body: JSON.stringify({ customData: { body: 'Do you deliver on Sundays?', fromId: 'person-42', firstName: 'Grace' } }),
@@ -83,7 +74,7 @@ describe('MCP with the official SDK client on the local server', () => {
         if (status === 'queued') await new Promise((r) => setTimeout(r, 50))
       }
       expect(status).toBe('sent')
-      expect(receiver.log('mcp-bridge').map((r) => r.json)).toEqual([
+      expect(local.receiver.log('mcp-bridge').map((r) => r.json)).toEqual([
         expect.objectContaining({ messageId: reply.json.message_id, toId: 'person-42', body: 'Yes, from 10 to 4.' }),
       ])
     } finally {
@@ -92,7 +83,7 @@ describe('MCP with the official SDK client on the local server', () => {
   })
 
   it('takes the key as Authorization: Bearer too', async () => {
-    const { key } = await server.newTenant()
+    const { key } = await local.server.newTenant()
     const { client } = await connect({ Authorization: `Bearer ${key}` })
     try {
       expect((await tool(client, 'get_usage')).status).toBe(200)
@@ -102,7 +93,7 @@ describe('MCP with the official SDK client on the local server', () => {
   })
 
   it('cannot connect without a key, or with the key in the URL', async () => {
-    const { key } = await server.newTenant()
+    const { key } = await local.server.newTenant()
     // The SDK puts the HTTP status in `code` and the server's sentence in the message the user sees.
     await expect(connect({})).rejects.toMatchObject({ code: 401, message: expect.stringContaining('An API key is required') })
     await expect(connect({ 'X-API-Key': key }, `?apiKey=${key}`)).rejects.toMatchObject({ code: 400, message: expect.stringContaining('not take an API key in the URL') })

@@ -6,22 +6,14 @@
  */
 import { spawnSync } from 'node:child_process'
 import { join } from 'node:path'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startReceiver, type Receiver } from '../fixtures/receiver'
+import { describe, expect, it } from 'vitest'
 import type { Received } from '../fixtures/receiver-types'
-import { repoRoot, startLocalServer, type LocalServer } from './local-server'
+import { repoRoot } from './local-server'
+import { localSuite } from './local-suite'
 
-let server: LocalServer
-let receiver: Receiver
+const local = localSuite()
 
-beforeAll(async () => {
-  ;[server, receiver] = await Promise.all([startLocalServer(), startReceiver()])
-})
-afterAll(async () => {
-  await Promise.all([server?.stop(), receiver?.close()])
-})
-
-const api: LocalServer['api'] = (...args) => server.api(...args)
+const api = local.api
 
 /** Runs one of the published snippets on a delivery; true when it accepts the signature. */
 function snippetAccepts(command: string[], secret: string, r: Pick<Received, 'headers' | 'body'>, nowS?: number): boolean {
@@ -36,25 +28,25 @@ const PYTHON = ['python3', join(repoRoot, 'docs/examples/webhooks/verify_signatu
 
 describe('webhooks end to end on the local server', () => {
   it('delivers one signed message.received POST that the published snippets verify', async () => {
-    const { key } = await server.newTenant()
-    expect((await api(key, 'PUT', '/channels/custom', { webhook_url: `${receiver.url}/r/bridge` })).status).toBe(200)
+    const { key } = await local.server.newTenant()
+    expect((await api(key, 'PUT', '/channels/custom', { webhook_url: `${local.receiver.url}/r/bridge` })).status).toBe(200)
     const created = await api<{ webhook: { name: string }; signing_secret: string }>(key, 'POST', '/webhooks', {
-      url: `${receiver.url}/r/hook`,
+      url: `${local.receiver.url}/r/hook`,
       subscribed_to: ['message.received'],
       name: 'agent',
       generate_signing_secret: true,
     })
     expect(created.status).toBe(201)
     const secret = created.json.signing_secret
-    await fetch(`${receiver.url}/__behaviour/hook`, { method: 'PUT', body: JSON.stringify({ secret }) })
+    await fetch(`${local.receiver.url}/__behaviour/hook`, { method: 'PUT', body: JSON.stringify({ secret }) })
 
     const pushed = await api<{ message_id: string }>(key, 'POST', '/channels/custom/inbound', { customData: { body: 'Ping from the bridge — ünïcode ✓', fromId: 'user-9' } })
     expect(pushed.status).toBe(200)
     const deadline = Date.now() + 10_000
-    while (receiver.log('hook').length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20))
+    while (local.receiver.log('hook').length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20))
     // Give a duplicate every chance to show up before counting.
     await new Promise((r) => setTimeout(r, 500))
-    const got = receiver.log('hook')
+    const got = local.receiver.log('hook')
     expect(got).toHaveLength(1)
     const r = got[0]!
     expect(r.headers['x-webhook-event']).toBe('message.received')
