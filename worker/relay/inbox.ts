@@ -162,9 +162,7 @@ async function flushInbound(c: HubContext, sid: string): Promise<void> {
   })
   if (!row || accepted.length === 0) return
   try {
-    const t0 = Date.now()
     await accountStub(c.env, row.tenantId, row.accountId).relayInbound(refOf(row), sid, accepted.map((a) => a.frame.message))
-    console.log(JSON.stringify({ component: 'timing', n: accepted.length, ms: Date.now() - t0 }))
   } catch (err) {
     // Not acked: the relay sends them again after its ack timeout or reconnect.
     c.log('relay frame failed', { sid, type: 'inbound', count: accepted.length, error: String(err) })
