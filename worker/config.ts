@@ -1,5 +1,5 @@
 /** Reads the Worker's configuration (vars and secrets) into typed values, with the defaults documented in the README. */
-import type { UrlPolicy } from './lib/public-url'
+import { normalizeHost, type UrlPolicy } from './lib/public-url'
 
 export function allowLoopbackUrls(env: Env): boolean {
   return ['true', '1', 'yes'].includes((env.ALLOW_LOOPBACK_URLS ?? '').toLowerCase())
@@ -21,7 +21,8 @@ export function urlPolicy(env: Env, requestUrl?: string): UrlPolicy {
       // An unparsable PUBLIC_BASE_URL adds no host; the README says it must be an absolute URL.
     }
   }
-  return { allowLoopback: allowLoopbackUrls(env), ownHosts: [...hosts] }
+  const internalHosts = (env.INTERNAL_URL_HOSTS ?? '').split(',').map(normalizeHost).filter(Boolean)
+  return { allowLoopback: allowLoopbackUrls(env), ownHosts: [...hosts], internalHosts }
 }
 
 export function encryptionKey(env: Env): string {

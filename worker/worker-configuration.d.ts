@@ -7,6 +7,7 @@ interface __BaseEnv_Env {
 	PUBLIC_BASE_URL: string;
 	DELIVERY_TIMEOUT_MS: string;
 	MCP_ALLOWED_ORIGINS: string;
+	INTERNAL_URL_HOSTS: string;
 	RELAY_HEARTBEAT_MS: string;
 	RELAY_LEASE_MS: string;
 	RELAY_UNASSIGNED_GRACE_MS: string;
@@ -29,7 +30,7 @@ type StringifyValues<EnvType extends Record<string, unknown>> = {
 	[Binding in keyof EnvType]: EnvType[Binding] extends string ? EnvType[Binding] : string;
 };
 declare namespace NodeJS {
-	interface ProcessEnv extends StringifyValues<Pick<Cloudflare.Env, "ALLOW_LOOPBACK_URLS" | "PUBLIC_BASE_URL" | "DELIVERY_TIMEOUT_MS" | "MCP_ALLOWED_ORIGINS" | "RELAY_HEARTBEAT_MS" | "RELAY_LEASE_MS" | "RELAY_UNASSIGNED_GRACE_MS" | "ALPHA_PAIRING_CODE_WAIT_MS" | "CONNECT_PAGE_TTL_MS" | "ADMIN_TOKEN" | "ENCRYPTION_KEY">> {}
+	interface ProcessEnv extends StringifyValues<Pick<Cloudflare.Env, "ALLOW_LOOPBACK_URLS" | "PUBLIC_BASE_URL" | "DELIVERY_TIMEOUT_MS" | "MCP_ALLOWED_ORIGINS" | "INTERNAL_URL_HOSTS" | "RELAY_HEARTBEAT_MS" | "RELAY_LEASE_MS" | "RELAY_UNASSIGNED_GRACE_MS" | "ALPHA_PAIRING_CODE_WAIT_MS" | "CONNECT_PAGE_TTL_MS" | "ADMIN_TOKEN" | "ENCRYPTION_KEY">> {}
 }
 declare module "*.txt" {
 	const value: string;

@@ -14,12 +14,33 @@ export type UrlPolicy = {
   allowLoopback: boolean
   /** Hostnames of this service; a URL pointing back at us is refused (request loops, auth bypass). */
   ownHosts: string[]
+  /**
+   * The operator's own internal names and domains (INTERNAL_URL_HOSTS), refused with everything under them, on top of
+   * INTERNAL_DOMAINS. The relay leaves it out: it resolves names and checks every address instead.
+   */
+  internalHosts?: string[]
 }
 
 const MAX_URL_LENGTH = 2048
 const ALLOWED_HTTPS_PORTS = new Set(['', '443', '8443'])
-const INTERNAL_SUFFIXES = ['.localhost', '.local', '.internal', '.lan', '.home.arpa', '.intranet', '.corp']
-const INTERNAL_NAMES = new Set(['localhost', 'metadata', 'metadata.google.internal', 'instance-data'])
+/** RFC 6761: `localhost` and every name under it are loopback. */
+const LOOPBACK_DOMAIN = 'localhost'
+/**
+ * Names that are never a public host, whatever the deployment: special-use and customary private domains and the
+ * cloud metadata names, each with everything under it. A floor in code: configuration can add to it
+ * (UrlPolicy.internalHosts), never take from it, so no setting opens the guard to internal services.
+ */
+const INTERNAL_DOMAINS = [LOOPBACK_DOMAIN, 'local', 'internal', 'lan', 'home.arpa', 'intranet', 'corp', 'metadata', 'instance-data']
+
+/** Lower case, no trailing or leading dot: how hosts are compared. */
+export function normalizeHost(host: string): string {
+  return host.trim().toLowerCase().replace(/^\.+|\.+$/g, '')
+}
+
+/** The host is one of `domains` or a name under one of them. */
+function underAny(host: string, domains: readonly string[]): boolean {
+  return domains.some((d) => d !== '' && (host === d || host.endsWith(`.${d}`)))
+}
 
 /** IPv4 ranges that are not publicly routable (RFC 6890 and friends), as [network, prefix length, label]. */
 const IPV4_BLOCKED: Array<[string, number, string]> = [
@@ -93,7 +114,7 @@ function ipv6Class(ip: string): string {
 }
 
 function isLoopbackHost(host: string): boolean {
-  if (host === 'localhost' || host.endsWith('.localhost')) return true
+  if (underAny(host, [LOOPBACK_DOMAIN])) return true
   if (host.startsWith('[')) return ipv6Class(host.slice(1, -1)) === 'loopback'
   return ipv4Class(host) === 'loopback'
 }
@@ -116,7 +137,7 @@ export function checkPublicUrl(raw: string, policy: UrlPolicy): UrlCheck {
     return { ok: false, reason: 'not a valid absolute URL' }
   }
   if (url.username || url.password) return { ok: false, reason: 'credentials in the URL (user:pass@) are not accepted' }
-  const host = url.hostname.toLowerCase().replace(/\.$/, '')
+  const host = normalizeHost(url.hostname)
 
   if (policy.allowLoopback && isLoopbackHost(host) && (url.protocol === 'http:' || url.protocol === 'https:')) {
     return { ok: true, url }
@@ -135,11 +156,10 @@ export function checkPublicUrl(raw: string, policy: UrlPolicy): UrlCheck {
   // A last label that is all digits or hex means the parser saw a number it did not turn into an address.
   if (/^(0x[0-9a-f]+|\d+)$/.test(host.split('.').at(-1) ?? '')) return { ok: false, reason: 'numeric hostnames are not accepted' }
   if (!host.includes('.')) return { ok: false, reason: 'single-label hostnames are internal names' }
-  if (INTERNAL_NAMES.has(host) || INTERNAL_SUFFIXES.some((s) => host.endsWith(s))) {
+  if (underAny(host, INTERNAL_DOMAINS) || underAny(host, (policy.internalHosts ?? []).map(normalizeHost))) {
     return { ok: false, reason: 'internal hostnames are not accepted' }
   }
-  const own = policy.ownHosts.map((h) => h.toLowerCase().replace(/\.$/, '')).filter(Boolean)
-  if (own.some((h) => host === h || host.endsWith(`.${h}`))) {
+  if (underAny(host, policy.ownHosts.map(normalizeHost))) {
     return { ok: false, reason: "the service's own hosts are not accepted" }
   }
   return { ok: true, url }

@@ -129,6 +129,21 @@ describe('urlPolicy', () => {
     expect(checkPublicUrl('https://edge.example.net/hook', p).ok).toBe(false)
   })
 
+  it('refuses the operator\'s INTERNAL_URL_HOSTS with every name under them, on top of the built-in internal names', () => {
+    const p = urlPolicy(env({ INTERNAL_URL_HOSTS: ' Corp.Example.com., svc.cluster ,' }))
+    expect(p.internalHosts).toEqual(['corp.example.com', 'svc.cluster'])
+    expect(checkPublicUrl('https://corp.example.com/hook', p).ok).toBe(false)
+    expect(checkPublicUrl('https://crm.corp.example.com/hook', p).ok).toBe(false)
+    expect(checkPublicUrl('https://api.svc.cluster/hook', p).ok).toBe(false)
+    expect(checkPublicUrl('https://notcorp.example.com/hook', p).ok).toBe(true)
+    // Configuration only adds: with none set, the built-in internal names are still refused.
+    const none = urlPolicy(env({}))
+    expect(none.internalHosts).toEqual([])
+    for (const url of ['https://printer.local/', 'https://db.internal/', 'https://metadata.google.internal/', 'https://app.localhost/']) {
+      expect(checkPublicUrl(url, none).ok, url).toBe(false)
+    }
+  })
+
   it('turns the loopback allowance on only for an explicit true', () => {
     expect(urlPolicy(env({ ALLOW_LOOPBACK_URLS: 'true' })).allowLoopback).toBe(true)
     expect(urlPolicy(env({ ALLOW_LOOPBACK_URLS: '1' })).allowLoopback).toBe(true)
