@@ -46,6 +46,9 @@ export const SendMessageBody = z
         external_id: z.string().min(1).max(256).optional().meta({ description: 'Custom channel: the fromId of the person' }),
         social_id: z.string().min(1).max(256).optional().meta({ description: 'Page inbox: the person id from their inbound message' }),
       })
+      .refine((to) => Object.values(to).filter((v) => v !== undefined).length === 1, {
+        error: 'name the recipient with exactly one of to.phone, to.contact_id, to.external_id, to.social_id',
+      })
       .meta({ description: 'Exactly one member names the recipient' }),
     text: text.meta({ description: `Message text, 1 to ${MAX_TEXT_CHARS} characters` }),
     media_url: z

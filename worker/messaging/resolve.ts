@@ -70,12 +70,7 @@ function refuseByFlags(contact: ContactRow): void {
 }
 
 export async function resolveRecipient(db: Db, tenantId: string, account: AccountRow, to: To): Promise<Recipient> {
-  const given = (['phone', 'contact_id', 'external_id', 'social_id'] as const).filter((k) => to[k] !== undefined)
-  if (given.length === 0) {
-    throw new ApiError(400, 'invalid_recipient', 'Name the recipient with to.phone, to.contact_id, to.external_id or to.social_id')
-  }
-  if (given.length > 1) throw new ApiError(400, 'invalid_recipient', `Give exactly one recipient member, not ${given.map((k) => `to.${k}`).join(' and ')}`)
-
+  // The body's schema lets exactly one member through (SendMessageBody), before any account is looked up.
   if (to.contact_id !== undefined) {
     const contact = await getContact(db, tenantId, to.contact_id)
     if (!contact) throw new ApiError(404, 'contact_not_found', `No contact ${to.contact_id}`)

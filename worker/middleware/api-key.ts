@@ -1,6 +1,7 @@
 /**
  * API-key authentication (spec part 5). REST accepts the key in `Authorization: Bearer`, `X-API-Key` or the
- * `apiKey` query parameter; MCP passes `allowQuery: false` because a key in a URL leaks into logs and histories.
+ * `apiKey` query parameter (`allowQuery`). MCP does not use this middleware: `mcp/access.ts` refuses a key in the URL
+ * outright (it leaks into logs and histories) and answers with MCP's own status for a disabled API.
  *
  * Lookups are cached per isolate for AUTH_CACHE_TTL_MS: every request would otherwise spend a D1 round trip on
  * the key (the dominant cost of small calls such as an inbound push). The admin API clears this isolate's cache on

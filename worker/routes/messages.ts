@@ -149,10 +149,11 @@ messagesRoutes.openapi(
     const q = c.req.valid('query')
     const tenant = c.get('tenant')
     const db = database(c.env.DB)
-    const accounts = await listAccounts(db, tenant.id)
+    // Both reads go out together: a wait without a cursor starts from now, and the wait path is latency-bound.
+    const [accounts, now] = await Promise.all([listAccounts(db, tenant.id), q.cursor === undefined ? latestSeq(db, tenant.id) : null])
     const targets = q.account_id === undefined ? accounts : accounts.filter((a) => a.id === q.account_id)
     if (q.account_id !== undefined && targets.length === 0) throw new ApiError(404, 'account_not_found', `No account ${q.account_id} on this API key`)
-    const afterSeq = q.cursor === undefined ? await latestSeq(db, tenant.id) : decodeCursor('wait', q.cursor)
+    const afterSeq = q.cursor === undefined ? now : decodeCursor('wait', q.cursor)
     if (afterSeq === null) throw new ApiError(400, 'invalid_cursor', 'cursor: not a cursor returned by GET /messages/wait')
     const result = await waitForInbound(c.env, db, tenant.id, targets, afterSeq, q.timeout_s * 1000, c.req.raw.signal)
     return c.json({ messages: result.messages, cursor: encodeCursor('wait', result.lastSeq) }, 200)

@@ -92,6 +92,15 @@ describe('POST /v1/messages', () => {
       })
     }
 
+    it('refuses an empty or doubled to with invalid_recipient even before any account is connected', async () => {
+      const t = await newTenant()
+      for (const to of [{}, { external_id: 'a', phone: '+15551234567' }]) {
+        const r = await send(t, { to, text: 'hi' })
+        expect(r.status).toBe(400)
+        expect(r.body).toEqual({ error_code: 'invalid_recipient', error: expect.stringContaining('exactly one') })
+      }
+    })
+
     it('refuses a body that is not JSON with 400 invalid_request', async () => {
       const t = await customTenant()
       const res = await call('/v1/messages', { method: 'POST', key: t.key, headers: { 'Content-Type': 'application/json' }, body: '{"to":' })
