@@ -8,7 +8,7 @@ import { messages } from '../../schema/d1'
 import { customOutbound } from '../channels/custom/outbound'
 import type { DeliveryResult, OutboundChannel } from '../channels/outbound'
 import { insertEventIfMessage } from '../db/events'
-import { getMessage, markAttempt, queuedMessages, updateMessageStatus, type MessageWithContact, type StatusChange } from '../db/messages'
+import { getMessage, hasQueued, markAttempt, queuedMessages, updateMessageStatus, type MessageWithContact, type StatusChange } from '../db/messages'
 import { messageEventFromRow } from '../events/payloads'
 import type { AccountContext } from './context'
 import { isRelayChannel, relayOutbound, RELAY_UNAVAILABLE_ERROR, RELAY_UNAVAILABLE_MS } from './relay-outbound'
@@ -94,8 +94,7 @@ export async function sweepDeliveries(c: AccountContext): Promise<void> {
       await deliverMessage(c, row.message.id)
     }
   }
-  const remaining = await queuedMessages(c.db, ref.tenantId, ref.accountId, Number.MAX_SAFE_INTEGER)
-  if (remaining.length > 0) await c.schedule('delivery', Date.now() + DELIVERY_LEASE_MS)
+  if (await hasQueued(c.db, ref.tenantId, ref.accountId)) await c.schedule('delivery', Date.now() + DELIVERY_LEASE_MS)
   else await c.unschedule('delivery')
 }
 

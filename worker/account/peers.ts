@@ -4,8 +4,7 @@
  * person written to by number and later writing from a LID stays one contact. `phone` is kept whenever known.
  */
 import type { Peer } from '../../schema/frames'
-import type { Db } from '../db/client'
-import { findContactByPhone, type ContactSeed } from '../db/contacts'
+import type { ContactSeed } from '../db/contacts'
 import { contactIdFor } from '../lib/ids'
 import type { AccountContext } from './context'
 import type { AccountRef } from './storage'
@@ -26,10 +25,6 @@ export async function contactSeedFor(ref: AccountRef, peer: Peer, knownId: (phon
   return { id, tenantId: ref.tenantId, accountId: ref.accountId, channel: ref.channel, phone, peerId: peer.id, name: peer.name }
 }
 
-export function knownIdByQuery(db: Db, ref: AccountRef) {
-  return async (phone: string) => (await findContactByPhone(db, ref.tenantId, ref.accountId, phone))?.id
-}
-
 /** The upstream addresses a contact is known by, as kept in the AccountDO's peer_contacts table. */
 export function peerAddresses(peer: Peer): string[] {
   const phone = e164(peer.phone)
@@ -44,7 +39,8 @@ export async function inboundContactSeed(
   c: AccountContext,
   ref: AccountRef,
   peer: Peer,
-  knownId: (phone: string) => Promise<string | undefined> | string | undefined = knownIdByQuery(c.db, ref)
+  /** The contact already holding a phone number (the caller looks a burst's new numbers up in one read). */
+  knownId: (phone: string) => Promise<string | undefined> | string | undefined
 ): Promise<ContactSeed> {
   const addresses = peerAddresses(peer)
   const cached = addresses.map((a) => c.store.peerContact(a))

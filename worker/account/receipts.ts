@@ -9,7 +9,7 @@ import { messages, type MessageStatus } from '../../schema/d1'
 import type { z } from 'zod'
 import type { Receipt } from '../../schema/frames'
 import { insertEventIfMessage } from '../db/events'
-import { findByUpstreamId, getMessage, updateMessageStatus, type MessageWithContact } from '../db/messages'
+import { findByUpstreamId, updateMessageStatus, type MessageWithContact } from '../db/messages'
 import { messageEventFromRow } from '../events/payloads'
 import type { AccountContext } from './context'
 import type { AccountRef } from './storage'
@@ -24,12 +24,11 @@ export const RECEIPT_FROM: Record<'delivered' | 'read' | 'failed', MessageStatus
 export type ReceiptOutcome = 'applied' | 'unchanged' | 'unknown_message'
 
 export async function applyReceipt(c: AccountContext, ref: AccountRef, receipt: z.infer<typeof Receipt>): Promise<ReceiptOutcome> {
-  const found = await findByUpstreamId(c.db, ref.tenantId, ref.accountId, 'outbound', receipt.upstreamId)
-  if (!found) return 'unknown_message'
+  const row = await findByUpstreamId(c.db, ref.tenantId, ref.accountId, 'outbound', receipt.upstreamId)
+  if (!row) return 'unknown_message'
+  const found = row.message
   const from = RECEIPT_FROM[receipt.status]
   if (!from.includes(found.status)) return 'unchanged'
-  const row = await getMessage(c.db, ref.tenantId, found.id)
-  if (!row) return 'unknown_message'
   const now = Date.now()
   const error = receipt.status === 'failed' ? receipt.error : null
   const moved: MessageWithContact = {

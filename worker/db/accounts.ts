@@ -1,5 +1,5 @@
 /** Connected-account queries. The plan's account cap is enforced inside the insert itself, so it holds under races. */
-import { and, asc, count, eq, sql } from 'drizzle-orm'
+import { and, asc, eq, sql } from 'drizzle-orm'
 import { accounts, tenants, type AccountStatus, type Channel } from '../../schema/d1'
 import type { Db } from './client'
 import type { Tenant } from './tenants'
@@ -25,11 +25,6 @@ export async function tenantAndAccounts(db: Db, tenantId: string): Promise<{ ten
 
 export async function getAccount(db: Db, tenantId: string, id: string): Promise<AccountRow | undefined> {
   return db.select().from(accounts).where(and(eq(accounts.tenantId, tenantId), eq(accounts.id, id))).get()
-}
-
-export async function countAccounts(db: Db, tenantId: string): Promise<number> {
-  const row = await db.select({ n: count() }).from(accounts).where(eq(accounts.tenantId, tenantId)).get()
-  return row?.n ?? 0
 }
 
 export type NewAccount = {
@@ -101,12 +96,10 @@ export async function restoreRestrictedAccounts(db: Db, tenantId: string, reason
     .returning()
 }
 
-/** A statement (for a D1 batch) deleting an account row; its messages stay as history. */
+/**
+ * A statement (for a D1 batch) deleting an account row, so its `account.disconnected` event commits with it; its
+ * messages stay as history.
+ */
 export function deleteAccountStatement(db: Db, tenantId: string, id: string) {
-  return db.delete(accounts).where(and(eq(accounts.tenantId, tenantId), eq(accounts.id, id)))
-}
-
-/** A statement (for a D1 batch) removing an account, so its `account.disconnected` event commits with it. */
-export function accountDelete(db: Db, tenantId: string, id: string) {
   return db.delete(accounts).where(and(eq(accounts.tenantId, tenantId), eq(accounts.id, id)))
 }

@@ -148,10 +148,8 @@ export async function findByUpstreamId(
   accountId: string,
   direction: 'inbound' | 'outbound',
   upstreamId: string
-): Promise<MessageRow | undefined> {
-  return db
-    .select()
-    .from(messages)
+): Promise<MessageWithContact | undefined> {
+  return selectWithContact(db)
     .where(
       and(
         eq(messages.tenantId, tenantId),
@@ -178,13 +176,14 @@ export async function queuedMessages(db: Db, tenantId: string, accountId: string
     .limit(100)
 }
 
-export async function countQueued(db: Db, tenantId: string, accountId: string): Promise<number> {
+/** Whether any message of the account still waits to go out (the delivery sweep re-arms while one does). */
+export async function hasQueued(db: Db, tenantId: string, accountId: string): Promise<boolean> {
   const rows = await db
     .select({ seq: messages.seq })
     .from(messages)
     .where(and(eq(messages.tenantId, tenantId), eq(messages.accountId, accountId), eq(messages.status, 'queued')))
     .limit(1)
-  return rows.length
+  return rows.length > 0
 }
 
 /** Records the start of a delivery attempt; answers undefined when the message is no longer queued. */

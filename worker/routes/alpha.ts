@@ -7,7 +7,7 @@ import { AlphaConnectBody, AlphaConnectResult, AlphaDisconnected, AlphaPhonePara
 import { accountStub } from '../account/account-do'
 import { alphaAccount, alphaRef, ensureConnecting, startLink } from '../channels/alpha/connect'
 import { connectUrl } from '../channels/alpha/connect-token'
-import { accountDelete, getAccount } from '../db/accounts'
+import { deleteAccountStatement, getAccount } from '../db/accounts'
 import { database } from '../db/client'
 import { insertEvent } from '../db/events'
 import { countAccountMessages } from '../db/messages'
@@ -190,7 +190,7 @@ alphaRoutes.openapi(
     const now = Date.now()
     await commitEvents(c.env, db, [
       insertEvent(db, tenant.id, phone, accountEventPayload('account.disconnected', { ...account, status: 'disconnected' }, 'removed', now), now),
-      accountDelete(db, tenant.id, phone),
+      deleteAccountStatement(db, tenant.id, phone),
     ])
     try {
       await accountStub(c.env, tenant.id, phone).linkRemove(alphaRef(tenant.id, phone))
