@@ -136,6 +136,12 @@ export const RejectFrame = z.object({
   type: z.literal('reject'),
   id: FrameId,
   sid: SessionId.nullable(),
+  /**
+   * The fencing number of the refused frame: the relay stops its session only if it still runs under that number or
+   * an older one, so a late refusal of an earlier holder's frame never stops the session that replaced it (same sid).
+   * Absent from edges older than this field: then the session with that sid is stopped.
+   */
+  fence: Fence.nullable().optional(),
   /** stale_fence / unknown_session: this relay does not hold the session (any more) and must stop it. */
   reason: z.enum(['stale_fence', 'unknown_session', 'invalid']),
 })

@@ -80,7 +80,7 @@ export class SessionManager {
         this.link?.send({ type: 'probe_result', id: frame.id, sid: frame.sid, state: this.find(frame.sid)?.snapshot() ?? null })
         return
       case 'reject':
-        if (frame.sid && frame.reason !== 'invalid') this.leaseLost(frame.sid)
+        if (frame.sid && frame.reason !== 'invalid') this.leaseLost(frame.sid, frame.fence ?? null)
         return
       default:
         return
@@ -133,7 +133,7 @@ export class SessionManager {
       crypto: this.deps.crypto,
       log: this.deps.log,
       nextId: this.nextId,
-      onLeaseLost: (sid) => this.leaseLost(sid),
+      onLeaseLost: (sid, fence) => this.leaseLost(sid, fence),
     })
     this.sessions.set(key, session)
     await session.start()
@@ -154,9 +154,10 @@ export class SessionManager {
    * The edge refused a frame of this session as stale: another relay holds it now. Stopped at once, not in the
    * account's queue: a start still waiting for the edge must not delay it.
    */
-  private leaseLost(sid: string): void {
+  private leaseLost(sid: string, fence: number | null): void {
     const s = this.find(sid)
-    if (s) void this.remove(s, 'lease held elsewhere')
+    // A session started under a higher fence than the refused frame's is a newer holder: the refusal is not about it.
+    if (s && (fence === null || s.fence <= fence)) void this.remove(s, 'lease held elsewhere')
   }
 
   /** While the link is down, sessions stop before the edge may hand them to another relay, whatever else is pending. */

@@ -24,7 +24,8 @@ export type SessionDeps = {
   log: Logger
   nextId: () => string
   /** The edge says another relay holds this session now. */
-  onLeaseLost(sid: string): void
+  /** The edge refused this session's frame sent under `fence`: another relay (or a newer session) holds it. */
+  onLeaseLost(sid: string, fence: number): void
 }
 
 /** Message ids already handed upstream, remembered so a resend is answered without sending twice. */
@@ -79,7 +80,7 @@ export class RunningSession {
     try {
       await this.connector.start()
     } catch (err) {
-      if (err instanceof LeaseLostError) return this.deps.onLeaseLost(this.sid)
+      if (err instanceof LeaseLostError) return this.deps.onLeaseLost(this.sid, this.fence)
       if (err instanceof SessionUnreadableError) {
         this.log.error('the stored session does not decrypt with this RELAY_SESSION_KEY')
         this.onState({ state: 'disconnected', problem: 'session_unreadable', message: 'The stored session was written with another RELAY_SESSION_KEY; link again with force_new.' })
@@ -186,7 +187,7 @@ export class RunningSession {
   private async report(frame: ReliableRelayFrame, coalesceKey: string | null = null): Promise<boolean> {
     const reply = await this.deps.link.request(frame, coalesceKey)
     if (reply.type === 'reject') {
-      if (reply.reason !== 'invalid') this.deps.onLeaseLost(this.sid)
+      if (reply.reason !== 'invalid') this.deps.onLeaseLost(this.sid, this.fence)
       else this.log.error({ frame: frame.type }, 'the edge refused a frame as invalid')
       return false
     }

@@ -41,7 +41,7 @@ export async function onRelayMessage(c: HubContext, link: Link, raw: string | Ar
   const result = parse(raw)
   if ('error' in result) {
     c.log('invalid relay frame', { relay: link.att.relayId, error: result.error })
-    if (result.id) sendFrame(link.ws, { type: 'reject', id: result.id, sid: null, reason: 'invalid' })
+    if (result.id) sendFrame(link.ws, { type: 'reject', id: result.id, sid: null, fence: null, reason: 'invalid' })
     return
   }
   const { frame } = result
@@ -128,7 +128,7 @@ function lateData(link: Link, row: SessionRow, frame: SessionFrame): boolean {
 }
 
 function reject(link: Link, frame: SessionFrame, reason: 'stale_fence' | 'unknown_session' | 'invalid'): void {
-  sendFrame(link.ws, { type: 'reject', id: frame.id, sid: frame.sid, reason })
+  sendFrame(link.ws, { type: 'reject', id: frame.id, sid: frame.sid, fence: frame.fence, reason })
 }
 
 /** At most this many inbound messages go into one AccountDO call (one D1 batch of three statements each). */

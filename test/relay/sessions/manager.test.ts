@@ -116,6 +116,21 @@ describe('SessionManager', () => {
     expect(manager.running()).toEqual([])
   })
 
+  it('stops a session on a refusal of its own frame, never on a late refusal of an older fence of the same sid', async () => {
+    edge.send(assign('ses_1', 2))
+    await until(() => runs.length === 1)
+    connected(runs[0]!)
+    edge.send({ type: 'reject', id: 'frm_old', sid: 'ses_1', fence: 1, reason: 'stale_fence' })
+    // Frames are handled in order: the probe's answer shows the session still running after the late refusal.
+    edge.send({ type: 'probe', id: 'prb_1', sid: 'ses_1' })
+    await expect(edge.waitFor((f) => f.type === 'probe_result' && f.id === 'prb_1')).resolves.toMatchObject({ state: { state: 'connected' } })
+    expect(manager.running()).toEqual([{ sid: 'ses_1', fence: 2 }])
+    edge.send({ type: 'reject', id: 'frm_new', sid: 'ses_1', fence: 2, reason: 'stale_fence' })
+    await until(() => journal.length === 2)
+    expect(journal).toEqual(['start +15550001', 'stop +15550001'])
+    expect(manager.running()).toEqual([])
+  })
+
   it('holds sends until the session is connected, then reports each hand-over with its upstream id', async () => {
     edge.send(assign('ses_1', 1))
     await until(() => runs.length === 1)
