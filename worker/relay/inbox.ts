@@ -41,7 +41,7 @@ export async function onRelayMessage(c: HubContext, link: Link, raw: string | Ar
   const result = parse(raw)
   if ('error' in result) {
     c.log('invalid relay frame', { relay: link.att.relayId, error: result.error })
-    if (result.id) sendFrame(link.ws, { type: 'reject', id: result.id, sid: null, fence: null, reason: 'invalid' })
+    if (result.id) sendFrame(link.ws, { type: 'reject', id: result.id, sid: null, reason: 'invalid' })
     return
   }
   const { frame } = result
