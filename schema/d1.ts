@@ -228,7 +228,7 @@ export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number]
 
 /**
  * One row per (event, subscription): the delivery log (kept 7 days) and the retry outbox in one. The id is derived
- * from the pair (worker/webhooks/ids.ts), so it is the same on every retry and every replay, and a second fan-out
+ * from the pair (deliveryIdFor in worker/webhooks/signing.ts), so it is the same on every retry and every replay, and a second fan-out
  * of the same event inserts nothing. The owning AccountDO (`accountId`) keeps one alarm at the earliest due row.
  */
 export const webhookDeliveries = sqliteTable(

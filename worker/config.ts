@@ -34,8 +34,7 @@ export const DEFAULT_DELIVERY_TIMEOUT_MS = 10_000
 
 /** How long a receiver (custom channel webhook, webhook subscriber) gets to answer. */
 export function deliveryTimeoutMs(env: Env): number {
-  const ms = Number(env.DELIVERY_TIMEOUT_MS)
-  return Number.isFinite(ms) && ms > 0 ? ms : DEFAULT_DELIVERY_TIMEOUT_MS
+  return positiveMs(env.DELIVERY_TIMEOUT_MS, DEFAULT_DELIVERY_TIMEOUT_MS)
 }
 
 /**

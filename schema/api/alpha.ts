@@ -1,5 +1,6 @@
 /** alpha channel connection shapes (spec 4.3): connect body and answer, QR, status, disconnect. */
 import { z } from 'zod'
+import { ACCOUNT_STATUSES } from '../d1'
 import { DateTime, E164, SuccessFlag } from './common'
 
 export const PAIRING_STATUSES = ['not_initialized', 'qr_pending', 'connecting', 'connected', 'open', 'disconnected'] as const
@@ -73,7 +74,7 @@ export const AlphaStatus = z
     phone_number: z.string(),
     session_id: z.string().nullable(),
     status: z.enum(PAIRING_STATUSES),
-    account_status: z.enum(['connected', 'connecting', 'disconnected', 'restricted']).nullable(),
+    account_status: z.enum(ACCOUNT_STATUSES).nullable(),
     reason: z.string().nullable().meta({
       description: 'Why the link is not connected: logged_out, blocked_by_alpha, replaced, passkey_required, link_expired, unresponsive, session_unreadable, relay_unavailable',
     }),

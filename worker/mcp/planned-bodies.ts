@@ -1,5 +1,5 @@
 /**
- * Request shapes, taken from the spec (4.3 to 4.6), of REST routes that are not built on this branch yet, so
+ * Request shapes, taken from the spec (4.4 to 4.6: beta, SMS, page inbox), of REST routes that are not built on this branch yet, so
  * the MCP tool table already lists their final arguments. When a route lands, its tool imports the route's own
  * schema from schema/api instead and the entry here is deleted (the REST validator stays the only judge).
  */

@@ -44,6 +44,8 @@ adminRelayRoutes.openapi(
     path: '/',
     tags: ['Admin'],
     summary: 'List relays with their live links',
+    description:
+      'Every relay token that is not revoked, with its scope (the whole service, or one tenant) and the relay processes connected with it now: instance, version, driver, channels, whether it is draining, and the sessions it holds.',
     security,
     responses: { 200: { description: 'Unrevoked relay tokens and their live connections', content: { 'application/json': { schema: AdminRelayList } } }, ...errors([401]) },
   }),

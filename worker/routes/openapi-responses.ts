@@ -1,5 +1,4 @@
 /** OpenAPI response entries shared by the route files: the status-family error bodies and JSON answers. */
-import type { z } from 'zod'
 import { StatusError } from '../../schema/api/common'
 
 const DEFAULT_DESCRIPTIONS: Record<number, string> = {
@@ -22,8 +21,4 @@ export function statusErrors(codes: number[], descriptions: Record<number, strin
       },
     ])
   )
-}
-
-export function jsonAnswer<S extends z.ZodType>(schema: S, description: string) {
-  return { description, content: { 'application/json': { schema } } }
 }

@@ -142,6 +142,8 @@ webhooksRoutes.openapi(
     path: '/{webhookId}',
     tags: ['Webhooks'],
     summary: 'Get one webhook subscription',
+    description:
+      'One subscription by its exact name or positional id (names are stable; positions shift after a deletion). The signing secret is never part of it: use GET /webhooks/{webhookId}/signing-secret.',
     request: { params: WebhookIdParam },
     responses: { 200: { description: 'The subscription', content: { 'application/json': { schema: WebhookAnswer } } }, ...errors([401, 403, 404]) },
   }),

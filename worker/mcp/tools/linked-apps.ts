@@ -31,7 +31,7 @@ export const alphaTools: ToolSpec[] = [
     name: 'get_alpha_status',
     title: 'Get the alpha link status',
     description:
-      'Reports an alpha link: qr_pending and connecting are in progress, connected (or open) is done, disconnected and not_initialized mean start again with connect_alpha.',
+      'Reports an alpha link: qr_pending and connecting are in progress, connected (or open) is done. disconnected and not_initialized mean start again with connect_alpha, except when the reason is passkey_required (the phone must link another way) or blocked_by_alpha (the number is restricted): then tell the user instead of retrying.',
     input: toolInput(byPhone),
     method: 'GET',
     path: '/channels/alpha-web/connections/{phoneNumber}/status',
