@@ -24,12 +24,11 @@ export type EventOwner = { tenantId: string; accountId: string }
  */
 export type EventCandidate = Pick<EventRow, 'id' | 'tenantId' | 'accountId' | 'type' | 'payload' | 'createdAt' | 'dispatchedAt'>
 
-type Written = { events: EventCandidate[]; conditional: boolean }
-const written = new WeakMap<object, Written>()
+const written = new WeakMap<object, EventCandidate[]>()
 
-/** Registers what a statement inserts; a conditional one must `RETURNING id, payload[, dispatched_at]` (see eventsWritten). */
-function remember<T extends object>(statement: T, events: EventCandidate[], conditional = false): T {
-  written.set(statement, { events, conditional })
+/** Registers what a statement may insert; it must `RETURNING` WRITTEN's columns (see eventsWritten). */
+function remember<T extends object>(statement: T, events: EventCandidate[]): T {
+  written.set(statement, events)
   return statement
 }
 
@@ -38,28 +37,27 @@ function remember<T extends object>(statement: T, events: EventCandidate[], cond
  * nothing; the fan-out only acts on events that exist (its delivery inserts are conditional on the event row).
  */
 export function eventOf(statement: unknown): EventCandidate | undefined {
-  return typeof statement === 'object' && statement !== null ? written.get(statement)?.events[0] : undefined
+  return typeof statement === 'object' && statement !== null ? written.get(statement)?.[0] : undefined
 }
 
-const ReturnedRow = z.object({ id: z.string(), payload: z.string(), dispatched_at: z.number().nullable().optional() })
+const ReturnedRow = z.object({ id: z.string(), payload: z.string(), dispatched_at: z.number().nullable() })
 /** Drizzle's batch answers the returned rows; a raw D1 batch (compiled statements) answers them in `results`. */
 const Returned = z.union([z.array(ReturnedRow), z.object({ results: z.array(ReturnedRow) }).transform((r) => r.results)])
 
 /**
- * The events a batch actually wrote, read from its results: a conditional insert (`RETURNING id, payload`) keeps
- * only the events it wrote, each with the stored payload (SQL may have completed it: the contact of
- * message.received) and, when it returns `dispatched_at`, whether it still awaits fan-out.
+ * The events a batch actually wrote, read from its results: every event insert is an insert…select that answers
+ * what it wrote (a conditional one may write nothing), with the stored payload (SQL may have completed it: the
+ * contact of message.received) and whether it still awaits fan-out (dispatchedUnlessSubscribed).
  */
 export function eventsWritten(statements: readonly unknown[], results: readonly unknown[]): EventCandidate[] {
   const out: EventCandidate[] = []
   statements.forEach((statement, i) => {
-    const w = typeof statement === 'object' && statement !== null ? written.get(statement) : undefined
-    if (!w) return
-    if (!w.conditional) return void out.push(...w.events)
+    const candidates = typeof statement === 'object' && statement !== null ? written.get(statement) : undefined
+    if (!candidates) return
     const stored = new Map(Returned.parse(results[i]).map((r) => [r.id, r]))
-    for (const e of w.events) {
+    for (const e of candidates) {
       const row = stored.get(e.id)
-      if (row) out.push({ ...e, payload: row.payload, dispatchedAt: row.dispatched_at ?? null })
+      if (row) out.push({ ...e, payload: row.payload, dispatchedAt: row.dispatched_at })
     }
   })
   return out
@@ -69,9 +67,16 @@ function candidate(tenantId: string, accountId: string, payload: EventPayload, n
   return { id: newId('evt'), tenantId, accountId, type: payload.event, payload: JSON.stringify(payload), createdAt: now, dispatchedAt: null }
 }
 
+/** What every event insert answers (eventsWritten): the stored payload and whether it still awaits fan-out. */
+const WRITTEN = { id: events.id, payload: events.payload, dispatched_at: events.dispatchedAt }
+
 export function insertEvent(db: Db, tenantId: string, accountId: string, payload: EventPayload, now: number) {
   const event = candidate(tenantId, accountId, payload, now)
-  return remember(db.insert(events).values(event), [event])
+  const statement = db
+    .insert(events)
+    .select(db.select(constantRow(events, event, { dispatchedAt: dispatchedUnlessSubscribed(tenantId, event.type, now) })).from(sql`(select 1)`))
+    .returning(WRITTEN)
+  return remember(statement, [event])
 }
 
 /**
@@ -83,9 +88,15 @@ export function insertEventIfMessage(db: Db, tenantId: string, accountId: string
   const event = candidate(tenantId, accountId, payload, now)
   const statement = db
     .insert(events)
-    .select(db.select(constantRow(events, event)).from(messages).where(condition).limit(1))
-    .returning({ id: events.id, payload: events.payload })
-  return remember(statement, [event], true)
+    .select(
+      db
+        .select(constantRow(events, event, { dispatchedAt: dispatchedUnlessSubscribed(tenantId, event.type, now) }))
+        .from(messages)
+        .where(condition)
+        .limit(1)
+    )
+    .returning(WRITTEN)
+  return remember(statement, [event])
 }
 
 /**
@@ -118,7 +129,7 @@ const receivedEventInsert = compiled<ReceivedEventValues>((db) => {
         .innerJoin(contacts, eq(contacts.id, messages.contactId))
         .where(eq(messages.id, p.messageId))
     )
-    .returning({ id: events.id, payload: events.payload, dispatched_at: events.dispatchedAt })
+    .returning(WRITTEN)
 })
 
 /**
@@ -131,7 +142,7 @@ const receivedEventInsert = compiled<ReceivedEventValues>((db) => {
 export function insertReceivedEvent(db: Db, tenantId: string, accountId: string, payload: EventPayload, messageId: string, now: number): D1PreparedStatement {
   const event = candidate(tenantId, accountId, payload, now)
   const statement = receivedEventInsert(db).bind(db, { id: event.id, tenantId, accountId, payload: event.payload, messageId, now })
-  return remember(statement, [event], true)
+  return remember(statement, [event])
 }
 
 /** Events of one account not yet fanned out to webhooks, oldest first. */

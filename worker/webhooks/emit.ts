@@ -6,11 +6,12 @@
 import type { BatchItem, BatchResponse } from 'drizzle-orm/batch'
 import { accountStub } from '../account/account-do'
 import type { Db } from '../db/client'
-import { eventOf, type EventOwner } from '../db/events'
+import { eventsWritten, type EventOwner } from '../db/events'
 
 export async function commitEvents<U extends BatchItem<'sqlite'>, T extends Readonly<[U, ...U[]]>>(env: Env, db: Db, statements: T): Promise<BatchResponse<T>> {
   const results = await db.batch(statements)
-  await notifyOwners(env, statements.map(eventOf))
+  // Only events written undispatched wait for a fan-out; one nobody subscribes to needs no notice.
+  await notifyOwners(env, eventsWritten(statements, results).filter((e) => e.dispatchedAt === null))
   return results
 }
 

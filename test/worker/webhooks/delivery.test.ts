@@ -11,7 +11,7 @@ import { api, createWebhook, deliveries, health, settledLog, until } from '../we
 import type { Received } from '../../fixtures/receiver-types'
 import { database } from '../../../worker/db/client'
 import { insertEvent } from '../../../worker/db/events'
-import { messageEventPayload } from '../../../worker/events/payloads'
+import { accountEventPayload, messageEventPayload } from '../../../worker/events/payloads'
 import { commitEvents } from '../../../worker/webhooks/emit'
 
 const ISO = expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/)
@@ -121,6 +121,22 @@ describe('events nobody subscribes to', () => {
     await pushInbound(t, { body: 'still nobody', fromId: 'user-5' })
     expect(await undispatched(t.tenantId)).toBe(0)
     expect(await ch.log()).toEqual([])
+  })
+
+  it('are decided at insert for every event type: dispatched when unsubscribed, pending when subscribed', async () => {
+    const t = await newTenant()
+    await connectCustom(t)
+    await subscribe(t, ['account.restricted'])
+    const db = database(env.DB)
+    const now = Date.now()
+    const restricted = accountEventPayload('account.restricted', { id: 'custom', channel: 'custom', identifier: 'x', status: 'restricted' }, 'blocked_by_alpha', now)
+    const connected = accountEventPayload('account.connected', { id: 'custom', channel: 'custom', identifier: 'x', status: 'connected' }, null, now)
+    // Bare batches: no AccountDO runs, so what the rows say was decided by the inserts themselves.
+    await db.batch([insertEvent(db, t.tenantId, 'custom', restricted, now), insertEvent(db, t.tenantId, 'custom', connected, now)])
+    const rows = await env.DB.prepare("SELECT type, dispatched_at FROM events WHERE tenant_id = ? AND type IN ('account.restricted', 'account.connected') AND created_at = ?")
+      .bind(t.tenantId, now)
+      .all<{ type: string; dispatched_at: number | null }>()
+    expect(Object.fromEntries(rows.results.map((r) => [r.type, r.dispatched_at]))).toEqual({ 'account.restricted': null, 'account.connected': now })
   })
 
   it('are not delivered to a subscription made after them; later events are, once each', async () => {
