@@ -104,7 +104,8 @@ export const contacts = sqliteTable(
     createdAt: integer('created_at').notNull(),
     updatedAt: integer('updated_at').notNull(),
   },
-  (t) => [index('contacts_account').on(t.tenantId, t.accountId)]
+  // Phone last: the prefix serves every per-account query, the whole key the lookups of a number (sends to new numbers, inbound from new people).
+  (t) => [index('contacts_account_phone').on(t.tenantId, t.accountId, t.phone)]
 )
 
 /**

@@ -9,7 +9,7 @@ import { importContacts } from './contacts-import'
 import { ingestMessages, type InboundItem } from './ingest'
 import { currentLink } from './link'
 import { LINK_KEY, SESSION_FENCE_KEY } from './link-state'
-import { contactIdsByPhones } from '../db/contacts'
+import { contactIdsByPhone } from '../db/contacts'
 import { e164, inboundContactSeed, peerAddresses } from './peers'
 import type { AccountRef } from './storage'
 
@@ -25,7 +25,7 @@ export async function onRelayInbound(c: AccountContext, ref: AccountRef, sid: st
   // The account was removed (or linked anew): nothing of the old session is stored.
   if (!link || link.sid !== sid || ms.length === 0) return
   const fresh = [...new Set(ms.flatMap((m) => (peerAddresses(m.from).some((a) => c.store.peerContact(a)) ? [] : [e164(m.from.phone)]).filter((p): p is string => p !== null)))]
-  const byPhone = fresh.length > 0 ? await contactIdsByPhones(c.db, ref.tenantId, ref.accountId, fresh) : new Map<string, string>()
+  const byPhone = fresh.length > 0 ? await contactIdsByPhone(c.db, ref.tenantId, ref.accountId, fresh) : new Map<string, string>()
   const items: InboundItem[] = []
   for (const m of ms) {
     items.push({

@@ -153,21 +153,12 @@ export async function findContactByPhone(db: Db, tenantId: string, accountId: st
     .get()
 }
 
-/** Phone → contact id for the given numbers of an account. */
-export async function contactIdsByPhones(db: Db, tenantId: string, accountId: string, phones: string[]): Promise<Map<string, string>> {
+/** Phone → contact id of an account's contacts: of those numbers when `phones` is given, else of all that have one. */
+export async function contactIdsByPhone(db: Db, tenantId: string, accountId: string, phones?: string[]): Promise<Map<string, string>> {
   const rows = await db
     .select({ id: contacts.id, phone: contacts.phone })
     .from(contacts)
-    .where(and(eq(contacts.tenantId, tenantId), eq(contacts.accountId, accountId), inArray(contacts.phone, phones)))
-  return new Map(rows.flatMap((r) => (r.phone ? [[r.phone, r.id] as const] : [])))
-}
-
-/** Phone → contact id for every contact of an account that has a number. */
-export async function contactIdsByPhone(db: Db, tenantId: string, accountId: string): Promise<Map<string, string>> {
-  const rows = await db
-    .select({ id: contacts.id, phone: contacts.phone })
-    .from(contacts)
-    .where(and(eq(contacts.tenantId, tenantId), eq(contacts.accountId, accountId)))
+    .where(and(eq(contacts.tenantId, tenantId), eq(contacts.accountId, accountId), phones ? inArray(contacts.phone, phones) : undefined))
   return new Map(rows.flatMap((r) => (r.phone ? [[r.phone, r.id] as const] : [])))
 }
 
