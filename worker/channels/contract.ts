@@ -1,0 +1,87 @@
+/**
+ * The channel contract: what every channel (custom, alpha, beta, SMS, page inbox) implements, in its own folder
+ * `worker/channels/<name>/` with the same file names (index.ts exports the Channel; routes.ts, connect.ts,
+ * inbound.ts, outbound.ts, tools.ts as the channel needs them). `registry.ts` lists the channels; the app, outbound
+ * delivery, the send path and the MCP tool table read the registry, never a switch on the channel name.
+ *
+ * Adding a channel: write its folder (and `relay/<name>/` if the relay runs it), add its name to CHANNELS in
+ * schema/d1.ts with a migration if it is new, and add one line to registry.ts.
+ */
+import type { OpenAPIHono } from '@hono/zod-openapi'
+import type { Hono } from 'hono'
+import type { AccountContext } from '../account/context'
+import type { AccountRef } from '../account/storage'
+import type { AccountRow } from '../db/accounts'
+import type { Db } from '../db/client'
+import type { MessageWithContact } from '../db/messages'
+import type { AppEnv } from '../env'
+import type { ToolSpec } from '../mcp/tool'
+
+export type ChannelId = AccountRef['channel']
+
+/**
+ * One delivery attempt's outcome. The AccountDO turns it into the message's status and event:
+ * - `ok`: the upstream accepted it (`sent`);
+ * - `ok: false`: refused for good (`failed`, with the upstream's code when it has one);
+ * - `retry`: the upstream is unavailable for now (a phone offline, a slow-down); the delivery timer tries again at
+ *   `at`, and the message fails with `error` once it is older than the channel's `retryForMs`;
+ * - `pending`: handed to a relay (or waiting for one); the outcome arrives later as a frame.
+ */
+export type DeliveryResult =
+  | { ok: true; upstreamId?: string }
+  | { ok: false; code: number | null; error: string }
+  | { retry: true; at: number; error: string }
+  | { pending: true }
+
+/** How a person is addressed on the channel besides `to.contact_id` (spec 4.2). */
+export type AddressKind = 'phone' | 'external' | 'social'
+
+/** What a channel-specific send check sees; all reads, before the AccountDO's guards run. */
+export type SendCheck = {
+  env: Env
+  db: Db
+  account: AccountRow
+  /** The recipient's contact when the account knows them (null: a new person). */
+  contact: { id: string; firstInboundAt: number | null; lastInboundAt: number | null; optedOut: boolean } | null
+  mediaUrl: string | null
+  now: number
+}
+
+export interface Channel {
+  /** The stored and wire channel name (`accounts.channel`, webhook payload `channel`). */
+  readonly id: ChannelId
+  /** Path segment under `/v1/channels/` (spec part 4): `alpha-web`, `beta`, `sms`, `meta`, `custom`. */
+  readonly path: string
+  /** The name people read (OpenAPI tag, messages): `alpha`, `SMS`, `page inbox`. */
+  readonly title: string
+  /** API-key routes, mounted at `/v1/channels/<path>`: connect, status, remove and the rest of spec part 4. */
+  readonly routes: OpenAPIHono<AppEnv>
+  /**
+   * Routes that authenticate by their own signature or signed token, never by API key (provider callbacks, hosted
+   * connect pages), mounted at `/v1/channels/<path>` ahead of the API-key check.
+   */
+  readonly publicRoutes?: Hono<AppEnv>
+  /** The channel's MCP tools (spec 4.9), each one of its REST operations. */
+  readonly tools: readonly ToolSpec[]
+  /** The `to` member that names a new person here. */
+  readonly address: AddressKind
+  /** Whether a person who never wrote and is not in the account's address book may be messaged. */
+  readonly strangers:
+    | { allowed: true }
+    | { allowed: false; status: 409 | 422; code: string; message: string }
+  /** Whether new contacts follow the alpha warm-up ramp (spec 8); `ramp_day` is null otherwise. */
+  readonly warmUp: boolean
+  /** Relay channels hand messages to a relay; their sweep re-offers them until RELAY_UNAVAILABLE_MS. */
+  readonly transport: 'direct' | 'relay'
+  /** For `retry` results: how long a message may keep waiting before it fails. */
+  readonly retryForMs?: number
+  /** Channel rules checked at send time (24-hour window, A2P, media the transport cannot carry); throws ApiError. */
+  checkSend?(check: SendCheck): Promise<void>
+  /** Delivers one queued message (see DeliveryResult). */
+  deliver(c: AccountContext, ref: AccountRef, row: MessageWithContact): Promise<DeliveryResult>
+  /**
+   * The account is being removed (DELETE of the channel): undo what connect set up upstream (webhooks, sessions).
+   * Best effort: removal succeeds even when the upstream cannot be reached.
+   */
+  teardown?(env: Env, db: Db, account: AccountRow): Promise<void>
+}
