@@ -20,6 +20,8 @@ export type SessionProblem =
   | 'link_expired'
   /** The upstream stopped answering (keep-alive lost) and reconnects are failing. */
   | 'unresponsive'
+  /** The upstream refuses the client library's version (alpha 405, repeated): the relay operator must upgrade it. */
+  | 'client_outdated'
 
 export type SessionState =
   | { state: 'qr_pending'; qr: string; expiresAt: number }

@@ -12,6 +12,7 @@ export const PROBLEM_MESSAGES: Record<SessionProblem, string> = {
   passkey_required: 'The phone asks for a passkey to link a new device, which a QR code or pairing code alone cannot complete.',
   link_expired: 'The QR code or pairing code was not used in time; start linking again.',
   unresponsive: 'The network stopped answering; the relay keeps trying to reconnect.',
+  client_outdated: 'The network refused this client version; the relay operator must upgrade it.',
 }
 
 export type CloseOutcome =
