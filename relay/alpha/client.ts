@@ -313,6 +313,8 @@ export function createAlphaConnector(opts: ConnectorOptions, deps: AlphaDeps): C
         // The version may just have been retired: fetch the current one before the next attempt.
         log.warn({ statusCode: CLOSE_CODES.clientOutdated, closes: outdatedCloses }, 'alpha: the web client version was refused; fetching the current one')
         await deps.versions.refresh()
+        // Stopped or restarted while the version was fetched: that call decides what happens now.
+        if (phase !== 'running' || session !== null) return
         return retryLater(s, wasStable)
       case 'bad_session': {
         const quick = s.openedAt === null || deps.now() - s.openedAt < BAD_SESSION_WINDOW_MS

@@ -406,6 +406,25 @@ describe('alpha web client version', () => {
   })
 })
 
+describe('alpha web client version, stopped mid-fetch', () => {
+  it('does not reconnect when stopped while the version is fetched after a 405', async () => {
+    let answer: (v: { version: [number, number, number]; isLatest: boolean }) => void = () => undefined
+    const fetchVersion = vi.fn(() => new Promise<{ version: [number, number, number]; isLatest: boolean }>((r) => (answer = r)))
+    const h = await harness({ store: await linkedStore(), fetchVersion })
+    await h.startOpen()
+    answer({ version: [2, 3000, 5], isLatest: false })
+    await settle()
+    h.sockets.latest.failure(405)
+    await settle()
+    await h.connector.stop()
+    answer({ version: [2, 3000, 6], isLatest: true })
+    await settle()
+    expect(vi.getTimerCount()).toBe(0)
+    await vi.advanceTimersByTimeAsync(10 * MAX_RECONNECT_MS)
+    expect(h.sockets.sockets).toHaveLength(1)
+  })
+})
+
 describe('alpha retry counters', () => {
   it('keeps one retry counter cache across reconnects', async () => {
     const h = await connected()
