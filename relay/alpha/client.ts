@@ -92,6 +92,8 @@ export function createAlphaConnector(opts: ConnectorOptions, deps: AlphaDeps): C
   /** 405 closes in a row (the web client version refused) and 500 closes right after connecting, in a row. */
   let outdatedCloses = 0
   let badSessionCloses = 0
+  /** Set while alpha keeps the number out (a restricted close: 402, 403, 406): sends fail at once instead of waiting. */
+  let banned: { message: string; until: number | null } | null = null
   const peers = makePeerDirectory(() => requireAuth().state.keys)
   const restriction = makeRestriction({ now: deps.now, emit: (state) => emit(state), isOpen: () => session?.open === true, connectedState })
   const sender = makeSender({
@@ -99,6 +101,10 @@ export function createAlphaConnector(opts: ConnectorOptions, deps: AlphaDeps): C
     log,
     openSocket: () => (session?.open ? session.sock : null),
     lookup: makeNumberLookup(deps.now),
+    blocked() {
+      if (!banned || (banned.until !== null && banned.until <= deps.now())) return null
+      return new SendError('account_restricted', `account_restricted: ${banned.message}`)
+    },
     async refusal(jid) {
       const why = restriction.newChatRefusal()
       if (!why || (await hasChatToken(requireAuth().state.keys, jid, peers.lidFor))) return null
@@ -148,6 +154,7 @@ export function createAlphaConnector(opts: ConnectorOptions, deps: AlphaDeps): C
     phase = 'halted'
     clearRetryTimers()
     const text = message ?? PROBLEM_MESSAGES[problem]
+    banned = kind === 'restricted' ? { message: text, until } : null
     emit(kind === 'restricted' ? { state: kind, problem, message: text, until } : { state: kind, problem, message: text })
   }
 
@@ -226,6 +233,7 @@ export function createAlphaConnector(opts: ConnectorOptions, deps: AlphaDeps): C
 
   function onOpen(s: Session) {
     justPaired = false
+    banned = null
     outdatedCloses = 0
     s.open = true
     s.openedAt = deps.now()
@@ -347,6 +355,7 @@ export function createAlphaConnector(opts: ConnectorOptions, deps: AlphaDeps): C
   function stopSocket(intent: 'stop' | 'logout'): Session | null {
     clearRetryTimers()
     restriction.reset()
+    banned = null
     const s = session
     session = null
     if (s) {
@@ -364,6 +373,7 @@ export function createAlphaConnector(opts: ConnectorOptions, deps: AlphaDeps): C
     if (!auth.isLinked() && auth.state.creds.me) await auth.wipe()
     phase = 'running'
     failures = 0
+    banned = null
     outdatedCloses = 0
     badSessionCloses = 0
     // In the background: this socket uses what is known now; a refused version is fetched again on the 405.

@@ -63,6 +63,8 @@ export type SenderDeps = {
   lookup: NumberLookup
   /** Null when the recipient may be sent to; else why not (the number may not start new chats). */
   refusal(jid: string): Promise<SendError | null>
+  /** Why nothing can be sent while the number is banned or refused (a restricted close), or null. */
+  blocked(): SendError | null
 }
 
 export function makeSender(deps: SenderDeps): Sender {
@@ -80,6 +82,8 @@ export function makeSender(deps: SenderDeps): Sender {
   return {
     async send(m) {
       const open = deps.openSocket()
+      const blocked = open ? null : deps.blocked()
+      if (blocked) throw blocked
       if (!open) throw new SendError('not_connected', 'the alpha session is not connected')
       const jid = await resolveRecipient(m.to, open, deps.lookup)
       const refused = await deps.refusal(jid)

@@ -229,3 +229,22 @@ describe('alpha sends while restricted from new chats (463)', () => {
     expect(h.lastState()).toMatchObject({ state: 'restricted' })
   })
 })
+
+describe('alpha sends while the number is banned', () => {
+  it('fails a send at once with account_restricted while alpha keeps the number out (403), instead of leaving it to wait', async () => {
+    const h = await connected()
+    h.sockets.latest.close(403, 'Connection Failure', { reason: '403' })
+    await settle()
+    const err = await sendError(h.connector.send(message()))
+    expect(err).toMatchObject({ code: 'account_restricted', retryable: false, message: expect.stringMatching(/^account_restricted: .*403/) })
+  })
+
+  it('lets sends wait for the reconnect once a temporary ban (402) has ended', async () => {
+    const h = await connected()
+    h.sockets.latest.close(402, 'Connection Failure', { reason: '402', expire: '60' })
+    await settle()
+    expect((await sendError(h.connector.send(message()))).code).toBe('account_restricted')
+    await vi.advanceTimersByTimeAsync(60_000)
+    expect(await sendError(h.connector.send(message()))).toMatchObject({ code: 'not_connected', retryable: true })
+  })
+})
