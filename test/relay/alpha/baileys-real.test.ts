@@ -6,7 +6,7 @@ import pino from 'pino'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { WebSocketServer, type WebSocket } from 'ws'
 import { makeAlphaDriver } from '../../../relay/alpha/client'
-import { baileysConfig, makeAlphaSocket, sendOptions, type MakeSocket } from '../../../relay/alpha/socket'
+import { baileysConfig, makeAlphaSocket, sendOptions, type MakeSocket, type SendOptions } from '../../../relay/alpha/socket'
 import { CLOSE_CODES } from '../../../relay/alpha/state'
 import type { SessionState } from '../../../relay/connector'
 import { sealedSessionStore } from '../../fixtures/session-store'
@@ -117,7 +117,8 @@ describe('link previews on a real Baileys socket', () => {
       return undefined
     }
     // The send itself cannot finish (no alpha behind the socket); the message is built, previews included, first.
-    const attempt = sock.sendMessage('15550000777@s.whatsapp.net', { text: 'see https://shop.example.com/menu' }, { ...sendOptions('3EB0TEST00000000000001'), getUrlInfo: hook })
+    const withHook: SendOptions = { ...sendOptions('3EB0TEST00000000000001'), getUrlInfo: hook }
+    const attempt = sock.sendMessage('15550000777@s.whatsapp.net', { text: 'see https://shop.example.com/menu' }, withHook)
     await Promise.race([attempt.catch(() => undefined), waitFor(() => seen.length > 0).catch(() => undefined)])
     expect(seen).toEqual(['https://shop.example.com/menu'])
     const off = sock.sendMessage('15550000777@s.whatsapp.net', { text: 'see https://shop.example.com/menu' }, sendOptions('3EB0TEST00000000000002'))
