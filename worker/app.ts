@@ -5,6 +5,7 @@
  */
 import { OpenAPIHono } from '@hono/zod-openapi'
 import { createMiddleware } from 'hono/factory'
+import { smsChannel } from './channels/sms'
 import type { AppEnv } from './env'
 import { ApiError, errorResponse, onError, type ErrorFamily } from './errors'
 import { adminToken } from './middleware/admin-token'
@@ -37,12 +38,15 @@ const errorFamily = createMiddleware<AppEnv>(async function errorFamily(c, next)
 
 export const v1 = new OpenAPIHono<AppEnv>()
 v1.doc31('/openapi.json', (c) => openApiConfig(c.env, c.req.url))
+// Provider callbacks authenticate by their own signatures: mounted ahead of the API-key check.
+v1.route('/channels/sms', smsChannel.publicRoutes!)
 v1.use('*', apiKeyAuth({ allowQuery: true }))
 v1.route('/accounts', accountsRoutes)
 v1.route('/usage', usageRoutes)
 v1.route('/messages', messagesRoutes)
 v1.route('/channels/custom', customChannelRoutes)
 v1.route('/channels/alpha-web', alphaRoutes)
+v1.route('/channels/sms', smsChannel.routes)
 v1.route('/webhooks', webhooksRoutes)
 // Last: answers 501 for operations whose channel is not built yet; any real route mounted above wins.
 v1.route('/', notImplementedRoutes)

@@ -6,6 +6,7 @@
 import { and, eq } from 'drizzle-orm'
 import { messages } from '../../schema/d1'
 import { customOutbound } from '../channels/custom/outbound'
+import { deliverSms, SMS_RETRY_FOR_MS } from '../channels/sms/outbound'
 import type { DeliveryResult, OutboundChannel } from '../channels/outbound'
 import { insertEventIfMessage } from '../db/events'
 import { getMessage, hasQueued, markAttempt, queuedMessages, updateMessageStatus, type MessageWithContact, type StatusChange } from '../db/messages'
@@ -25,6 +26,8 @@ function channelFor(c: AccountContext, ref: AccountRef): OutboundChannel {
       return customOutbound(c, ref)
     case 'alpha_web':
       return relayOutbound(c)
+    case 'sms':
+      return (row) => deliverSms(c, ref, row)
     default:
       return async () => ({ ok: false, code: null, error: `sending on the ${ref.channel} channel is not available yet` })
   }
@@ -44,18 +47,39 @@ export async function deliverMessage(c: AccountContext, messageId: string): Prom
     result = { ok: false, code: null, error: `delivery failed: ${err instanceof Error ? err.message : String(err)}` }
   }
   if ('pending' in result) return
+  if ('retry' in result) return retryLater(c, row, started.attempts, result)
   await finishDelivery(c, ref, row, started.attempts, result)
+}
+
+/** Channels whose upstream can be unavailable for a while (contract `retry`): how long a message may wait. */
+const RETRY_FOR_MS: Partial<Record<AccountRef['channel'], number>> = { sms: SMS_RETRY_FOR_MS }
+
+/**
+ * The upstream is unavailable for now: the message stays queued, its error noted, and the attempt is dated so the
+ * sweep (which takes messages whose last attempt is a lease old) picks it up again at `at`.
+ */
+async function retryLater(c: AccountContext, row: MessageWithContact, attempt: number, result: { at: number; error: string }) {
+  await c.db
+    .update(messages)
+    .set({ lastAttemptAt: result.at - DELIVERY_LEASE_MS, errorMessage: result.error, updatedAt: Date.now() })
+    .where(and(eq(messages.id, row.message.id), eq(messages.status, 'queued'), eq(messages.attempts, attempt)))
 }
 
 /**
  * Records an attempt's outcome and its event in one batch. Both are conditional on the message still being queued
  * by this same attempt, so an overtaken attempt changes nothing and no event is emitted twice.
  */
-export async function finishDelivery(c: AccountContext, ref: AccountRef, row: MessageWithContact, attempt: number, result: Exclude<DeliveryResult, { pending: true }>) {
+export async function finishDelivery(
+  c: AccountContext,
+  ref: AccountRef,
+  row: MessageWithContact,
+  attempt: number,
+  result: Exclude<DeliveryResult, { pending: true } | { retry: true }>
+) {
   const now = Date.now()
   const status = result.ok ? ('sent' as const) : ('failed' as const)
   const change: StatusChange = result.ok
-    ? { status, upstreamId: result.upstreamId ?? row.message.upstreamId }
+    ? { status, upstreamId: result.upstreamId ?? row.message.upstreamId, ...(row.message.errorMessage !== null ? { errorMessage: null } : {}) }
     : { status, errorCode: result.code, errorMessage: result.error }
   const updated: MessageWithContact = { ...row, message: { ...row.message, ...change, updatedAt: now } }
   const thisAttempt = (s: 'queued' | typeof status) =>
@@ -81,6 +105,13 @@ export async function sweepDeliveries(c: AccountContext): Promise<void> {
     if (isRelayChannel(ref.channel)) {
       if (now >= row.message.createdAt + RELAY_UNAVAILABLE_MS) {
         await finishDelivery(c, ref, row, row.message.attempts, { ok: false, code: null, error: RELAY_UNAVAILABLE_ERROR })
+      } else {
+        await deliverMessage(c, row.message.id)
+      }
+    } else if (RETRY_FOR_MS[ref.channel] !== undefined && row.message.errorMessage !== null) {
+      // A message waiting out an unavailable upstream: try again, or fail once it waited the channel's time.
+      if (now >= row.message.createdAt + RETRY_FOR_MS[ref.channel]!) {
+        await finishDelivery(c, ref, row, row.message.attempts, { ok: false, code: null, error: row.message.errorMessage })
       } else {
         await deliverMessage(c, row.message.id)
       }

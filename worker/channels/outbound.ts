@@ -8,6 +8,7 @@ import type { MessageWithContact } from '../db/messages'
 export type DeliveryResult =
   | { ok: true; upstreamId?: string }
   | { ok: false; code: number | null; error: string }
+  | { retry: true; at: number; error: string }
   | { pending: true }
 
 export type OutboundChannel = (row: MessageWithContact) => Promise<DeliveryResult>

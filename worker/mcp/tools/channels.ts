@@ -1,61 +1,11 @@
 /** Tools for the SMS (spec 4.5), page-inbox (4.6) and custom (4.7) channels. */
 import { CustomInboundBody, SetCustomWebhookBody } from '../../../schema/api/custom-channel'
-import { ConnectAndroidSmsBody, ConnectSmsBody, SelectPageBody, SetSocialAppBody } from '../planned-bodies'
+import { SelectPageBody, SetSocialAppBody } from '../planned-bodies'
 import { ACTS, READS, READS_UPSTREAM, REMOVES, toolInput, type ToolSpec } from '../tool'
 
 const none = toolInput({})
 
-export const smsTools: ToolSpec[] = [
-  {
-    name: 'connect_sms',
-    title: 'Connect an SMS number',
-    description:
-      "Connects the user's own SMS number at their telephony provider (account SID and auth token) and points the number's incoming-SMS webhook at the service. A +1 (US/Canada) number needs a2p_registered true, after carrier registration.",
-    input: toolInput({ body: ConnectSmsBody }),
-    method: 'POST',
-    path: '/channels/sms/twilio',
-    // Replaces whatever incoming-SMS webhook the number had at the provider.
-    hints: { ...ACTS, destructiveHint: true, idempotentHint: true },
-  },
-  {
-    name: 'connect_android_sms',
-    title: 'Connect an Android SMS gateway',
-    description:
-      "Connects an Android phone running the SMS gateway app (cloud or local mode) so SMS go out from the user's own SIM; registers the webhooks for incoming SMS and delivery reports. When both SMS connections exist, sends use the phone.",
-    input: toolInput({ body: ConnectAndroidSmsBody }),
-    method: 'POST',
-    path: '/channels/sms/android-gateway',
-    hints: { ...ACTS, idempotentHint: true },
-  },
-  {
-    name: 'get_sms_status',
-    title: 'Get the SMS connection',
-    description: 'Reports the SMS connection at the telephony provider: the number and its state.',
-    input: none,
-    method: 'GET',
-    path: '/channels/sms',
-    hints: READS_UPSTREAM,
-  },
-  {
-    name: 'get_android_sms_status',
-    title: 'Get the Android SMS gateway connection',
-    description: 'Reports the Android SMS gateway connection, including when the phone was last seen.',
-    input: none,
-    method: 'GET',
-    path: '/channels/sms/android-gateway',
-    hints: READS_UPSTREAM,
-  },
-  {
-    name: 'disconnect_sms',
-    title: 'Disconnect SMS',
-    description:
-      'Clears the webhooks the service set up and removes the SMS number from the service (it stays with the provider); ask the user first. Idempotent.',
-    input: none,
-    method: 'DELETE',
-    path: '/channels/sms',
-    hints: REMOVES,
-  },
-]
+export { smsTools } from '../../channels/sms/tools'
 
 export const pageInboxTools: ToolSpec[] = [
   {
