@@ -29,8 +29,13 @@ async function connection(env: Env, tenantId: string, segment: string) {
   return { db, number, config }
 }
 
-async function twilioForm(c: { req: { text(): Promise<string> } }) {
-  return formParams(new URLSearchParams(await c.req.text()))
+/** Decoded from bytes: workerd warns when .text() reads a form-encoded body. */
+async function rawText(c: { req: { arrayBuffer(): Promise<ArrayBuffer> } }): Promise<string> {
+  return new TextDecoder().decode(await c.req.arrayBuffer())
+}
+
+async function twilioForm(c: { req: { arrayBuffer(): Promise<ArrayBuffer> } }) {
+  return formParams(new URLSearchParams(await rawText(c)))
 }
 
 const one = (v: string | string[] | undefined): string | undefined => (Array.isArray(v) ? v[0] : v)
@@ -101,7 +106,7 @@ smsCallbacks.post('/android-gateway/:tenantId/:number/events', async (c) => {
   const { db, number, config } = await connection(c.env, tenantId, c.req.param('number'))
   const a = config.android
   if (!a) throw new ApiError(404, 'not_found', 'No phone transport on this number')
-  const raw = await c.req.text()
+  const raw = await rawText(c)
   const now = Date.now()
   const verdict = await verifyGatewaySignature(a.signing_key, raw, c.req.header('X-Signature'), c.req.header('X-Timestamp'), now)
   if (!verdict.ok) throw forged()

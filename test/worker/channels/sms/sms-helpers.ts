@@ -1,7 +1,10 @@
 /** Driving the fake Twilio and the fake SMS gateway from workerd tests, and connecting a tenant's SMS number. */
 import { env } from 'cloudflare:workers'
 import { expect } from 'vitest'
+import { eq } from 'drizzle-orm'
+import { messages } from '../../../../schema/d1'
 import { body, call, type TestTenant } from '../../helpers'
+import { db } from '../../state'
 
 export type Prepared = { url: string; headers: Record<string, string>; body: string }
 
@@ -81,4 +84,23 @@ export async function connectPhone(t: TestTenant, number = '+447700900123') {
   const json = await body(res)
   expect(res.status, JSON.stringify(json)).toBe(200)
   return { ...user, number, json }
+}
+
+/** Waits (bounded by tries, not time: the clock may be frozen) until a delivery attempt noted a retry. */
+export async function retrying(id: string) {
+  for (let i = 0; i < 300; i++) {
+    const row = await db.select().from(messages).where(eq(messages.id, id)).get()
+    if (row?.errorMessage || row?.status !== 'queued') return row
+    await new Promise((res) => setTimeout(res, 10))
+  }
+  return db.select().from(messages).where(eq(messages.id, id)).get()
+}
+
+async function sent(t: TestTenant, c: { account_sid: string }, json: Record<string, unknown> = {}) {
+  const r = await send(t, { to: { phone: TO }, text: 'Your order shipped', ...json })
+  expect(r.status).toBe(202)
+  const id = String(r.body.message_id)
+  const m = await settled(t, id)
+  const state = await twilio.state(c.account_sid)
+  return { id, m, twilioMessage: state.messages.at(-1)! }
 }
