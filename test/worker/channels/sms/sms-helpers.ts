@@ -95,12 +95,3 @@ export async function retrying(id: string) {
   }
   return db.select().from(messages).where(eq(messages.id, id)).get()
 }
-
-async function sent(t: TestTenant, c: { account_sid: string }, json: Record<string, unknown> = {}) {
-  const r = await send(t, { to: { phone: TO }, text: 'Your order shipped', ...json })
-  expect(r.status).toBe(202)
-  const id = String(r.body.message_id)
-  const m = await settled(t, id)
-  const state = await twilio.state(c.account_sid)
-  return { id, m, twilioMessage: state.messages.at(-1)! }
-}

@@ -20,6 +20,15 @@ afterEach(() => {
   vi.useRealTimers()
 })
 
+async function sent(t: TestTenant, c: { account_sid: string }, json: Record<string, unknown> = {}) {
+  const r = await send(t, { to: { phone: TO }, text: 'Your order shipped', ...json })
+  expect(r.status).toBe(202)
+  const id = String(r.body.message_id)
+  const m = await settled(t, id)
+  const state = await twilio.state(c.account_sid)
+  return { id, m, twilioMessage: state.messages.at(-1)! }
+}
+
 describe('sending through Twilio', () => {
   it('posts To, From, Body and a per-message StatusCallback, and marks the message sent with the Twilio sid', async () => {
     const t = await newTenant()
