@@ -54,6 +54,7 @@ export const gateway = {
       send_attempts: { id: string | null; status: number }[]
     }>(gatewayBase(), `users/${u}`),
   setOnline: (u: string, online: boolean, lastSeen?: string) => control(gatewayBase(), `users/${u}/online`, { method: 'PUT', json: { online, last_seen: lastSeen } }),
+  setPassword: (u: string, password: string) => control(gatewayBase(), `users/${u}/password`, { method: 'PUT', json: { password } }),
   event: (u: string, json: { event: string; payload: Record<string, unknown>; id?: string; timestamp_offset_s?: number; sign_with?: string }) =>
     control<Prepared>(gatewayBase(), `users/${u}/events`, { json }),
 }
