@@ -32,7 +32,8 @@ export async function checkSmsSend(check: SendCheck): Promise<void> {
   const { env, db, account, now } = check
   const config = await readSmsConfig(env, db, account.tenantId, account.id)
   const via = config ? sendingTransport(config) : null
-  if (!config || !via) throw new ApiError(409, 'account_not_connected', `SMS number ${account.id} has no transport connected`)
+  // An account without a stored transport has nothing to check here; its delivery fails with the reason.
+  if (!config || !via) return
   if (check.mediaUrl !== null) {
     if (via === 'android_gateway') {
       throw new ApiError(422, 'media_not_supported', 'This number sends through the Android phone, which sends SMS only (no media); send text, or remove the phone transport to use MMS through Twilio')

@@ -18,7 +18,7 @@ export const smsTools: ToolSpec[] = [
     name: 'connect_android_sms',
     title: 'Connect an Android SMS gateway',
     description:
-      "Connects an Android phone running the SMS Gateway app (cloud or local mode) so SMS go out from the user's own SIM; registers the webhooks for incoming SMS and delivery reports. When both SMS connections exist, sends use the phone. The phone sends text only.",
+      "Connects an Android phone running the SMS Gateway app (cloud or local mode) so SMS go out from the user's own SIM; registers the webhooks for incoming SMS and delivery reports. When both SMS connections exist, sends use the phone (text only, no media).",
     input: toolInput({ body: ConnectAndroidSmsBody }),
     method: 'POST',
     path: '/channels/sms/android-gateway',
@@ -47,7 +47,7 @@ export const smsTools: ToolSpec[] = [
     name: 'disconnect_sms',
     title: 'Disconnect SMS',
     description:
-      'Clears the webhooks the service set up and removes the SMS transport(s) (transport: twilio, android_gateway, or all by default); the number leaves the service with its last transport and stays with the provider. Ask the user first. Idempotent.',
+      'Clears the webhooks the service set up and removes the SMS transport(s) (transport: twilio, android_gateway, or all by default); the number leaves the service with its last transport and stays with the provider. Ask the user first; idempotent.',
     input: toolInput({ query: DisconnectSmsQuery }),
     method: 'DELETE',
     path: '/channels/sms',
