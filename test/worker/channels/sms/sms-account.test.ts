@@ -147,3 +147,15 @@ describe('secrets', () => {
     }
   })
 })
+
+describe('OpenAPI', () => {
+  it('describes the SMS operations with operationIds equal to their MCP tools, and no provider callback', async () => {
+    const doc = await body<{ paths: Record<string, Record<string, { operationId?: string }>> }>(await call('/v1/openapi.json'))
+    expect(doc.paths['/channels/sms/twilio']?.post?.operationId).toBe('connect_sms')
+    expect(doc.paths['/channels/sms/android-gateway']?.post?.operationId).toBe('connect_android_sms')
+    expect(doc.paths['/channels/sms/android-gateway']?.get?.operationId).toBe('get_android_sms_status')
+    expect(doc.paths['/channels/sms']?.get?.operationId).toBe('get_sms_status')
+    expect(doc.paths['/channels/sms']?.delete?.operationId).toBe('disconnect_sms')
+    expect(Object.keys(doc.paths).filter((p) => p.includes('/inbound') && p.includes('sms'))).toEqual([])
+  })
+})
