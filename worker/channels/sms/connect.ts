@@ -7,13 +7,12 @@
 import type { z } from 'zod'
 import type { ConnectAndroidSmsBody, ConnectSmsBody } from '../../../schema/api/sms'
 import { smsGatewayUrl, urlPolicy } from '../../config'
-import { deleteAccountStatement } from '../../db/accounts'
 import type { Db } from '../../db/client'
 import type { Tenant } from '../../db/tenants'
 import { ApiError } from '../../errors'
 import { randomBase62, sha256Hex } from '../../lib/crypto'
-import { checkPublicUrl } from '../../lib/public-url'
-import { ensureSmsAccount, saveSmsConfig } from './account'
+import { checkPublicUrl } from '../../../common/public-url'
+import { ensureSmsAccount, saveSmsConfig, undoAdded } from './account'
 import { refreshA2p } from './a2p'
 import { needsA2p, readSmsConfig, type AndroidTransport, type TwilioTransport } from './config'
 import {
@@ -67,7 +66,7 @@ export async function connectTwilio(ctx: Ctx, body: z.infer<typeof ConnectSmsBod
   try {
     await setSmsUrl(ctx.env, creds, found.sid, inboundUrl)
   } catch (err) {
-    if (created) await undoCreated(ctx, account)
+    if (created) await undoAdded(ctx.db, account)
     throw providerFailure('Twilio', err)
   }
   const transport: TwilioTransport = {
@@ -82,8 +81,7 @@ export async function connectTwilio(ctx: Ctx, body: z.infer<typeof ConnectSmsBod
   }
   if (needsA2p(number)) transport.a2p = await refreshA2p(ctx.env, transport, number, ctx.now)
   const previous = created ? undefined : await readSmsConfig(ctx.env, ctx.db, ctx.tenant.id, number)
-  await saveSmsConfig(ctx.env, ctx.db, account, created, { twilio: transport, android: previous?.android ?? null }, ctx.now)
-  return account
+  return saveSmsConfig(ctx.env, ctx.db, account, created, { twilio: transport, android: previous?.android ?? null }, ctx.now)
 }
 
 /** Stable webhook ids per tenant and number: a reconnect replaces the same four webhooks instead of adding more. */
@@ -133,7 +131,7 @@ export async function connectAndroid(ctx: Ctx, body: z.infer<typeof ConnectAndro
       hooks.push({ id, event })
     }
   } catch (err) {
-    if (created) await undoCreated(ctx, account)
+    if (created) await undoAdded(ctx.db, account)
     throw providerFailure('The SMS gateway', err)
   }
   const transport: AndroidTransport = {
@@ -149,11 +147,5 @@ export async function connectAndroid(ctx: Ctx, body: z.infer<typeof ConnectAndro
     connected_at: ctx.now,
   }
   const previous = created ? undefined : await readSmsConfig(ctx.env, ctx.db, ctx.tenant.id, number)
-  await saveSmsConfig(ctx.env, ctx.db, account, created, { twilio: previous?.twilio ?? null, android: transport }, ctx.now)
-  return account
-}
-
-/** A connect that created the account and then failed upstream leaves nothing behind. */
-async function undoCreated(ctx: Ctx, account: { tenantId: string; id: string }) {
-  await deleteAccountStatement(ctx.db, account.tenantId, account.id)
+  return saveSmsConfig(ctx.env, ctx.db, account, created, { twilio: previous?.twilio ?? null, android: transport }, ctx.now)
 }

@@ -3,7 +3,7 @@
  * phone, the message is stored once per provider id, and an opt-out the provider decided (Twilio's OptOutType with
  * Advanced Opt-Out) is applied on top of the STOP/START keyword match every inbound text gets (db/contacts.ts).
  */
-import { accountStub } from '../../account/account-do'
+import { accountStub } from '../../lib/objects'
 import type { Db } from '../../db/client'
 import { setContactOptedOut } from '../../db/sms'
 import { contactIdFor } from '../../lib/ids'

@@ -16,16 +16,19 @@ import { enqueueSms, GatewayError } from './gateway-api'
 import { createMessage, TwilioError } from './twilio-api'
 import { twilioStatusUrl } from './urls'
 
-/** How long a message waits for an offline phone (or a provider answering 429/5xx) before it fails. */
+/** How long a message waits for an offline phone (or a provider answering 429/5xx) before it fails (the channel's patience). */
 export const SMS_RETRY_FOR_MS = 3_600_000
 const RETRY_FIRST_MS = 30_000
 const RETRY_MAX_MS = 10 * 60_000
 /** Twilio: "Attempt to send to unsubscribed recipient". */
 export const TWILIO_OPTED_OUT = 21610
 
-/** Backoff before attempt `attempts + 1`: 30 s, doubling, at most 10 minutes. */
-export function retryDelayMs(attempts: number): number {
-  return Math.min(RETRY_FIRST_MS * 2 ** Math.max(0, attempts - 1), RETRY_MAX_MS)
+/**
+ * The wait before the next attempt, from how long the message has waited already: 30 s, then as long again (so the
+ * gaps double), at most 10 minutes. Counted from the message's age because a deferred attempt is not counted.
+ */
+export function retryDelayMs(waitedMs: number): number {
+  return Math.min(Math.max(RETRY_FIRST_MS, waitedMs), RETRY_MAX_MS)
 }
 
 export async function checkSmsSend(check: SendCheck): Promise<void> {
@@ -69,6 +72,7 @@ export async function deliverSms(c: AccountContext, ref: AccountRef, row: Messag
 
 async function viaPhone(a: AndroidTransport, row: MessageWithContact, to: string): Promise<DeliveryResult> {
   if (row.message.mediaUrl) return { ok: false, code: null, error: 'the Android phone sends SMS only; media cannot go out this way' }
+  const now = Date.now()
   try {
     await enqueueSms({ apiUrl: a.api_url, username: a.username, password: a.password }, { id: row.message.id, to, text: row.message.text })
     return { ok: true, upstreamId: row.message.id }
@@ -76,7 +80,7 @@ async function viaPhone(a: AndroidTransport, row: MessageWithContact, to: string
     const status = err instanceof GatewayError ? err.status : 0
     const detail = err instanceof Error ? err.message : String(err)
     if (status === 503 || status === 429 || status === 0 || status >= 500) {
-      return { retry: true, at: Date.now() + retryDelayMs(row.message.attempts), error: `the phone could not take the message for an hour (${detail})` }
+      return { retry: true, at: now + retryDelayMs(now - row.message.createdAt), error: `the phone could not take the message: ${detail}` }
     }
     return { ok: false, code: status, error: `the SMS gateway refused the message: ${detail}` }
   }
@@ -84,6 +88,7 @@ async function viaPhone(a: AndroidTransport, row: MessageWithContact, to: string
 
 async function viaTwilio(c: AccountContext, ref: AccountRef, t: TwilioTransport, row: MessageWithContact, to: string): Promise<DeliveryResult> {
   if (row.message.mediaUrl && !t.capabilities.mms) return { ok: false, code: null, error: 'the number has no MMS capability at Twilio' }
+  const now = Date.now()
   try {
     const sent = await createMessage(c.env, { accountSid: t.account_sid, authToken: t.auth_token }, {
       from: ref.accountId,
@@ -100,7 +105,7 @@ async function viaTwilio(c: AccountContext, ref: AccountRef, t: TwilioTransport,
       return { ok: false, code: TWILIO_OPTED_OUT, error: 'the recipient opted out (replied STOP); Twilio refuses messages to them (error 21610)' }
     }
     if (err.status === 429 || err.status === 0 || err.status >= 500) {
-      return { retry: true, at: Date.now() + retryDelayMs(row.message.attempts), error: `Twilio did not take the message for an hour (${err.message})` }
+      return { retry: true, at: now + retryDelayMs(now - row.message.createdAt), error: `Twilio did not take the message: ${err.message}` }
     }
     return { ok: false, code: err.code ?? err.status, error: `Twilio refused the message: ${err.message}` }
   }

@@ -17,7 +17,7 @@ import {
 import { listAccounts, type AccountRow } from '../../db/accounts'
 import { database } from '../../db/client'
 import { ApiError } from '../../errors'
-import { statusErrors } from '../../routes/openapi-responses'
+import { statusErrors } from '../../lib/openapi-responses'
 import { resourceApp } from '../../validate'
 import { removeSmsAccount } from './account'
 import { readSmsConfig, transportsOf, writeSmsConfig, type SmsConfig, type Transport } from './config'

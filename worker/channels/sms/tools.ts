@@ -1,6 +1,6 @@
 /** The SMS channel's MCP tools (spec 4.5), each one of its REST operations in routes.ts. */
 import { ConnectAndroidSmsBody, ConnectSmsBody, DisconnectSmsQuery, SmsQuery } from '../../../schema/api/sms'
-import { ACTS, READS_UPSTREAM, REMOVES, toolInput, type ToolSpec } from '../../mcp/tool'
+import { ACTS, READS_UPSTREAM, REMOVES, toolInput, type ToolSpec } from '../../lib/tool-spec'
 
 export const smsTools: ToolSpec[] = [
   {

@@ -8,7 +8,7 @@ import { env } from 'cloudflare:workers'
 import { and, eq } from 'drizzle-orm'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { messages } from '../../../../schema/d1'
-import { accountStub } from '../../../../worker/account/account-do'
+import { accountStub } from '../../../../worker/lib/objects'
 import { retryDelayMs, SMS_RETRY_FOR_MS } from '../../../../worker/channels/sms/outbound'
 import { body, call, newTenant, send, settled } from '../../helpers'
 import { db, eventsOf, setClock } from '../../state'
@@ -160,12 +160,13 @@ describe('sending from the phone', () => {
     const stub = accountStub(env, t.tenantId, NUMBER)
 
     // Still offline at the first retry: queued again, with a longer wait.
-    vi.setSystemTime(T0 + retryDelayMs(1))
+    const first = T0 + retryDelayMs(0)
+    vi.setSystemTime(first)
     await runDurableObjectAlarm(stub)
-    expect((await db.select().from(messages).where(eq(messages.id, id)).get())).toMatchObject({ status: 'queued', attempts: 2 })
+    expect(await db.select().from(messages).where(eq(messages.id, id)).get()).toMatchObject({ status: 'queued', errorMessage: expect.stringContaining('Queue limits') })
 
     await gateway.setOnline(p.username, true)
-    vi.setSystemTime(T0 + retryDelayMs(1) + retryDelayMs(2))
+    vi.setSystemTime(first + retryDelayMs(first - T0))
     await runDurableObjectAlarm(stub)
     expect(await settled(t, id)).toMatchObject({ status: 'sent', error: null })
     const state = await gateway.state(p.username)

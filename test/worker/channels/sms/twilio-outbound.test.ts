@@ -8,7 +8,7 @@ import { env } from 'cloudflare:workers'
 import { eq } from 'drizzle-orm'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { contacts, messages } from '../../../../schema/d1'
-import { accountStub } from '../../../../worker/account/account-do'
+import { accountStub } from '../../../../worker/lib/objects'
 import { body, call, newTenant, send, settled, type TestTenant } from '../../helpers'
 import { retryDelayMs } from '../../../../worker/channels/sms/outbound'
 import { db, eventsOf, setClock } from '../../state'
@@ -130,7 +130,7 @@ describe('sending through Twilio', () => {
     const row = await retrying(id)
     expect(row).toMatchObject({ status: 'queued', errorMessage: expect.stringContaining('Twilio') })
     await twilio.failSends(c.account_sid, null)
-    vi.setSystemTime(T0 + retryDelayMs(1))
+    vi.setSystemTime(T0 + retryDelayMs(0))
     await runDurableObjectAlarm(accountStub(env, t.tenantId, c.number))
     expect(await settled(t, id)).toMatchObject({ status: 'sent', error: null })
     expect((await twilio.state(c.account_sid)).messages).toHaveLength(1)
