@@ -2,7 +2,7 @@
  * The custom channel's `deliver` (spec 4.7): one outbound message is a JSON POST to the user's webhook, unsigned
  * (the user's secret is in the URL), 10 s timeout, redirects not followed. Any 2xx accepts the message.
  */
-import { z } from 'zod'
+import type { z } from 'zod'
 import type { CustomOutboundPayload } from '../../../schema/api/custom-channel'
 import type { MessageWithContact } from '../../db/messages'
 import { checkPublicUrl, type UrlPolicy } from '../../../common/public-url'
