@@ -25,7 +25,7 @@ import {
   type GatewayCreds,
   type GatewayDevice,
 } from './gateway-api'
-import { fetchAccount, findIncomingNumber, setSmsUrl, TwilioError, type TwilioCreds } from './twilio-api'
+import { fetchAccount, findIncomingNumber, type IncomingNumber, setSmsUrl, TwilioError, type TwilioCreds } from './twilio-api'
 import { gatewayWebhookUrl, twilioInboundUrl } from './urls'
 
 type Ctx = { env: Env; db: Db; tenant: Tenant; requestUrl: string; now: number }
@@ -50,7 +50,7 @@ export async function connectTwilio(ctx: Ctx, body: z.infer<typeof ConnectSmsBod
     )
   }
   const creds: TwilioCreds = { accountSid: body.account_sid, authToken: body.auth_token }
-  let found
+  let found: IncomingNumber | null
   try {
     const account = await fetchAccount(ctx.env, creds)
     if (account.status !== 'active') throw new ApiError(422, 'provider_account_inactive', `The Twilio account is ${account.status}`)

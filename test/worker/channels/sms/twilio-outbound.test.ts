@@ -87,7 +87,7 @@ describe('sending through Twilio', () => {
     const { id, twilioMessage } = await sent(t, c)
     const p = await twilio.status(c.account_sid, twilioMessage.sid, 'delivered')
     expect((await post(p, { headers: { 'X-Twilio-Signature': 'AAAA' } })).status).toBe(403)
-    expect((await post({ ...p, url: p.url.replace(/token=[0-9a-f]+/, 'token=' + '0'.repeat(32)) })).status).toBe(403)
+    expect((await post({ ...p, url: p.url.replace(/token=[0-9a-f]+/, `token=${'0'.repeat(32)}`) })).status).toBe(403)
     expect((await settled(t, id)).status).toBe('sent')
   })
 
