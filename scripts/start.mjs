@@ -27,7 +27,9 @@ if (migrate.status !== 0) {
   process.exit(1)
 }
 
-const worker = spawn('wrangler', ['dev', '--port', String(port), '--ip', '127.0.0.1', '--show-interactive-dev-session=false'], {
+// The page inbox's Graph API endpoints (wrangler.toml has the real ones): set them to point at a local fake.
+const graphVars = ['GRAPH_API_URL', 'GRAPH_DIALOG_URL', 'GRAPH_API_VERSION'].flatMap((k) => (process.env[k] ? ['--var', `${k}:${process.env[k]}`] : []))
+const worker = spawn('wrangler', ['dev', '--port', String(port), '--ip', '127.0.0.1', '--show-interactive-dev-session=false', ...graphVars], {
   cwd: root,
   stdio: ['ignore', 'pipe', 'pipe'],
   env: { ...process.env, WRANGLER_SEND_METRICS: 'false' },
