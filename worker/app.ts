@@ -15,6 +15,8 @@ import { adminRoutes } from './routes/admin'
 import { adminRelayRoutes } from './routes/admin-relays'
 import { alphaRoutes } from './routes/alpha'
 import { connectPageRoutes } from './routes/connect-page'
+import { socialPublicRoutes } from './channels/social/public-routes'
+import { socialRoutes } from './channels/social/routes'
 import { customChannelRoutes } from './routes/custom-channel'
 import { docsPage, openApiConfig } from './routes/docs'
 import { messagesRoutes } from './routes/messages'
@@ -43,6 +45,7 @@ v1.route('/usage', usageRoutes)
 v1.route('/messages', messagesRoutes)
 v1.route('/channels/custom', customChannelRoutes)
 v1.route('/channels/alpha-web', alphaRoutes)
+v1.route('/channels/meta', socialRoutes)
 v1.route('/webhooks', webhooksRoutes)
 // Last: answers 501 for operations whose channel is not built yet; any real route mounted above wins.
 v1.route('/', notImplementedRoutes)
@@ -66,6 +69,8 @@ app.route('/admin', adminRoutes)
 app.route('/admin/relays', adminRelayRoutes)
 app.route('/relay', relayRoutes)
 app.route('/connect', connectPageRoutes)
+// Provider callbacks and the hosted page authenticate by signature or signed token, ahead of the API-key check.
+app.route('/v1/channels/meta', socialPublicRoutes)
 app.route('/v1', v1)
 // Every tool call runs its REST operation through this same app, in-process.
 app.route('/mcp', mcpRoutes((request, env, ctx) => app.fetch(request, env, ctx)))

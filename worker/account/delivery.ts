@@ -6,6 +6,7 @@
 import { and, eq } from 'drizzle-orm'
 import { messages } from '../../schema/d1'
 import { customOutbound } from '../channels/custom/outbound'
+import { deliverSocial } from '../channels/social/outbound'
 import type { DeliveryResult, OutboundChannel } from '../channels/outbound'
 import { insertEventIfMessage } from '../db/events'
 import { getMessage, hasQueued, markAttempt, queuedMessages, updateMessageStatus, type MessageWithContact, type StatusChange } from '../db/messages'
@@ -25,6 +26,8 @@ function channelFor(c: AccountContext, ref: AccountRef): OutboundChannel {
       return customOutbound(c, ref)
     case 'alpha_web':
       return relayOutbound(c)
+    case 'social':
+      return (row) => deliverSocial(c, ref, row)
     default:
       return async () => ({ ok: false, code: null, error: `sending on the ${ref.channel} channel is not available yet` })
   }

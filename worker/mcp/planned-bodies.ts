@@ -32,10 +32,4 @@ export const ConnectAndroidSmsBody = z.object({
   base_url: httpsUrl.optional().describe('Required with mode local: the public https URL of the phone'),
 })
 
-export const SetSocialAppBody = z.object({
-  app_id: z.string().min(1).max(64).describe("The App ID of the user's own registered app"),
-  app_secret: z.string().min(1).max(256).describe('The App Secret; stored sealed, never returned'),
-  configuration_id: z.string().min(1).max(64).describe('The login configuration ID of that app'),
-})
 
-export const SelectPageBody = z.object({ page_id: z.string().min(1).max(64).describe('An id from list_pages') })

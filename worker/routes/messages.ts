@@ -22,6 +22,8 @@ import { newId } from '../lib/ids'
 import { checkPublicUrl } from '../lib/public-url'
 import { contentTypeFromUrl } from '../lib/media'
 import { resolveAccount, resolveRecipient } from '../messaging/resolve'
+import { socialChannel } from '../channels/social'
+import { getContact } from '../db/contacts'
 import { waitForInbound } from '../messaging/wait'
 import { toWireMessage } from '../messaging/wire'
 import { resourceApp } from '../validate'
@@ -67,7 +69,7 @@ messagesRoutes.openapi(
       202: { description: 'Queued', content: { 'application/json': { schema: SendAccepted } } },
       ...errors,
       403: json(MessagingError, '`account_suspended` (after an opener burst) or `account_restricted`'),
-      409: json(MessagingError, '`no_connected_account` or `account_not_connected`'),
+      409: json(MessagingError, '`no_connected_account`, `account_not_connected`; page inbox: `needs_inbound_first` (the person never wrote) or `outside_window` (more than 24 hours since their last message)'),
       422: json(MessagingError, '`contact_channel_mismatch`, `contact_do_not_disturb`, `contact_opted_out`, `contact_private`, `beta_requires_existing_contact`'),
       429: json(MessagingError, '`daily_send_cap`, `new_contact_cap`, `loop_guard` or `opener_burst`'),
     },
@@ -82,6 +84,11 @@ messagesRoutes.openapi(
     const tenant = fresh.tenant ?? c.get('tenant')
     const account = resolveAccount(tenant, fresh.accounts, body.account_id)
     const contact = await resolveRecipient(db, tenant.id, account, body.to)
+    if (account.channel === 'social') {
+      // The page inbox's 24-hour window (spec 8), on the contact as D1 has it.
+      const known = await getContact(db, tenant.id, contact.id)
+      await socialChannel.checkSend?.({ env: c.env, db, account, contact: known ?? null, mediaUrl: body.media_url ?? null, now: Date.now() })
+    }
     const outcome = await accountStub(c.env, tenant.id, account.id).send({
       ref: { tenantId: tenant.id, accountId: account.id, channel: account.channel },
       tenant: { plan: tenant.plan, suspended: tenant.status === 'suspended' },

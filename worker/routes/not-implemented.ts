@@ -1,5 +1,5 @@
 /**
- * REST operations whose channel is not built yet (beta 4.4, SMS 4.5, page inbox 4.6). Each answers 501 `not_implemented` in its path family's error shape, so the MCP tools that map
+ * REST operations whose channel is not built yet (beta 4.4, SMS 4.5). Each answers 501 `not_implemented` in its path family's error shape, so the MCP tools that map
  * to them already answer. Mounted after the real sub-apps: a real route registered earlier wins, and the entry
  * here is deleted when its issue lands.
  */
@@ -11,7 +11,6 @@ type Method = 'GET' | 'POST' | 'PUT' | 'DELETE'
 
 const BETA = 'The beta channel'
 const SMS = 'The SMS channel'
-const PAGE_INBOX = 'The page-inbox channel'
 
 /** Method, Hono path (relative to /v1) and what is missing, in the order of the spec. */
 export const NOT_IMPLEMENTED: readonly (readonly [Method, string, string])[] = [
@@ -25,12 +24,6 @@ export const NOT_IMPLEMENTED: readonly (readonly [Method, string, string])[] = [
   ['GET', '/channels/sms', SMS],
   ['GET', '/channels/sms/android-gateway', SMS],
   ['DELETE', '/channels/sms', SMS],
-  ['PUT', '/channels/meta/app', PAGE_INBOX],
-  ['POST', '/channels/meta/connect', PAGE_INBOX],
-  ['GET', '/channels/meta/status', PAGE_INBOX],
-  ['GET', '/channels/meta/pages', PAGE_INBOX],
-  ['POST', '/channels/meta/pages/select', PAGE_INBOX],
-  ['DELETE', '/channels/meta', PAGE_INBOX],
 ]
 
 export const notImplementedRoutes = new Hono<AppEnv>()

@@ -1,6 +1,7 @@
 /** Tools for the SMS (spec 4.5), page-inbox (4.6) and custom (4.7) channels. */
 import { CustomInboundBody, SetCustomWebhookBody } from '../../../schema/api/custom-channel'
-import { ConnectAndroidSmsBody, ConnectSmsBody, SelectPageBody, SetSocialAppBody } from '../planned-bodies'
+import { SelectPageBody, SetSocialAppBody, SocialConnectBody } from '../../../schema/api/social'
+import { ConnectAndroidSmsBody, ConnectSmsBody } from '../planned-bodies'
 import { ACTS, READS, READS_UPSTREAM, REMOVES, toolInput, type ToolSpec } from '../tool'
 
 const none = toolInput({})
@@ -72,8 +73,8 @@ export const pageInboxTools: ToolSpec[] = [
     name: 'connect_social_inbox',
     title: 'Connect a page inbox',
     description:
-      'Returns a short-lived connect_url where the user grants the page permissions; afterwards pick the page with list_pages and select_page. Answers social_app_required until set_social_app was done.',
-    input: none,
+      'Returns a short-lived connect_url to give the user: they grant the page permissions there; then list_pages and select_page. Answers social_app_required until set_social_app was done.',
+    input: toolInput({ body: SocialConnectBody, bodyOptional: true }),
     method: 'POST',
     path: '/channels/meta/connect',
     hints: ACTS,
@@ -81,7 +82,8 @@ export const pageInboxTools: ToolSpec[] = [
   {
     name: 'get_social_inbox_status',
     title: 'Get the page-inbox connection',
-    description: 'Reports the page-inbox connection: pending, pages_loaded, connected, failed (with a reason) or expired.',
+    description:
+      'Reports the page-inbox connection: not_connected, pending, pages_loaded, connected, failed (with a reason, such as token_revoked) or expired, with the page and its linked professional account.',
     input: none,
     method: 'GET',
     path: '/channels/meta/status',
@@ -90,11 +92,11 @@ export const pageInboxTools: ToolSpec[] = [
   {
     name: 'list_pages',
     title: 'List pages',
-    description: 'Lists the pages the user granted access to, so one can be chosen with select_page.',
+    description: 'Lists the pages the user granted access to (state pages_loaded), each with its linked professional account, so one can be chosen with select_page.',
     input: none,
     method: 'GET',
     path: '/channels/meta/pages',
-    hints: READS_UPSTREAM,
+    hints: READS,
   },
   {
     name: 'select_page',
