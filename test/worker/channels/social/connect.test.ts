@@ -77,6 +77,13 @@ describe('POST /v1/channels/meta/connect (connect_social_inbox)', () => {
     expect(await socialStatus(t)).toMatchObject({ status: 'pending', expires_at: r.body.connect_url_expires_at })
   })
 
+  it('takes the call without any body too', async () => {
+    const { t } = await tenantWithApp()
+    const res = await call('/v1/channels/meta/connect', { method: 'POST', key: t.key })
+    expect(res.status).toBe(200)
+    expect(await body(res)).toMatchObject({ status: 'pending' })
+  })
+
   it('refuses a tampered link', async () => {
     const { t } = await tenantWithApp()
     const r = await startConnect(t)
@@ -255,3 +262,22 @@ describe('the page-inbox MCP tools', () => {
   })
 })
 
+
+describe('the page-inbox OpenAPI operations', () => {
+  it('carry the MCP tool names as operationIds', async () => {
+    const doc = await body<{ paths: Record<string, Record<string, { operationId?: string }>> }>(await call('/v1/openapi.json'))
+    const ids = Object.entries(doc.paths)
+      .filter(([path]) => path.startsWith('/channels/meta'))
+      .flatMap(([path, ops]) => Object.entries(ops).map(([method, op]) => `${method.toUpperCase()} ${path} ${op.operationId}`))
+    expect(ids.sort()).toEqual(
+      [
+        'PUT /channels/meta/app set_social_app',
+        'POST /channels/meta/connect connect_social_inbox',
+        'GET /channels/meta/status get_social_inbox_status',
+        'GET /channels/meta/pages list_pages',
+        'POST /channels/meta/pages/select select_page',
+        'DELETE /channels/meta disconnect_social_inbox',
+      ].sort()
+    )
+  })
+})
