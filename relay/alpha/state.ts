@@ -12,6 +12,7 @@ export const PROBLEM_MESSAGES: Record<SessionProblem, string> = {
   passkey_required:
     'The phone requires a passkey to link a new device, which the gateway cannot complete yet; linking was cancelled.',
   link_expired: 'The QR code or pairing code expired before the phone confirmed the link; start the connection again.',
+  session_unreadable: 'The stored session was written with another RELAY_SESSION_KEY; link again with force_new.',
   unresponsive: 'alpha stopped answering and reconnecting keeps failing; the relay keeps retrying in the background.',
 }
 

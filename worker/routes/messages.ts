@@ -11,7 +11,8 @@ import {
   WaitQuery,
   WaitResult,
 } from '../../schema/api/messages'
-import { accountStub } from '../account/account-do'
+import { findChannel } from '../channels/registry'
+import { accountStub } from '../lib/objects'
 import { urlPolicy } from '../config'
 import { listAccounts, tenantAndAccounts } from '../db/accounts'
 import { database } from '../db/client'
@@ -19,13 +20,11 @@ import { getMessage, latestSeq, listMessages } from '../db/messages'
 import { ApiError } from '../errors'
 import { decodeCursor, encodeCursor } from '../lib/cursor'
 import { newId } from '../lib/ids'
-import { checkPublicUrl } from '../lib/public-url'
-import { contentTypeFromUrl } from '../lib/media'
+import { checkPublicUrl } from '../../common/public-url'
+import { contentTypeFromUrl } from '../../common/media'
 import { resolveAccount, resolveRecipient } from '../messaging/resolve'
-import { socialChannel } from '../channels/social'
-import { getContact } from '../db/contacts'
 import { waitForInbound } from '../messaging/wait'
-import { toWireMessage } from '../messaging/wire'
+import { toWireMessage } from '../db/wire'
 import { resourceApp } from '../validate'
 
 export const messagesRoutes = resourceApp({
@@ -69,7 +68,7 @@ messagesRoutes.openapi(
       202: { description: 'Queued', content: { 'application/json': { schema: SendAccepted } } },
       ...errors,
       403: json(MessagingError, '`account_suspended` (after an opener burst) or `account_restricted`'),
-      409: json(MessagingError, '`no_connected_account`, `account_not_connected`; page inbox: `needs_inbound_first` (the person never wrote) or `outside_window` (more than 24 hours since their last message)'),
+      409: json(MessagingError, '`no_connected_account` or `account_not_connected`'),
       422: json(MessagingError, '`contact_channel_mismatch`, `contact_do_not_disturb`, `contact_opted_out`, `contact_private`, `beta_requires_existing_contact`'),
       429: json(MessagingError, '`daily_send_cap`, `new_contact_cap`, `loop_guard` or `opener_burst`'),
     },
@@ -83,12 +82,10 @@ messagesRoutes.openapi(
     const fresh = await tenantAndAccounts(db, c.get('tenant').id)
     const tenant = fresh.tenant ?? c.get('tenant')
     const account = resolveAccount(tenant, fresh.accounts, body.account_id)
-    const contact = await resolveRecipient(db, tenant.id, account, body.to)
-    if (account.channel === 'social') {
-      // The page inbox's 24-hour window (spec 8), on the contact as D1 has it.
-      const known = await getContact(db, tenant.id, contact.id)
-      await socialChannel.checkSend?.({ env: c.env, db, account, contact: known ?? null, mediaUrl: body.media_url ?? null, now: Date.now() })
-    }
+    const channel = findChannel(account.channel)
+    if (!channel) throw new ApiError(501, 'not_implemented', `Sending on the ${account.channel} channel is not available yet`)
+    const { known, lastInboundAt, ...contact } = await resolveRecipient(db, tenant.id, account, channel, body.to)
+    await channel.checkSend?.({ env: c.env, db, account, contact: { id: contact.id, known, hasInbound: contact.hasInbound, lastInboundAt }, mediaUrl: body.media_url ?? null, now: Date.now() })
     const outcome = await accountStub(c.env, tenant.id, account.id).send({
       ref: { tenantId: tenant.id, accountId: account.id, channel: account.channel },
       tenant: { plan: tenant.plan, suspended: tenant.status === 'suspended' },

@@ -5,11 +5,10 @@
  * Plain functions over D1 and the Graph client; the routes only translate HTTP.
  */
 import { z } from 'zod'
-import { accountStub } from '../../account/account-do'
+import { addAccount, removeAccount, statusChange } from '../../account/lifecycle'
 import { connectPageTtlMs, encryptionKey, publicOrigin } from '../../config'
-import { accountStatusUpdate, deleteAccountStatement, getAccount, insertAccountWithinCap, type AccountRow } from '../../db/accounts'
+import { deleteAccountStatement, getAccount } from '../../db/accounts'
 import type { Db } from '../../db/client'
-import { insertEvent } from '../../db/events'
 import {
   deleteSocialPage,
   getSocialApp,
@@ -27,12 +26,10 @@ import {
 } from '../../db/social'
 import type { Tenant } from '../../db/tenants'
 import { ApiError } from '../../errors'
-import { accountEventPayload } from '../../events/payloads'
 import { randomBase62, seal, sha256Hex, unseal } from '../../lib/crypto'
 import { newId } from '../../lib/ids'
 import { signToken, verifyToken } from '../../lib/signed-token'
 import { isoOrNull } from '../../lib/time'
-import { planOf } from '../../plans'
 import { commitEvents } from '../../webhooks/emit'
 import { GraphClient, GraphError, GraphPage } from './graph-client'
 
@@ -203,26 +200,19 @@ export async function selectPage(env: Env, db: Db, tenant: Tenant, pageId: strin
   const page = pages.find((p) => p.id === pageId)
   if (!page) throw new ApiError(404, 'page_not_found', `page_not_found: page ${pageId} is not among the pages you granted; see GET /channels/meta/pages`)
   if (!pageChoice(page).can_message) throw new ApiError(422, 'page_not_messageable', `page_not_messageable: your role on ${page.name} does not include messaging`)
-  let account = await getAccount(db, tenant.id, page.id)
-  if (account && account.channel !== 'social') throw new ApiError(409, 'account_exists', `An account ${page.id} exists on another channel`)
-  const created = !account
-  if (!account) {
-    const cap = planOf(tenant.plan).accountsCap
-    const added = await insertAccountWithinCap(db, { tenantId: tenant.id, id: page.id, channel: 'social', identifier: page.name, status: 'connecting', connectedAt: null, now }, cap)
-    account = await getAccount(db, tenant.id, page.id)
-    if (!added && !account) throw new ApiError(409, 'account_cap_reached', `Your plan allows ${cap} connected account${cap === 1 ? '' : 's'}; disconnect one first`)
-  }
+  // Added `connecting` within the plan's cap (a page already connected here is the same account: a reconnect).
+  const { account, created } = await addAccount(db, tenant, { id: page.id, channel: 'social', identifier: page.name, status: 'connecting' }, now)
   try {
     await graph.subscribe(page.id, page.access_token)
   } catch (err) {
     if (!(err instanceof GraphError)) throw err
+    // Never connected, so nothing was announced: the row goes without an event.
     if (created) await db.batch([deleteAccountStatement(db, tenant.id, page.id)])
     await updateSocialFlow(db, flow.id, { status: 'failed', reason: `subscribe_failed_${err.code ?? 'unavailable'}` }, now)
     throw new ApiError(502, 'upstream_error', `Subscribing the app to ${page.name} failed: ${err.message}`)
   }
   const ig = page.instagram_business_account
-  const wasConnected = account!.status === 'connected'
-  const connected: AccountRow = { ...account!, status: 'connected', statusReason: null, identifier: page.name, connectedAt: wasConnected ? account!.connectedAt : now }
+  const change = statusChange(db, account, 'connected', null, now, page.name)
   await commitEvents(env, db, [
     insertSocialPage(db, {
       tenantId: tenant.id,
@@ -235,10 +225,9 @@ export async function selectPage(env: Env, db: Db, tenant: Tenant, pageId: strin
       createdAt: now,
       updatedAt: now,
     }),
-    accountStatusUpdate(db, tenant.id, page.id, { status: 'connected', reason: null, identifier: page.name, connectedAt: connected.connectedAt, now }),
     // The choice is made: the other pages' tokens are not kept.
     updateSocialFlow(db, flow.id, { status: 'connected', reason: null, pages: null, accountId: page.id }, now),
-    ...(wasConnected ? [] : [insertEvent(db, tenant.id, page.id, accountEventPayload('account.connected', connected, null, now), now)]),
+    ...change.statements,
   ])
   return status(env, db, tenant.id, now)
 }
@@ -274,13 +263,9 @@ export async function disconnect(env: Env, db: Db, tenantId: string, accountId: 
   const removed: string[] = []
   for (const page of pages) {
     await teardownPage(env, graph, page.pageId, page.token)
+    await db.batch([deleteSocialPage(db, tenantId, page.accountId)])
     const account = await getAccount(db, tenantId, page.accountId)
-    const gone = account ? { ...account, status: 'disconnected' as const } : null
-    await commitEvents(env, db, [
-      deleteSocialPage(db, tenantId, page.accountId),
-      ...(gone ? [insertEvent(db, tenantId, page.accountId, accountEventPayload('account.disconnected', gone, 'removed', now), now), deleteAccountStatement(db, tenantId, page.accountId)] : []),
-    ])
-    await accountStub(env, tenantId, page.accountId).removed({ tenantId, accountId: page.accountId, channel: 'social' })
+    if (account) await removeAccount(env, db, account, now)
     removed.push(page.accountId)
   }
   return { success: true as const, status: removed.length ? ('removed' as const) : ('not_connected' as const), removed }

@@ -5,7 +5,6 @@
  * echoes of our own sends are skipped (the outbound row already exists); delivery and read callbacks move the
  * outbound statuses forward only.
  */
-import { accountStub } from '../../account/account-do'
 import type { AccountRef } from '../../account/storage'
 import { encryptionKey } from '../../config'
 import type { Db } from '../../db/client'
@@ -14,6 +13,7 @@ import { unreadOutboundBefore } from '../../db/messages'
 import { socialPageByOwner, type SocialPageRow } from '../../db/social'
 import { unseal } from '../../lib/crypto'
 import { contactIdFor } from '../../lib/ids'
+import { accountStub } from '../../lib/objects'
 import { GraphClient, GraphError } from './graph-client'
 import type { Surface, WebhookEvent } from './payloads'
 

@@ -4,13 +4,13 @@
  * within 24 hours of their last message on the surface they wrote on. Delivery is direct (Send API), no relay.
  */
 import type { Channel } from '../contract'
-import { pageInboxTools } from '../../mcp/tools/channels'
 import { GraphClient } from './graph-client'
 import { teardownPage } from './connect'
 import { getSocialPage } from '../../db/social'
 import { deliverSocial } from './outbound'
 import { socialPublicRoutes } from './public-routes'
 import { socialRoutes } from './routes'
+import { socialTools } from './tools'
 import { checkWindow } from './window'
 
 export const socialChannel: Channel = {
@@ -19,13 +19,14 @@ export const socialChannel: Channel = {
   title: 'page inbox',
   routes: socialRoutes,
   publicRoutes: socialPublicRoutes,
-  tools: pageInboxTools,
+  tools: socialTools,
   address: 'social',
   strangers: { allowed: false, status: 409, code: 'needs_inbound_first', message: 'On the page inbox only people who wrote to the page can be messaged' },
   warmUp: false,
   transport: 'direct',
   async checkSend({ contact, now }) {
-    checkWindow(contact?.lastInboundAt ?? null, now)
+    // A contact the account knows but who never wrote (imported, say) is refused like a stranger.
+    checkWindow(contact.hasInbound ? contact.lastInboundAt : null, now)
   },
   deliver: (c, ref, row) => deliverSocial(c, ref, row),
   async teardown(env, db, account) {

@@ -6,11 +6,10 @@
 import type { AccountContext } from '../../account/context'
 import type { AccountRef } from '../../account/storage'
 import { encryptionKey } from '../../config'
-import { accountStatusUpdate, getAccount } from '../../db/accounts'
-import { insertEvent } from '../../db/events'
+import { statusChange } from '../../account/lifecycle'
+import { getAccount } from '../../db/accounts'
 import type { MessageWithContact } from '../../db/messages'
 import { getSocialPage } from '../../db/social'
-import { accountEventPayload } from '../../events/payloads'
 import { unseal } from '../../lib/crypto'
 import type { DeliveryResult } from '../contract'
 import { GraphClient, GraphError, type OutboundContent } from './graph-client'
@@ -25,7 +24,7 @@ function attachmentType(contentType: string | null): 'image' | 'video' | 'audio'
   return 'file'
 }
 
-export async function deliverSocial(c: AccountContext, ref: AccountRef, row: MessageWithContact, graph = new GraphClient(c.env)): Promise<Exclude<DeliveryResult, { retry: true } | { pending: true }>> {
+export async function deliverSocial(c: AccountContext, ref: AccountRef, row: MessageWithContact, graph = new GraphClient(c.env)): Promise<DeliveryResult> {
   const page = await getSocialPage(c.db, ref.tenantId, ref.accountId)
   if (!page) return { ok: false, code: null, error: 'the page inbox is not connected' }
   const recipient = row.contact?.socialId
@@ -50,11 +49,7 @@ export async function deliverSocial(c: AccountContext, ref: AccountRef, row: Mes
 async function markRevoked(c: AccountContext, ref: AccountRef, detail: string): Promise<void> {
   const account = await getAccount(c.db, ref.tenantId, ref.accountId)
   if (!account || account.status === 'disconnected') return
-  const now = Date.now()
-  const gone = { ...account, status: 'disconnected' as const }
   console.warn(JSON.stringify({ component: 'social', event: 'token_revoked', account: ref.accountId, detail }))
-  await c.commit([
-    accountStatusUpdate(c.db, ref.tenantId, ref.accountId, { status: 'disconnected', reason: TOKEN_REVOKED, now }),
-    insertEvent(c.db, ref.tenantId, ref.accountId, accountEventPayload('account.disconnected', gone, TOKEN_REVOKED, now), now),
-  ])
+  const [first, ...rest] = statusChange(c.db, account, 'disconnected', TOKEN_REVOKED, Date.now()).statements
+  if (first) await c.commit([first, ...rest])
 }

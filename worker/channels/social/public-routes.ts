@@ -1,5 +1,5 @@
 /**
- * The page inbox's routes that authenticate by their own means, never by API key (mounted at /v1/channels/meta
+ * The page inbox's routes that authenticate by their own means, never by API key (under /v1/channels/meta, mounted
  * ahead of the key check): the hosted connect page (signed, expiring token), the OAuth callback (single-use state),
  * and the per-app webhook (verify token for the handshake, X-Hub-Signature-256 under that app's secret for events).
  */
@@ -8,13 +8,14 @@ import { database } from '../../db/client'
 import { socialAppByWebhook } from '../../db/social'
 import type { AppEnv } from '../../env'
 import { ApiError } from '../../errors'
-import { appSecrets, connectPage, oauthCallback } from './connect'
+import { appSecrets, connectPage, oauthCallback, SOCIAL_PATH } from './connect'
 import { callbackPageHtml, connectPageHtml, errorPageHtml } from './connect-page-html'
 import { applyWebhookEvents } from './inbound'
 import { WebhookPayload, webhookEvents } from './payloads'
 import { SIGNATURE_HEADER, verifyHubSignature } from './signature'
 
-export const socialPublicRoutes = new Hono<AppEnv>()
+/** Mounted at the root (contract: public routes name their full paths). */
+export const socialPublicRoutes = new Hono<AppEnv>().basePath(SOCIAL_PATH)
 
 const HEADERS = {
   'Cache-Control': 'no-store',

@@ -6,7 +6,7 @@
 import { createRoute, z } from '@hono/zod-openapi'
 import { SelectPageBody, SetSocialAppBody, SocialApp, SocialConnect, SocialConnectBody, SocialPages, SocialRemoved, SocialStatus } from '../../../schema/api/social'
 import { database } from '../../db/client'
-import { statusErrors } from '../../routes/openapi-responses'
+import { statusErrors } from '../../lib/openapi-responses'
 import { resourceApp } from '../../validate'
 import { appAnswer, disconnect, loadedPages, saveApp, selectPage, startConnect, status } from './connect'
 

@@ -12,7 +12,7 @@ const MIN = 60_000
 const account: AccountRow = { tenantId: 't', id: '1001', channel: 'social', identifier: 'Page', status: 'connected', statusReason: null, connectedAt: 0, createdAt: 0, updatedAt: 0 }
 
 function check(lastInboundAt: number | null, now: number) {
-  const contact = lastInboundAt === null ? null : { id: 'con_x', firstInboundAt: lastInboundAt, lastInboundAt, optedOut: false }
+  const contact = { id: 'con_x', known: true, hasInbound: lastInboundAt !== null, lastInboundAt }
   return socialChannel.checkSend!({ env, db, account, contact, mediaUrl: null, now })
 }
 
