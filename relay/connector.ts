@@ -18,7 +18,9 @@ export type LinkMethod = Frames.FrameOf<'assign'>['linkMethod']
  * is wiped. blocked_by_alpha: the upstream restricted or banned the number (alpha 402/403/406, send error 463).
  * replaced: another client took over the same session (alpha 440). passkey_required: the phone demands a passkey to
  * link a new device. link_expired: the link window ran out before the phone confirmed. unresponsive: the upstream
- * stopped answering and reconnects are failing. session_unreadable: the relay core cannot decrypt the stored session.
+ * stopped answering and reconnects are failing. client_outdated: the upstream refuses the client library's version (alpha
+ * 405, repeated): the relay operator must upgrade it. session_unreadable: the relay core cannot decrypt the stored
+ * session.
  */
 export type SessionProblem = Frames.SessionProblem
 

@@ -13,6 +13,7 @@ export const PROBLEM_MESSAGES: Record<SessionProblem, string> = {
   link_expired: 'The QR code or pairing code was not used in time; start linking again.',
   session_unreadable: 'The stored session was written with another RELAY_SESSION_KEY; link again with force_new.',
   unresponsive: 'The network stopped answering; the relay keeps trying to reconnect.',
+  client_outdated: 'The network refused this client version; the relay operator must upgrade it.',
 }
 
 export type CloseOutcome =
