@@ -5,7 +5,7 @@
  */
 import type { Channel } from '../contract'
 import { GraphClient } from './graph-client'
-import { teardownPage } from './connect'
+import { teardownPage } from './pages'
 import { getSocialPage } from '../../db/social'
 import { deliverSocial } from './outbound'
 import { socialPublicRoutes } from './public-routes'

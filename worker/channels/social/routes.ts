@@ -8,7 +8,8 @@ import { SelectPageBody, SetSocialAppBody, SocialApp, SocialConnect, SocialConne
 import { database } from '../../db/client'
 import { statusErrors } from '../../lib/openapi-responses'
 import { resourceApp } from '../../validate'
-import { appAnswer, disconnect, loadedPages, saveApp, selectPage, startConnect, status } from './connect'
+import { appAnswer, saveApp, startConnect } from './connect'
+import { disconnect, loadedPages, selectPage, status } from './pages'
 
 export const socialRoutes = resourceApp()
 
