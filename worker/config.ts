@@ -118,3 +118,17 @@ export function twilioMessagingApiUrl(env: Env): string {
 export function smsGatewayUrl(env: Env): string {
   return baseUrl(env.SMS_GATEWAY_URL, DEFAULT_SMS_GATEWAY_URL)
 }
+
+export const DEFAULT_GRAPH_API_URL = 'https://graph.facebook.com'
+export const DEFAULT_GRAPH_DIALOG_URL = 'https://www.facebook.com'
+export const DEFAULT_GRAPH_API_VERSION = 'v25.0'
+
+/** Where the page inbox reaches the Graph API and its login dialog (upstreams 5); a local fake stands in for tests. */
+export function graphConfig(env: Env): { apiUrl: string; dialogUrl: string; version: string } {
+  const base = (raw: string | undefined, fallback: string) => (raw?.trim() || fallback).replace(/\/+$/, '')
+  return {
+    apiUrl: base(env.GRAPH_API_URL, DEFAULT_GRAPH_API_URL),
+    dialogUrl: base(env.GRAPH_DIALOG_URL, DEFAULT_GRAPH_DIALOG_URL),
+    version: env.GRAPH_API_VERSION?.trim() || DEFAULT_GRAPH_API_VERSION,
+  }
+}

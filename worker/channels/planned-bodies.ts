@@ -1,5 +1,5 @@
 /**
- * Request shapes, taken from the spec (4.4 and 4.6: beta, page inbox), of REST routes that are not built on this branch yet, so
+ * Request shapes, taken from the spec (4.4: beta), of REST routes that are not built on this branch yet, so
  * the MCP tool table already lists their final arguments. When a route lands, its tool imports the route's own
  * schema from schema/api instead and the entry here is deleted (the REST validator stays the only judge).
  */
@@ -15,11 +15,3 @@ export const ConnectBetaBody = z.object({
 
 export const BetaCodeBody = z.object({ code: z.string().min(1).max(32).describe('The one-time login code from the beta app') })
 export const BetaPasswordBody = z.object({ password: z.string().min(1).max(256).describe('The two-step verification password') })
-
-export const SetSocialAppBody = z.object({
-  app_id: z.string().min(1).max(64).describe("The App ID of the user's own registered app"),
-  app_secret: z.string().min(1).max(256).describe('The App Secret; stored sealed, never returned'),
-  configuration_id: z.string().min(1).max(64).describe('The login configuration ID of that app'),
-})
-
-export const SelectPageBody = z.object({ page_id: z.string().min(1).max(64).describe('An id from list_pages') })

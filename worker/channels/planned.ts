@@ -1,5 +1,5 @@
 /**
- * Channels whose issue has not landed yet (beta 4.4, page inbox 4.6): their REST operations and MCP tools,
+ * Channels whose issue has not landed yet (beta 4.4): their REST operations and MCP tools,
  * answered from this one place with 501 `not_implemented` in the channel family's error shape. A channel's entry is
  * deleted when its folder lands and its line is added to registry.ts.
  */
@@ -7,10 +7,9 @@ import { Hono } from 'hono'
 import type { AppEnv } from '../env'
 import type { ChannelId, SendRules } from './contract'
 import { ApiError } from '../errors'
-import { ACTS, READS, READS_UPSTREAM, REMOVES, phoneNumberArg, toolInput, type HttpMethod, type ToolSpec } from '../lib/tool-spec'
-import { BetaCodeBody, BetaPasswordBody, ConnectBetaBody, SelectPageBody, SetSocialAppBody } from './planned-bodies'
+import { ACTS, READS_UPSTREAM, REMOVES, phoneNumberArg, toolInput, type HttpMethod, type ToolSpec } from '../lib/tool-spec'
+import { BetaCodeBody, BetaPasswordBody, ConnectBetaBody } from './planned-bodies'
 
-const none = toolInput({})
 const byBetaPhone = { path: { phoneNumber: phoneNumberArg } }
 
 const betaTools: ToolSpec[] = [
@@ -63,66 +62,6 @@ const betaTools: ToolSpec[] = [
   },
 ]
 
-const pageInboxTools: ToolSpec[] = [
-  {
-    name: 'set_social_app',
-    title: 'Save the social app',
-    description:
-      "Saves the user's own registered social app (app ID, app secret, configuration ID), needed once before connect_social_inbox; the answer gives the redirect URI and callback URL to paste into that app.",
-    input: toolInput({ body: SetSocialAppBody }),
-    method: 'PUT',
-    path: '/channels/meta/app',
-    hints: { ...REMOVES, openWorldHint: false },
-  },
-  {
-    name: 'connect_social_inbox',
-    title: 'Connect a page inbox',
-    description:
-      'Returns a short-lived connect_url where the user grants the page permissions; afterwards pick the page with list_pages and select_page. Answers social_app_required until set_social_app was done.',
-    input: none,
-    method: 'POST',
-    path: '/channels/meta/connect',
-    hints: ACTS,
-  },
-  {
-    name: 'get_social_inbox_status',
-    title: 'Get the page-inbox connection',
-    description: 'Reports the page-inbox connection: pending, pages_loaded, connected, failed (with a reason) or expired.',
-    input: none,
-    method: 'GET',
-    path: '/channels/meta/status',
-    hints: READS,
-  },
-  {
-    name: 'list_pages',
-    title: 'List pages',
-    description: 'Lists the pages the user granted access to, so one can be chosen with select_page.',
-    input: none,
-    method: 'GET',
-    path: '/channels/meta/pages',
-    hints: READS_UPSTREAM,
-  },
-  {
-    name: 'select_page',
-    title: 'Select the page',
-    description:
-      'Connects one page (and the professional account linked to it) as the inbox; one page per account. On this channel you can only reply to people who wrote, within 24 hours of their last message.',
-    input: toolInput({ body: SelectPageBody }),
-    method: 'POST',
-    path: '/channels/meta/pages/select',
-    hints: { ...ACTS, idempotentHint: true },
-  },
-  {
-    name: 'disconnect_social_inbox',
-    title: 'Disconnect the page inbox',
-    description: 'Removes the page connection and its linked professional account; ask the user first. Idempotent.',
-    input: none,
-    method: 'DELETE',
-    path: '/channels/meta',
-    hints: REMOVES,
-  },
-]
-
 /** A planned channel: its tools, and the send rules of the spec that already hold for accounts stored on it. */
 type PlannedChannel = { id: ChannelId; title: string; tools: ToolSpec[]; rules: SendRules }
 
@@ -135,16 +74,6 @@ const PLANNED: readonly PlannedChannel[] = [
       title: 'beta channel',
       address: 'phone',
       strangers: { allowed: false, status: 422, code: 'beta_requires_existing_contact', message: 'On beta only existing contacts can be messaged' },
-    },
-  },
-  {
-    id: 'social',
-    title: 'The page-inbox channel',
-    tools: pageInboxTools,
-    rules: {
-      title: 'page inbox',
-      address: 'social',
-      strangers: { allowed: false, status: 409, code: 'needs_inbound_first', message: 'On the page inbox only people who wrote to the page can be messaged' },
     },
   },
 ]

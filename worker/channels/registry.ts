@@ -8,8 +8,9 @@ import type { Channel, ChannelId, ChannelRuntime, SendRules } from './contract'
 import { customChannel } from './custom'
 import { plannedSendRules } from './planned'
 import { smsChannel } from './sms'
+import { socialChannel } from './social'
 
-export const CHANNELS: readonly Channel[] = [alphaChannel, smsChannel, customChannel]
+export const CHANNELS: readonly Channel[] = [alphaChannel, smsChannel, socialChannel, customChannel]
 
 const byId = new Map<ChannelId, Channel>(CHANNELS.map((c) => [c.id, c]))
 
