@@ -17,6 +17,8 @@ import { alphaRoutes } from './routes/alpha'
 import { connectPageRoutes } from './routes/connect-page'
 import { customChannelRoutes } from './routes/custom-channel'
 import { docsPage, openApiConfig } from './routes/docs'
+import { mediaRoutes } from './routes/media'
+import { mediaLinkRoutes } from './routes/media-link'
 import { messagesRoutes } from './routes/messages'
 import { notImplementedRoutes } from './routes/not-implemented'
 import { relayRoutes } from './routes/relay'
@@ -41,6 +43,7 @@ v1.use('*', apiKeyAuth({ allowQuery: true }))
 v1.route('/accounts', accountsRoutes)
 v1.route('/usage', usageRoutes)
 v1.route('/messages', messagesRoutes)
+v1.route('/media', mediaRoutes)
 v1.route('/channels/custom', customChannelRoutes)
 v1.route('/channels/alpha-web', alphaRoutes)
 v1.route('/webhooks', webhooksRoutes)
@@ -66,6 +69,8 @@ app.route('/admin', adminRoutes)
 app.route('/admin/relays', adminRelayRoutes)
 app.route('/relay', relayRoutes)
 app.route('/connect', connectPageRoutes)
+// Signed media links: no API key, the signature is the permission (worker/media/links.ts).
+app.route('/media', mediaLinkRoutes())
 app.route('/v1', v1)
 // Every tool call runs its REST operation through this same app, in-process.
 app.route('/mcp', mcpRoutes((request, env, ctx) => app.fetch(request, env, ctx)))

@@ -7,6 +7,7 @@ import type { ImportedContact, InboundMessage } from '../../schema/frames'
 import type { AccountContext } from './context'
 import { importContacts } from './contacts-import'
 import { ingestMessages, type InboundItem } from './ingest'
+import { inboundMedia } from '../media/inbound'
 import { currentLink } from './link'
 import { LINK_KEY, SESSION_FENCE_KEY } from './link-state'
 import { contactIdsByPhone } from '../db/contacts'
@@ -31,8 +32,7 @@ export async function onRelayInbound(c: AccountContext, ref: AccountRef, sid: st
     items.push({
       contact: await inboundContactSeed(c, ref, m.from, (phone) => byPhone.get(phone)),
       text: m.text,
-      mediaUrl: m.media?.url ?? null,
-      mediaContentType: m.media?.contentType ?? null,
+      ...(await inboundMedia(ref, m)),
       upstreamId: m.upstreamId,
     })
   }

@@ -8,6 +8,7 @@ import { accountStub } from '../account/account-do'
 import { alphaAccount, alphaRef, ensureConnecting, startLink } from '../channels/alpha/connect'
 import { connectUrl } from '../channels/alpha/connect-token'
 import { deleteAccountStatement, getAccount } from '../db/accounts'
+import { removeAccountMedia } from '../media/retention'
 import { database } from '../db/client'
 import { insertEvent } from '../db/events'
 import { countAccountMessages } from '../db/messages'
@@ -192,6 +193,10 @@ alphaRoutes.openapi(
       insertEvent(db, tenant.id, phone, accountEventPayload('account.disconnected', { ...account, status: 'disconnected' }, 'removed', now), now),
       deleteAccountStatement(db, tenant.id, phone),
     ])
+    // Its media goes with it (docs/media.md); a failure here is retried by nothing, so it is logged loudly.
+    await removeAccountMedia(c.env.MEDIA, db, tenant.id, phone).catch((err: unknown) =>
+      console.error(JSON.stringify({ msg: 'alpha remove: media removal failed', account: phone, error: String(err) }))
+    )
     try {
       await accountStub(c.env, tenant.id, phone).linkRemove(alphaRef(tenant.id, phone))
     } catch (err) {

@@ -1,0 +1,26 @@
+/**
+ * The media of a relay's inbound message as stored columns. Stored media is named by the id the edge derives from
+ * the message (the relay cannot point a message at another item), and its address must be the upload's `…/media/{id}`.
+ */
+import type { z } from 'zod'
+import type { InboundMessage } from '../../schema/frames'
+import type { StoredItem } from '../account/ingest'
+import type { AccountRef } from '../account/storage'
+import { mediaIdFor, mediaPath } from './ids'
+
+export async function inboundMedia(
+  ref: AccountRef,
+  m: z.infer<typeof InboundMessage>
+): Promise<{ mediaUrl: string | null; mediaContentType: string | null; stored: StoredItem | null }> {
+  if (!m.media) return { mediaUrl: null, mediaContentType: null, stored: null }
+  const s = m.media.stored
+  if (!s) return { mediaUrl: m.media.url, mediaContentType: m.media.contentType, stored: null }
+  const id = await mediaIdFor(ref.tenantId, ref.accountId, m.upstreamId)
+  const path = mediaPath(id)
+  const origin = m.media.url.endsWith(path) ? m.media.url.slice(0, -path.length) : ''
+  return {
+    mediaUrl: `${origin}${path}`,
+    mediaContentType: m.media.contentType,
+    stored: { id, kind: s.kind, size: s.size, fileName: s.fileName, error: s.tooLarge },
+  }
+}
