@@ -32,12 +32,29 @@ export type SessionState =
 /** A person on the network. `id` is stable (alpha: the LID when known, else the phone JID); `phone` is E.164 when known. */
 export type Peer = { id: string; phone: string | null; lid: string | null; name: string | null }
 
+export type MediaKind = 'image' | 'video' | 'audio' | 'voice_note' | 'document' | 'sticker'
+
+/**
+ * An inbound item the relay core stores in the gateway's media store before it reports the message
+ * (relay/link/media-upload.ts). `open` gives the decrypted content as a stream and may be called again on a retry.
+ */
+export type InboundAttachment = {
+  kind: MediaKind
+  contentType: string
+  fileName: string | null
+  /** What the upstream says the item weighs, when it says: an item over the edge's cap is then never downloaded. */
+  declaredSize: number | null
+  open(): Promise<NodeJS.ReadableStream>
+}
+
 export type InboundMessage = {
   /** The upstream's message id; the edge de-duplicates on it, so re-delivery after a reconnect is safe. */
   upstreamId: string
   from: Peer
   text: string
   media: { url: string; contentType: string | null } | null
+  /** Media to store in the gateway (it replaces `media` once uploaded). */
+  attachment?: InboundAttachment
   /** Upstream timestamp, epoch ms. */
   sentAt: number
   /**
