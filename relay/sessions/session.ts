@@ -196,6 +196,7 @@ export class RunningSession {
     if (!upload) return null
     if (this.uploading >= UPLOADS_AT_ONCE) await new Promise<void>((r) => this.uploadQueue.push(r))
     this.uploading++
+    this.log.info({ upstream_id: upstreamId, kind: a.kind, declared_size: a.declaredSize }, 'media upload started')
     try {
       return await upload(this.sid, this.fence, upstreamId, a)
     } catch (err) {

@@ -28,6 +28,9 @@ export async function startSimNetwork(opts: { host?: string; port?: number; timi
     if ((req.url ?? '').startsWith('/sim')) return void handleControl(network, req, res)
     res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":"not found; the control API is under /sim"}')
   })
+  // Longer than clients keep idle connections (undici: 4 s after the server's hint), so a large body never starts on a
+  // socket the server is closing at that moment (an ECONNRESET seen with 60 MB attachment posts).
+  http.keepAliveTimeout = 65_000
   const wss = new WebSocketServer({ noServer: true, perMessageDeflate: false })
   http.on('upgrade', (req, socket, head) => {
     if ((req.url ?? '').split('?')[0] !== '/sim/ws') return socket.destroy()
