@@ -2,10 +2,13 @@
  * Inbound media end to end: the real local server (wrangler dev, R2 on local disk), a real relay process in sim
  * mode, and the simulated network sending a photo, a voice note and a document. Each reaches a wait and the
  * message.received webhook with a signed media.url whose bytes and content type are what the sim sent, fetched
- * without a key; GET /v1/media answers the key; a relay SIGKILLed while it uploads a large file leaves no partial item
+ * without a key; GET /v1/media answers the key; get_media over MCP (official SDK client) gives image and audio blocks; a relay SIGKILLed while it uploads a large file leaves no partial item
  * and the message arrives exactly once, with its whole media, through the next relay.
  */
 import { createHash } from 'node:crypto'
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import type { SimServer } from '../../relay/sim/network/server'
 import { startReceiver, type Receiver } from '../fixtures/receiver'
@@ -100,8 +103,30 @@ describe('inbound media through the relay', () => {
       expect(Buffer.from(await direct.arrayBuffer())).toEqual(item.data.subarray(10, 20))
     }
     const other = await server.newTenant()
-    const first = (await api(key, 'GET', '/messages?limit=1')).json.messages[0]
-    expect((await fetch(`${server.url}/v1/media/${first.media.id}`, { headers: { 'X-API-Key': other.key } })).status).toBe(404)
+    const listed = (await api(key, 'GET', '/messages?limit=3')).json.messages as Json[]
+    expect((await fetch(`${server.url}/v1/media/${listed[0]!.media.id}`, { headers: { 'X-API-Key': other.key } })).status).toBe(404)
+
+    // An agent looks and listens over MCP, with the official SDK client.
+    const [doc, voice, photo] = listed
+    const transport = new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), { requestInit: { headers: { 'X-API-Key': key } } })
+    const client = new Client({ name: 'e2e-media-agent', version: '1.0.0' })
+    await client.connect(transport)
+    try {
+      const image = (await client.callTool({ name: 'get_media', arguments: { mediaId: photo!.media.id } })) as CallToolResult
+      expect(image.isError).toBeFalsy()
+      expect(image.content[0]).toMatchObject({ type: 'text', text: expect.stringMatching(/^HTTP 200\n/) })
+      expect(image.content[1]).toEqual({ type: 'image', mimeType: 'image/jpeg', data: ITEMS[0]!.data.toString('base64') })
+      const audio = (await client.callTool({ name: 'get_media', arguments: { mediaId: voice!.media.id } })) as CallToolResult
+      expect(audio.content[1]).toEqual({ type: 'audio', mimeType: 'audio/ogg', data: ITEMS[1]!.data.toString('base64') })
+      const pdf = (await client.callTool({ name: 'get_media', arguments: { mediaId: doc!.media.id } })) as CallToolResult
+      expect(pdf.content).toHaveLength(1)
+      expect(JSON.parse((pdf.content[0] as { text: string }).text.replace(/^HTTP 200\n/, ''))).toMatchObject({ content_type: 'application/pdf', size: ITEMS[2]!.data.length, inlined: false })
+      const foreign = (await client.callTool({ name: 'get_media', arguments: { mediaId: 'med_000000000000000000000000' } })) as CallToolResult
+      expect(foreign.isError).toBe(true)
+      expect(foreign.content[0]).toMatchObject({ type: 'text', text: expect.stringMatching(/^HTTP 404\n/) })
+    } finally {
+      await client.close()
+    }
   })
 
   it('leaves no partial item when the relay is SIGKILLed during a large upload, then stores the message once with its media', async () => {

@@ -6,7 +6,7 @@ import { z } from 'zod'
 import type { CustomOutboundPayload } from '../../../schema/api/custom-channel'
 import type { MessageWithContact } from '../../db/messages'
 import { checkPublicUrl, type UrlPolicy } from '../../lib/public-url'
-import { contentTypeFromUrl, fileNameFromUrl } from '../../lib/media'
+import { contentTypeFromUrl, fileNameFromUrl, isVoiceNoteType } from '../../lib/media'
 import type { DeliveryResult } from '../outbound'
 
 export const DELIVERY_USER_AGENT = 'MessagingGateway/1.0 (+custom-channel)'
@@ -23,6 +23,7 @@ export function customPayload({ message: m, contact }: MessageWithContact): z.in
     payload.mediaUrl = m.mediaUrl
     const type = m.mediaContentType ?? contentTypeFromUrl(m.mediaUrl)
     if (type) payload.mediaContentType = type
+    payload.isVoiceNote = isVoiceNoteType(type)
     const name = fileNameFromUrl(m.mediaUrl)
     if (name) payload.mediaFileName = name
   }
