@@ -144,8 +144,6 @@ export const WelcomeFrame = z.object({
   /** A session's lease lasts this long after the last heartbeat the edge saw; the relay stops its sessions before. */
   leaseMs: z.number().int().min(1000),
   heartbeatMs: z.number().int().min(100),
-  /** The media store's cap per item (MEDIA_MAX_BYTES): a relay reports larger items without their bytes. Absent from older edges. */
-  mediaMaxBytes: z.number().int().min(1).optional(),
 })
 export const PongFrame = z.object({ type: z.literal('pong') })
 export const AckFrame = z.object({ type: z.literal('ack'), ids: z.array(FrameId).min(1) })

@@ -14,6 +14,7 @@ import { startLinkFlow, type LinkFlow } from './login'
 import { makeMediaFetcher, type FetchMedia } from './media-fetch'
 import { makePeerDirectory } from './peers'
 import { makeRestriction } from './restriction'
+import { alphaAttachment } from './media-download'
 import { errText, makeSender, withTimeout } from './send'
 import { makeAlphaSocket, type AlphaSocket, type MakeSocket } from './socket'
 import { classifyClose, closeInfo, isLinkWindowEnd, PROBLEM_MESSAGES, reconnectDelayMs } from './state'
@@ -149,6 +150,7 @@ export function createAlphaConnector(opts: ConnectorOptions, deps: AlphaDeps): C
           saveCreds: () => a.saveCreds(),
           onConnection: (update) => onConnection(s, update),
           onSendRefused: (code) => s === session && restriction.onSendRefused(code, s.sock),
+          mediaOf: (msg) => alphaAttachment(msg, s.sock, log),
         })
       )
     )

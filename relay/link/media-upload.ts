@@ -18,8 +18,6 @@ import { z } from 'zod'
 import type { InboundAttachment } from '../connector'
 import { reconnectDelayMs } from './backoff'
 
-/** The spec floor for the edge's cap, used until the edge's welcome says its own. */
-export const DEFAULT_MEDIA_MAX_BYTES = 64 * 1024 * 1024
 export const UPLOAD_ATTEMPTS = 6
 export const UPLOAD_TIMEOUT_MS = 120_000
 
@@ -54,7 +52,8 @@ export type MediaUploaderOptions = {
   /** The gateway's base URL (GATEWAY_URL, http(s) or ws(s), with any path prefix). */
   gatewayUrl: string
   token: string
-  maxBytes: () => number
+  /** RELAY_MEDIA_MAX_BYTES: the relay stops downloading past it and reports the item over the cap. */
+  maxBytes: number
   /** Tests: shorter waits between attempts. */
   retryDelayMs?: (attempt: number) => number
 }
@@ -96,7 +95,9 @@ export function makeMediaUploader(opts: MediaUploaderOptions): MediaUploader {
   const delay = opts.retryDelayMs ?? ((n) => reconnectDelayMs(n))
 
   async function attemptUpload(url: URL, base: Record<string, string>, file: string | null, size: number): Promise<UploadAnswer> {
-    const headers = { ...base, 'x-media-size': String(size), 'content-length': String(file ? size : 0) }
+    const headers: Record<string, string> = { ...base, 'x-media-size': String(size), 'content-length': String(file ? size : 0) }
+    // Without a file the item is over the relay's cap: the edge keeps the message marked too large whatever its own cap.
+    if (!file) headers['x-media-over-cap'] = String(opts.maxBytes)
     const res = await put(url, headers, file ? createReadStream(file) : null)
     if (res.status === 200) return UploadAnswer.parse(JSON.parse(res.text))
     if (res.status === 401 || res.status === 409) throw new UploadRefusedError(`the gateway refused the upload (HTTP ${res.status})`, res.status)
@@ -117,7 +118,7 @@ export function makeMediaUploader(opts: MediaUploaderOptions): MediaUploader {
     try {
       for (let attempt = 1; ; attempt++) {
         try {
-          const max = opts.maxBytes()
+          const max = opts.maxBytes
           let file: string | null = null
           let size: number
           if (a.declaredSize !== null && a.declaredSize > max) size = a.declaredSize
@@ -128,7 +129,7 @@ export function makeMediaUploader(opts: MediaUploaderOptions): MediaUploader {
             } catch (err) {
               if (!(err instanceof TooLarge)) throw err
               file = null
-              size = err.seen
+              size = a.declaredSize ?? err.seen
             }
           }
           const answer = await attemptUpload(url, base, file, size)

@@ -54,7 +54,6 @@ export class RelayLink {
   private reconnects = 0
   private openedAt = 0
   private leaseMs: number | null = null
-  private mediaMax: number | null = null
   private heartbeatMs = DEFAULT_HEARTBEAT_MS
   /** Send times of heartbeats not yet answered, oldest first. */
   private pings: number[] = []
@@ -76,11 +75,6 @@ export class RelayLink {
   start(): void {
     if (this.state === 'stopped') return
     this.connect()
-  }
-
-  /** The edge's media cap from its welcome; null before the first one (or from an edge that does not say). */
-  get mediaMaxBytes(): number | null {
-    return this.mediaMax
   }
 
   get linkState(): LinkState {
@@ -192,7 +186,6 @@ export class RelayLink {
       }
       case 'welcome':
         this.leaseMs = frame.leaseMs
-        this.mediaMax = frame.mediaMaxBytes ?? null
         this.heartbeatMs = frame.heartbeatMs
         // The welcome answers the hello sent at open: the leases count from there.
         this.renewedAt = Math.max(this.renewedAt ?? 0, this.openedAt)

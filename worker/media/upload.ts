@@ -17,6 +17,8 @@ export const UPLOAD_HEADERS = {
   fileName: 'x-media-file-name',
   /** The item's full size as the upstream declared it; an item over the cap is reported with an empty body. */
   size: 'x-media-size',
+  /** Set (to its cap) by a relay that did not download the item because it is over the relay's own cap. */
+  overCap: 'x-media-over-cap',
 } as const
 
 const UploadMeta = z.object({
@@ -58,9 +60,11 @@ export async function storeUpload(
   if (!meta.success) throw new ApiError(400, 'invalid_request', `upload headers: ${meta.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`)
   const id = await mediaIdFor(scope.tenantId, scope.accountId, upstreamId)
   const row: MediaRow = { id, ...scope, ...meta.data, status: 'stored', reason: null, createdAt: now }
-  if (meta.data.size > maxBytes) {
+  const relayCap = Number(header(h, UPLOAD_HEADERS.overCap))
+  const cap = Number.isInteger(relayCap) && relayCap > 0 && relayCap < maxBytes ? relayCap : maxBytes
+  if (meta.data.size > cap) {
     await request.body?.cancel().catch(() => undefined)
-    const reason = `the item is ${meta.data.size} bytes, over the ${maxBytes}-byte cap (MEDIA_MAX_BYTES)`
+    const reason = `the item is ${meta.data.size} bytes, over the ${cap}-byte cap (${cap === maxBytes ? 'MEDIA_MAX_BYTES' : "the relay's RELAY_MEDIA_MAX_BYTES"})`
     await upsertMedia(db, { ...row, status: 'too_large', reason })
     return { media_id: id, status: 'too_large', reason, size: meta.data.size }
   }

@@ -5,7 +5,6 @@
  */
 import { PONG_TEXT, RelayFrame, type FrameOf, type OutboundMessage } from '../../schema/frames'
 import { accountStub } from '../account/account-do'
-import { mediaConfig } from '../config'
 import type { AccountRef } from '../account/storage'
 import type { HubContext } from './hub-context'
 import { inSessionOrder } from './hub-context'
@@ -82,7 +81,7 @@ async function onHello(c: HubContext, link: Link, hello: FrameOf<'hello'>): Prom
   setAttachment(link.ws, att)
   const live: Link = { ws: link.ws, att }
   c.framesSeen.set(hello.instance, Date.now())
-  sendFrame(link.ws, { type: 'welcome', relayId: att.relayId, tenantId: att.tenantId, leaseMs: c.config.leaseMs, heartbeatMs: c.config.heartbeatMs, mediaMaxBytes: mediaConfig(c.env).maxBytes })
+  sendFrame(link.ws, { type: 'welcome', relayId: att.relayId, tenantId: att.tenantId, leaseMs: c.config.leaseMs, heartbeatMs: c.config.heartbeatMs })
 
   const now = Date.now()
   const listed = new Map(hello.sessions.map((s) => [s.sid, s.fence]))

@@ -44,7 +44,7 @@ function upload(a: Linked, upstreamId: string, bytes: Uint8Array, meta: { type: 
   )
 }
 
-async function inboundWithMedia(a: Linked, upstreamId: string, up: { media_id: string; url: string; status: string; reason: string | null; size: number }, meta: { type: string; kind: string; name?: string }) {
+async function inboundWithMedia(a: Linked, upstreamId: string, up: { media_id: string; url: string; status: string; reason: string | null; size: number }, meta: { type: string; kind: 'image' | 'video'; name?: string }) {
   return a.relay.request({
     type: 'inbound',
     id: a.relay.id(),
