@@ -7,7 +7,7 @@
  * A new message restarts the person's loop-guard counter and wakes the open waits; a duplicate changes nothing.
  */
 import { z } from 'zod'
-import type { MediaKind } from '../../schema/d1'
+import type { StoredItem } from '../media/inbound'
 import { getAccount } from '../db/accounts'
 import { upsertInboundContact, type ContactSeed } from '../db/contacts'
 import { insertReceivedEvent } from '../db/events'
@@ -30,8 +30,6 @@ export type InboundItem = {
   /** The upstream's id for this message; a second delivery with the same id is a duplicate. */
   upstreamId: string | null
 }
-
-export type StoredItem = { id: string; kind: MediaKind; size: number; fileName: string | null; error: string | null }
 
 export type InboundInput = InboundItem & { ref: AccountRef }
 

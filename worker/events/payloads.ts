@@ -3,8 +3,8 @@ import type { AccountEvent, AccountEventType, MessageEvent, MessageEventType } f
 import type { AccountRow } from '../db/accounts'
 import type { MessageRow, MessageWithContact } from '../db/messages'
 import { iso } from '../lib/time'
-import { wireMedia, type MediaFacts } from '../media/wire-media'
-import { toWireContact, type WireContact } from '../messaging/wire'
+import { toWireContact, type WireContact } from '../db/wire'
+import { wireMedia, type MediaFacts } from '../db/wire-media'
 
 type MessageFacts = Pick<MessageRow, 'id' | 'accountId' | 'direction' | 'text' | 'status' | 'errorMessage'> & Partial<MediaFacts> & Pick<MessageRow, 'mediaUrl' | 'mediaContentType'>
 

@@ -4,12 +4,14 @@
  */
 import type { z } from 'zod'
 import type { InboundMessage } from '../../schema/frames'
-import type { StoredItem } from '../account/ingest'
-import type { AccountRef } from '../account/storage'
+import type { MediaKind } from '../../schema/d1'
 import { mediaIdFor, mediaPath } from './ids'
 
+/** A store item as the message keeps it: its id, kind, size, name, and why it is not stored if over the cap. */
+export type StoredItem = { id: string; kind: MediaKind; size: number; fileName: string | null; error: string | null }
+
 export async function inboundMedia(
-  ref: AccountRef,
+  ref: { tenantId: string; accountId: string },
   m: z.infer<typeof InboundMessage>
 ): Promise<{ mediaUrl: string | null; mediaContentType: string | null; stored: StoredItem | null }> {
   if (!m.media) return { mediaUrl: null, mediaContentType: null, stored: null }

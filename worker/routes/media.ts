@@ -13,7 +13,7 @@ import { iso } from '../lib/time'
 import { signedMediaUrl } from '../media/links'
 import { serveMedia } from '../media/serve'
 import { resourceApp } from '../validate'
-import { statusErrors } from './openapi-responses'
+import { statusErrors } from '../lib/openapi-responses'
 
 export const mediaRoutes = resourceApp()
 

@@ -2,7 +2,7 @@
 import { ListMessagesQuery, MessageIdParam, SendMessageBody, WaitQuery } from '../../../schema/api/messages'
 import { MediaIdParam } from '../../../schema/api/media'
 import { mediaToolResult } from '../media-answer'
-import { ACTS, READS, toolInput, type ToolSpec } from '../tool'
+import { ACTS, READS, toolInput, type ToolSpec } from '../../lib/tool-spec'
 
 export const messagingTools: ToolSpec[] = [
   {

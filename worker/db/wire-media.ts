@@ -1,7 +1,7 @@
 /** The `media` object of a message, from its stored columns: the same shape in REST answers and webhook payloads. */
 import type { z } from 'zod'
 import type { MessageMedia } from '../../schema/api/media'
-import type { MessageRow } from '../db/messages'
+import type { MessageRow } from './messages'
 
 export type MediaFacts = Pick<MessageRow, 'mediaUrl' | 'mediaContentType' | 'mediaId' | 'mediaKind' | 'mediaSize' | 'mediaFileName' | 'mediaError'>
 

@@ -1,10 +1,10 @@
 /** Converts stored rows into the wire shapes of the REST API (schema/api). */
 import type { z } from 'zod'
 import type { Message } from '../../schema/api/messages'
-import { displayName, type ContactRow } from '../db/contacts'
-import type { MessageWithContact } from '../db/messages'
+import { displayName, type ContactRow } from './contacts'
+import type { MessageWithContact } from './messages'
 import { iso } from '../lib/time'
-import { wireMedia } from '../media/wire-media'
+import { wireMedia } from './wire-media'
 
 export type WireMessage = z.infer<typeof Message>
 export type WireContact = WireMessage['contact']
