@@ -59,7 +59,7 @@ export const messagingTools: ToolSpec[] = [
     name: 'get_media',
     title: 'Get media',
     description:
-      'Fetches the photo, voice note, audio, video, document or sticker of a message by its media.id: images come back as an image block and audio and voice notes as an audio block (up to 5 MiB), anything else as a summary to fetch by media.url.',
+      'Fetches the media of a message by its media.id (photo, voice note, audio, video, document, sticker). Images come back as an image block, audio and voice notes as an audio block (up to 5 MiB); anything else as a summary, fetch it by media.url.',
     input: toolInput({ path: MediaIdParam.shape }),
     method: 'GET',
     path: '/media/{mediaId}',
