@@ -142,7 +142,7 @@ describe('inbound media through the relay', () => {
     const db = openLocalD1(server)
     try {
       // Whatever the relay got through before it died: never a message without its media, never a partial row.
-      const rows = db.prepare('SELECT size, status FROM media').all() as Array<{ size: number; status: string }>
+      const rows = db.prepare('SELECT size, status FROM media WHERE account_id = ?').all(phone) as Array<{ size: number; status: string }>
       for (const r of rows) expect(r.size).toBe(big.length)
     } finally {
       db.close()
