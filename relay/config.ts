@@ -20,6 +20,11 @@ export const RelayEnv = z.object({
   RELAY_SIM_URL: z.url().optional(),
   /** How long SIGTERM waits for unacked frames and session hand-over before closing anyway. */
   RELAY_DRAIN_TIMEOUT_MS: z.coerce.number().int().min(0).default(10_000),
+  /**
+   * Inbound media larger than this is not downloaded past it: the message is stored marked too large. Set it to the
+   * gateway's MEDIA_MAX_BYTES when that is raised (both default to 64 MiB).
+   */
+  RELAY_MEDIA_MAX_BYTES: z.coerce.number().int().min(1).default(64 * 1024 * 1024),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 })
 
@@ -32,6 +37,7 @@ export type RelayConfig = {
   healthPort: number | null
   simUrl: string | null
   drainTimeoutMs: number
+  mediaMaxBytes: number
   logLevel: z.infer<typeof RelayEnv>['LOG_LEVEL']
 }
 
@@ -61,6 +67,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, argv: string[] = []): RelayCo
     healthPort: e.RELAY_HEALTH_PORT === 'off' ? null : e.RELAY_HEALTH_PORT,
     simUrl: e.RELAY_SIM_URL ?? null,
     drainTimeoutMs: e.RELAY_DRAIN_TIMEOUT_MS,
+    mediaMaxBytes: e.RELAY_MEDIA_MAX_BYTES,
     logLevel: e.LOG_LEVEL,
   }
 }

@@ -35,7 +35,26 @@ export type Peer = Frames.Peer
  * back its upstream acknowledgement until then (the simulator does) keeps the message at the upstream through a
  * relay crash, so it is redelivered instead of lost.
  */
-export type InboundMessage = z.infer<typeof Frames.InboundMessage> & { onCommitted?: () => void }
+export type InboundMessage = z.infer<typeof Frames.InboundMessage> & {
+  onCommitted?: () => void
+  /** Media to store in the gateway before the message is reported (it becomes `media` once uploaded). */
+  attachment?: InboundAttachment
+}
+
+export type MediaKind = (typeof Frames.MEDIA_KINDS)[number]
+
+/**
+ * An inbound item the relay core stores in the gateway's media store (relay/link/media-upload.ts). `open` gives the
+ * decrypted content as a stream and may be called again on a retry.
+ */
+export type InboundAttachment = {
+  kind: MediaKind
+  contentType: string
+  fileName: string | null
+  /** What the upstream says the item weighs, when it says: an item over the cap is then never downloaded. */
+  declaredSize: number | null
+  open(): Promise<NodeJS.ReadableStream>
+}
 
 /** A delivery, read or failure receipt; `onCommitted` as for InboundMessage. */
 export type Receipt = z.infer<typeof Frames.Receipt> & { onCommitted?: () => void }

@@ -58,11 +58,26 @@ export type Peer = z.infer<typeof Peer>
 /** Upstream apps allow longer texts than the send API does; an inbound message is stored as the upstream gave it. */
 const MAX_FRAME_TEXT_CHARS = 65_536
 
+export const MEDIA_KINDS = ['image', 'video', 'audio', 'voice_note', 'document', 'sticker'] as const
+
+/**
+ * An item the relay put in the media store before sending the message (PUT /relay/media/{sid}/{upstreamId}): the
+ * edge derives the media id from the message itself, so only the facts travel. `tooLarge` carries the reason when
+ * the upload answered `too_large`.
+ */
+export const StoredMedia = z.object({
+  kind: z.enum(MEDIA_KINDS),
+  size: z.number().int().min(0),
+  fileName: z.string().max(512).nullable(),
+  tooLarge: z.string().max(1000).nullable(),
+})
+
 export const InboundMessage = z.object({
   upstreamId: z.string().min(1).max(256),
   from: Peer,
   text: z.string().max(MAX_FRAME_TEXT_CHARS),
-  media: z.object({ url: z.string().max(4096), contentType: z.string().max(200).nullable() }).nullable(),
+  /** `url`: the upload's answer for stored media (`…/media/{id}`), or a link the upstream gave (older relays). */
+  media: z.object({ url: z.string().max(4096), contentType: z.string().max(200).nullable(), stored: StoredMedia.optional() }).nullable(),
   sentAt: EpochMs,
 })
 

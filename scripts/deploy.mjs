@@ -14,6 +14,15 @@ if (/database_id\s*=\s*"0{8}-0{4}-0{4}-0{4}-0{12}"/.test(toml)) {
 then run npm run deploy again.`)
   process.exit(1)
 }
+// The media bucket (wrangler.toml [[r2_buckets]]) is created once; an existing bucket is left as it is.
+const bucket = /bucket_name\s*=\s*"([^"]+)"/.exec(toml)?.[1]
+if (bucket) {
+  const list = spawnSync('wrangler', ['r2', 'bucket', 'list'], { cwd: root, encoding: 'utf8' })
+  if (list.status === 0 && !list.stdout.includes(bucket)) {
+    const r = spawnSync('wrangler', ['r2', 'bucket', 'create', bucket], { cwd: root, stdio: 'inherit' })
+    if (r.status !== 0) process.exit(r.status ?? 1)
+  }
+}
 for (const args of [['d1', 'migrations', 'apply', 'DB', '--remote'], ['deploy']]) {
   const r = spawnSync('wrangler', args, { cwd: root, stdio: 'inherit' })
   if (r.status !== 0) process.exit(r.status ?? 1)

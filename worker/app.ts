@@ -17,6 +17,8 @@ import { accountsRoutes } from './routes/accounts'
 import { adminRoutes } from './routes/admin'
 import { adminRelayRoutes } from './routes/admin-relays'
 import { apiDocument, docsPage, openApiConfig } from './routes/docs'
+import { mediaRoutes } from './routes/media'
+import { mediaLinkRoutes } from './routes/media-link'
 import { messagesRoutes } from './routes/messages'
 import { relayRoutes } from './routes/relay'
 import { usageRoutes } from './routes/usage'
@@ -40,6 +42,7 @@ v1.use('*', apiKeyAuth({ allowQuery: true }))
 v1.route('/accounts', accountsRoutes)
 v1.route('/usage', usageRoutes)
 v1.route('/messages', messagesRoutes)
+v1.route('/media', mediaRoutes)
 for (const channel of CHANNELS) v1.route(`/channels/${channel.path}`, channel.routes)
 v1.route('/webhooks', webhooksRoutes)
 // Last: answers 501 for operations whose channel is not built yet; any real route mounted above wins.
@@ -63,6 +66,8 @@ app.use('/admin/*', async (c, next) => {
 app.route('/admin', adminRoutes)
 app.route('/admin/relays', adminRelayRoutes)
 app.route('/relay', relayRoutes)
+// Signed media links: no API key, the signature is the permission (worker/media/links.ts).
+app.route('/media', mediaLinkRoutes())
 // Provider callbacks and hosted pages authenticate by their own signature or token: mounted before /v1's key check.
 for (const channel of CHANNELS) if (channel.publicRoutes) app.route('/', channel.publicRoutes)
 app.route('/v1', v1)

@@ -17,6 +17,7 @@ import { makeMediaFetcher, type FetchMedia } from './media-fetch'
 import { makePeerDirectory } from './peers'
 import { hasChatToken, makeNumberLookup } from './recipients'
 import { makeRestriction } from './restriction'
+import { alphaAttachment } from './media-download'
 import { errText, makeSender, withTimeout } from './send'
 import { SendError } from './send-error'
 import { makeAlphaSocket, type AlphaSocket, type MakeSocket } from './socket'
@@ -201,6 +202,7 @@ export function createAlphaConnector(opts: ConnectorOptions, deps: AlphaDeps): C
           saveCreds: () => a.saveCreds(),
           onConnection: (update) => onConnection(s, update),
           onSendRefused: (code) => s === session && restriction.onSendRefused(code, s.sock),
+          mediaOf: (msg) => alphaAttachment(msg, s.sock, log),
         })
       )
     )

@@ -6,6 +6,7 @@
  */
 import { randomBytes } from 'node:crypto'
 import type { Logger } from 'pino'
+import type { MediaUploader } from '../link/media-upload'
 import type { EdgeFrame, FrameOf, SessionState } from '../../schema/frames'
 import type { Driver } from '../connector'
 import type { SessionCrypto } from '../crypto'
@@ -25,7 +26,7 @@ export class SessionManager {
   private leaseTimer: NodeJS.Timeout | null = null
 
   constructor(
-    private readonly deps: { driverFor: (channel: string) => Driver | null; crypto: SessionCrypto; log: Logger },
+    private readonly deps: { driverFor: (channel: string) => Driver | null; crypto: SessionCrypto; log: Logger; uploadMedia?: MediaUploader },
     private link: ManagerLink | null = null
   ) {}
 
@@ -142,6 +143,7 @@ export class SessionManager {
       link: this.link,
       crypto: this.deps.crypto,
       log: this.deps.log,
+      uploadMedia: this.deps.uploadMedia,
       nextId: this.nextId,
       onLeaseLost: (sid, fence) => this.leaseLost(sid, fence),
     })

@@ -15,6 +15,7 @@ import { SessionUnreadableError, type SessionCrypto } from '../crypto'
 import type { Reply } from '../link/outbox'
 import type { RelayFrame, ReliableRelayFrame } from '../../schema/frames'
 import { EdgeSessionStore, LeaseLostError } from './edge-store'
+import { UploadRefusedError, type MediaUploader } from '../link/media-upload'
 
 export type SessionLink = {
   request(frame: ReliableRelayFrame, coalesceKey?: string | null): Promise<Reply>
@@ -30,7 +31,12 @@ export type SessionDeps = {
   /** The edge says another relay holds this session now. */
   /** The edge refused this session's frame sent under `fence`: another relay (or a newer session) holds it. */
   onLeaseLost(sid: string, fence: number): void
+  /** Stores an inbound item in the gateway's media store (relay/link/media-upload.ts); absent: attachments are dropped. */
+  uploadMedia?: MediaUploader
 }
+
+/** Items of one session uploading at once; the messages are still reported in the order they came. */
+const UPLOADS_AT_ONCE = 4
 
 /** Message ids already handed upstream, remembered so a resend is answered without sending twice. */
 const SENT_MEMORY = 10_000
@@ -53,6 +59,10 @@ export class RunningSession {
   private readonly inflight = new Set<string>()
   private readonly held = new Map<string, { message: OutboundMessage; expiresAt: number }>()
   private readonly log: Logger
+  /** Inbound messages are reported in arrival order, each after its media (if any) is stored. */
+  private inboundTail: Promise<void> = Promise.resolve()
+  private uploading = 0
+  private readonly uploadQueue: Array<() => void> = []
 
   constructor(
     private readonly assign: FrameOf<'assign'>,
@@ -181,8 +191,38 @@ export class RunningSession {
   }
 
   private onInbound(m: InboundMessage): void {
-    const { onCommitted, ...message } = m
-    void this.report({ type: 'inbound', id: this.deps.nextId(), sid: this.sid, fence: this.fence, message }).then((ok) => ok && onCommitted?.())
+    const { onCommitted, attachment, ...message } = m
+    const stored = attachment ? this.storeAttachment(message.upstreamId, attachment) : null
+    this.inboundTail = this.inboundTail.then(async () => {
+      const media = stored ? await stored : undefined
+      // Lease lost or stopped mid-upload: not reported and not acknowledged upstream, so it comes again elsewhere.
+      if (media === 'stop' || this.stopped) return
+      const withMedia = media === undefined ? message : { ...message, media }
+      void this.report({ type: 'inbound', id: this.deps.nextId(), sid: this.sid, fence: this.fence, message: withMedia }).then((ok) => ok && onCommitted?.())
+    })
+  }
+
+  /** The frame's media for an attachment, 'stop' when the edge refused (another relay holds the session). */
+  private async storeAttachment(upstreamId: string, a: NonNullable<InboundMessage['attachment']>): Promise<InboundMessage['media'] | 'stop'> {
+    const upload = this.deps.uploadMedia
+    if (!upload) return null
+    if (this.uploading >= UPLOADS_AT_ONCE) await new Promise<void>((r) => this.uploadQueue.push(r))
+    this.uploading++
+    this.log.info({ upstream_id: upstreamId, kind: a.kind, declared_size: a.declaredSize }, 'media upload started')
+    try {
+      return await upload(this.sid, this.fence, upstreamId, a)
+    } catch (err) {
+      if (err instanceof UploadRefusedError && (err.status === 409 || err.status === 401)) {
+        this.deps.onLeaseLost(this.sid, this.fence)
+        return 'stop'
+      }
+      // The message still arrives, without its media; the log says why (download failed even after a re-upload request).
+      this.log.error({ upstream_id: upstreamId, kind: a.kind, err: err instanceof Error ? err.message : String(err) }, 'media could not be stored')
+      return null
+    } finally {
+      this.uploading--
+      this.uploadQueue.shift()?.()
+    }
   }
 
   private onReceipt(r: Receipt): void {

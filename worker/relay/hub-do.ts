@@ -106,6 +106,18 @@ export class RelayHubDO extends DurableObject<Env> {
     return probeSession(this.c, sid, timeoutMs)
   }
 
+  /**
+   * Which account a relay may upload media for under this session: the relay holding the lease, or one that held it
+   * under an earlier fence (its messages are still accepted after a failover, so their media must be too).
+   */
+  async mediaUploadScope(relayId: string, relayTenantId: string | null, sid: string, fence: number): Promise<{ tenantId: string; accountId: string } | null> {
+    const row = this.c.store.bySid(sid)
+    if (!row || fence > row.fence) return null
+    const holder = row.relayId === relayId && row.fence === fence
+    const earlier = fence < row.fence && (relayTenantId === null || relayTenantId === row.tenantId)
+    return holder || earlier ? { tenantId: row.tenantId, accountId: row.accountId } : null
+  }
+
   async relayLinks(): Promise<RelayLinkView[]> {
     return relayLinks(this.c)
   }

@@ -10,6 +10,7 @@ import { ingestMessages, type InboundItem } from '../ingest'
 import { currentLink } from './session'
 import { LINK_KEY, SESSION_FENCE_KEY } from './state'
 import { contactIdsByPhone } from '../../db/contacts'
+import { inboundMedia } from '../../media/inbound'
 import { e164, inboundContactSeed, peerAddresses } from './peers'
 import type { AccountRef } from '../storage'
 
@@ -31,8 +32,7 @@ export async function onRelayInbound(c: AccountContext, ref: AccountRef, sid: st
     items.push({
       contact: await inboundContactSeed(c, ref, m.from, (phone) => byPhone.get(phone)),
       text: m.text,
-      mediaUrl: m.media?.url ?? null,
-      mediaContentType: m.media?.contentType ?? null,
+      ...(await inboundMedia(ref, m)),
       upstreamId: m.upstreamId,
     })
   }
