@@ -4,10 +4,14 @@
  */
 import type { Logger } from 'pino'
 
-export type LinkMethod = 'qr' | 'pairing_code'
+/** alpha: `qr` or `pairing_code`; beta: `code` (a login code sent to the user's app, maybe a password) or `qr`. */
+export type LinkMethod = 'qr' | 'pairing_code' | 'code'
 
 /** Why a session is not (or no longer) usable. Codes are stable; clients switch on them, never on the text. */
-export type SessionProblem =
+export type SessionProblem = AlphaProblem | BetaProblem
+
+/** The problems an alpha session can have (beta's own are below). */
+export type AlphaProblem =
   /** The user removed the linked device, or the upstream logged the session out (alpha 401). The session is wiped. */
   | 'logged_out'
   /** The upstream restricted or banned the number (alpha 402/403/406, send error 463). */
@@ -21,16 +25,42 @@ export type SessionProblem =
   /** The upstream stopped answering (keep-alive lost) and reconnects are failing. */
   | 'unresponsive'
 
+/** beta reuses logged_out, replaced, link_expired and unresponsive, and adds its own. */
+export type BetaProblem =
+  | 'logged_out'
+  | 'replaced'
+  | 'link_expired'
+  | 'unresponsive'
+  /** beta: the number or the account is banned or deactivated (PHONE_NUMBER_BANNED, USER_DEACTIVATED_BAN). */
+  | 'blocked_by_beta'
+  /** beta: the account was flagged for messaging strangers (PEER_FLOOD); sending stops. */
+  | 'stranger_flag'
+  /** beta: the upstream asked the account to slow down (FLOOD_WAIT); sends are paused until `until`. */
+  | 'flood_wait'
+  /** beta: the number has no account upstream, or is not a valid number there. */
+  | 'unknown_number'
+  /** beta: too many login attempts; the upstream refuses new ones for a while. */
+  | 'too_many_attempts'
+
 export type SessionState =
   | { state: 'qr_pending'; qr: string; expiresAt: number }
   | { state: 'pairing_code'; code: string; expiresAt: number }
+  /** beta: a login code went to the user's app; `login({kind: 'code'})` continues. */
+  | { state: 'code_required'; expiresAt: number | null }
+  /** beta: the account has a two-step password; `login({kind: 'password'})` continues. */
+  | { state: 'password_required'; hint: string | null; expiresAt: number | null }
   | { state: 'connecting' }
   | { state: 'connected'; identifier: string; upstreamUserId: string | null }
+  /** beta: connected, but the upstream asked for a pause; sends wait until `until`, then go out in order. */
+  | { state: 'slowed'; problem: 'flood_wait'; message: string; until: number }
   | { state: 'disconnected'; problem: SessionProblem; message: string }
   | { state: 'restricted'; problem: SessionProblem; message: string; until: number | null }
 
-/** A person on the network. `id` is stable (alpha: the LID when known, else the phone JID); `phone` is E.164 when known. */
-export type Peer = { id: string; phone: string | null; lid: string | null; name: string | null }
+/**
+ * A person on the network. `id` is stable (alpha: the LID when known, else the phone JID; beta: the user id with the
+ * access hash, so the edge can address them after any relay restart); `phone` is E.164 when known.
+ */
+export type Peer = { id: string; phone: string | null; lid: string | null; name: string | null; username?: string | null }
 
 export type InboundMessage = {
   /** The upstream's message id; the edge de-duplicates on it, so re-delivery after a reconnect is safe. */
@@ -117,6 +147,25 @@ export type ConnectorOptions = {
   log: Logger
 }
 
+/** One login step the user answered (beta). The secret crosses once and is never stored or logged. */
+export type LoginStep = { kind: 'code'; code: string } | { kind: 'password'; password: string }
+
+/** Why a login step was refused; stable codes, the edge maps them to its error codes. */
+export type LoginError =
+  | 'code_invalid'
+  | 'code_expired'
+  | 'password_invalid'
+  | 'too_many_attempts'
+  | 'unknown_number'
+  | 'number_banned'
+  | 'no_login_pending'
+  | 'login_failed'
+
+export type LoginOutcome =
+  | { status: 'connected'; userId: string; username: string | null }
+  | { status: 'password_required'; hint: string | null }
+  | { status: 'refused'; error: LoginError; message: string; retryAfterS: number | null }
+
 export type Connector = {
   /** Connects: resumes the stored session, or starts linking (QR or pairing code). */
   start(): Promise<void>
@@ -126,6 +175,8 @@ export type Connector = {
   logout(): Promise<void>
   /** Closes without logging out (shutdown, failover); the session can resume elsewhere. */
   stop(): Promise<void>
+  /** beta: answers the login step the session is waiting for (a code, then maybe a password). */
+  login?(step: LoginStep): Promise<LoginOutcome>
 }
 
 export type Driver = (opts: ConnectorOptions) => Connector

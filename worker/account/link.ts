@@ -123,9 +123,15 @@ export function withState(link: LinkState, state: SessionState, at: number): Lin
     case 'pairing_code':
       return { ...base, session: 'pairing_code', qr: null, pairingCode: state.code, pairingCodeExpiresAt: state.expiresAt, problem: null, message: null }
     case 'connecting':
+    // beta's login steps (worker/channels/beta reads them from the relay); to the alpha link they are still connecting.
+    case 'code_required':
+    case 'password_required':
       return { ...base, session: 'connecting', qr: null, problem: null, message: null }
     case 'connected':
       return { ...base, session: 'connected', qr: null, qrExpiresAt: null, pairingCode: null, pairingCodeExpiresAt: null, problem: null, message: null, identifier: state.identifier }
+    case 'slowed':
+      // Still connected; the reason says why sends wait (beta's slow-down).
+      return { ...base, session: 'connected', qr: null, problem: state.problem, message: state.message }
     case 'disconnected':
     case 'restricted':
       return { ...base, session: state.state, qr: null, pairingCode: null, problem: state.problem, message: state.message }
