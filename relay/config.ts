@@ -20,6 +20,9 @@ export const RelayEnv = z.object({
   RELAY_SIM_URL: z.url().optional(),
   /** How long SIGTERM waits for unacked frames and session hand-over before closing anyway. */
   RELAY_DRAIN_TIMEOUT_MS: z.coerce.number().int().min(0).default(10_000),
+  /** beta's app credentials (the relay is the app logging users in): the operator's, or a tenant relay's own. */
+  RELAY_BETA_API_ID: z.coerce.number().int().positive().optional(),
+  RELAY_BETA_API_HASH: z.string().regex(/^[0-9a-f]{32}$/, 'RELAY_BETA_API_HASH must be the 32-hex-digit api_hash of the app').optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 })
 
@@ -33,6 +36,8 @@ export type RelayConfig = {
   simUrl: string | null
   drainTimeoutMs: number
   logLevel: z.infer<typeof RelayEnv>['LOG_LEVEL']
+  /** Needed by RELAY_DRIVER=beta only. */
+  beta: { apiId: number; apiHash: string } | null
 }
 
 /** The WebSocket URL of the gateway's relay endpoint, from its public origin. */
@@ -62,5 +67,6 @@ export function loadConfig(env: NodeJS.ProcessEnv, argv: string[] = []): RelayCo
     simUrl: e.RELAY_SIM_URL ?? null,
     drainTimeoutMs: e.RELAY_DRAIN_TIMEOUT_MS,
     logLevel: e.LOG_LEVEL,
+    beta: e.RELAY_BETA_API_ID !== undefined && e.RELAY_BETA_API_HASH !== undefined ? { apiId: e.RELAY_BETA_API_ID, apiHash: e.RELAY_BETA_API_HASH } : null,
   }
 }
