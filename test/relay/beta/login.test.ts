@@ -10,7 +10,8 @@ function network(opts: { password?: string; hint?: string; dc?: number; banned?:
   return net
 }
 
-describe('beta login by code', () => {
+// Password steps run SRP (PBKDF2, 100k iterations, on both sides) on a shared CPU: generous per-test time.
+describe('beta login by code', { timeout: 30_000 }, () => {
   beforeEach(useFakeClock)
   afterEach(() => vi.useRealTimers())
 
@@ -117,7 +118,7 @@ describe('beta login by code', () => {
   })
 })
 
-describe('beta login by QR', () => {
+describe('beta login by QR', { timeout: 30_000 }, () => {
   beforeEach(useFakeClock)
   afterEach(() => vi.useRealTimers())
 

@@ -57,7 +57,7 @@ describe('login frames', () => {
     edge.send({ type: 'login', id: 'l2', sid: 's1', fence: 1, step: { kind: 'code', code: net.codesReceived.get(PHONE)! } })
     expect(await edge.waitFor((f) => f.type === 'login_result' && f.id === 'l2')).toMatchObject({ outcome: { status: 'password_required' } })
     edge.send({ type: 'login', id: 'l3', sid: 's1', fence: 1, step: { kind: 'password', password: 'pw' } })
-    expect(await edge.waitFor((f) => f.type === 'login_result' && f.id === 'l3', 10_000)).toMatchObject({ outcome: { status: 'connected', username: 'owner' } })
+    expect(await edge.waitFor((f) => f.type === 'login_result' && f.id === 'l3', 30_000)).toMatchObject({ outcome: { status: 'connected', username: 'owner' } })
     await edge.waitFor((f) => f.type === 'state' && f.state.state === 'connected')
     // The session string went to the edge sealed: nothing readable at rest.
     await edge.waitFor((f) => f.type === 'session_write')
@@ -65,7 +65,8 @@ describe('login frames', () => {
     expect(stored).not.toContain('1fake:')
     // beta's address book goes to the edge even without import_contacts.
     await edge.waitFor((f) => f.type === 'contacts')
-  })
+    // The password step runs SRP (two PBKDF2 rounds of 100k iterations, client and fake server) on a shared CPU.
+  }, 40_000)
 
   it('refuses a step for a session it does not hold, or under another fence, with no_login_pending', async () => {
     net.addAccount(PHONE)
