@@ -14,6 +14,7 @@ import { accountsRoutes } from './routes/accounts'
 import { adminRoutes } from './routes/admin'
 import { adminRelayRoutes } from './routes/admin-relays'
 import { alphaRoutes } from './routes/alpha'
+import { betaRoutes } from './channels/beta/routes'
 import { connectPageRoutes } from './routes/connect-page'
 import { customChannelRoutes } from './routes/custom-channel'
 import { docsPage, openApiConfig } from './routes/docs'
@@ -43,6 +44,7 @@ v1.route('/usage', usageRoutes)
 v1.route('/messages', messagesRoutes)
 v1.route('/channels/custom', customChannelRoutes)
 v1.route('/channels/alpha-web', alphaRoutes)
+v1.route('/channels/beta', betaRoutes)
 v1.route('/webhooks', webhooksRoutes)
 // Last: answers 501 for operations whose channel is not built yet; any real route mounted above wins.
 v1.route('/', notImplementedRoutes)

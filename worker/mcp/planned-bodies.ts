@@ -1,5 +1,5 @@
 /**
- * Request shapes, taken from the spec (4.4 to 4.6: beta, SMS, page inbox), of REST routes that are not built on this branch yet, so
+ * Request shapes, taken from the spec (4.5 and 4.6: SMS, page inbox), of REST routes that are not built on this branch yet, so
  * the MCP tool table already lists their final arguments. When a route lands, its tool imports the route's own
  * schema from schema/api instead and the entry here is deleted (the REST validator stays the only judge).
  */
@@ -7,15 +7,6 @@ import { z } from 'zod'
 import { E164 } from '../../schema/api/common'
 
 const httpsUrl = z.url({ protocol: /^https$/, error: 'must be an https URL' }).max(2048)
-
-export const ConnectBetaBody = z.object({
-  phone_number: E164,
-  mode: z.enum(['code', 'qr']).default('code').describe('code: a one-time code is sent to the beta app; qr: a login QR link is returned'),
-  force_new: z.boolean().optional().describe('true discards any existing session'),
-})
-
-export const BetaCodeBody = z.object({ code: z.string().min(1).max(32).describe('The one-time login code from the beta app') })
-export const BetaPasswordBody = z.object({ password: z.string().min(1).max(256).describe('The two-step verification password') })
 
 export const ConnectSmsBody = z.object({
   account_sid: z.string().min(1).max(64),

@@ -1,5 +1,5 @@
 /**
- * REST operations whose channel is not built yet (beta 4.4, SMS 4.5, page inbox 4.6). Each answers 501 `not_implemented` in its path family's error shape, so the MCP tools that map
+ * REST operations whose channel is not built yet (SMS 4.5, page inbox 4.6). Each answers 501 `not_implemented` in its path family's error shape, so the MCP tools that map
  * to them already answer. Mounted after the real sub-apps: a real route registered earlier wins, and the entry
  * here is deleted when its issue lands.
  */
@@ -9,17 +9,11 @@ import { ApiError } from '../errors'
 
 type Method = 'GET' | 'POST' | 'PUT' | 'DELETE'
 
-const BETA = 'The beta channel'
 const SMS = 'The SMS channel'
 const PAGE_INBOX = 'The page-inbox channel'
 
 /** Method, Hono path (relative to /v1) and what is missing, in the order of the spec. */
 export const NOT_IMPLEMENTED: readonly (readonly [Method, string, string])[] = [
-  ['POST', '/channels/beta/connect', BETA],
-  ['POST', '/channels/beta/connect/:phoneNumber/code', BETA],
-  ['POST', '/channels/beta/connect/:phoneNumber/password', BETA],
-  ['GET', '/channels/beta/connect/:phoneNumber/status', BETA],
-  ['DELETE', '/channels/beta/:phoneNumber', BETA],
   ['POST', '/channels/sms/twilio', SMS],
   ['POST', '/channels/sms/android-gateway', SMS],
   ['GET', '/channels/sms', SMS],

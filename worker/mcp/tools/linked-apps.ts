@@ -1,10 +1,10 @@
 /** Tools that link the user's alpha number (spec 4.3) and log in their beta account (spec 4.4). */
 import { AlphaConnectBody, AlphaPhoneParam } from '../../../schema/api/alpha'
-import { BetaCodeBody, BetaPasswordBody, ConnectBetaBody } from '../planned-bodies'
-import { ACTS, READS_UPSTREAM, REMOVES, phoneNumberArg, toolInput, type ToolSpec } from '../tool'
+import { BetaCodeBody, BetaConnectBody, BetaPasswordBody, BetaPhoneParam } from '../../../schema/api/beta'
+import { ACTS, READS_UPSTREAM, REMOVES, toolInput, type ToolSpec } from '../tool'
 
 const byPhone = { path: AlphaPhoneParam.shape }
-const byBetaPhone = { path: { phoneNumber: phoneNumberArg } }
+const byBetaPhone = { path: BetaPhoneParam.shape }
 
 export const alphaTools: ToolSpec[] = [
   {
@@ -54,7 +54,7 @@ export const betaTools: ToolSpec[] = [
     title: 'Log in a beta account',
     description:
       'Starts logging in the user’s own beta account: mode code sends a one-time code to their beta app (then call submit_beta_code), mode qr returns a QR login link; the returned connect_url lets the user finish it themselves.',
-    input: toolInput({ body: ConnectBetaBody }),
+    input: toolInput({ body: BetaConnectBody }),
     method: 'POST',
     path: '/channels/beta/connect',
     hints: { ...ACTS, destructiveHint: true },
@@ -81,7 +81,7 @@ export const betaTools: ToolSpec[] = [
   {
     name: 'get_beta_status',
     title: 'Get the beta connection status',
-    description: 'Reports a beta login or connection: connected, code_required, password_required, initializing, disconnected, not_initialized or error.',
+    description: 'Reports a beta login or connection: connected (reason flood_wait while sends are paused), code_required, password_required, initializing, disconnected, not_initialized or error. On disconnected or error with a reason (logged_out, blocked_by_beta, stranger_flag, …) tell the user instead of retrying.',
     input: toolInput(byBetaPhone),
     method: 'GET',
     path: '/channels/beta/connect/{phoneNumber}/status',
