@@ -24,6 +24,7 @@ function channelFor(c: AccountContext, ref: AccountRef): OutboundChannel {
     case 'custom':
       return customOutbound(c, ref)
     case 'alpha_web':
+    case 'beta':
       return relayOutbound(c)
     default:
       return async () => ({ ok: false, code: null, error: `sending on the ${ref.channel} channel is not available yet` })
