@@ -3,85 +3,50 @@
  * relay core (link to the Worker, leases, session persistence, acks) only ever sees these types, never an upstream's.
  */
 import type { Logger } from 'pino'
+import type { z } from 'zod'
+import type * as Frames from '../schema/frames'
 
-/** alpha: `qr` or `pairing_code`; beta: `code` (a login code sent to the user's app, maybe a password) or `qr`. */
-export type LinkMethod = 'qr' | 'pairing_code' | 'code'
-
-/** Why a session is not (or no longer) usable. Codes are stable; clients switch on them, never on the text. */
-export type SessionProblem = AlphaProblem | BetaProblem
-
-/** The problems an alpha session can have (beta's own are below). */
-export type AlphaProblem =
-  /** The user removed the linked device, or the upstream logged the session out (alpha 401). The session is wiped. */
-  | 'logged_out'
-  /** The upstream restricted or banned the number (alpha 402/403/406, send error 463). */
-  | 'blocked_by_alpha'
-  /** Another client took over the same session (alpha 440); reconnecting would make them fight. */
-  | 'replaced'
-  /** The phone demands a passkey to link a new device; QR or pairing code alone cannot finish. */
-  | 'passkey_required'
-  /** The link window ran out before the phone confirmed (QR refs exhausted, pairing code unused). */
-  | 'link_expired'
-  /** The upstream stopped answering (keep-alive lost) and reconnects are failing. */
-  | 'unresponsive'
-
-/** beta reuses logged_out, replaced, link_expired and unresponsive, and adds its own. */
-export type BetaProblem =
-  | 'logged_out'
-  | 'replaced'
-  | 'link_expired'
-  | 'unresponsive'
-  /** beta: the number or the account is banned or deactivated (PHONE_NUMBER_BANNED, USER_DEACTIVATED_BAN). */
-  | 'blocked_by_beta'
-  /** beta: the account was flagged for messaging strangers (PEER_FLOOD); sending stops. */
-  | 'stranger_flag'
-  /** beta: the upstream asked the account to slow down (FLOOD_WAIT); sends are paused until `until`. */
-  | 'flood_wait'
-  /** beta: the number has no account upstream, or is not a valid number there. */
-  | 'unknown_number'
-  /** beta: too many login attempts; the upstream refuses new ones for a while. */
-  | 'too_many_attempts'
-
-export type SessionState =
-  | { state: 'qr_pending'; qr: string; expiresAt: number }
-  | { state: 'pairing_code'; code: string; expiresAt: number }
-  /** beta: a login code went to the user's app; `login({kind: 'code'})` continues. */
-  | { state: 'code_required'; expiresAt: number | null }
-  /** beta: the account has a two-step password; `login({kind: 'password'})` continues. */
-  | { state: 'password_required'; hint: string | null; expiresAt: number | null }
-  | { state: 'connecting' }
-  | { state: 'connected'; identifier: string; upstreamUserId: string | null }
-  /** beta: connected, but the upstream asked for a pause; sends wait until `until`, then go out in order. */
-  | { state: 'slowed'; problem: 'flood_wait'; message: string; until: number }
-  | { state: 'disconnected'; problem: SessionProblem; message: string }
-  | { state: 'restricted'; problem: SessionProblem; message: string; until: number | null }
+/*
+ * The shapes that cross the link come from the frame protocol (schema/frames.ts), so the driver interface and what
+ * the edge parses cannot drift apart.
+ */
+export type LinkMethod = Frames.FrameOf<'assign'>['linkMethod']
 
 /**
- * A person on the network. `id` is stable (alpha: the LID when known, else the phone JID; beta: the user id with the
- * access hash, so the edge can address them after any relay restart); `phone` is E.164 when known.
+ * Why a session is not (or no longer) usable. Codes are stable; clients switch on them, never on the text.
+ * logged_out: the user removed the linked device or the upstream logged the session out (alpha 401); the session
+ * is wiped. blocked_by_alpha: the upstream restricted or banned the number (alpha 402/403/406, send error 463).
+ * replaced: another client took over the same session (alpha 440). passkey_required: the phone demands a passkey to
+ * link a new device. link_expired: the link window ran out before the phone confirmed. unresponsive: the upstream
+ * stopped answering and reconnects are failing. client_outdated: the upstream refuses the client library's version (alpha
+ * 405, repeated): the relay operator must upgrade it. session_unreadable: the relay core cannot decrypt the stored
+ * session.
  */
-export type Peer = { id: string; phone: string | null; lid: string | null; name: string | null; username?: string | null }
+export type SessionProblem = Frames.SessionProblem
 
-export type InboundMessage = {
-  /** The upstream's message id; the edge de-duplicates on it, so re-delivery after a reconnect is safe. */
-  upstreamId: string
-  from: Peer
-  text: string
-  media: { url: string; contentType: string | null } | null
-  /** Upstream timestamp, epoch ms. */
-  sentAt: number
-  /**
-   * Optional: the relay core calls it once the edge has stored the message. A driver that can hold back its
-   * upstream acknowledgement until then (the simulator does) keeps the message at the upstream through a relay
-   * crash, so it is redelivered instead of lost.
-   */
-  onCommitted?: () => void
-}
+/** beta's own problems, and the ones it shares with alpha (logged_out, replaced, link_expired, unresponsive). */
+export type BetaProblem = Extract<
+  SessionProblem,
+  'logged_out' | 'replaced' | 'link_expired' | 'unresponsive' | 'blocked_by_beta' | 'stranger_flag' | 'flood_wait' | 'unknown_number' | 'too_many_attempts'
+>
+/** The problems an alpha (or simulated) session can have. */
+export type AlphaProblem = Exclude<SessionProblem, 'blocked_by_beta' | 'stranger_flag' | 'flood_wait' | 'unknown_number' | 'too_many_attempts'>
 
-export type Receipt = ({ upstreamId: string; status: 'delivered' | 'read' } | { upstreamId: string; status: 'failed'; error: string }) & {
-  /** Optional, as for InboundMessage: called once the edge has applied the receipt. */
-  onCommitted?: () => void
-}
+export type SessionState = Frames.SessionState
+
+/** A person on the network. `id` is stable (alpha: the LID when known, else the phone JID); `phone` is E.164 when known. */
+export type Peer = Frames.Peer
+
+/**
+ * An inbound message (the upstream's id is de-duplicated at the edge, so re-delivery after a reconnect is safe).
+ * `onCommitted`, optional, is called by the relay core once the edge has stored the message: a driver that can hold
+ * back its upstream acknowledgement until then (the simulator does) keeps the message at the upstream through a
+ * relay crash, so it is redelivered instead of lost.
+ */
+export type InboundMessage = z.infer<typeof Frames.InboundMessage> & { onCommitted?: () => void }
+
+/** A delivery, read or failure receipt; `onCommitted` as for InboundMessage. */
+export type Receipt = z.infer<typeof Frames.Receipt> & { onCommitted?: () => void }
 
 /**
  * What `send` rejects with when the upstream refused the message for good (unknown number, restricted account):
@@ -105,16 +70,10 @@ export function isPermanentSendError(err: unknown): err is Error {
   return err instanceof Error && 'retryable' in err && err.retryable === false
 }
 
-export type OutboundMessage = {
-  /** The gateway's message id (kept next to the upstream id so receipts map back). */
-  messageId: string
-  to: { phone: string | null; peerId: string | null }
-  text: string
-  /** Already validated as a public https URL by the edge; drivers must still never pass other schemes upstream. */
-  mediaUrl: string | null
-}
+/** `mediaUrl` was validated as a public https URL by the edge; drivers must still never pass other schemes upstream. */
+export type OutboundMessage = Frames.OutboundMessage
 
-export type ImportedContact = Peer & { hasChat: boolean }
+export type ImportedContact = z.infer<typeof Frames.ImportedContact>
 
 export type ConnectorEvents = {
   state(s: SessionState): void
@@ -148,23 +107,10 @@ export type ConnectorOptions = {
 }
 
 /** One login step the user answered (beta). The secret crosses once and is never stored or logged. */
-export type LoginStep = { kind: 'code'; code: string } | { kind: 'password'; password: string }
-
+export type LoginStep = Frames.LoginStep
+export type LoginOutcome = Frames.LoginOutcome
 /** Why a login step was refused; stable codes, the edge maps them to its error codes. */
-export type LoginError =
-  | 'code_invalid'
-  | 'code_expired'
-  | 'password_invalid'
-  | 'too_many_attempts'
-  | 'unknown_number'
-  | 'number_banned'
-  | 'no_login_pending'
-  | 'login_failed'
-
-export type LoginOutcome =
-  | { status: 'connected'; userId: string; username: string | null }
-  | { status: 'password_required'; hint: string | null }
-  | { status: 'refused'; error: LoginError; message: string; retryAfterS: number | null }
+export type LoginError = Extract<LoginOutcome, { status: 'refused' }>['error']
 
 export type Connector = {
   /** Connects: resumes the stored session, or starts linking (QR or pairing code). */

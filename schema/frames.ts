@@ -29,6 +29,8 @@ export const SESSION_PROBLEMS = [
   'passkey_required',
   'link_expired',
   'unresponsive',
+  /** The upstream refuses the relay's client version (alpha 405, repeated); the relay operator must upgrade it. */
+  'client_outdated',
   'blocked_by_beta',
   'stranger_flag',
   'flood_wait',

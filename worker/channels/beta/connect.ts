@@ -4,15 +4,14 @@
  * code and the password go to the relay holding the session in one frame each and are never kept here.
  */
 import type { LoginOutcome, LoginStep } from '../../../schema/frames'
-import { accountStub } from '../../account/account-do'
-import type { LinkState } from '../../account/link-state'
+import { addAccount, statusChange } from '../../account/lifecycle'
+import type { LinkState } from '../../account/link/state'
 import { pairingCodeWaitMs } from '../../config'
-import { accountStatusUpdate, getAccount, insertAccountWithinCap, type AccountRow } from '../../db/accounts'
+import { getAccount, type AccountRow } from '../../db/accounts'
 import type { Db } from '../../db/client'
 import type { Tenant } from '../../db/tenants'
 import { ApiError } from '../../errors'
-import { planOf } from '../../plans'
-import { relayHub } from '../../relay/hub-do'
+import { accountStub, relayHub } from '../../lib/objects'
 
 /** How long a verify call waits for the relay's verdict (a password step runs SRP on the relay). */
 export const LOGIN_STEP_TIMEOUT_MS = 20_000
@@ -26,17 +25,12 @@ export async function betaAccount(db: Db, tenantId: string, phone: string): Prom
   return account
 }
 
-/** Adds the account (`connecting`, no warm-up ramp) or moves an existing one back to `connecting`. */
-export async function ensureBetaConnecting(db: Db, tenant: Tenant, phone: string, existing: AccountRow | undefined): Promise<void> {
+/** Adds the account (`connecting`, no warm-up ramp) within the plan's cap, or moves an existing one back to `connecting`. */
+export async function ensureBetaConnecting(db: Db, tenant: Tenant, phone: string): Promise<void> {
   const now = Date.now()
-  if (!existing) {
-    const cap = planOf(tenant.plan).accountsCap
-    const added = await insertAccountWithinCap(db, { tenantId: tenant.id, id: phone, channel: 'beta', identifier: phone, status: 'connecting', connectedAt: null, now }, cap)
-    if (added || (await getAccount(db, tenant.id, phone))?.channel === 'beta') return
-    throw new ApiError(409, 'account_cap_reached', `Your plan allows ${cap} connected account${cap === 1 ? '' : 's'}; disconnect one first`)
-  }
-  if (existing.channel !== 'beta') throw new ApiError(409, 'account_exists', `${phone} is already an account on the ${existing.channel} channel`)
-  if (existing.status !== 'connecting') await accountStatusUpdate(db, tenant.id, phone, { status: 'connecting', reason: null, now })
+  const { account } = await addAccount(db, tenant, { id: phone, channel: 'beta', identifier: phone, status: 'connecting' }, now)
+  const [first, ...rest] = statusChange(db, account, 'connecting', null, now).statements
+  if (first) await db.batch([first, ...rest])
 }
 
 export async function startBetaLogin(env: Env, tenantId: string, phone: string, mode: 'code' | 'qr', forceNew: boolean): Promise<LinkState | undefined> {

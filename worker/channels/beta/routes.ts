@@ -5,17 +5,15 @@
  */
 import { createRoute } from '@hono/zod-openapi'
 import { BetaCodeBody, BetaConnectBody, BetaConnectResult, BetaPasswordBody, BetaPhoneParam, BetaRemoved, BetaStatusResult, BetaVerifyResult, type BetaStatus } from '../../../schema/api/beta'
-import { accountStub } from '../../account/account-do'
-import type { LinkState } from '../../account/link-state'
-import { deleteAccountStatement, getAccount } from '../../db/accounts'
+import { removeAccount } from '../../account/lifecycle'
+import type { LinkState } from '../../account/link/state'
+import { getAccount } from '../../db/accounts'
 import { database } from '../../db/client'
-import { insertEvent } from '../../db/events'
 import { ApiError } from '../../errors'
-import { accountEventPayload } from '../../events/payloads'
-import { statusErrors } from '../../routes/openapi-responses'
+import { accountStub } from '../../lib/objects'
+import { statusErrors } from '../../lib/openapi-responses'
 import { resourceApp } from '../../validate'
-import { commitEvents } from '../../webhooks/emit'
-import { betaAccount, betaRef, ensureBetaConnecting, problemError, startBetaLogin, submitStep } from './connect'
+import { betaAccount, ensureBetaConnecting, problemError, startBetaLogin, submitStep } from './connect'
 
 export const betaRoutes = resourceApp()
 
@@ -94,7 +92,7 @@ betaRoutes.openapi(
       const { link } = await accountStub(c.env, tenant.id, phone).linkStatus(null)
       return c.json({ ...base, status: 'connected' as const, session_id: link?.sid ?? null }, 200)
     }
-    await ensureBetaConnecting(db, tenant, phone, existing)
+    await ensureBetaConnecting(db, tenant, phone)
     const link = await startBetaLogin(c.env, tenant.id, phone, body.mode, body.force_new)
     const problem = link && (link.session === 'disconnected' || link.session === 'restricted') ? problemError(link.problem, link.message) : null
     if (problem) throw problem
@@ -198,16 +196,7 @@ betaRoutes.openapi(
     const account = await getAccount(db, tenant.id, phone)
     const removed = { success: true as const, phone_number: phone, status: 'removed' as const }
     if (!account || account.channel !== 'beta') return c.json(removed, 200)
-    const now = Date.now()
-    await commitEvents(c.env, db, [
-      insertEvent(db, tenant.id, phone, accountEventPayload('account.disconnected', { ...account, status: 'disconnected' }, 'removed', now), now),
-      deleteAccountStatement(db, tenant.id, phone),
-    ])
-    try {
-      await accountStub(c.env, tenant.id, phone).linkRemove(betaRef(tenant.id, phone))
-    } catch (err) {
-      console.error(JSON.stringify({ msg: 'beta remove: account object failed', account: phone, error: String(err) }))
-    }
+    await removeAccount(c.env, db, account, Date.now())
     return c.json(removed, 200)
   }
 )
