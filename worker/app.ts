@@ -16,7 +16,7 @@ import { apiKeyAuth, clearAuthCache } from './middleware/api-key'
 import { accountsRoutes } from './routes/accounts'
 import { adminRoutes } from './routes/admin'
 import { adminRelayRoutes } from './routes/admin-relays'
-import { docsPage, openApiConfig } from './routes/docs'
+import { apiDocument, docsPage, openApiConfig } from './routes/docs'
 import { messagesRoutes } from './routes/messages'
 import { relayRoutes } from './routes/relay'
 import { usageRoutes } from './routes/usage'
@@ -35,7 +35,7 @@ const errorFamily = createMiddleware<AppEnv>(async function errorFamily(c, next)
 })
 
 export const v1 = new OpenAPIHono<AppEnv>()
-v1.doc31('/openapi.json', (c) => openApiConfig(c.env, c.req.url))
+v1.get('/openapi.json', (c) => c.json(apiDocument(v1, openApiConfig(c.env, c.req.url))))
 v1.use('*', apiKeyAuth({ allowQuery: true }))
 v1.route('/accounts', accountsRoutes)
 v1.route('/usage', usageRoutes)
@@ -53,7 +53,7 @@ app.use('*', errorFamily)
 app.onError(onError)
 app.notFound((c) => errorResponse(c, new ApiError(404, 'not_found', `No route for ${c.req.method} ${c.req.path}`)))
 app.get('/', (c) => c.redirect('/docs'))
-app.get('/docs', (c) => c.html(docsPage(v1.getOpenAPI31Document(openApiConfig(c.env, c.req.url)))))
+app.get('/docs', (c) => c.html(docsPage(apiDocument(v1, openApiConfig(c.env, c.req.url)))))
 app.use('/admin/*', adminToken)
 // Any admin change (revocation, switches, plan, review) must not be hidden by this isolate's key cache.
 app.use('/admin/*', async (c, next) => {

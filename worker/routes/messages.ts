@@ -11,7 +11,7 @@ import {
   WaitQuery,
   WaitResult,
 } from '../../schema/api/messages'
-import { findChannel } from '../channels/registry'
+import { sendRulesFor } from '../channels/registry'
 import { accountStub } from '../lib/objects'
 import { urlPolicy } from '../config'
 import { listAccounts, tenantAndAccounts } from '../db/accounts'
@@ -82,7 +82,7 @@ messagesRoutes.openapi(
     const fresh = await tenantAndAccounts(db, c.get('tenant').id)
     const tenant = fresh.tenant ?? c.get('tenant')
     const account = resolveAccount(tenant, fresh.accounts, body.account_id)
-    const channel = findChannel(account.channel)
+    const channel = sendRulesFor(account.channel)
     if (!channel) throw new ApiError(501, 'not_implemented', `Sending on the ${account.channel} channel is not available yet`)
     const { known, lastInboundAt, ...contact } = await resolveRecipient(db, tenant.id, account, channel, body.to)
     await channel.checkSend?.({ env: c.env, db, account, contact: { id: contact.id, known, hasInbound: contact.hasInbound, lastInboundAt }, mediaUrl: body.media_url ?? null, now: Date.now() })
