@@ -25,6 +25,9 @@ export const RelayEnv = z.object({
    * gateway's MEDIA_MAX_BYTES when that is raised (both default to 64 MiB).
    */
   RELAY_MEDIA_MAX_BYTES: z.coerce.number().int().min(1).default(64 * 1024 * 1024),
+  /** beta's app credentials (the relay is the app logging users in): the operator's, or a tenant relay's own. */
+  RELAY_BETA_API_ID: z.coerce.number().int().positive().optional(),
+  RELAY_BETA_API_HASH: z.string().regex(/^[0-9a-f]{32}$/, 'RELAY_BETA_API_HASH must be the 32-hex-digit api_hash of the app').optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 })
 
@@ -39,6 +42,8 @@ export type RelayConfig = {
   drainTimeoutMs: number
   mediaMaxBytes: number
   logLevel: z.infer<typeof RelayEnv>['LOG_LEVEL']
+  /** Needed by RELAY_DRIVER=beta only. */
+  beta: { apiId: number; apiHash: string } | null
 }
 
 /** The WebSocket URL of the gateway's relay endpoint, from its public origin. */
@@ -69,5 +74,6 @@ export function loadConfig(env: NodeJS.ProcessEnv, argv: string[] = []): RelayCo
     drainTimeoutMs: e.RELAY_DRAIN_TIMEOUT_MS,
     mediaMaxBytes: e.RELAY_MEDIA_MAX_BYTES,
     logLevel: e.LOG_LEVEL,
+    beta: e.RELAY_BETA_API_ID !== undefined && e.RELAY_BETA_API_HASH !== undefined ? { apiId: e.RELAY_BETA_API_ID, apiHash: e.RELAY_BETA_API_HASH } : null,
   }
 }

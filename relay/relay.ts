@@ -42,8 +42,9 @@ export type Relay = {
 export async function startRelay(config: RelayConfig): Promise<Relay> {
   const instance = `rel_${randomBytes(9).toString('base64url')}`
   const log = createLogger(config.logLevel, { instance })
-  const driver = DRIVERS[config.driver]
-  if (!driver) throw new Error(`RELAY_DRIVER=${config.driver} is not available; this build has: ${Object.keys(DRIVERS).join(', ')}`)
+  const makeDriver = DRIVERS[config.driver]
+  if (!makeDriver) throw new Error(`RELAY_DRIVER=${config.driver} is not available; this build has: ${Object.keys(DRIVERS).join(', ')}`)
+  const driver = makeDriver(config)
   const channels = channelsOf(config.driver)
 
   let simUrl = config.simUrl

@@ -87,6 +87,14 @@ export class SessionManager {
         if (s && s.fence === frame.fence && !this.draining) s.send(frame.message, frame.expiresAt)
         return
       }
+      case 'login': {
+        // Answered once, never queued or resent: the step holds a secret, and the edge waits only a short while.
+        const s = this.find(frame.sid)
+        const refused = { status: 'refused', error: 'no_login_pending', message: 'No session of this relay is waiting for that login.', retryAfterS: null } as const
+        const answer = s && s.fence === frame.fence ? s.login(frame.step) : Promise.resolve(refused)
+        void answer.then((outcome) => this.link?.send({ type: 'login_result', id: frame.id, sid: frame.sid, outcome }))
+        return
+      }
       case 'probe':
         this.link?.send({ type: 'probe_result', id: frame.id, sid: frame.sid, state: this.find(frame.sid)?.snapshot() ?? null })
         return

@@ -10,7 +10,7 @@
  */
 import type { Logger } from 'pino'
 import type { FrameOf, OutboundMessage, RelayChannel, SessionState } from '../../schema/frames'
-import { isPermanentSendError, PermanentSendError, type Connector, type Driver, type ImportedContact, type InboundMessage, type Receipt } from '../connector'
+import { isPermanentSendError, PermanentSendError, type Connector, type Driver, type ImportedContact, type InboundMessage, type LoginOutcome, type LoginStep, type Receipt } from '../connector'
 import { SessionUnreadableError, type SessionCrypto } from '../crypto'
 import type { Reply } from '../link/outbox'
 import type { RelayFrame, ReliableRelayFrame } from '../../schema/frames'
@@ -125,6 +125,22 @@ export class RunningSession {
     await this.connector?.logout().catch((err: unknown) => this.log.warn({ err: String(err) }, 'connector logout failed'))
   }
 
+  /**
+   * beta: the code or password the user typed, for the login this session waits for. Never logged: only the step's
+   * kind and the verdict are.
+   */
+  async login(step: LoginStep): Promise<LoginOutcome> {
+    if (this.stopped || !this.connector?.login) return { status: 'refused', error: 'no_login_pending', message: 'This session is not waiting for a login step.', retryAfterS: null }
+    try {
+      const outcome = await this.connector.login(step)
+      this.log.info({ step: step.kind, outcome: outcome.status, error: outcome.status === 'refused' ? outcome.error : undefined }, 'login step answered')
+      return outcome
+    } catch (err) {
+      this.log.error({ step: step.kind, err: err instanceof Error ? err.name : 'unknown' }, 'login step failed')
+      return { status: 'refused', error: 'login_failed', message: 'The login step failed on the relay; try again.', retryAfterS: null }
+    }
+  }
+
   send(message: OutboundMessage, expiresAt: number): void {
     if (this.stopped) return
     const known = this.sent.get(message.messageId)
@@ -231,7 +247,8 @@ export class RunningSession {
   }
 
   private onContacts(contacts: ImportedContact[]): void {
-    if (!this.assign.importContacts || this.stopped) return
+    // beta's address book is what decides who may be messaged (§4.2), so it always goes to the edge.
+    if ((!this.assign.importContacts && this.channel !== 'beta') || this.stopped) return
     void this.report({ type: 'contacts', id: this.deps.nextId(), sid: this.sid, fence: this.fence, contacts })
   }
 

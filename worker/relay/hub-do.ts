@@ -5,10 +5,10 @@
  * Frames are routed to the AccountDOs by RPC. A singleton (`relayHub(env)`): docs/ARCHITECTURE.md says why.
  */
 import { DurableObject } from 'cloudflare:workers'
-import { PING_TEXT, PONG_TEXT, type OutboundMessage, type SessionState } from '../../schema/frames'
+import { PING_TEXT, PONG_TEXT, type LoginOutcome, type LoginStep, type OutboundMessage, type SessionState } from '../../schema/frames'
 import { relayConfig } from '../config'
 import { database } from '../db/client'
-import { cutRelay, dispatchSend, logoutSession, openSession, probeSession, relayLinks, type OpenOutcome, type RelayLinkView } from './control'
+import { cutRelay, dispatchSend, loginStep, logoutSession, openSession, probeSession, relayLinks, type OpenOutcome, type RelayLinkView } from './control'
 import type { HubContext } from './hub-context'
 import { HubStore, type SessionSpec } from './hub-store'
 import { onRelayMessage } from './inbox'
@@ -34,6 +34,7 @@ export class RelayHubDO extends DurableObject<Env> {
       chains: new Map(),
       inbound: new Map(),
       probes: new Map(),
+      logins: new Map(),
       framesSeen: new Map(),
       rearm: () => this.rearm(),
       log: (event, fields) => console.log(JSON.stringify({ at: new Date().toISOString(), component: 'relay-hub', event, ...fields })),
@@ -116,6 +117,10 @@ export class RelayHubDO extends DurableObject<Env> {
     const holder = row.relayId === relayId && row.fence === fence
     const earlier = fence < row.fence && (relayTenantId === null || relayTenantId === row.tenantId)
     return holder || earlier ? { tenantId: row.tenantId, accountId: row.accountId } : null
+  }
+
+  async loginStep(sid: string, step: LoginStep, timeoutMs: number): Promise<LoginOutcome | null> {
+    return loginStep(this.c, sid, step, timeoutMs)
   }
 
   async relayLinks(): Promise<RelayLinkView[]> {

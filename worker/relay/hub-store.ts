@@ -35,7 +35,7 @@ export type SessionSpec = {
   accountId: string
   channel: RelayChannel
   phone: string
-  linkMethod: 'qr' | 'pairing_code'
+  linkMethod: 'qr' | 'pairing_code' | 'code'
   forceNew: boolean
   importContacts: boolean
 }
@@ -78,7 +78,7 @@ function toRow(r: Raw): SessionRow {
     accountId: r.account_id,
     channel: r.channel as RelayChannel,
     phone: r.phone,
-    linkMethod: r.link_method === 'pairing_code' ? 'pairing_code' : 'qr',
+    linkMethod: r.link_method === 'pairing_code' || r.link_method === 'code' ? r.link_method : 'qr',
     forceNew: r.force_new === 1,
     importContacts: r.import_contacts === 1,
     relayId: r.relay_id,

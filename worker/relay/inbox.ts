@@ -14,7 +14,7 @@ import { placeWaiting } from './placement'
 
 export type QueuedSend = { message: OutboundMessage; expiresAt: number }
 
-type SessionFrame = Exclude<RelayFrame, { type: 'hello' | 'ping' | 'draining' | 'probe_result' }>
+type SessionFrame = Exclude<RelayFrame, { type: 'hello' | 'ping' | 'draining' | 'probe_result' | 'login_result' }>
 
 export function refOf(row: SessionRow): AccountRef {
   return { tenantId: row.tenantId, accountId: row.accountId, channel: row.channel }
@@ -59,6 +59,9 @@ export async function onRelayMessage(c: HubContext, link: Link, raw: string | Ar
       return
     case 'probe_result':
       c.probes.get(frame.id)?.(frame.state)
+      return
+    case 'login_result':
+      c.logins.get(frame.id)?.(frame.outcome)
       return
     default:
       return onSessionFrame(c, link, frame)
