@@ -1,7 +1,7 @@
 /**
  * GET /healthz on the relay: the link's state and last frame times, sessions counted by state, and whether it is
- * draining. 200 while the link to the gateway is open and the relay takes work, 503 otherwise (for systemd,
- * load balancers and humans). Nothing in it names a contact or carries message content.
+ * draining, and the frames the edge refused. 200 while the link to the gateway is open, the relay takes work and the
+ * edge is not refusing it over and over; 503 otherwise (for systemd, load balancers and humans). Nothing in it names a contact or carries message content.
  */
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -23,7 +23,8 @@ const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOStrin
 export function healthReport(h: HealthSource) {
   const link = h.link()
   const bySession = h.sessions()
-  const ok = link.state === 'open' && !h.draining()
+  // A relay the edge keeps refusing is not doing its work, even with the link up (issue 14 §1).
+  const ok = link.state === 'open' && !h.draining() && !link.rejects.alarming
   return {
     status: ok ? 'ok' : h.draining() ? 'draining' : 'degraded',
     instance: h.instance,
@@ -40,6 +41,8 @@ export function healthReport(h: HealthSource) {
       unacked_frames: link.unacked,
       reconnects: link.reconnects,
     },
+    /** Frames the edge refused: in total, within the last five minutes, and the last reason. */
+    rejects: { total: link.rejects.total, recent: link.rejects.recent, last_reason: link.rejects.lastReason, last_at: iso(link.rejects.lastAt) },
     sessions: { total: Object.values(bySession).reduce((a, b) => a + b, 0), by_state: bySession },
     ...(h.simUrl ? { sim_control_url: h.simUrl } : {}),
   }

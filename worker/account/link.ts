@@ -13,7 +13,7 @@ import { relayHub } from '../relay/hub-do'
 import type { QueuedSend } from '../relay/inbox'
 import type { AccountContext } from './context'
 import { failQueued } from './delivery'
-import { LINK_KEY, LinkState, linkView, type LinkOptions, type LinkView } from './link-state'
+import { LINK_KEY, LinkState, SESSION_FENCE_KEY, linkView, type LinkOptions, type LinkView } from './link-state'
 import { NEW_RAMP, rampConnected, rampDisconnected } from './ramp'
 import { queuedSends } from './relay-outbound'
 import type { AccountRef } from './storage'
@@ -157,10 +157,17 @@ export async function onRelayLost(c: AccountContext, ref: AccountRef, sid: strin
   await moveAccount(c, ref, 'disconnected', 'relay_unavailable', null)
 }
 
-/** The account is being removed: its relay logs the session out upstream if one is reachable. */
+/**
+ * The account is being removed: its relay logs the session out upstream if one is reachable, and the link and its
+ * session fence are forgotten, so adding the number again starts a new session id (issue 14 §1: the old id and fence
+ * left behind made every write of the new session look stale).
+ */
 export async function removeLink(c: AccountContext): Promise<{ reached: boolean }> {
   const link = currentLink(c)
   if (!link) return { reached: false }
+  c.store.delete(LINK_KEY)
+  c.store.delete(SESSION_FENCE_KEY)
+  c.linkSignal.notify()
   try {
     return await relayHub(c.env).logoutSession(link.sid)
   } catch {

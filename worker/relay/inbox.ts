@@ -220,9 +220,13 @@ async function handle(c: HubContext, link: Link, row: SessionRow, frame: Exclude
       sendFrame(link.ws, { type: 'session_data', id: frame.id, sid: row.sid, entries })
       return
     }
-    case 'session_write':
-      await account.relaySessionWrite(ref, row.sid, frame.fence, frame.clear, frame.changes)
-      return ack()
+    case 'session_write': {
+      const refused = await account.relaySessionWrite(ref, row.sid, frame.fence, frame.clear, frame.changes)
+      if (refused === null) return ack()
+      // The hub's lease said yes but the account said no: answered, so the relay stops instead of resending forever.
+      c.log('session write refused', { sid: row.sid, relay: link.att.relayId, fence: frame.fence, reason: refused })
+      return reject(link, frame, refused)
+    }
     case 'released':
       c.store.unassign(row.sid, Date.now())
       c.log('session released', { sid: row.sid, relay: link.att.relayId, reason: frame.reason })
