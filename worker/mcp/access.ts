@@ -9,7 +9,8 @@ import { API_KEY_PREFIX } from '../db/api-keys'
 import { database } from '../db/client'
 import type { AppEnv } from '../env'
 import { ApiError } from '../errors'
-import { keyFromHeaders, tenantForKey } from '../middleware/api-key'
+import { authenticateKey, keyFromHeaders } from '../middleware/api-key'
+import { authFailed, refuseThrottled } from '../middleware/auth-throttle'
 
 const CORS_MAX_AGE_S = 600
 
@@ -59,8 +60,11 @@ export const refuseKeyInUrl = createMiddleware<AppEnv>(async function refuseKeyI
 export const mcpAuth = createMiddleware<AppEnv>(async function mcpAuth(c, next) {
   const key = keyFromHeaders(c.req.raw.headers)
   if (!key) throw new ApiError(401, 'unauthorized', 'An API key is required: send it in the X-API-Key header or as Authorization: Bearer <key>')
-  const tenant = await tenantForKey(database(c.env.DB), key)
-  if (!tenant) throw new ApiError(401, 'invalid_api_key', 'The API key is invalid or revoked')
+  refuseThrottled(c)
+  const found = await authenticateKey(database(c.env.DB), key)
+  if (!found) return authFailed(c, new ApiError(401, 'invalid_api_key', 'The API key is invalid or revoked'))
+  const { tenant } = found
+  c.set('apiKeyRef', found.ref)
   // REST answers 404 here (spec 4.1); on the MCP endpoint a 404 means "session expired" to clients, so 403.
   if (!tenant.apiEnabled) throw new ApiError(403, 'api_not_enabled', 'The API is not enabled for this account')
   c.set('tenant', tenant)

@@ -17,6 +17,7 @@ import { isoOrNull } from '../lib/time'
 import { resourceApp } from '../validate'
 import { commitEvents } from '../webhooks/emit'
 import { statusErrors } from './openapi-responses'
+import { connectLimits } from '../middleware/rate-limit'
 
 export const alphaRoutes = resourceApp()
 
@@ -48,13 +49,14 @@ alphaRoutes.openapi(
       'already connected it changes nothing unless `force_new` discards the stored session.',
     ].join(' '),
     request: { body: { required: true, content: { 'application/json': { schema: AlphaConnectBody } } } },
-    responses: { 200: { description: 'Linking started', content: { 'application/json': { schema: AlphaConnectResult } } }, ...errors([400, 401, 409]) },
+    responses: { 200: { description: 'Linking started', content: { 'application/json': { schema: AlphaConnectResult } } }, ...errors([400, 401, 409, 429]) },
   }),
   async (c) => {
     const body = c.req.valid('json')
     const tenant = c.get('tenant')
     const db = database(c.env.DB)
     const phone = body.phone_number
+    await connectLimits(c, tenant.id, phone, body.link_method)
     const existing = await getAccount(db, tenant.id, phone)
     const base = { success: true as const, phone_number: phone, link_method: body.link_method, ...pollPaths(phone) }
 

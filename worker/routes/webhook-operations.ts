@@ -21,6 +21,7 @@ import { getHealth, reenableHealth } from '../db/webhook-health'
 import { listDeliveries } from '../db/webhook-deliveries'
 import { updateWebhook, type WebhookRow } from '../db/webhooks'
 import { ApiError } from '../errors'
+import { enforce } from '../middleware/rate-limit'
 import { randomBase62, seal } from '../lib/crypto'
 import { isoOrNull } from '../lib/time'
 import { resourceApp } from '../validate'
@@ -49,10 +50,11 @@ webhookOperationsRoutes.openapi(
     description:
       'POSTs a sample payload of the chosen event (default message.delivered) exactly as a real delivery would be sent, signed when signing is on, with `X-Webhook-Test: true`. It is sent even when the subscription is switched off or its URL is paused, is not retried, and never changes health counters. A failed test still answers 200, with `delivered: false` and the failure.',
     request: { params: WebhookIdParam, body: { required: false, content: { 'application/json': { schema: TestWebhookBody } } } },
-    responses: { 200: { description: 'The test outcome', content: { 'application/json': { schema: TestWebhookResult } } }, ...errors([400, 401, 403, 404]) },
+    responses: { 200: { description: 'The test outcome', content: { 'application/json': { schema: TestWebhookResult } } }, ...errors([400, 401, 403, 404, 429]) },
   }),
   async (c) => {
     const tenant = c.get('tenant')
+    await enforce(c, 'RL_WEBHOOK_TEST', tenant.id, 'Too many webhook tests; wait a minute')
     const db = database(c.env.DB)
     const { row, position } = await resolveWebhook(db, tenant.id, c.req.valid('param').webhookId)
     const event = c.req.valid('json')?.event ?? DEFAULT_TEST_EVENT
