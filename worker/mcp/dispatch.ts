@@ -7,7 +7,7 @@
 import { ErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import type { Tenant } from '../db/tenants'
 import { vouchFor } from '../middleware/api-key'
-import { pathParams, type ToolSpec } from './tool'
+import { pathParams, type ToolSpec } from '../lib/tool-spec'
 
 /** Answers a request the way the Worker does (`app.fetch` with this request's env and execution context). */
 export type RestFetch = (request: Request) => Promise<Response>

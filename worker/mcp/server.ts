@@ -14,7 +14,7 @@ import {
   McpError,
   type CallToolResult,
 } from '@modelcontextprotocol/sdk/types.js'
-import type { ToolSpec } from './tool'
+import type { ToolSpec } from '../lib/tool-spec'
 import { toolDefinitions, toolNamed } from './tools'
 
 /** The one protocol revision this server speaks (spec 4.9, 9); every initialize is answered with it. */

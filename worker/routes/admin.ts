@@ -15,7 +15,7 @@ import { iso } from '../lib/time'
 import { DEFAULT_PLAN, PLAN_NAMES } from '../plans'
 import { resourceApp } from '../validate'
 import { commitEvents } from '../webhooks/emit'
-import { statusErrors } from './openapi-responses'
+import { statusErrors } from '../lib/openapi-responses'
 
 export const adminRoutes = resourceApp()
 

@@ -11,7 +11,8 @@ import {
   WaitQuery,
   WaitResult,
 } from '../../schema/api/messages'
-import { accountStub } from '../account/account-do'
+import { sendRulesFor } from '../channels/registry'
+import { accountStub } from '../lib/objects'
 import { urlPolicy } from '../config'
 import { listAccounts, tenantAndAccounts } from '../db/accounts'
 import { database } from '../db/client'
@@ -19,11 +20,11 @@ import { getMessage, latestSeq, listMessages } from '../db/messages'
 import { ApiError } from '../errors'
 import { decodeCursor, encodeCursor } from '../lib/cursor'
 import { newId } from '../lib/ids'
-import { checkPublicUrl } from '../lib/public-url'
-import { contentTypeFromUrl } from '../lib/media'
+import { checkPublicUrl } from '../../common/public-url'
+import { contentTypeFromUrl } from '../../common/media'
 import { resolveAccount, resolveRecipient } from '../messaging/resolve'
 import { waitForInbound } from '../messaging/wait'
-import { toWireMessage } from '../messaging/wire'
+import { toWireMessage } from '../db/wire'
 import { resourceApp } from '../validate'
 
 export const messagesRoutes = resourceApp({
@@ -81,7 +82,10 @@ messagesRoutes.openapi(
     const fresh = await tenantAndAccounts(db, c.get('tenant').id)
     const tenant = fresh.tenant ?? c.get('tenant')
     const account = resolveAccount(tenant, fresh.accounts, body.account_id)
-    const contact = await resolveRecipient(db, tenant.id, account, body.to)
+    const channel = sendRulesFor(account.channel)
+    if (!channel) throw new ApiError(501, 'not_implemented', `Sending on the ${account.channel} channel is not available yet`)
+    const { known, lastInboundAt, ...contact } = await resolveRecipient(db, tenant.id, account, channel, body.to)
+    await channel.checkSend?.({ env: c.env, db, account, contact: { id: contact.id, known, hasInbound: contact.hasInbound, lastInboundAt }, mediaUrl: body.media_url ?? null, now: Date.now() })
     const outcome = await accountStub(c.env, tenant.id, account.id).send({
       ref: { tenantId: tenant.id, accountId: account.id, channel: account.channel },
       tenant: { plan: tenant.plan, suspended: tenant.status === 'suspended' },
