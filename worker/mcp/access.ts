@@ -14,14 +14,29 @@ import { authFailed, refuseThrottled } from '../middleware/auth-throttle'
 
 const CORS_MAX_AGE_S = 600
 
-function originAllowed(env: Env, origin: string): boolean {
+const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]'])
+
+function loopback(url: string): boolean {
+  try {
+    return LOOPBACK_HOSTS.has(new URL(url).hostname)
+  } catch {
+    return false
+  }
+}
+
+/**
+ * Configured origins, plus loopback origins when this server is itself reached on a loopback address (issue 14 §5):
+ * a browser-based MCP client on the same machine may connect to a local server, while a rebinding page keeps its
+ * own (non-loopback) origin and Host. In production the Host is the public name, so only configured origins count.
+ */
+function originAllowed(env: Env, origin: string, requestUrl: string): boolean {
   const allowed = mcpAllowedOrigins(env)
-  return allowed.any || allowed.origins.has(origin)
+  return allowed.any || allowed.origins.has(origin) || (loopback(requestUrl) && loopback(origin))
 }
 
 /** CORS for admitted browser origins; a refused origin gets no Access-Control-Allow-Origin, so the browser blocks it. */
 export const mcpCors = cors({
-  origin: (origin, c) => (origin && originAllowed(c.env as Env, origin) ? origin : null),
+  origin: (origin, c) => (origin && originAllowed(c.env as Env, origin, c.req.url) ? origin : null),
   allowMethods: ['POST'],
   allowHeaders: ['Content-Type', 'Accept', 'Authorization', 'X-API-Key', 'Mcp-Protocol-Version'],
   exposeHeaders: ['WWW-Authenticate'],
@@ -35,7 +50,7 @@ export const mcpCors = cors({
  */
 export const originGuard = createMiddleware<AppEnv>(async function originGuard(c, next) {
   const origin = c.req.header('origin')
-  if (origin && !originAllowed(c.env, origin)) {
+  if (origin && !originAllowed(c.env, origin, c.req.url)) {
     throw new ApiError(403, 'origin_not_allowed', `Origin ${origin} may not call this MCP server; add it to MCP_ALLOWED_ORIGINS to allow it`)
   }
   await next()
