@@ -14,11 +14,11 @@ import { ApiError, errorResponse, onError, type ErrorFamily } from './errors'
 import { adminToken } from './middleware/admin-token'
 import { mcpRoutes } from './mcp/handler'
 import { apiKeyAuth, clearAuthCache } from './middleware/api-key'
-import { requestLimits } from './middleware/rate-limit'
+import { requestLimits } from './lib/rate-limit'
 import { accountsRoutes } from './routes/accounts'
 import { adminRoutes } from './routes/admin'
 import { adminRelayRoutes } from './routes/admin-relays'
-import { docsPage, openApiConfig } from './routes/docs'
+import { apiDocument, docsPage, openApiConfig } from './routes/docs'
 import { messagesRoutes } from './routes/messages'
 import { relayRoutes } from './routes/relay'
 import { usageRoutes } from './routes/usage'
@@ -49,7 +49,7 @@ const errorFamily = createMiddleware<AppEnv>(async function errorFamily(c, next)
 })
 
 export const v1 = new OpenAPIHono<AppEnv>()
-v1.doc31('/openapi.json', (c) => openApiConfig(c.env, c.req.url))
+v1.get('/openapi.json', (c) => c.json(apiDocument(v1, openApiConfig(c.env, c.req.url))))
 v1.use('*', apiKeyAuth({ allowQuery: true }), requestLimits)
 v1.route('/accounts', accountsRoutes)
 v1.route('/usage', usageRoutes)
@@ -67,7 +67,7 @@ app.use('*', errorFamily)
 app.onError(onError)
 app.notFound((c) => errorResponse(c, new ApiError(404, 'not_found', `No route for ${c.req.method} ${c.req.path}`)))
 app.get('/', (c) => c.redirect('/docs'))
-app.get('/docs', (c) => c.html(docsPage(v1.getOpenAPI31Document(openApiConfig(c.env, c.req.url)))))
+app.get('/docs', (c) => c.html(docsPage(apiDocument(v1, openApiConfig(c.env, c.req.url)))))
 app.use('/admin/*', limitBody, adminToken)
 app.use('/v1/*', limitBody)
 // Any admin change (revocation, switches, plan, review) must not be hidden by this isolate's key cache.

@@ -13,6 +13,9 @@ interface __BaseEnv_Env {
 	RELAY_UNASSIGNED_GRACE_MS: string;
 	ALPHA_PAIRING_CODE_WAIT_MS: string;
 	CONNECT_PAGE_TTL_MS: string;
+	TWILIO_API_URL: string;
+	TWILIO_MESSAGING_API_URL: string;
+	SMS_GATEWAY_URL: string;
 	ADMIN_TOKEN: string;
 	ENCRYPTION_KEY: string;
 	ACCOUNT: DurableObjectNamespace<import("./index").AccountDO>;
@@ -38,7 +41,7 @@ type StringifyValues<EnvType extends Record<string, unknown>> = {
 	[Binding in keyof EnvType]: EnvType[Binding] extends string ? EnvType[Binding] : string;
 };
 declare namespace NodeJS {
-	interface ProcessEnv extends StringifyValues<Pick<Cloudflare.Env, "ALLOW_LOOPBACK_URLS" | "PUBLIC_BASE_URL" | "DELIVERY_TIMEOUT_MS" | "MCP_ALLOWED_ORIGINS" | "INTERNAL_URL_HOSTS" | "RELAY_HEARTBEAT_MS" | "RELAY_LEASE_MS" | "RELAY_UNASSIGNED_GRACE_MS" | "ALPHA_PAIRING_CODE_WAIT_MS" | "CONNECT_PAGE_TTL_MS" | "ADMIN_TOKEN" | "ENCRYPTION_KEY">> {}
+	interface ProcessEnv extends StringifyValues<Pick<Cloudflare.Env, "ALLOW_LOOPBACK_URLS" | "PUBLIC_BASE_URL" | "DELIVERY_TIMEOUT_MS" | "MCP_ALLOWED_ORIGINS" | "INTERNAL_URL_HOSTS" | "RELAY_HEARTBEAT_MS" | "RELAY_LEASE_MS" | "RELAY_UNASSIGNED_GRACE_MS" | "ALPHA_PAIRING_CODE_WAIT_MS" | "CONNECT_PAGE_TTL_MS" | "TWILIO_API_URL" | "TWILIO_MESSAGING_API_URL" | "SMS_GATEWAY_URL" | "ADMIN_TOKEN" | "ENCRYPTION_KEY">> {}
 }
 declare module "*.txt" {
 	const value: string;

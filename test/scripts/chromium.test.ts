@@ -8,7 +8,9 @@ import { afterEach, describe, expect, it } from 'vitest'
 
 const script = join(import.meta.dirname, '../../scripts/chromium.mjs')
 const dirs: string[] = []
-afterEach(() => dirs.splice(0).forEach((d) => rmSync(d, { recursive: true, force: true })))
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true })
+})
 
 function bin(files: Record<string, string>): string {
   const dir = mkdtempSync(join(tmpdir(), 'chromium-test-'))

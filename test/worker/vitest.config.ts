@@ -2,10 +2,16 @@
 import path from 'node:path'
 import { cloudflareTest, readD1Migrations } from '@cloudflare/vitest-plugin'
 import { defineProject } from 'vitest/config'
+import { startFakeSmsGateway } from '../fixtures/fake-sms-gateway'
+import { startFakeTwilio } from '../fixtures/fake-twilio'
 
 const root = path.join(import.meta.dirname, '../..')
 
-export default defineProject(async () => ({
+export default defineProject(async () => {
+  // The SMS providers' fakes live as long as the test process (their sockets are unref'd); the Worker reaches them
+  // through the same base-URL settings production uses, and the tests drive them through their /__fake control API.
+  const [twilio, gateway] = await Promise.all([startFakeTwilio(), startFakeSmsGateway()])
+  return {
   root,
   plugins: [
     cloudflareTest({
@@ -23,6 +29,8 @@ export default defineProject(async () => ({
           // A connect with a pairing code waits this long for the relay's code; scripted relays that never send one
           // would otherwise hold each such test for the production 8 s.
           ALPHA_PAIRING_CODE_WAIT_MS: '1500',
+          TWILIO_API_URL: twilio.url,
+          SMS_GATEWAY_URL: `${gateway.url}/3rdparty/v1`,
         },
       },
     }),
@@ -35,4 +43,5 @@ export default defineProject(async () => ({
     globalSetup: [path.join(root, 'test/fixtures/receiver-global-setup.ts')],
     testTimeout: 20_000,
   },
-}))
+  }
+})

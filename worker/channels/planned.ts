@@ -1,5 +1,5 @@
 /**
- * Channels whose issue has not landed yet (beta 4.4, SMS 4.5, page inbox 4.6): their REST operations and MCP tools,
+ * Channels whose issue has not landed yet (beta 4.4, page inbox 4.6): their REST operations and MCP tools,
  * answered from this one place with 501 `not_implemented` in the channel family's error shape. A channel's entry is
  * deleted when its folder lands and its line is added to registry.ts.
  */
@@ -8,7 +8,7 @@ import type { AppEnv } from '../env'
 import type { ChannelId, SendRules } from './contract'
 import { ApiError } from '../errors'
 import { ACTS, READS, READS_UPSTREAM, REMOVES, phoneNumberArg, toolInput, type HttpMethod, type ToolSpec } from '../lib/tool-spec'
-import { BetaCodeBody, BetaPasswordBody, ConnectAndroidSmsBody, ConnectBetaBody, ConnectSmsBody, SelectPageBody, SetSocialAppBody } from './planned-bodies'
+import { BetaCodeBody, BetaPasswordBody, ConnectBetaBody, SelectPageBody, SetSocialAppBody } from './planned-bodies'
 
 const none = toolInput({})
 const byBetaPhone = { path: { phoneNumber: phoneNumberArg } }
@@ -59,58 +59,6 @@ const betaTools: ToolSpec[] = [
     input: toolInput(byBetaPhone),
     method: 'DELETE',
     path: '/channels/beta/{phoneNumber}',
-    hints: REMOVES,
-  },
-]
-
-const smsTools: ToolSpec[] = [
-  {
-    name: 'connect_sms',
-    title: 'Connect an SMS number',
-    description:
-      "Connects the user's own SMS number at their telephony provider (account SID and auth token) and points the number's incoming-SMS webhook at the service. A +1 (US/Canada) number needs a2p_registered true, after carrier registration.",
-    input: toolInput({ body: ConnectSmsBody }),
-    method: 'POST',
-    path: '/channels/sms/twilio',
-    // Replaces whatever incoming-SMS webhook the number had at the provider.
-    hints: { ...ACTS, destructiveHint: true, idempotentHint: true },
-  },
-  {
-    name: 'connect_android_sms',
-    title: 'Connect an Android SMS gateway',
-    description:
-      "Connects an Android phone running the SMS gateway app (cloud or local mode) so SMS go out from the user's own SIM; registers the webhooks for incoming SMS and delivery reports. When both SMS connections exist, sends use the phone.",
-    input: toolInput({ body: ConnectAndroidSmsBody }),
-    method: 'POST',
-    path: '/channels/sms/android-gateway',
-    hints: { ...ACTS, idempotentHint: true },
-  },
-  {
-    name: 'get_sms_status',
-    title: 'Get the SMS connection',
-    description: 'Reports the SMS connection at the telephony provider: the number and its state.',
-    input: none,
-    method: 'GET',
-    path: '/channels/sms',
-    hints: READS_UPSTREAM,
-  },
-  {
-    name: 'get_android_sms_status',
-    title: 'Get the Android SMS gateway connection',
-    description: 'Reports the Android SMS gateway connection, including when the phone was last seen.',
-    input: none,
-    method: 'GET',
-    path: '/channels/sms/android-gateway',
-    hints: READS_UPSTREAM,
-  },
-  {
-    name: 'disconnect_sms',
-    title: 'Disconnect SMS',
-    description:
-      'Clears the webhooks the service set up and removes the SMS number from the service (it stays with the provider); ask the user first. Idempotent.',
-    input: none,
-    method: 'DELETE',
-    path: '/channels/sms',
     hints: REMOVES,
   },
 ]
@@ -189,7 +137,6 @@ const PLANNED: readonly PlannedChannel[] = [
       strangers: { allowed: false, status: 422, code: 'beta_requires_existing_contact', message: 'On beta only existing contacts can be messaged' },
     },
   },
-  { id: 'sms', title: 'The SMS channel', tools: smsTools, rules: { title: 'SMS channel', address: 'phone', strangers: { allowed: true } } },
   {
     id: 'social',
     title: 'The page-inbox channel',

@@ -7,8 +7,9 @@ import { alphaChannel } from './alpha'
 import type { Channel, ChannelId, ChannelRuntime, SendRules } from './contract'
 import { customChannel } from './custom'
 import { plannedSendRules } from './planned'
+import { smsChannel } from './sms'
 
-export const CHANNELS: readonly Channel[] = [alphaChannel, customChannel]
+export const CHANNELS: readonly Channel[] = [alphaChannel, smsChannel, customChannel]
 
 const byId = new Map<ChannelId, Channel>(CHANNELS.map((c) => [c.id, c]))
 

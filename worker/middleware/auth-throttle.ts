@@ -7,7 +7,7 @@
 import type { Context } from 'hono'
 import type { AppEnv } from '../env'
 import { ApiError } from '../errors'
-import { RATE_LIMITS } from './rate-limit'
+import { RATE_LIMITS } from '../lib/rate-limit'
 
 const BLOCKED_MAX_ENTRIES = 10_000
 const blockedUntil = new Map<string, number>()

@@ -10,7 +10,7 @@ import { createExecutionContext } from 'cloudflare:test'
 import { describe, expect, it } from 'vitest'
 import { app } from '../../../worker/app'
 import { sha256Hex } from '../../../worker/lib/crypto'
-import { RATE_LIMITS } from '../../../worker/middleware/rate-limit'
+import { RATE_LIMITS } from '../../../worker/lib/rate-limit'
 import { ADMIN_TOKEN, body, call, newTenant, ORIGIN, uniqueAddress } from '../helpers'
 
 const connect = (key: string, phone: string, extra: Record<string, unknown> = {}) =>

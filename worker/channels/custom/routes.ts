@@ -23,7 +23,7 @@ import { resourceApp } from '../../validate'
 import { CUSTOM_ACCOUNT_ID, CustomConfig } from './config'
 import { customState, setCustomWebhook } from './connect'
 import { customInbound } from './inbound'
-import { enforce } from '../../middleware/rate-limit'
+import { enforce } from '../../lib/rate-limit'
 
 export const customChannelRoutes = resourceApp()
 
