@@ -282,6 +282,21 @@ export const webhookDeliveries = sqliteTable(
 )
 
 /**
+ * Replay calls per subscription (issue 14 §2): a row per call, `finished_at` null while it runs. At most one runs
+ * per subscription and REPLAYS_PER_HOUR start per hour; rows older than an hour are pruned as new ones start.
+ */
+export const webhookReplays = sqliteTable(
+  'webhook_replays',
+  {
+    id: text('id').primaryKey(),
+    webhookId: text('webhook_id').notNull(),
+    startedAt: integer('started_at').notNull(),
+    finishedAt: integer('finished_at'),
+  },
+  (t) => [index('webhook_replays_by_webhook').on(t.webhookId, t.startedAt)]
+)
+
+/**
  * Relay tokens (admin API): a relay authenticates its WebSocket with one. Stored only as a SHA-256 hash. A token
  * scoped to a tenant (`tenantId` set) only ever receives that tenant's accounts; without it, the service's relays
  * serve every tenant that has no relay of its own.

@@ -27,6 +27,14 @@ interface __BaseEnv_Env {
 	MEDIA: R2Bucket;
 	ACCOUNT: DurableObjectNamespace<import("./index").AccountDO>;
 	RELAY_HUB: DurableObjectNamespace<import("./index").RelayHubDO>;
+	RL_API_KEY: RateLimit;
+	RL_TENANT: RateLimit;
+	RL_INBOUND: RateLimit;
+	RL_CONNECT_NUMBER: RateLimit;
+	RL_CONNECT_TENANT: RateLimit;
+	RL_PAIRING_CODE: RateLimit;
+	RL_WEBHOOK_TEST: RateLimit;
+	RL_AUTH_FAILURES: RateLimit;
 }
 declare namespace Cloudflare {
 	interface GlobalProps {

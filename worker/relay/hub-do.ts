@@ -13,7 +13,8 @@ import type { HubContext } from './hub-context'
 import { HubStore, type SessionSpec } from './hub-store'
 import { onRelayMessage } from './inbox'
 import { leaseTick, linkGone, nextCheckAt } from './leases'
-import { attachmentOf, lastSeen, relayTag, setAttachment } from './links'
+import { RELAY_LINKS_PER_TOKEN } from './budgets'
+import { attachmentOf, lastSeen, openLinks, relayTag, setAttachment } from './links'
 
 /** Headers the Worker route sets after checking the relay token; a client cannot reach the object directly. */
 export const RELAY_ID_HEADER = 'x-gateway-relay-id'
@@ -45,6 +46,10 @@ export class RelayHubDO extends DurableObject<Env> {
   override async fetch(request: Request): Promise<Response> {
     const relayId = request.headers.get(RELAY_ID_HEADER)
     if (request.headers.get('upgrade')?.toLowerCase() !== 'websocket' || !relayId) return new Response('expected a relay WebSocket upgrade', { status: 400 })
+    // Budget per relay token (issue 14 §2): a leaked or looping token cannot pile up sockets in the one hub.
+    if (openLinks(this.ctx, relayTag(relayId)).length >= RELAY_LINKS_PER_TOKEN) {
+      return Response.json({ success: false, error: `this relay token already has ${RELAY_LINKS_PER_TOKEN} live links`, error_code: 429 }, { status: 429, headers: { 'Retry-After': '10' } })
+    }
     const pair = new WebSocketPair()
     const [client, server] = [pair[0], pair[1]]
     this.ctx.acceptWebSocket(server, [relayTag(relayId)])

@@ -12,7 +12,7 @@ import type { QueuedSend } from '../../relay/inbox'
 import type { AccountContext } from '../context'
 import { failQueued } from '../delivery'
 import { statusChange } from '../lifecycle'
-import { LINK_KEY, LinkState, linkView, type LinkOptions, type LinkView } from './state'
+import { LINK_KEY, LinkState, SESSION_FENCE_KEY, linkView, type LinkOptions, type LinkView } from './state'
 import { NEW_RAMP, rampConnected, rampDisconnected } from '../ramp'
 import { queuedSends } from './outbound'
 import type { AccountRef } from '../storage'
@@ -160,10 +160,17 @@ export async function onRelayLost(c: AccountContext, ref: AccountRef, sid: strin
   await moveAccount(c, ref, 'disconnected', 'relay_unavailable')
 }
 
-/** The account is being removed: its relay logs the session out upstream if one is reachable. */
+/**
+ * The account is being removed: its relay logs the session out upstream if one is reachable, and the link and its
+ * session fence are forgotten, so adding the number again starts a new session id (issue 14 §1: the old id and fence
+ * left behind made every write of the new session look stale).
+ */
 export async function removeLink(c: AccountContext): Promise<{ reached: boolean }> {
   const link = currentLink(c)
   if (!link) return { reached: false }
+  c.store.delete(LINK_KEY)
+  c.store.delete(SESSION_FENCE_KEY)
+  c.linkSignal.notify()
   try {
     return await relayHub(c.env).logoutSession(link.sid)
   } catch {
