@@ -8,35 +8,40 @@
  * every change, so a revocation or a switch takes effect at once here and within the TTL everywhere else.
  */
 import { createMiddleware } from 'hono/factory'
-import { tenantForApiKey } from '../db/api-keys'
+import { ownerOfApiKey, type KeyOwner } from '../db/api-keys'
 import { database, type Db } from '../db/client'
 import type { Tenant } from '../db/tenants'
 import type { AppEnv } from '../env'
 import { ApiError } from '../errors'
+import { fullGrant } from '../safety/grant'
 
 export const AUTH_CACHE_TTL_MS = 5_000
 const AUTH_CACHE_MAX_ENTRIES = 10_000
 
-const cache = new Map<string, { tenant: Tenant; until: number }>()
+const cache = new Map<string, { owner: KeyOwner; until: number }>()
 
 /** Forgets every cached key lookup of this isolate (called by the admin API after any change). */
 export function clearAuthCache(): void {
   cache.clear()
 }
 
-/** The tenant owning `key`, through this isolate's short-lived cache (REST and MCP both authenticate here). */
-export async function tenantForKey(db: Db, key: string): Promise<Tenant | undefined> {
+/** The tenant owning `key` and the key's grant, through this isolate's short-lived cache (REST and MCP both authenticate here). */
+export async function ownerForKey(db: Db, key: string): Promise<KeyOwner | undefined> {
   const now = Date.now()
   const hit = cache.get(key)
-  if (hit && hit.until > now) return hit.tenant
-  const tenant = await tenantForApiKey(db, key)
-  if (!tenant) {
+  if (hit && hit.until > now) return hit.owner
+  const owner = await ownerOfApiKey(db, key)
+  if (!owner) {
     cache.delete(key)
     return undefined
   }
   if (cache.size >= AUTH_CACHE_MAX_ENTRIES) cache.clear()
-  cache.set(key, { tenant, until: now + AUTH_CACHE_TTL_MS })
-  return tenant
+  cache.set(key, { owner, until: now + AUTH_CACHE_TTL_MS })
+  return owner
+}
+
+export async function tenantForKey(db: Db, key: string): Promise<Tenant | undefined> {
+  return (await ownerForKey(db, key))?.tenant
 }
 
 /**
@@ -44,10 +49,16 @@ export async function tenantForKey(db: Db, key: string): Promise<Tenant | undefi
  * operation in-process), with that caller's tenant: the REST app skips a second hash-and-lookup of the same key.
  * Only code in this isolate holds these Request objects, so no client can put an entry here.
  */
-const vouched = new WeakMap<Request, Tenant>()
+export type Vouched = KeyOwner & {
+  /** The MCP tool the request stands for, named in the audit log instead of the route. */
+  tool?: string
+}
 
-export function vouchFor<R extends Request>(request: R, tenant: Tenant): R {
-  vouched.set(request, tenant)
+const vouched = new WeakMap<Request, Vouched>()
+
+/** A bare tenant stands for a full key of that tenant (in-process callers that act for the tenant itself). */
+export function vouchFor<R extends Request>(request: R, caller: Vouched | Tenant): R {
+  vouched.set(request, 'grant' in caller ? caller : { tenant: caller, grant: fullGrant('') })
   return request
 }
 
@@ -61,16 +72,19 @@ export function apiKeyAuth({ allowQuery }: { allowQuery: boolean }) {
   return createMiddleware<AppEnv>(async function apiKeyAuth(c, next) {
     const known = vouched.get(c.req.raw)
     if (known) {
-      c.set('tenant', known)
+      c.set('tenant', known.tenant)
+      c.set('key', known.grant)
+      if (known.tool) c.set('tool', known.tool)
       return next()
     }
     const key = keyFromHeaders(c.req.raw.headers) ?? (allowQuery ? c.req.query('apiKey') : undefined)
     if (!key) throw new ApiError(401, 'unauthorized', 'An API key is required: send it as Authorization: Bearer <key> or X-API-Key')
-    const tenant = await tenantForKey(database(c.env.DB), key)
-    if (!tenant) throw new ApiError(401, 'unauthorized', 'The API key is invalid or revoked')
+    const owner = await ownerForKey(database(c.env.DB), key)
+    if (!owner) throw new ApiError(401, 'unauthorized', 'The API key is invalid or revoked')
     // A tenant with the API switched off sees the API as absent (spec 4.1).
-    if (!tenant.apiEnabled) throw new ApiError(404, 'api_not_enabled', 'The API is not enabled for this account')
-    c.set('tenant', tenant)
+    if (!owner.tenant.apiEnabled) throw new ApiError(404, 'api_not_enabled', 'The API is not enabled for this account')
+    c.set('tenant', owner.tenant)
+    c.set('key', owner.grant)
     await next()
   })
 }
