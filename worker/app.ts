@@ -10,9 +10,15 @@ import { ApiError, errorResponse, onError, type ErrorFamily } from './errors'
 import { adminToken } from './middleware/admin-token'
 import { mcpRoutes } from './mcp/handler'
 import { apiKeyAuth, clearAuthCache } from './middleware/api-key'
+import { auditTrail } from './middleware/audit'
+import { keyScope } from './middleware/key-scope'
 import { accountsRoutes } from './routes/accounts'
 import { adminRoutes } from './routes/admin'
 import { adminRelayRoutes } from './routes/admin-relays'
+import { approvalPageRoutes } from './routes/approval-page'
+import { auditRoutes } from './routes/audit'
+import { keysRoutes } from './routes/keys'
+import { messageApprovalRoutes } from './routes/message-approvals'
 import { alphaRoutes } from './routes/alpha'
 import { connectPageRoutes } from './routes/connect-page'
 import { customChannelRoutes } from './routes/custom-channel'
@@ -24,7 +30,7 @@ import { usageRoutes } from './routes/usage'
 import { webhooksRoutes } from './routes/webhooks'
 
 /** Messaging and usage routes answer `{error_code: string, …}`; all others `{success: false, error_code: status}`. */
-const MESSAGING_PREFIXES = ['/v1/messages', '/v1/accounts', '/v1/usage']
+const MESSAGING_PREFIXES = ['/v1/messages', '/v1/accounts', '/v1/usage', '/v1/audit']
 
 export function errorFamilyFor(path: string): ErrorFamily {
   return MESSAGING_PREFIXES.some((p) => path === p || path.startsWith(`${p}/`)) ? 'messaging' : 'status'
@@ -38,9 +44,15 @@ const errorFamily = createMiddleware<AppEnv>(async function errorFamily(c, next)
 export const v1 = new OpenAPIHono<AppEnv>()
 v1.doc31('/openapi.json', (c) => openApiConfig(c.env, c.req.url))
 v1.use('*', apiKeyAuth({ allowQuery: true }))
+// The audit trail wraps the scope check so refusals for the key are logged too (docs/agent-safety.md).
+v1.use('*', auditTrail)
+v1.use('*', keyScope('/v1', () => v1.routes))
 v1.route('/accounts', accountsRoutes)
 v1.route('/usage', usageRoutes)
 v1.route('/messages', messagesRoutes)
+v1.route('/messages', messageApprovalRoutes)
+v1.route('/keys', keysRoutes)
+v1.route('/audit', auditRoutes)
 v1.route('/channels/custom', customChannelRoutes)
 v1.route('/channels/alpha-web', alphaRoutes)
 v1.route('/webhooks', webhooksRoutes)
@@ -66,6 +78,7 @@ app.route('/admin', adminRoutes)
 app.route('/admin/relays', adminRelayRoutes)
 app.route('/relay', relayRoutes)
 app.route('/connect', connectPageRoutes)
+app.route('/approvals', approvalPageRoutes)
 app.route('/v1', v1)
 // Every tool call runs its REST operation through this same app, in-process.
 app.route('/mcp', mcpRoutes((request, env, ctx) => app.fetch(request, env, ctx)))

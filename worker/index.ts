@@ -1,6 +1,7 @@
-/** The Worker entry: the Hono app serves every request, the cron runs the webhook sweeper; the Durable Object classes are exported for their bindings. */
+/** The Worker entry: the Hono app serves every request, the cron runs the webhook and agent-safety sweeps; the Durable Object classes are exported for their bindings. */
 import { app } from './app'
 import { database } from './db/client'
+import { sweepSafety } from './safety/sweep'
 import { sweepWebhooks } from './webhooks/sweeper'
 
 export { AccountDO } from './account/account-do'
@@ -11,5 +12,7 @@ export default {
   async scheduled(controller, env) {
     const report = await sweepWebhooks(env, database(env.DB), controller.scheduledTime)
     if (report.kicked + report.prunedDeliveries + report.prunedEvents > 0) console.log(JSON.stringify({ msg: 'webhook sweep', ...report }))
+    const safety = await sweepSafety(env, database(env.DB), controller.scheduledTime)
+    if (safety.expiredApprovals + safety.prunedAudit > 0) console.log(JSON.stringify({ msg: 'safety sweep', ...safety }))
   },
 } satisfies ExportedHandler<Env>

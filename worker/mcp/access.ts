@@ -9,7 +9,9 @@ import { API_KEY_PREFIX } from '../db/api-keys'
 import { database } from '../db/client'
 import type { AppEnv } from '../env'
 import { ApiError } from '../errors'
-import { keyFromHeaders, tenantForKey } from '../middleware/api-key'
+import { keyFromHeaders, ownerForKey } from '../middleware/api-key'
+import { keyClock } from '../middleware/key-scope'
+import { isExpired } from '../safety/grant'
 
 const CORS_MAX_AGE_S = 600
 
@@ -59,10 +61,13 @@ export const refuseKeyInUrl = createMiddleware<AppEnv>(async function refuseKeyI
 export const mcpAuth = createMiddleware<AppEnv>(async function mcpAuth(c, next) {
   const key = keyFromHeaders(c.req.raw.headers)
   if (!key) throw new ApiError(401, 'unauthorized', 'An API key is required: send it in the X-API-Key header or as Authorization: Bearer <key>')
-  const tenant = await tenantForKey(database(c.env.DB), key)
-  if (!tenant) throw new ApiError(401, 'invalid_api_key', 'The API key is invalid or revoked')
+  const owner = await ownerForKey(database(c.env.DB), key)
+  if (!owner) throw new ApiError(401, 'invalid_api_key', 'The API key is invalid or revoked')
+  const { tenant, grant } = owner
   // REST answers 404 here (spec 4.1); on the MCP endpoint a 404 means "session expired" to clients, so 403.
   if (!tenant.apiEnabled) throw new ApiError(403, 'api_not_enabled', 'The API is not enabled for this account')
+  if (isExpired(grant, keyClock.now())) throw new ApiError(403, 'key_expired', 'This key has expired; mint a new one with a full key')
   c.set('tenant', tenant)
+  c.set('key', grant)
   await next()
 })

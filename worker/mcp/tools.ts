@@ -4,7 +4,10 @@
  */
 import type { Tool } from '@modelcontextprotocol/sdk/types.js'
 import { inputJsonSchema } from './json-schema'
+import type { KeyGrant } from '../safety/grant'
+import { toolAllowed } from '../safety/tool-scope'
 import type { ToolSpec } from './tool'
+import { auditTools } from './tools/audit'
 import { customChannelTools, pageInboxTools, smsTools } from './tools/channels'
 import { alphaTools, betaTools } from './tools/linked-apps'
 import { messagingTools } from './tools/messaging'
@@ -18,6 +21,7 @@ export const TOOLS: readonly ToolSpec[] = [
   ...pageInboxTools,
   ...customChannelTools,
   ...webhookTools,
+  ...auditTools,
 ]
 
 const byName = new Map(TOOLS.map((t) => [t.name, t]))
@@ -28,7 +32,7 @@ export function toolNamed(name: string): ToolSpec | undefined {
 
 let definitions: Tool[] | undefined
 
-/** The tools/list answer; the table is static, so it is rendered once per isolate. */
+/** Every tool; the table is static, so it is rendered once per isolate. */
 export function toolDefinitions(): Tool[] {
   definitions ??= TOOLS.map((t) => ({
     name: t.name,
@@ -38,4 +42,30 @@ export function toolDefinitions(): Tool[] {
     annotations: { title: t.title, ...t.hints },
   }))
   return definitions
+}
+
+/**
+ * The tools/list answer for one key (docs/agent-safety.md): only the tools it may call, with send_message telling
+ * a reply key whom it may reach and an approval key what happens to a first message. A full key sees the table.
+ */
+export function toolDefinitionsFor(grant: KeyGrant): Tool[] {
+  const all = toolDefinitions()
+  if (grant.scope === 'full' && !grant.approval) return all
+  return all.flatMap((d, i) => {
+    const tool = TOOLS[i]!
+    if (!toolAllowed(tool, grant)) return []
+    return tool.name === 'send_message' ? [{ ...d, description: sendDescriptionFor(grant) }] : [d]
+  })
+}
+
+function sendDescriptionFor(grant: KeyGrant): string {
+  const hours = Math.round((grant.replyWindowS / 3600) * 10) / 10
+  const whom =
+    grant.scope === 'reply'
+      ? `Replies from one of the user’s accounts, but only to a person who wrote to that account in the last ${hours} h (this key is reply-only; address them by the contact id of their message), and check delivery with get_message.`
+      : 'Queues a message from one of the user’s accounts to a person (address a reply by the contact id of their message); check delivery with get_message.'
+  const then = grant.approval
+    ? ' A message to someone who never wrote is held as awaiting_approval until the user approves it, and limits (50 sends, 10 new contacts a day, loop_guard) still apply.'
+    : ' The service refuses beyond 50 sends and 10 new contacts per account per UTC day and after 3 messages to one person who has not replied (loop_guard).'
+  return whom + then
 }
