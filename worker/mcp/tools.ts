@@ -4,7 +4,7 @@
  */
 import type { Tool } from '@modelcontextprotocol/sdk/types.js'
 import { inputJsonSchema } from './json-schema'
-import type { KeyGrant } from '../safety/grant'
+import { isDefaultGrant, type KeyGrant } from '../safety/grant'
 import { toolAllowed } from '../safety/tool-scope'
 import type { ToolSpec } from './tool'
 import { auditTools } from './tools/audit'
@@ -30,6 +30,9 @@ export function toolNamed(name: string): ToolSpec | undefined {
   return byName.get(name)
 }
 
+/** Tools beyond spec 4.9 that tools/list shows only to keys minted with a grant (docs/agent-safety.md). */
+const SAFETY_TOOLS = new Set(auditTools.map((t) => t.name))
+
 let definitions: Tool[] | undefined
 
 /** Every tool; the table is static, so it is rendered once per isolate. */
@@ -50,9 +53,11 @@ export function toolDefinitions(): Tool[] {
  */
 export function toolDefinitionsFor(grant: KeyGrant): Tool[] {
   const all = toolDefinitions()
-  if (grant.scope === 'full' && !grant.approval) return all
+  const plain = isDefaultGrant(grant)
   return all.flatMap((d, i) => {
     const tool = TOOLS[i]!
+    // Today's keys keep today's list exactly (clients pin spec 4.9's table); list_audit still answers them.
+    if (plain && SAFETY_TOOLS.has(tool.name)) return []
     if (!toolAllowed(tool, grant)) return []
     return tool.name === 'send_message' ? [{ ...d, description: sendDescriptionFor(grant) }] : [d]
   })

@@ -25,6 +25,11 @@ export function fullGrant(id: string): KeyGrant {
   return { id, label: null, scope: 'full', accounts: null, expiresAt: null, replyWindowS: DEFAULT_REPLY_WINDOW_S, approval: false }
 }
 
+/** A key exactly like today's: full, every account, no expiry, no approval, no label. */
+export function isDefaultGrant(g: KeyGrant): boolean {
+  return g.scope === 'full' && g.accounts === null && g.expiresAt === null && !g.approval && g.label === null
+}
+
 const RANK: Record<KeyScope, number> = { read: 0, reply: 1, full: 2 }
 
 /** Whether a key of scope `held` may do what `needed` allows. */
