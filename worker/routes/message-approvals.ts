@@ -33,7 +33,7 @@ for (const decision of ['approve', 'reject'] as const) {
       responses: {
         200: { description: 'The message after the decision', content: { 'application/json': { schema: Message } } },
         401: json('Missing or invalid API key'),
-        403: json('`key_scope` (needs a full key), `key_account`, or a send refusal at approval time'),
+        403: json('`key_scope` (needs a full key without approval of its own), `key_account`, or a send refusal at approval time'),
         404: json('`message_not_found`'),
         409: json('`not_awaiting_approval` (decided already, or never held) or `approval_expired`'),
         429: json('A limit refused the approved message (`daily_send_cap`, `new_contact_cap`, `loop_guard`, `opener_burst`); the message failed'),
@@ -43,6 +43,8 @@ for (const decision of ['approve', 'reject'] as const) {
       const db = database(c.env.DB)
       const tenantId = c.get('tenant').id
       const { id } = c.req.valid('param')
+      // An agent's key that holds its first messages must not release them itself.
+      if (c.get('key').approval) throw new ApiError(403, 'key_scope', 'A key whose first messages wait for approval cannot decide them; a full key without approval may')
       const held = await getMessage(db, tenantId, id)
       if (!held) throw new ApiError(404, 'message_not_found', 'No such message on this API key')
       checkAccount(c.get('key'), held.message.accountId)
