@@ -8,6 +8,7 @@
 import type { Context } from 'hono'
 import { createMiddleware } from 'hono/factory'
 import type { KeyScope } from '../../schema/d1'
+import { CUSTOM_ACCOUNT_ID } from '../channels/custom/config'
 import type { AppEnv } from '../env'
 import { ApiError } from '../errors'
 import type { AuditNote } from '../safety/audit-note'
@@ -79,13 +80,18 @@ export function checkAccount(grant: KeyGrant, accountId: string | undefined | nu
   if (accountId && !accountAllowed(grant, accountId)) throw accountRefusal(accountId)
 }
 
+/** The account a route's path names: `{phoneNumber}`, or the custom channel's one account. */
+function namedAccount(route: RouteMatch): string | undefined {
+  return route.params.phoneNumber ?? (route.template === '/channels/custom' || route.template.startsWith('/channels/custom/') ? CUSTOM_ACCOUNT_ID : undefined)
+}
+
 /** `prefix` is the mount point of the routes (`/v1`); `routes` lists them relative to it. */
 export function keyScope(prefix: string, routes: () => readonly RouteEntry[]) {
   const match = routeMatcher(routes)
   return createMiddleware<AppEnv>(async function keyScope(c, next) {
     const grant = c.get('key')
     const route = match(c.req.method, c.req.path.slice(prefix.length) || '/')
-    if (route) c.set('audit', { route: `${c.req.method} ${prefix}${route.template}`, accountId: route.params.phoneNumber ?? c.req.query('account_id') })
+    if (route) c.set('audit', { route: `${c.req.method} ${prefix}${route.template}`, accountId: namedAccount(route) ?? c.req.query('account_id') })
     if (isExpired(grant, keyClock.now())) {
       throw new ApiError(403, 'key_expired', `This key expired at ${new Date(grant.expiresAt!).toISOString()}; mint a new one with a full key`)
     }
@@ -95,9 +101,8 @@ export function keyScope(prefix: string, routes: () => readonly RouteEntry[]) {
       throw scopeRefusal(grant, rule?.needs, rule?.what ?? `${c.req.method} ${route.template}`)
     }
     if (grant.accounts !== null) {
-      checkAccount(grant, route.params.phoneNumber ?? c.req.query('account_id'))
-      if (route.template.startsWith('/channels/custom')) checkAccount(grant, 'custom')
-      else if (route.template.startsWith('/channels/') && c.req.method !== 'GET' && c.req.header('content-type')?.includes('json')) {
+      checkAccount(grant, namedAccount(route) ?? c.req.query('account_id'))
+      if (route.template.startsWith('/channels/') && c.req.method !== 'GET' && c.req.header('content-type')?.includes('json')) {
         const body: unknown = await c.req.json().catch(() => undefined)
         const phone = typeof body === 'object' && body !== null && 'phone_number' in body ? body.phone_number : undefined
         if (typeof phone === 'string') checkAccount(grant, phone)
