@@ -3,55 +3,42 @@
  * relay core (link to the Worker, leases, session persistence, acks) only ever sees these types, never an upstream's.
  */
 import type { Logger } from 'pino'
+import type { z } from 'zod'
+import type * as Frames from '../schema/frames'
 
-export type LinkMethod = 'qr' | 'pairing_code'
+/*
+ * The shapes that cross the link come from the frame protocol (schema/frames.ts), so the driver interface and what
+ * the edge parses cannot drift apart.
+ */
+export type LinkMethod = Frames.FrameOf<'assign'>['linkMethod']
 
-/** Why a session is not (or no longer) usable. Codes are stable; clients switch on them, never on the text. */
-export type SessionProblem =
-  /** The user removed the linked device, or the upstream logged the session out (alpha 401). The session is wiped. */
-  | 'logged_out'
-  /** The upstream restricted or banned the number (alpha 402/403/406, send error 463). */
-  | 'blocked_by_alpha'
-  /** Another client took over the same session (alpha 440); reconnecting would make them fight. */
-  | 'replaced'
-  /** The phone demands a passkey to link a new device; QR or pairing code alone cannot finish. */
-  | 'passkey_required'
-  /** The link window ran out before the phone confirmed (QR refs exhausted, pairing code unused). */
-  | 'link_expired'
-  /** The upstream stopped answering (keep-alive lost) and reconnects are failing. */
-  | 'unresponsive'
+/**
+ * Why a session is not (or no longer) usable. Codes are stable; clients switch on them, never on the text.
+ * logged_out: the user removed the linked device or the upstream logged the session out (alpha 401); the session
+ * is wiped. blocked_by_alpha: the upstream restricted or banned the number (alpha 402/403/406, send error 463).
+ * replaced: another client took over the same session (alpha 440). passkey_required: the phone demands a passkey to
+ * link a new device. link_expired: the link window ran out before the phone confirmed. unresponsive: the upstream
+ * stopped answering and reconnects are failing. client_outdated: the upstream refuses the client library's version (alpha
+ * 405, repeated): the relay operator must upgrade it. session_unreadable: the relay core cannot decrypt the stored
+ * session.
+ */
+export type SessionProblem = Frames.SessionProblem
 
-export type SessionState =
-  | { state: 'qr_pending'; qr: string; expiresAt: number }
-  | { state: 'pairing_code'; code: string; expiresAt: number }
-  | { state: 'connecting' }
-  | { state: 'connected'; identifier: string; upstreamUserId: string | null }
-  | { state: 'disconnected'; problem: SessionProblem; message: string }
-  | { state: 'restricted'; problem: SessionProblem; message: string; until: number | null }
+export type SessionState = Frames.SessionState
 
 /** A person on the network. `id` is stable (alpha: the LID when known, else the phone JID); `phone` is E.164 when known. */
-export type Peer = { id: string; phone: string | null; lid: string | null; name: string | null }
+export type Peer = Frames.Peer
 
-export type InboundMessage = {
-  /** The upstream's message id; the edge de-duplicates on it, so re-delivery after a reconnect is safe. */
-  upstreamId: string
-  from: Peer
-  text: string
-  media: { url: string; contentType: string | null } | null
-  /** Upstream timestamp, epoch ms. */
-  sentAt: number
-  /**
-   * Optional: the relay core calls it once the edge has stored the message. A driver that can hold back its
-   * upstream acknowledgement until then (the simulator does) keeps the message at the upstream through a relay
-   * crash, so it is redelivered instead of lost.
-   */
-  onCommitted?: () => void
-}
+/**
+ * An inbound message (the upstream's id is de-duplicated at the edge, so re-delivery after a reconnect is safe).
+ * `onCommitted`, optional, is called by the relay core once the edge has stored the message: a driver that can hold
+ * back its upstream acknowledgement until then (the simulator does) keeps the message at the upstream through a
+ * relay crash, so it is redelivered instead of lost.
+ */
+export type InboundMessage = z.infer<typeof Frames.InboundMessage> & { onCommitted?: () => void }
 
-export type Receipt = ({ upstreamId: string; status: 'delivered' | 'read' } | { upstreamId: string; status: 'failed'; error: string }) & {
-  /** Optional, as for InboundMessage: called once the edge has applied the receipt. */
-  onCommitted?: () => void
-}
+/** A delivery, read or failure receipt; `onCommitted` as for InboundMessage. */
+export type Receipt = z.infer<typeof Frames.Receipt> & { onCommitted?: () => void }
 
 /**
  * What `send` rejects with when the upstream refused the message for good (unknown number, restricted account):
@@ -75,16 +62,10 @@ export function isPermanentSendError(err: unknown): err is Error {
   return err instanceof Error && 'retryable' in err && err.retryable === false
 }
 
-export type OutboundMessage = {
-  /** The gateway's message id (kept next to the upstream id so receipts map back). */
-  messageId: string
-  to: { phone: string | null; peerId: string | null }
-  text: string
-  /** Already validated as a public https URL by the edge; drivers must still never pass other schemes upstream. */
-  mediaUrl: string | null
-}
+/** `mediaUrl` was validated as a public https URL by the edge; drivers must still never pass other schemes upstream. */
+export type OutboundMessage = Frames.OutboundMessage
 
-export type ImportedContact = Peer & { hasChat: boolean }
+export type ImportedContact = z.infer<typeof Frames.ImportedContact>
 
 export type ConnectorEvents = {
   state(s: SessionState): void

@@ -1,7 +1,9 @@
 /**
  * GET /healthz on the relay: the link's state and last frame times, sessions counted by state, and whether it is
  * draining. 200 while the link to the gateway is open and the relay takes work, 503 otherwise (for systemd,
- * load balancers and humans). Nothing in it names a contact or carries message content.
+ * load balancers and humans). Sessions are also counted by the problem they report, and a problem only the relay's
+ * operator can fix (an upstream refusing the relay's client version: alpha 405) is named with what to do. Nothing in
+ * it names a contact or carries message content.
  */
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -14,15 +16,23 @@ export type HealthSource = {
   startedAt: number
   link(): LinkStats
   sessions(): Record<string, number>
+  /** Sessions by the problem they report (`client_outdated`, `logged_out`, …); optional for relays without sessions. */
+  problems?(): Record<string, number>
   draining(): boolean
   simUrl: string | null
 }
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString())
 
+/** Problems the relay's operator must act on, with what to do; the status stays as the link says (sessions are down, not the relay). */
+export const OPERATOR_PROBLEMS: Record<string, string> = {
+  client_outdated: 'alpha refuses this relay\'s web client version (error 405, repeated): upgrade @whiskeysockets/baileys and restart the relay.',
+}
+
 export function healthReport(h: HealthSource) {
   const link = h.link()
   const bySession = h.sessions()
+  const byProblem = h.problems?.() ?? {}
   const ok = link.state === 'open' && !h.draining()
   return {
     status: ok ? 'ok' : h.draining() ? 'draining' : 'degraded',
@@ -40,7 +50,10 @@ export function healthReport(h: HealthSource) {
       unacked_frames: link.unacked,
       reconnects: link.reconnects,
     },
-    sessions: { total: Object.values(bySession).reduce((a, b) => a + b, 0), by_state: bySession },
+    sessions: { total: Object.values(bySession).reduce((a, b) => a + b, 0), by_state: bySession, by_problem: byProblem },
+    operator_action: Object.keys(byProblem)
+      .filter((p) => p in OPERATOR_PROBLEMS)
+      .map((problem) => ({ problem, sessions: byProblem[problem]!, action: OPERATOR_PROBLEMS[problem]! })),
     ...(h.simUrl ? { sim_control_url: h.simUrl } : {}),
   }
 }

@@ -97,6 +97,7 @@ export async function startRelay(config: RelayConfig): Promise<Relay> {
             startedAt,
             link: () => link.stats(),
             sessions: () => manager.counts(),
+            problems: () => manager.problems(),
             draining: () => manager.isDraining,
             simUrl: simUrl ? `${simUrl}/sim` : null,
           },

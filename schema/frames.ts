@@ -29,6 +29,8 @@ export const SESSION_PROBLEMS = [
   'passkey_required',
   'link_expired',
   'unresponsive',
+  /** The upstream refuses the relay's client version (alpha 405, repeated); the relay operator must upgrade it. */
+  'client_outdated',
   /** Relay core, not a driver: the stored session cannot be decrypted with this relay's RELAY_SESSION_KEY. */
   'session_unreadable',
 ] as const

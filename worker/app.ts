@@ -1,11 +1,14 @@
 /**
- * The Worker's Hono app: REST under /v1 (one sub-app per resource), the admin API under /admin, MCP at /mcp, the
- * relay endpoint under /relay, the hosted connect pages under /connect, the OpenAPI document and its reference page,
- * and one `onError` that renders every failure in the spec's two body shapes.
+ * The Worker's Hono app: REST under /v1 (one sub-app per resource, one per channel from the registry), the admin
+ * API under /admin, MCP at /mcp, the relay endpoint under /relay, the channels' hosted pages and provider callbacks,
+ * the OpenAPI document and its reference page, and one `onError` that renders every failure in the spec's two body
+ * shapes.
  */
 import { OpenAPIHono } from '@hono/zod-openapi'
 import { createMiddleware } from 'hono/factory'
 import type { AppEnv } from './env'
+import { plannedRoutes } from './channels/planned'
+import { CHANNELS } from './channels/registry'
 import { ApiError, errorResponse, onError, type ErrorFamily } from './errors'
 import { adminToken } from './middleware/admin-token'
 import { mcpRoutes } from './mcp/handler'
@@ -19,12 +22,8 @@ import { approvalPageRoutes } from './routes/approval-page'
 import { auditRoutes } from './routes/audit'
 import { keysRoutes } from './routes/keys'
 import { messageApprovalRoutes } from './routes/message-approvals'
-import { alphaRoutes } from './routes/alpha'
-import { connectPageRoutes } from './routes/connect-page'
-import { customChannelRoutes } from './routes/custom-channel'
 import { docsPage, openApiConfig } from './routes/docs'
 import { messagesRoutes } from './routes/messages'
-import { notImplementedRoutes } from './routes/not-implemented'
 import { relayRoutes } from './routes/relay'
 import { usageRoutes } from './routes/usage'
 import { webhooksRoutes } from './routes/webhooks'
@@ -53,11 +52,10 @@ v1.route('/messages', messagesRoutes)
 v1.route('/messages', messageApprovalRoutes)
 v1.route('/keys', keysRoutes)
 v1.route('/audit', auditRoutes)
-v1.route('/channels/custom', customChannelRoutes)
-v1.route('/channels/alpha-web', alphaRoutes)
+for (const channel of CHANNELS) v1.route(`/channels/${channel.path}`, channel.routes)
 v1.route('/webhooks', webhooksRoutes)
 // Last: answers 501 for operations whose channel is not built yet; any real route mounted above wins.
-v1.route('/', notImplementedRoutes)
+v1.route('/', plannedRoutes)
 v1.openAPIRegistry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer', description: 'Authorization: Bearer svc_live_…' })
 v1.openAPIRegistry.registerComponent('securitySchemes', 'apiKeyHeader', { type: 'apiKey', in: 'header', name: 'X-API-Key' })
 v1.openAPIRegistry.registerComponent('securitySchemes', 'apiKeyQuery', { type: 'apiKey', in: 'query', name: 'apiKey' })
@@ -77,7 +75,8 @@ app.use('/admin/*', async (c, next) => {
 app.route('/admin', adminRoutes)
 app.route('/admin/relays', adminRelayRoutes)
 app.route('/relay', relayRoutes)
-app.route('/connect', connectPageRoutes)
+// Provider callbacks and hosted pages authenticate by their own signature or token: mounted before /v1's key check.
+for (const channel of CHANNELS) if (channel.publicRoutes) app.route('/', channel.publicRoutes)
 app.route('/approvals', approvalPageRoutes)
 app.route('/v1', v1)
 // Every tool call runs its REST operation through this same app, in-process.

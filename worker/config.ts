@@ -1,5 +1,5 @@
 /** Reads the Worker's configuration (vars and secrets) into typed values, with the defaults documented in the README. */
-import { normalizeHost, type UrlPolicy } from './lib/public-url'
+import { normalizeHost, type UrlPolicy } from '../common/public-url'
 
 export function allowLoopbackUrls(env: Env): boolean {
   return ['true', '1', 'yes'].includes((env.ALLOW_LOOPBACK_URLS ?? '').toLowerCase())

@@ -3,7 +3,9 @@
  * close means, reconnect with capped backoff and jitter), honest health (a session that stops answering is reported,
  * never left showing `connected`) and sending. `alphaDriver` is what the relay core registers as `alpha`.
  */
-import type { ConnectionState } from '@whiskeysockets/baileys'
+import NodeCache from '@cacheable/node-cache'
+import { DEFAULT_CACHE_TTLS } from '@whiskeysockets/baileys'
+import type { CacheStore, ConnectionState } from '@whiskeysockets/baileys'
 import type { Logger } from 'pino'
 import type { Connector, ConnectorOptions, Driver, SessionProblem, SessionState } from '../connector'
 import { loadAlphaAuth, type AlphaAuth } from './auth-store'
@@ -13,10 +15,25 @@ import { jidToPhone, personJid } from './ids'
 import { startLinkFlow, type LinkFlow } from './login'
 import { makeMediaFetcher, type FetchMedia } from './media-fetch'
 import { makePeerDirectory } from './peers'
+import { hasChatToken, makeNumberLookup } from './recipients'
 import { makeRestriction } from './restriction'
 import { errText, makeSender, withTimeout } from './send'
+import { SendError } from './send-error'
 import { makeAlphaSocket, type AlphaSocket, type MakeSocket } from './socket'
-import { classifyClose, closeInfo, isLinkWindowEnd, PROBLEM_MESSAGES, reconnectDelayMs } from './state'
+import {
+  BAD_SESSION_CLOSES_MAX,
+  BAD_SESSION_WINDOW_MS,
+  CLIENT_OUTDATED_CLOSES_MAX,
+  CLOSE_CODES,
+  CLOSE_MESSAGES,
+  classifyClose,
+  closeInfo,
+  closeRule,
+  isLinkWindowEnd,
+  PROBLEM_MESSAGES,
+  reconnectDelayMs,
+} from './state'
+import { fetchCurrentVersion, makeVersionSource, type FetchVersion, type VersionSource } from './version'
 
 /** A connection that stayed open this long resets the backoff; shorter ones keep growing it (flapping). */
 export const STABLE_CONNECTION_MS = 60_000
@@ -29,6 +46,8 @@ export type AlphaDeps = {
   fetchMedia: FetchMedia
   now(): number
   random(): number
+  /** The web client version every connector of this driver announces (fetched once, shared). */
+  versions: VersionSource
 }
 
 type Session = {
@@ -70,9 +89,39 @@ export function createAlphaConnector(opts: ConnectorOptions, deps: AlphaDeps): C
   /** The phone confirmed a link; the socket after the 515 restart still carries the device we just linked. */
   let justPaired = false
   let starting: Promise<void> | null = null
-  const sender = makeSender({ fetchMedia: deps.fetchMedia, log, openSocket: () => (session?.open ? session.sock : null) })
+  /** 405 closes in a row (the web client version refused) and 500 closes right after connecting, in a row. */
+  let outdatedCloses = 0
+  let badSessionCloses = 0
+  /** Set while alpha keeps the number out (a restricted close: 402, 403, 406): sends fail at once instead of waiting. */
+  let banned: { message: string; until: number | null } | null = null
   const peers = makePeerDirectory(() => requireAuth().state.keys)
   const restriction = makeRestriction({ now: deps.now, emit: (state) => emit(state), isOpen: () => session?.open === true, connectedState })
+  const sender = makeSender({
+    fetchMedia: deps.fetchMedia,
+    log,
+    openSocket: () => (session?.open ? session.sock : null),
+    lookup: makeNumberLookup(deps.now),
+    blocked() {
+      if (!banned || (banned.until !== null && banned.until <= deps.now())) return null
+      return new SendError('account_restricted', `account_restricted: ${banned.message}`)
+    },
+    async refusal(jid) {
+      const why = restriction.newChatRefusal()
+      if (!why || (await hasChatToken(requireAuth().state.keys, jid, peers.lidFor))) return null
+      return new SendError('account_restricted', why)
+    },
+  })
+  // Baileys counts retry receipts per message here; a cache per socket would restart the count on every reconnect,
+  // so a message the recipient can never decrypt would be re-sent forever. Same TTL as Baileys' own default cache;
+  // no sweep timer (expired counts go when read), so a stopped connector leaves nothing running.
+  const retryCounts = new NodeCache<unknown>({ stdTTL: DEFAULT_CACHE_TTLS.MSG_RETRY, useClones: false, checkperiod: 0 })
+  const msgRetryCounterCache: CacheStore = {
+    // Baileys only reads back what it stored (retry counts); the generic is its own interface's.
+    get: <T>(key: string) => retryCounts.get(key) as T | undefined,
+    set: (key, value) => retryCounts.set(key, value),
+    del: (key) => retryCounts.del(key),
+    flushAll: () => retryCounts.flushAll(),
+  }
 
   function requireAuth(): AlphaAuth {
     if (!auth) throw new Error('alpha: start() was not called')
@@ -105,6 +154,7 @@ export function createAlphaConnector(opts: ConnectorOptions, deps: AlphaDeps): C
     phase = 'halted'
     clearRetryTimers()
     const text = message ?? PROBLEM_MESSAGES[problem]
+    banned = kind === 'restricted' ? { message: text, until } : null
     emit(kind === 'restricted' ? { state: kind, problem, message: text, until } : { state: kind, problem, message: text })
   }
 
@@ -120,6 +170,8 @@ export function createAlphaConnector(opts: ConnectorOptions, deps: AlphaDeps): C
       auth: a.state,
       logger: baileysLogger(log),
       getMessage: sender.getMessage,
+      msgRetryCounterCache,
+      version: deps.versions.current() ?? undefined,
     })
     const s: Session = { sock, link: null, newDevice: linking || justPaired, open: false, openedAt: null, closed: false, intent: null, unwatch: [] }
     session = s
@@ -181,6 +233,8 @@ export function createAlphaConnector(opts: ConnectorOptions, deps: AlphaDeps): C
 
   function onOpen(s: Session) {
     justPaired = false
+    banned = null
+    outdatedCloses = 0
     s.open = true
     s.openedAt = deps.now()
     outage.clear()
@@ -231,38 +285,77 @@ export function createAlphaConnector(opts: ConnectorOptions, deps: AlphaDeps): C
       await a.wipe()
       return halt('disconnected', 'link_expired')
     }
-    switch (verdict.kind) {
+    const rule = verdict.kind === 'retry' ? closeRule(error) : null
+    if (rule !== 'client_outdated') outdatedCloses = 0
+    if (rule !== 'bad_session') badSessionCloses = 0
+    switch (rule ?? verdict.kind) {
       case 'logged_out':
         await a.wipe()
         return halt('disconnected', 'logged_out')
+      case 'multidevice_mismatch':
+        // Terminal (Baileys: `downgrade_webclient`): this device can only be replaced, so the session goes.
+        await a.wipe()
+        return halt('disconnected', 'logged_out', CLOSE_MESSAGES.multideviceMismatch)
       case 'replaced':
         return halt('disconnected', 'replaced')
       case 'restricted':
-        halt('restricted', 'blocked_by_alpha', undefined, verdict.until)
+        if (verdict.kind !== 'restricted') return
+        halt('restricted', 'blocked_by_alpha', info.statusCode === CLOSE_CODES.forbidden ? CLOSE_MESSAGES.forbidden : undefined, verdict.until)
         // A temporary ban ends on its own: come back then, as a new connection.
         if (verdict.until !== null) {
+          const until = verdict.until
           phase = 'running'
-          reconnectTimer = setTimeout(connect, Math.max(0, verdict.until - deps.now()))
+          reconnectTimer = setTimeout(connect, Math.max(0, until - deps.now()))
         }
         return
+      case 'client_outdated':
+        outdatedCloses += 1
+        if (outdatedCloses >= CLIENT_OUTDATED_CLOSES_MAX) {
+          log.error(
+            { problem: 'client_outdated', statusCode: CLOSE_CODES.clientOutdated, closes: outdatedCloses, version: deps.versions.current()?.join('.') ?? 'built-in' },
+            'alpha: the web client version is refused (405); upgrade @whiskeysockets/baileys on this relay. The session stays down until then.'
+          )
+          if (s.link && !s.link.paired) await a.wipe()
+          return halt('disconnected', 'client_outdated')
+        }
+        // The version may just have been retired: fetch the current one before the next attempt.
+        log.warn({ statusCode: CLOSE_CODES.clientOutdated, closes: outdatedCloses }, 'alpha: the web client version was refused; fetching the current one')
+        await deps.versions.refresh()
+        // Stopped or restarted while the version was fetched: that call decides what happens now.
+        if (phase !== 'running' || session !== null) return
+        return retryLater(s, wasStable)
+      case 'bad_session': {
+        const quick = s.openedAt === null || deps.now() - s.openedAt < BAD_SESSION_WINDOW_MS
+        badSessionCloses = quick ? badSessionCloses + 1 : 1
+        if (badSessionCloses >= BAD_SESSION_CLOSES_MAX) {
+          log.error({ statusCode: CLOSE_CODES.badSession, closes: badSessionCloses }, 'alpha: the session keeps failing right after connecting; stopping')
+          return halt('disconnected', 'logged_out', CLOSE_MESSAGES.badSession)
+        }
+        return retryLater(s, wasStable)
+      }
       case 'retry':
-        failures = wasStable ? 1 : failures + 1
-        if (s.link && !s.link.paired) {
-          // A link that broke off cannot be resumed (a requested pairing code already set `me`): start it over,
-          // a few times; past that, alpha is not reachable and the user should not watch codes come and go.
-          await a.wipe()
-          if (failures > LINK_RETRIES_MAX) return halt('disconnected', 'unresponsive', 'alpha could not be reached to link the device; start the connection again.')
-        }
-        if (!outage.reported) emit({ state: 'connecting' })
-        if (!s.newDevice) outage.arm()
-        reconnectTimer = setTimeout(connect, reconnectDelayMs(failures, deps.random))
-        return
+        return retryLater(s, wasStable)
     }
+  }
+
+  async function retryLater(s: Session, wasStable: boolean) {
+    const a = requireAuth()
+    failures = wasStable ? 1 : failures + 1
+    if (s.link && !s.link.paired) {
+      // A link that broke off cannot be resumed (a requested pairing code already set `me`): start it over,
+      // a few times; past that, alpha is not reachable and the user should not watch codes come and go.
+      await a.wipe()
+      if (failures > LINK_RETRIES_MAX) return halt('disconnected', 'unresponsive', 'alpha could not be reached to link the device; start the connection again.')
+    }
+    if (!outage.reported) emit({ state: 'connecting' })
+    if (!s.newDevice) outage.arm()
+    reconnectTimer = setTimeout(connect, reconnectDelayMs(failures, deps.random))
   }
 
   function stopSocket(intent: 'stop' | 'logout'): Session | null {
     clearRetryTimers()
     restriction.reset()
+    banned = null
     const s = session
     session = null
     if (s) {
@@ -280,6 +373,11 @@ export function createAlphaConnector(opts: ConnectorOptions, deps: AlphaDeps): C
     if (!auth.isLinked() && auth.state.creds.me) await auth.wipe()
     phase = 'running'
     failures = 0
+    banned = null
+    outdatedCloses = 0
+    badSessionCloses = 0
+    // In the background: this socket uses what is known now; a refused version is fetched again on the 405.
+    void deps.versions.refresh()
     connect()
   }
 
@@ -315,14 +413,21 @@ export function createAlphaConnector(opts: ConnectorOptions, deps: AlphaDeps): C
   }
 }
 
-export function makeAlphaDriver(deps: Partial<AlphaDeps> = {}): Driver {
-  const full: AlphaDeps = {
-    makeSocket: deps.makeSocket ?? makeAlphaSocket,
-    fetchMedia: deps.fetchMedia ?? makeMediaFetcher(),
-    now: deps.now ?? Date.now,
-    random: deps.random ?? Math.random,
+export function makeAlphaDriver(deps: Partial<AlphaDeps> & { fetchVersion?: FetchVersion; log?: Logger } = {}): Driver {
+  const now = deps.now ?? Date.now
+  const fetchMedia = deps.fetchMedia ?? makeMediaFetcher()
+  let versions = deps.versions ?? null
+  return (opts) => {
+    // One version source per driver (so per relay process), made with the first connector's logger.
+    versions ??= makeVersionSource(deps.fetchVersion ?? fetchCurrentVersion, now, (deps.log ?? opts.log).child({ driver: 'alpha' }))
+    return createAlphaConnector(opts, {
+      makeSocket: deps.makeSocket ?? makeAlphaSocket,
+      fetchMedia,
+      now,
+      random: deps.random ?? Math.random,
+      versions,
+    })
   }
-  return (opts) => createAlphaConnector(opts, full)
 }
 
 export const alphaDriver: Driver = makeAlphaDriver()

@@ -96,14 +96,31 @@ export function toReceipt(u: WAMessageUpdate): { receipt: Receipt; errorCode: nu
   }
 }
 
-/** The media kind alpha should use for a content type; unknown types go as documents, which alpha accepts as-is. */
-export function mediaKindFor(contentType: string | null): MediaKind {
+/** `Content-Type` without its parameters, lower case (`image/jpeg; charset=binary` → `image/jpeg`), or null. */
+export function baseMimetype(contentType: string | null): string | null {
   const type = (contentType ?? '').split(';')[0]!.trim().toLowerCase()
+  return type.length > 0 ? type : null
+}
+
+/** An Ogg or Opus content type whose `codecs` parameter, if any, names Opus. */
+function isOpusInOgg(contentType: string): boolean {
+  const type = baseMimetype(contentType)
+  if (type !== 'audio/ogg' && type !== 'audio/opus') return false
+  const codecs = /;\s*codecs\s*=\s*"?([^";]+)/i.exec(contentType)?.[1]
+  return codecs === undefined || codecs.trim().toLowerCase() === 'opus'
+}
+
+/**
+ * The media kind alpha should use for a content type; unknown types go as documents, which alpha accepts as-is.
+ * Audio plays in alpha's apps only as Opus in Ogg (sent as a voice note); any other audio goes as a document rather
+ * than as an audio message the recipient's phone cannot play.
+ */
+export function mediaKindFor(contentType: string | null): MediaKind {
+  const type = baseMimetype(contentType) ?? ''
   // alpha shows JPEG and PNG as photos; WebP would become a sticker and GIF is re-encoded to video by the apps.
   if (type === 'image/jpeg' || type === 'image/png') return 'image'
   if (type === 'video/mp4' || type === 'video/3gpp') return 'video'
-  if (type === 'audio/ogg' || type === 'audio/opus') return 'voice'
-  if (type.startsWith('audio/')) return 'audio'
+  if (contentType && isOpusInOgg(contentType)) return 'voice'
   return 'document'
 }
 
@@ -119,7 +136,8 @@ export function outboundContents(text: string, media: FetchedMedia | null): AnyM
     if (!caption) throw new SendError('empty_message', 'the message has no text and no media')
     return [{ text }]
   }
-  const mimetype = media.contentType ?? undefined
+  // Baileys writes the mimetype into the message as given; parameters (`; charset=…`) break playback on phones.
+  const mimetype = baseMimetype(media.contentType) ?? undefined
   switch (mediaKindFor(media.contentType)) {
     case 'image':
       return [{ image: media.bytes, caption, mimetype }]
@@ -128,7 +146,6 @@ export function outboundContents(text: string, media: FetchedMedia | null): AnyM
     case 'voice':
       return [...(caption ? [{ text: caption }] : []), { audio: media.bytes, ptt: true, mimetype: 'audio/ogg; codecs=opus' }]
     case 'audio':
-      return [...(caption ? [{ text: caption }] : []), { audio: media.bytes, mimetype }]
     case 'document':
       return [
         {

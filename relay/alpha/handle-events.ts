@@ -52,7 +52,7 @@ export async function handleEvents(batch: Batch, ctx: EventContext): Promise<voi
         handleContacts(batch[name], ctx, 'push_name')
         break
       case 'messaging-history.set':
-        handleHistory(batch[name], ctx)
+        await handleHistory(batch[name], ctx)
         break
       case 'messages.upsert':
         await handleUpsert(batch[name], ctx)
@@ -89,6 +89,13 @@ async function handleUpsert(upsert: BaileysEventMap['messages.upsert'], ctx: Eve
   let delivered = 0
   const skipped: Record<string, number> = {}
   for (const msg of upsert.messages) {
+    // Our own send echoed back (Baileys' emitOwnEvents, off in socket.ts): a receipt or error ack that arrived while
+    // the echo sat in the event buffer was merged into it, so its status is the receipt (event-buffer.js).
+    if (msg.key.fromMe) {
+      if (msg.status !== undefined && msg.status !== null) handleReceipt({ key: msg.key, update: { status: msg.status, messageStubParameters: msg.messageStubParameters } }, ctx)
+      skipped['own message'] = (skipped['own message'] ?? 0) + 1
+      continue
+    }
     const result = await toInbound(msg, ctx.peers, ctx.now())
     if (!result.ok) {
       skipped[result.reason] = (skipped[result.reason] ?? 0) + 1
@@ -102,12 +109,14 @@ async function handleUpsert(upsert: BaileysEventMap['messages.upsert'], ctx: Eve
 }
 
 function handleMessageUpdates(updates: WAMessageUpdate[], ctx: EventContext) {
-  for (const u of updates) {
-    const mapped = toReceipt(u)
-    if (!mapped) continue
-    ctx.events.receipt(mapped.receipt)
-    if (mapped.errorCode !== null) ctx.onSendRefused(mapped.errorCode)
-  }
+  for (const u of updates) handleReceipt(u, ctx)
+}
+
+function handleReceipt(u: WAMessageUpdate, ctx: EventContext) {
+  const mapped = toReceipt(u)
+  if (!mapped) return
+  ctx.events.receipt(mapped.receipt)
+  if (mapped.errorCode !== null) ctx.onSendRefused(mapped.errorCode)
 }
 
 /** Known LID → phone JID pairs that arrived with the same batch (history sync carries them next to the contacts). */
@@ -130,12 +139,20 @@ function handleContacts(contacts: Array<Partial<Contact>>, ctx: EventContext, so
   if (source === 'address_book' && imported.length > 0) ctx.events.contacts?.(imported)
 }
 
-function handleHistory(history: BaileysEventMap['messaging-history.set'], ctx: EventContext) {
+async function handleHistory(history: BaileysEventMap['messaging-history.set'], ctx: EventContext) {
   const pairs = new Map<string, string>()
   for (const { lid, pn } of history.lidPnMappings ?? []) {
     const l = personJid(lid)
     const p = personJid(pn)
     if (l && p && isLidJid(l) && jidToPhone(p)) pairs.set(l, p)
+  }
+  // A chunk may come without its pairs (first link): the ones Baileys stored earlier fill in the phones.
+  const lids = [...history.contacts.flatMap((c) => [c.id, c.lid]), ...history.chats.map((c) => c.id)]
+  for (const jid of lids) {
+    const lid = personJid(jid)
+    if (!lid || !isLidJid(lid) || pairs.has(lid)) continue
+    const pn = await ctx.peers.phoneFor(lid)
+    if (pn) pairs.set(lid, pn)
   }
   const chatIds = new Set(history.chats.map((chat) => personJid(chat.id)).filter((j): j is string => j !== null))
   const byId = new Map<string, ImportedContact>()

@@ -1,14 +1,16 @@
 /**
  * Fetches the one attachment of an outbound alpha message, so Baileys only ever sees a Buffer (a string `{url}` that
  * is not http(s) would be opened as a local file). Public https only, checked on the URL, on every redirect hop and
- * on every address the host resolves to (the relay runs next to cloud metadata endpoints); bounded in size and time.
+ * on every address the host resolves to (the relay runs next to cloud metadata endpoints; address-ranges.ts says
+ * which are global); bounded in size and time.
  */
 import { lookup as dnsLookup } from 'node:dns'
 import type { IncomingMessage, RequestOptions } from 'node:http'
 import { request as httpsRequest } from 'node:https'
 import type { LookupFunction } from 'node:net'
-import { contentTypeFromUrl, fileNameFromUrl } from '../../worker/lib/media'
-import { checkPublicUrl, isPublicAddress } from '../../worker/lib/public-url'
+import { contentTypeFromUrl, fileNameFromUrl } from '../../common/media'
+import { checkPublicUrl } from '../../common/public-url'
+import { isFetchableAddress } from './address-ranges'
 import type { FetchedMedia } from './convert'
 import { SendError } from './send-error'
 
@@ -35,7 +37,7 @@ export function guardedLookup(allowLoopback: boolean): LookupFunction {
   return (hostname, options, callback) => {
     dnsLookup(hostname, { ...options, all: true }, (err, addresses) => {
       if (err) return callback(err, '', 0)
-      const refused = addresses.find((a) => !isPublicAddress(a.address, { allowLoopback }))
+      const refused = addresses.find((a) => !isFetchableAddress(a.address, { allowLoopback }))
       if (refused || addresses.length === 0) {
         const e: NodeJS.ErrnoException = new Error(`${hostname} does not resolve to a public address`)
         e.code = 'EADDRNOTPUBLIC'

@@ -26,6 +26,11 @@ export type Restriction = {
   onOpen(): void
   onTimelock(lock: ReachoutTimelockState): void
   onSendRefused(errorCode: number, sock: AlphaSocket): void
+  /**
+   * Why a send to a new chat is refused now, or null when new chats are allowed. alpha's 463 means "cannot start new
+   * chats; existing chats keep working" (Socket/messages-recv.js handleBadAck), and the time lock is on reach-outs.
+   */
+  newChatRefusal(): string | null
   /** Forget everything (stop, logout). */
   reset(): void
 }
@@ -70,6 +75,12 @@ export function makeRestriction(deps: RestrictionDeps): Restriction {
       apply('send_refused', deps.now() + RESTRICTED_463_HOLD_MS)
       // Ask for the time lock too: when one is active its end time replaces our guess (the answer comes as an event).
       void sock.fetchAccountReachoutTimelock().catch(() => undefined)
+    },
+    newChatRefusal() {
+      if (!active || (active.until !== null && active.until <= deps.now())) return null
+      const why = active.source === 'send_refused' ? 'alpha refused a new chat with error 463' : 'alpha set a reach-out time lock'
+      const until = active.until === null ? '' : ` until ${new Date(active.until).toISOString()}`
+      return `account_restricted: this number may not start new chats${until} (${why}); replies to existing chats still go through`
     },
     reset() {
       if (liftTimer) clearTimeout(liftTimer)

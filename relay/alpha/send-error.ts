@@ -13,6 +13,10 @@ export type SendErrorCode =
   | 'media_url_refused'
   /** The media could not be fetched (HTTP error, timeout, network). */
   | 'media_fetch_failed'
+  /** The number has no alpha account (the lookup found none); sending would stay pending forever. */
+  | 'not_on_alpha'
+  /** alpha restricts this number from starting new chats (463, reach-out time lock) and the recipient is a new one. */
+  | 'account_restricted'
   /** The media is larger than the relay sends. */
   | 'media_too_large'
   /** Baileys threw while encrypting, uploading or writing the message. */

@@ -9,8 +9,9 @@ import type { OutboundMessage } from '../connector'
 import { outboundContents, upstreamIdFor } from './convert'
 import { isE164, personJid, phoneToJid } from './ids'
 import type { FetchMedia } from './media-fetch'
+import type { NumberLookup } from './recipients'
 import { SendError } from './send-error'
-import type { AlphaSocket } from './socket'
+import { sendOptions, type AlphaSocket } from './socket'
 import { closeInfo } from './state'
 
 /** Deadline for handing one message part to Baileys, media upload included. */
@@ -37,13 +38,36 @@ export function recipientJid(to: OutboundMessage['to']): string {
   return jid
 }
 
+/**
+ * The JID to send to: a person id as given; a phone-only recipient as alpha knows the number (one cached lookup), or a
+ * permanent refusal when the number has no account (Baileys would leave that send pending with no error).
+ */
+async function resolveRecipient(to: OutboundMessage['to'], sock: AlphaSocket, lookup: NumberLookup): Promise<string> {
+  const jid = recipientJid(to)
+  if (personJid(to.peerId) !== null || !to.phone) return jid
+  const found = await lookup.jidFor(sock, to.phone)
+  if (!found) throw new SendError('not_on_alpha', `not_on_alpha: ${to.phone} has no alpha account`)
+  return found
+}
+
 export type Sender = {
   send(m: OutboundMessage): Promise<{ upstreamId: string }>
   /** Baileys' `getMessage`: the content of a recent send, for a recipient device that could not decrypt it. */
   getMessage(key: WAMessageKey): Promise<proto.IMessage | undefined>
 }
 
-export function makeSender(deps: { fetchMedia: FetchMedia; log: Logger; openSocket(): AlphaSocket | null }): Sender {
+export type SenderDeps = {
+  fetchMedia: FetchMedia
+  log: Logger
+  openSocket(): AlphaSocket | null
+  lookup: NumberLookup
+  /** Null when the recipient may be sent to; else why not (the number may not start new chats). */
+  refusal(jid: string): Promise<SendError | null>
+  /** Why nothing can be sent while the number is banned or refused (a restricted close), or null. */
+  blocked(): SendError | null
+}
+
+export function makeSender(deps: SenderDeps): Sender {
   const recent = new Map<string, proto.IMessage>()
 
   function remember(id: string, message: proto.IMessage) {
@@ -57,8 +81,13 @@ export function makeSender(deps: { fetchMedia: FetchMedia; log: Logger; openSock
 
   return {
     async send(m) {
-      if (!deps.openSocket()) throw new SendError('not_connected', 'the alpha session is not connected')
-      const jid = recipientJid(m.to)
+      const open = deps.openSocket()
+      const blocked = open ? null : deps.blocked()
+      if (blocked) throw blocked
+      if (!open) throw new SendError('not_connected', 'the alpha session is not connected')
+      const jid = await resolveRecipient(m.to, open, deps.lookup)
+      const refused = await deps.refusal(jid)
+      if (refused) throw refused
       const media = m.mediaUrl ? await deps.fetchMedia(m.mediaUrl) : null
       const parts = outboundContents(m.text, media)
       const sock = deps.openSocket()
@@ -67,7 +96,7 @@ export function makeSender(deps: { fetchMedia: FetchMedia; log: Logger; openSock
         // The last part carries the gateway message's upstream id; a leading text part gets an id of its own.
         const messageId = upstreamIdFor(m.messageId, parts.length - 1 - i)
         try {
-          const sent = await withTimeout(sock.sendMessage(jid, content, { messageId }), SEND_TIMEOUT_MS, () => new SendError('upstream_timeout', 'alpha did not take the message in time'))
+          const sent = await withTimeout(sock.sendMessage(jid, content, sendOptions(messageId)), SEND_TIMEOUT_MS, () => new SendError('upstream_timeout', 'alpha did not take the message in time'))
           if (sent?.message) remember(messageId, sent.message)
         } catch (err) {
           if (err instanceof SendError) throw err

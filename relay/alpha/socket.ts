@@ -2,21 +2,35 @@
  * The part of a Baileys socket the driver uses, and the factory that makes one. The real `makeWASocket` is checked
  * against `AlphaSocket` at compile time below; the test fake implements the same type, so the two cannot drift.
  */
-import makeWASocket, { Browsers } from '@whiskeysockets/baileys'
+import makeWASocket, { Browsers, isJidBroadcast, isJidGroup, isJidNewsletter } from '@whiskeysockets/baileys'
 import type { Logger } from 'pino'
 import type {
   AnyMessageContent,
   AuthenticationState,
   BaileysEventMap,
   BinaryNode,
+  CacheStore,
   Contact,
+  MessageContentGenerationOptions,
   MiscMessageGenerationOptions,
   proto,
   ReachoutTimelockState,
   UserFacingSocketConfig,
   WAMessage,
   WAMessageKey,
+  WAVersion,
 } from '@whiskeysockets/baileys'
+
+/**
+ * Options of every send. `getUrlInfo: undefined` turns link previews off explicitly: `sendMessage` spreads these over
+ * its own options, whose `getUrlInfo` would fetch the first URL of a text from the relay host (past the media guard)
+ * whenever link-preview-js is installed (Socket/messages-send.js, Utils/messages.js `generateLinkPreviewIfRequired`).
+ */
+export type SendOptions = MiscMessageGenerationOptions & Pick<MessageContentGenerationOptions, 'getUrlInfo'>
+
+export function sendOptions(messageId: string): SendOptions {
+  return { messageId, getUrlInfo: undefined }
+}
 
 export type AlphaSocket = {
   ev: { process(handler: (events: Partial<BaileysEventMap>) => void | Promise<void>): () => void }
@@ -25,7 +39,9 @@ export type AlphaSocket = {
   /** Our own account once known (`creds.me`): `id` is the phone JID with device, `lid` our LID. */
   readonly user: Contact | undefined
   requestPairingCode(phoneNumber: string): Promise<string>
-  sendMessage(jid: string, content: AnyMessageContent, options?: MiscMessageGenerationOptions): Promise<WAMessage | undefined>
+  sendMessage(jid: string, content: AnyMessageContent, options?: SendOptions): Promise<WAMessage | undefined>
+  /** USync contact lookup: the numbers that have an account, with their JID; numbers without one are left out. */
+  onWhatsApp(...phoneNumber: string[]): Promise<Array<{ jid: string; exists: boolean }> | undefined>
   fetchAccountReachoutTimelock(): Promise<ReachoutTimelockState>
   logout(msg?: string): Promise<void>
   end(error: Error | undefined): void | Promise<void>
@@ -36,22 +52,42 @@ export type AlphaSocketConfig = {
   logger: Logger
   /** Baileys asks for a message we sent when the recipient's device needs it re-encrypted (retry receipts). */
   getMessage(key: WAMessageKey): Promise<proto.IMessage | undefined>
+  /** One per connector, across reconnects: retry counts must survive a reconnect or a message is retried forever. */
+  msgRetryCounterCache: CacheStore
+  /** The current web client version when it could be fetched; Baileys' built-in one otherwise. */
+  version?: WAVersion | undefined
 }
 
 export type MakeSocket = (config: AlphaSocketConfig) => AlphaSocket
 
 /** A common desktop identity: some accounts reject unusual device names when linking (OpenWA#1666). */
 export const ALPHA_BROWSER = Browsers.macOS('Chrome')
+
+/**
+ * Chats the gateway never reads: status updates and broadcast lists, newsletters (channels) and groups (the gateway is
+ * 1:1; README, Known limits). Baileys acks them with a NACK (error 500) before decrypting, so they cost no
+ * decryption and no key writes at the edge; the phone and the user's other devices still get them.
+ */
+export function isIgnoredChat(jid: string): boolean {
+  return !!(isJidBroadcast(jid) || isJidNewsletter(jid) || isJidGroup(jid))
+}
+
 export function baileysConfig(config: AlphaSocketConfig): UserFacingSocketConfig {
   return {
     auth: config.auth,
     logger: config.logger,
     getMessage: config.getMessage,
+    msgRetryCounterCache: config.msgRetryCounterCache,
+    ...(config.version ? { version: config.version } : {}),
     browser: ALPHA_BROWSER,
     // Online-on-connect silences notifications on the user's phone; the gateway should not change how their phone behaves.
     markOnlineOnConnect: false,
     // The gateway does not import full history; the recent sync still brings chats, contacts and LID mappings.
     syncFullHistory: false,
+    // Own sends are not echoed as upserts: the echo goes through the event buffer, and an error ack or receipt that
+    // arrives while it is open is merged into the echo instead of coming as `messages.update` (event-buffer.js).
+    emitOwnEvents: false,
+    shouldIgnoreJid: isIgnoredChat,
   }
 }
 

@@ -12,16 +12,30 @@ export const PROBLEM_MESSAGES: Record<SessionProblem, string> = {
   passkey_required:
     'The phone requires a passkey to link a new device, which the gateway cannot complete yet; linking was cancelled.',
   link_expired: 'The QR code or pairing code expired before the phone confirmed the link; start the connection again.',
+  session_unreadable: 'The stored session was written with another RELAY_SESSION_KEY; link again with force_new.',
   unresponsive: 'alpha stopped answering and reconnecting keeps failing; the relay keeps retrying in the background.',
+  client_outdated:
+    'alpha refuses the web client version of this relay (error 405, repeated); the relay operator must upgrade @whiskeysockets/baileys. Nothing is retried until then.',
 }
+
+/** The messages of the closes that tell the user to link again, each as alpha means it. */
+export const CLOSE_MESSAGES = {
+  forbidden:
+    'alpha refused this session (403): the number may be banned or the linked device was refused. Check the number on the phone; if it works there, link it again.',
+  multideviceMismatch: 'alpha says this linked device no longer fits the account (411, multi-device mismatch); link the number again.',
+  badSession: 'The stored session keeps failing right after it connects (alpha error 500, bad session); link the number again.',
+} as const
 
 /** Baileys' `DisconnectReason` values and the `<failure reason>` codes it passes through unnamed (whatsmeow's list). */
 export const CLOSE_CODES = {
   loggedOut: 401,
   tempBanned: 402,
   forbidden: 403,
+  /** `<failure reason="405">`: the web client version is refused (outdated); Baileys passes it through unnamed. */
+  clientOutdated: 405,
   banned: 406,
   timedOut: 408,
+  multideviceMismatch: 411,
   connectionClosed: 428,
   connectionReplaced: 440,
   badSession: 500,
@@ -39,7 +53,7 @@ export type CloseVerdict =
   | { kind: 'retry' }
   /** Terminal: the companion was removed; the session is wiped. */
   | { kind: 'logged_out' }
-  /** Terminal until lifted: banned or locked (403, 406) or temporarily banned (402, with its end when given). */
+  /** Terminal until lifted: banned or refused (403, 406) or temporarily banned (402, with its end when given). */
   | { kind: 'restricted'; until: number | null }
   /** Another client logged in with the same credentials; reconnecting would make the two fight. */
   | { kind: 'replaced' }
@@ -68,6 +82,12 @@ function isTransportError(info: CloseInfo): boolean {
   return info.message.startsWith('WebSocket Error')
 }
 
+/** Consecutive 405 closes (with a refreshed version in between) before the relay reports `client_outdated`. */
+export const CLIENT_OUTDATED_CLOSES_MAX = 3
+/** Consecutive 500 closes, each within BAD_SESSION_WINDOW_MS of connecting, before the session is given up. */
+export const BAD_SESSION_CLOSES_MAX = 3
+export const BAD_SESSION_WINDOW_MS = 30_000
+
 /** A 402 `<failure>` carries `expire` (seconds) next to the ban reason code (whatsmeow: TempBanReason). */
 function tempBanEnd(info: CloseInfo, nowMs: number): number | null {
   const expire = Number(info.data?.['expire'])
@@ -83,6 +103,7 @@ export function classifyClose(error: unknown, nowMs: number): CloseVerdict {
       return { kind: 'logged_out' }
     case CLOSE_CODES.tempBanned:
       return { kind: 'restricted', until: tempBanEnd(info, nowMs) }
+
     case CLOSE_CODES.forbidden:
     case CLOSE_CODES.banned:
       return { kind: 'restricted', until: null }
@@ -90,6 +111,30 @@ export function classifyClose(error: unknown, nowMs: number): CloseVerdict {
       return { kind: 'replaced' }
     default:
       return { kind: 'retry' }
+  }
+}
+
+/**
+ * Closes that `classifyClose` reads as a retry but that have a rule of their own, as Baileys means them:
+ * - `multidevice_mismatch` (411, `downgrade_webclient`): terminal; the device can only be linked again.
+ * - `client_outdated` (405 `<failure>`): the web client version was refused; fetch the current one and retry, and
+ *   report it as terminal once it repeats (CLIENT_OUTDATED_CLOSES_MAX).
+ * - `bad_session` (500): retried, but a session that keeps failing right after it connects stops (BAD_SESSION_*).
+ */
+export type CloseRule = 'multidevice_mismatch' | 'client_outdated' | 'bad_session'
+
+export function closeRule(error: unknown): CloseRule | null {
+  const info = closeInfo(error)
+  if (info.statusCode === null || isTransportError(info)) return null
+  switch (info.statusCode) {
+    case CLOSE_CODES.multideviceMismatch:
+      return 'multidevice_mismatch'
+    case CLOSE_CODES.clientOutdated:
+      return 'client_outdated'
+    case CLOSE_CODES.badSession:
+      return 'bad_session'
+    default:
+      return null
   }
 }
 

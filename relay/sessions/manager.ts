@@ -51,6 +51,16 @@ export class SessionManager {
     return out
   }
 
+  /** Sessions by the problem they report (disconnected or restricted ones), for /healthz. */
+  problems(): Record<string, number> {
+    const out: Record<string, number> = {}
+    for (const s of this.sessions.values()) {
+      const state = s.state
+      if (state && 'problem' in state) out[state.problem] = (out[state.problem] ?? 0) + 1
+    }
+    return out
+  }
+
   get size(): number {
     return this.sessions.size
   }

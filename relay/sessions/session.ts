@@ -1,8 +1,12 @@
 /**
  * One session this relay runs under a lease: the driver's connector, wired to frames. Upstream events become
  * reliable frames (the upstream is acknowledged through `onCommitted` once the edge stored them); edge sends are
- * held until the session is connected, de-duplicated by message id (a resend after a reconnect is answered from
+ * held until the session can send, de-duplicated by message id (a resend after a reconnect is answered from
  * memory, not sent twice) and refused once they expired.
+ *
+ * A `restricted` session still hands sends to its connector: a restriction alpha reports while connected (a 463,
+ * the reach-out time lock) stops new chats only, and the driver, which knows the chats, refuses the rest with
+ * `account_restricted`. A send the connector cannot take because it is not connected goes back to being held.
  */
 import type { Logger } from 'pino'
 import type { FrameOf, OutboundMessage, RelayChannel, SessionState } from '../../schema/frames'
@@ -30,6 +34,11 @@ export type SessionDeps = {
 
 /** Message ids already handed upstream, remembered so a resend is answered without sending twice. */
 const SENT_MEMORY = 10_000
+
+/** Sends go to the connector while connected, and while restricted (the driver decides which recipients it may reach). */
+function canSend(state: SessionState | null): boolean {
+  return state?.state === 'connected' || state?.state === 'restricted'
+}
 
 export class RunningSession {
   readonly sid: string
@@ -111,7 +120,7 @@ export class RunningSession {
     const known = this.sent.get(message.messageId)
     if (known) return void this.report({ type: 'sent', id: this.deps.nextId(), sid: this.sid, fence: this.fence, messageId: message.messageId, upstreamId: known })
     if (this.inflight.has(message.messageId)) return
-    if (this.state?.state !== 'connected') {
+    if (!canSend(this.state)) {
       this.held.set(message.messageId, { message, expiresAt })
       return
     }
@@ -146,6 +155,9 @@ export class RunningSession {
         const code = err instanceof PermanentSendError ? err.code : null
         log.warn({ code: 'code' in err ? err.code : null, error: err.message }, 'upstream refused the message')
         await this.report({ type: 'send_failed', id: this.deps.nextId(), sid: this.sid, fence: this.fence, messageId: message.messageId, error: err.message, code })
+      } else if (this.state?.state !== 'connected' && !this.stopped) {
+        // Restricted with the socket down (a ban): hold it like any send while not connected.
+        this.held.set(message.messageId, { message, expiresAt })
       } else {
         // Transient: the edge hands it over again after a reconnect or at its next retry.
         log.warn({ err: err instanceof Error ? err.message : String(err) }, 'send failed; the edge will retry')
@@ -161,7 +173,7 @@ export class RunningSession {
     this.stateAt = Date.now()
     this.log.info({ state: s.state, problem: 'problem' in s ? s.problem : undefined }, 'session state')
     void this.report({ type: 'state', id: this.deps.nextId(), sid: this.sid, fence: this.fence, state: s, at: this.stateAt }, `state:${this.sid}`)
-    if (s.state === 'connected') {
+    if (canSend(s)) {
       const held = [...this.held.values()]
       this.held.clear()
       for (const h of held) void this.deliver(h.message, h.expiresAt)

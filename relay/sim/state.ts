@@ -11,7 +11,9 @@ export const PROBLEM_MESSAGES: Record<SessionProblem, string> = {
   replaced: 'Another session with the same credentials took over; this one stopped so the two do not fight.',
   passkey_required: 'The phone asks for a passkey to link a new device, which a QR code or pairing code alone cannot complete.',
   link_expired: 'The QR code or pairing code was not used in time; start linking again.',
+  session_unreadable: 'The stored session was written with another RELAY_SESSION_KEY; link again with force_new.',
   unresponsive: 'The network stopped answering; the relay keeps trying to reconnect.',
+  client_outdated: 'The network refused this client version; the relay operator must upgrade it.',
 }
 
 export type CloseOutcome =

@@ -1,13 +1,17 @@
 /**
  * AccountDO: one Durable Object per connected account. A thin class of RPC methods and lifecycle hooks; the rules
- * live in sibling modules (send, ingest, delivery, wait, guards, ramp) and the storage schema in storage.ts.
- * Named `${tenantId}/${accountId}` (see accountStub), so every send of an account is serialized here.
+ * live in sibling modules (send, ingest, delivery, wait, guards, ramp, link/) and the storage schema in storage.ts.
+ * Named `${tenantId}/${accountId}` (see lib/objects.ts), so every send of an account is serialized here.
+ *
+ * The channels are handed in by the Worker entry (worker/index.ts subclasses this with the registry): the account
+ * rules sit below the channel folders, which use them, so they must not import the registry themselves.
  */
 import { DurableObject } from 'cloudflare:workers'
 import type { BatchItem, BatchResponse } from 'drizzle-orm/batch'
 import type { z } from 'zod'
 import type { AccountLimits } from '../../schema/api/accounts'
 import type { ImportedContact, InboundMessage, Receipt, SessionState } from '../../schema/frames'
+import type { ChannelLookup } from '../channels/contract'
 import type { QueuedSend } from '../relay/inbox'
 import { database, type Db } from '../db/client'
 import { GroupCommit } from '../db/group-commit'
@@ -15,21 +19,21 @@ import { eventOf, eventsWritten, type EventOwner } from '../db/events'
 import { FAN_OUT_GRACE_MS, WebhookOutbox } from '../webhooks/outbox'
 import { planOf } from '../plans'
 import type { AccountContext } from './context'
-import { failQueued, sweepDeliveries } from './delivery'
+import { failQueued, recordRelayOutcome, sweepDeliveries } from './delivery'
 import { countersFor } from './guards'
 import { ingestMessage, type InboundInput, type IngestOutcome } from './ingest'
-import { connectLink, linkStatus, onRelayLost, onRelayState, removeLink, type ConnectInput, type ConnectOutcome, type LinkStatus } from './link'
-import { LinkSignal } from './link-state'
+import { connectLink, linkStatus, onRelayLost, onRelayState, removeLink, type ConnectInput, type ConnectOutcome, type LinkStatus } from './link/session'
+import { LinkSignal } from './link/state'
 import { applyReceipt, type ReceiptOutcome } from './receipts'
-import { onRelayContacts, onRelayInbound, sessionEntriesFor, writeSessionEntries } from './relay-inbound'
-import { queuedSends, recordRelaySendFailed, recordRelaySent } from './relay-outbound'
+import { onRelayContacts, onRelayInbound, sessionEntriesFor, writeSessionEntries } from './link/inbound'
+import { queuedSends } from './link/outbound'
 import { NEW_RAMP, rampConnected, rampDisconnected } from './ramp'
 import { allowanceFor, sendMessage, type SendInput, type SendOutcome } from './send'
 import { AccountStore, type AccountRef, type TimerName } from './storage'
 import { serveWait } from './wait'
 import { WaitRoom } from './waits'
 
-export class AccountDO extends DurableObject<Env> {
+export class AccountObject extends DurableObject<Env> {
   private readonly store: AccountStore
   private readonly waits = new WaitRoom()
   private readonly linkSignal = new LinkSignal()
@@ -37,12 +41,13 @@ export class AccountDO extends DurableObject<Env> {
   private readonly context: AccountContext
   private readonly webhooks: WebhookOutbox
 
-  constructor(ctx: DurableObjectState, env: Env) {
+  constructor(ctx: DurableObjectState, env: Env, channels: ChannelLookup) {
     super(ctx, env)
     this.store = new AccountStore(ctx.storage)
     this.db = database(env.DB)
     this.context = {
       env,
+      channels,
       db: this.db,
       store: this.store,
       waits: this.waits,
@@ -88,17 +93,20 @@ export class AccountDO extends DurableObject<Env> {
   }
 
   /**
-   * The account was removed: messages still queued fail (they can no longer go out) and its timers stop. The guard
-   * state (today's counters, loop guard, opener window, ramp) is kept: the same account added again is the same
-   * sender, and forgetting it would let a remove-and-re-add reset limits that cannot be switched off.
+   * The account was removed (account/lifecycle.ts): a relay session is logged out upstream when a relay is
+   * reachable, messages still queued fail (they can no longer go out) and its timers stop. The guard state (today's
+   * counters, loop guard, opener window, ramp) is kept: the same account added again is the same sender, and
+   * forgetting it would let a remove-and-re-add reset limits that cannot be switched off.
    */
-  async removed(ref: AccountRef): Promise<void> {
+  async removed(ref: AccountRef): Promise<{ reached: boolean }> {
     this.store.setRef(ref)
+    const out = await removeLink(this.context)
     await failQueued(this.context, 'the account was disconnected before the message was delivered')
     const ramp = this.store.ramp()
     if (ramp) this.store.setRamp(rampDisconnected(ramp, Date.now()))
     this.store.accountRemoved()
     await this.rearm()
+    return out
   }
 
   /**
@@ -111,7 +119,7 @@ export class AccountDO extends DurableObject<Env> {
     this.ctx.waitUntil(this.webhooks.run('alarm'))
   }
 
-  // ── alpha/beta link (routes/alpha.ts) ────────────────────────────────────────────────────────────────────────
+  // ── alpha/beta link (channels/alpha, channels/beta) ────────────────────────────────────────────────────────────────────────
 
   async linkConnect(input: ConnectInput): Promise<ConnectOutcome> {
     return connectLink(this.context, input)
@@ -119,13 +127,6 @@ export class AccountDO extends DurableObject<Env> {
 
   async linkStatus(probeTimeoutMs: number | null): Promise<LinkStatus> {
     return linkStatus(this.context, probeTimeoutMs)
-  }
-
-  /** The account is removed: the relay logs the session out when reachable, queued sends fail, the state is forgotten. */
-  async linkRemove(ref: AccountRef): Promise<{ reached: boolean }> {
-    const out = await removeLink(this.context)
-    await this.removed(ref)
-    return out
   }
 
   // ── frames from the relay running this account's session, routed by the RelayHubDO ───────────────────────────
@@ -144,11 +145,11 @@ export class AccountDO extends DurableObject<Env> {
   }
 
   async relaySent(ref: AccountRef, _sid: string, messageId: string, upstreamId: string): Promise<void> {
-    await recordRelaySent(this.context, ref, messageId, upstreamId)
+    await recordRelayOutcome(this.context, ref, messageId, { ok: true, upstreamId })
   }
 
   async relaySendFailed(ref: AccountRef, _sid: string, messageId: string, error: string, code: number | null): Promise<void> {
-    await recordRelaySendFailed(this.context, ref, messageId, error, code)
+    await recordRelayOutcome(this.context, ref, messageId, { ok: false, code, error })
   }
 
   async relayContacts(ref: AccountRef, sid: string, contacts: z.infer<typeof ImportedContact>[]): Promise<number> {
@@ -228,7 +229,3 @@ export class AccountDO extends DurableObject<Env> {
   }
 }
 
-/** The AccountDO of one account of one tenant. */
-export function accountStub(env: Env, tenantId: string, accountId: string): DurableObjectStub<AccountDO> {
-  return env.ACCOUNT.getByName(`${tenantId}/${accountId}`)
-}

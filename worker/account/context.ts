@@ -1,13 +1,16 @@
 /** What the AccountDO hands its procedures (send, ingest, delivery, waits): storage, D1, timers, background work. */
 import type { BatchItem, BatchResponse } from 'drizzle-orm/batch'
+import type { ChannelLookup } from '../channels/contract'
 import type { Db } from '../db/client'
 import type { GroupCommit } from '../db/group-commit'
-import type { LinkSignal } from './link-state'
+import type { LinkSignal } from './link/state'
 import type { AccountStore, TimerName } from './storage'
 import type { WaitRoom } from './waits'
 
 export type AccountContext = {
   env: Env
+  /** The registered channels (worker/channels/registry.ts, handed in by worker/index.ts). */
+  channels: ChannelLookup
   db: Db
   store: AccountStore
   waits: WaitRoom

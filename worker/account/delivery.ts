@@ -2,16 +2,15 @@
  * Outbound delivery from the AccountDO. The queued row in D1 is the outbox: a send starts one attempt right away,
  * and the `delivery` timer (armed before the row is written) sweeps whatever is still queued, so a message is
  * either handed over or marked failed even if the object is evicted mid-attempt. Never stuck in `queued`.
+ * How a message leaves is the channel's (`Channel.deliver`); what its answer does to the message is decided here.
  */
 import { and, eq } from 'drizzle-orm'
 import { messages } from '../../schema/d1'
-import { customOutbound } from '../channels/custom/outbound'
-import type { DeliveryResult, OutboundChannel } from '../channels/outbound'
+import type { ChannelRuntime, DeliveryResult } from '../channels/contract'
 import { insertEventIfMessage } from '../db/events'
-import { getMessage, hasQueued, markAttempt, queuedMessages, updateMessageStatus, type MessageWithContact, type StatusChange } from '../db/messages'
+import { deferAttempt, getMessage, hasQueued, markAttempt, queuedMessages, updateMessageStatus, type MessageWithContact, type StatusChange } from '../db/messages'
 import { messageEventFromRow } from '../events/payloads'
 import type { AccountContext } from './context'
-import { isRelayChannel, relayOutbound, RELAY_UNAVAILABLE_ERROR, RELAY_UNAVAILABLE_MS } from './relay-outbound'
 import type { AccountRef } from './storage'
 
 /** An attempt not finished after this long was interrupted (the object was evicted); the sweep takes it over. */
@@ -19,16 +18,7 @@ export const DELIVERY_LEASE_MS = 30_000
 /** Interrupted attempts allowed before the message is marked failed. */
 export const MAX_DELIVERY_ATTEMPTS = 3
 
-function channelFor(c: AccountContext, ref: AccountRef): OutboundChannel {
-  switch (ref.channel) {
-    case 'custom':
-      return customOutbound(c, ref)
-    case 'alpha_web':
-      return relayOutbound(c)
-    default:
-      return async () => ({ ok: false, code: null, error: `sending on the ${ref.channel} channel is not available yet` })
-  }
-}
+type Outcome = Exclude<DeliveryResult, { pending: true } | { retry: true }>
 
 export async function deliverMessage(c: AccountContext, messageId: string): Promise<void> {
   const ref = c.store.ref()
@@ -39,63 +29,81 @@ export async function deliverMessage(c: AccountContext, messageId: string): Prom
   if (!row) return
   let result: DeliveryResult
   try {
-    result = await channelFor(c, ref)(row)
+    result = await c.channels(ref.channel).deliver(c, ref, row)
   } catch (err) {
     result = { ok: false, code: null, error: `delivery failed: ${err instanceof Error ? err.message : String(err)}` }
   }
   if ('pending' in result) return
-  await finishDelivery(c, ref, row, started.attempts, result)
+  if ('retry' in result) {
+    // Still queued: the sweep takes it over once `at` comes (the lease counts from the deferred attempt time).
+    await deferAttempt(c.db, messageId, result.at - DELIVERY_LEASE_MS, result.error)
+    await c.schedule('delivery', Math.min(result.at, c.store.timerAt('delivery') ?? result.at))
+    return
+  }
+  await finishDelivery(c, ref, row, result, started.attempts)
 }
 
 /**
- * Records an attempt's outcome and its event in one batch. Both are conditional on the message still being queued
- * by this same attempt, so an overtaken attempt changes nothing and no event is emitted twice.
+ * Records a delivery's outcome and its event in one batch: `sent` (with the upstream id) or `failed` (with the
+ * upstream's code and reason). Both are conditional on the message still being queued (by this same attempt, when
+ * one is named), so an overtaken attempt or a repeated relay report changes nothing and emits nothing.
  */
-export async function finishDelivery(c: AccountContext, ref: AccountRef, row: MessageWithContact, attempt: number, result: Exclude<DeliveryResult, { pending: true }>) {
+export async function finishDelivery(c: AccountContext, ref: AccountRef, row: MessageWithContact, result: Outcome, attempt?: number): Promise<void> {
   const now = Date.now()
   const status = result.ok ? ('sent' as const) : ('failed' as const)
   const change: StatusChange = result.ok
     ? { status, upstreamId: result.upstreamId ?? row.message.upstreamId }
     : { status, errorCode: result.code, errorMessage: result.error }
   const updated: MessageWithContact = { ...row, message: { ...row.message, ...change, updatedAt: now } }
-  const thisAttempt = (s: 'queued' | typeof status) =>
-    and(eq(messages.id, row.message.id), eq(messages.status, s), eq(messages.attempts, attempt))!
+  const onlyIf = (s: 'queued' | typeof status) =>
+    and(eq(messages.id, row.message.id), eq(messages.status, s), ...(attempt === undefined ? [] : [eq(messages.attempts, attempt)]))!
   const event = messageEventFromRow(result.ok ? 'message.sent' : 'message.failed', updated, ref.channel, now)
   await c.commit([
-    updateMessageStatus(c.db, change, now, thisAttempt('queued')),
-    insertEventIfMessage(c.db, ref.tenantId, ref.accountId, event, now, thisAttempt(status)),
+    insertEventIfMessage(c.db, ref.tenantId, ref.accountId, event, now, onlyIf('queued')),
+    updateMessageStatus(c.db, change, now, onlyIf('queued')),
   ])
 }
 
+/** A relay reported the outcome of a send it was handed (relay frames `sent` / `send_failed`). */
+export async function recordRelayOutcome(c: AccountContext, ref: AccountRef, messageId: string, result: Outcome): Promise<void> {
+  const row = await getMessage(c.db, ref.tenantId, messageId)
+  if (!row || row.message.accountId !== ref.accountId || row.message.status !== 'queued') return
+  await finishDelivery(c, ref, row, result)
+}
+
+function gaveUp(channel: ChannelRuntime, row: MessageWithContact, now: number): Outcome | null {
+  const patience = channel.patience
+  if (!patience || now < row.message.createdAt + patience.ms) return null
+  const last = row.message.errorMessage
+  return { ok: false, code: row.message.errorCode, error: last ? `${patience.error} (last: ${last})` : patience.error }
+}
+
 /**
- * The `delivery` timer: retries interrupted attempts, fails messages that were interrupted too often. On relay
- * channels a hand-over is retried every lease until the relay reports it, and fails with relay_unavailable once the
- * message has waited RELAY_UNAVAILABLE_MS.
+ * The `delivery` timer: retries interrupted and deferred attempts, fails messages that waited past the channel's
+ * patience or were interrupted too often. Relay channels re-offer every lease until the relay reports.
  */
 export async function sweepDeliveries(c: AccountContext): Promise<void> {
   const ref = c.store.ref()
   if (!ref) return
+  const channel = c.channels(ref.channel)
   const now = Date.now()
   const stale = await queuedMessages(c.db, ref.tenantId, ref.accountId, now - DELIVERY_LEASE_MS)
   for (const row of stale) {
-    if (isRelayChannel(ref.channel)) {
-      if (now >= row.message.createdAt + RELAY_UNAVAILABLE_MS) {
-        await finishDelivery(c, ref, row, row.message.attempts, { ok: false, code: null, error: RELAY_UNAVAILABLE_ERROR })
-      } else {
-        await deliverMessage(c, row.message.id)
-      }
-    } else if (row.message.attempts >= MAX_DELIVERY_ATTEMPTS) {
-      await finishDelivery(c, ref, row, row.message.attempts, {
-        ok: false,
-        code: null,
-        error: 'delivery was interrupted repeatedly and was given up',
-      })
-    } else {
-      await deliverMessage(c, row.message.id)
-    }
+    const expired = gaveUp(channel, row, now)
+    if (expired) await finishDelivery(c, ref, row, expired, row.message.attempts)
+    else if (channel.transport === 'direct' && row.message.attempts >= MAX_DELIVERY_ATTEMPTS) {
+      await finishDelivery(c, ref, row, { ok: false, code: null, error: 'delivery was interrupted repeatedly and was given up' }, row.message.attempts)
+    } else await deliverMessage(c, row.message.id)
   }
-  if (await hasQueued(c.db, ref.tenantId, ref.accountId)) await c.schedule('delivery', Date.now() + DELIVERY_LEASE_MS)
+  const next = await nextSweepAt(c, ref, now)
+  if (next !== null) await c.schedule('delivery', next)
   else await c.unschedule('delivery')
+}
+
+/** When the sweep must look again: at the earliest lease end of what is still queued, or never. */
+async function nextSweepAt(c: AccountContext, ref: AccountRef, now: number): Promise<number | null> {
+  const due = await hasQueued(c.db, ref.tenantId, ref.accountId)
+  return due ? Math.max(now + 1_000, Math.min(now + DELIVERY_LEASE_MS, c.store.timerAt('delivery') ?? Number.MAX_SAFE_INTEGER)) : null
 }
 
 /** Fails every message of the account that is still queued (the account went away). */
@@ -103,6 +111,6 @@ export async function failQueued(c: AccountContext, reason: string): Promise<voi
   const ref = c.store.ref()
   if (!ref) return
   for (const row of await queuedMessages(c.db, ref.tenantId, ref.accountId, Number.MAX_SAFE_INTEGER)) {
-    await finishDelivery(c, ref, row, row.message.attempts, { ok: false, code: null, error: reason })
+    await finishDelivery(c, ref, row, { ok: false, code: null, error: reason }, row.message.attempts)
   }
 }

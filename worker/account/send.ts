@@ -46,9 +46,9 @@ export type SendInput = {
 
 export type SendOutcome = { ok: true; messageId: string } | { ok: false; refusal: Refusal }
 
-/** Today's new-contact allowance and ramp day: alpha numbers warm up, other channels get the plan cap. */
+/** Today's new-contact allowance and ramp day: channels with a warm-up (alpha) ramp up, the others get the plan cap. */
 export function allowanceFor(c: AccountContext, ref: AccountRef, planCap: number, now: number) {
-  if (ref.channel !== 'alpha_web') return { allowance: planCap, rampDay: null }
+  if (!c.channels(ref.channel).warmUp) return { allowance: planCap, rampDay: null }
   const ramp = c.store.ramp() ?? NEW_RAMP
   return { allowance: rampAllowance(ramp, now, planCap), rampDay: rampDay(ramp, now) }
 }

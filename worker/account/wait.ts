@@ -3,8 +3,9 @@
  * its caller go away: request.signal aborts and the slot is released at once.
  */
 import { z } from 'zod'
+import { Message } from '../../schema/api/messages'
 import { inboundAfter } from '../db/messages'
-import { toWireMessage } from '../messaging/wire'
+import { toWireMessage } from '../db/wire'
 import type { AccountContext } from './context'
 
 export const WAIT_BATCH = 50
@@ -16,7 +17,9 @@ const WaitParams = z.object({
   timeout_ms: z.coerce.number().int().min(0).max(60_000),
 })
 
-export type WaitAnswer = { messages: ReturnType<typeof toWireMessage>[]; last_seq: number | null }
+/** The object's answer, parsed with this shape where it is read (it crosses the Durable Object boundary as JSON). */
+export const WaitAnswer = z.object({ messages: z.array(Message), last_seq: z.number().int().nullable() })
+export type WaitAnswer = z.infer<typeof WaitAnswer>
 
 export function waitUrl(tenantId: string, accountId: string, afterSeq: number, timeoutMs: number): string {
   const q = new URLSearchParams({ tenant: tenantId, account: accountId, after: String(afterSeq), timeout_ms: String(timeoutMs) })

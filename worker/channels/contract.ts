@@ -15,7 +15,7 @@ import type { AccountRow } from '../db/accounts'
 import type { Db } from '../db/client'
 import type { MessageWithContact } from '../db/messages'
 import type { AppEnv } from '../env'
-import type { ToolSpec } from '../mcp/tool'
+import type { ToolSpec } from '../lib/tool-spec'
 
 export type ChannelId = AccountRef['channel']
 
@@ -24,7 +24,7 @@ export type ChannelId = AccountRef['channel']
  * - `ok`: the upstream accepted it (`sent`);
  * - `ok: false`: refused for good (`failed`, with the upstream's code when it has one);
  * - `retry`: the upstream is unavailable for now (a phone offline, a slow-down); the delivery timer tries again at
- *   `at`, and the message fails with `error` once it is older than the channel's `retryForMs`;
+ *   `at`, and the message fails once it has waited longer than the channel's `patience`;
  * - `pending`: handed to a relay (or waiting for one); the outcome arrives later as a frame.
  */
 export type DeliveryResult =
@@ -36,13 +36,13 @@ export type DeliveryResult =
 /** How a person is addressed on the channel besides `to.contact_id` (spec 4.2). */
 export type AddressKind = 'phone' | 'external' | 'social'
 
-/** What a channel-specific send check sees; all reads, before the AccountDO's guards run. */
+/** What a channel-specific send check sees; all reads, after the recipient is resolved and before the AccountDO's guards. */
 export type SendCheck = {
   env: Env
   db: Db
   account: AccountRow
-  /** The recipient's contact when the account knows them (null: a new person). */
-  contact: { id: string; firstInboundAt: number | null; lastInboundAt: number | null; optedOut: boolean } | null
+  /** The recipient: `known` false for a person the account has no contact for yet. */
+  contact: { id: string; known: boolean; hasInbound: boolean; lastInboundAt: number | null }
   mediaUrl: string | null
   now: number
 }
@@ -58,7 +58,8 @@ export interface Channel {
   readonly routes: OpenAPIHono<AppEnv>
   /**
    * Routes that authenticate by their own signature or signed token, never by API key (provider callbacks, hosted
-   * connect pages), mounted at `/v1/channels/<path>` ahead of the API-key check.
+   * connect pages). Mounted at the root ahead of the API-key check, so they name their full paths
+   * (`/connect/alpha-web`, `/v1/channels/beta/connect/page`, `/v1/channels/sms/twilio/inbound/…`).
    */
   readonly publicRoutes?: Hono<AppEnv>
   /** The channel's MCP tools (spec 4.9), each one of its REST operations. */
@@ -71,10 +72,16 @@ export interface Channel {
     | { allowed: false; status: 409 | 422; code: string; message: string }
   /** Whether new contacts follow the alpha warm-up ramp (spec 8); `ramp_day` is null otherwise. */
   readonly warmUp: boolean
-  /** Relay channels hand messages to a relay; their sweep re-offers them until RELAY_UNAVAILABLE_MS. */
+  /**
+   * `relay`: messages are handed to a relay and re-offered at every sweep until `patience` runs out. `direct`: an
+   * attempt the object did not finish (evicted mid-call) is tried again up to MAX_DELIVERY_ATTEMPTS times.
+   */
   readonly transport: 'direct' | 'relay'
-  /** For `retry` results: how long a message may keep waiting before it fails. */
-  readonly retryForMs?: number
+  /**
+   * How long a queued message may wait for the channel (a relay to take it, a `retry` to go through) before it
+   * fails, and the error it then fails with (the last `retry` error is added to it).
+   */
+  readonly patience?: { ms: number; error: string }
   /** Channel rules checked at send time (24-hour window, A2P, media the transport cannot carry); throws ApiError. */
   checkSend?(check: SendCheck): Promise<void>
   /** Delivers one queued message (see DeliveryResult). */
@@ -85,3 +92,12 @@ export interface Channel {
    */
   teardown?(env: Env, db: Db, account: AccountRow): Promise<void>
 }
+
+/** What the AccountDO needs of a channel: how messages leave, and whether new contacts warm up. */
+export type ChannelRuntime = Pick<Channel, 'deliver' | 'transport' | 'patience' | 'warmUp'>
+
+/** Finds a channel by id (the AccountDO gets this from the registry through worker/index.ts). */
+export type ChannelLookup = (id: ChannelId) => ChannelRuntime
+
+/** What the send path needs of a channel to resolve a recipient and check a send. */
+export type SendRules = Pick<Channel, 'title' | 'address' | 'strangers' | 'checkSend'>

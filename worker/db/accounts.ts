@@ -38,8 +38,15 @@ export type NewAccount = {
 }
 
 /**
- * Adds an account unless the tenant already holds `cap` accounts. Answers false when the cap refused it.
- * The count and the insert are one statement, so two racing connects cannot both slip under the cap.
+ * Spec 1/8 "1 connected account": the cap counts the accounts that hold a place, connected or being connected (and
+ * restricted ones, which stay linked); a disconnected account does not block connecting another.
+ */
+const holdsPlace = (tenantId: string, exceptId: string) =>
+  sql`(select count(*) from ${accounts} where ${accounts.tenantId} = ${tenantId} and ${accounts.id} <> ${exceptId} and ${accounts.status} <> 'disconnected')`
+
+/**
+ * Adds an account unless the tenant's accounts already fill `cap` places. Answers false when the cap refused it
+ * (or the id exists). The count and the insert are one statement, so two racing connects cannot both slip under.
  */
 export async function insertAccountWithinCap(db: Db, a: NewAccount, cap: number): Promise<boolean> {
   const rows = await db
@@ -59,14 +66,22 @@ export async function insertAccountWithinCap(db: Db, a: NewAccount, cap: number)
           })
         )
         .from(tenants)
-        .where(
-          and(
-            eq(tenants.id, a.tenantId),
-            sql`(select count(*) from ${accounts} where ${accounts.tenantId} = ${a.tenantId}) < ${cap}`
-          )
-        )
+        .where(and(eq(tenants.id, a.tenantId), sql`${holdsPlace(a.tenantId, a.id)} < ${cap}`))
     )
     .onConflictDoNothing()
+    .returning({ id: accounts.id })
+  return rows.length > 0
+}
+
+/**
+ * Moves a disconnected account back to `connecting` under the same cap rule, in one statement (a concurrent
+ * connect of another account cannot slip past it). Answers false when the cap refused it.
+ */
+export async function reviveAccountWithinCap(db: Db, tenantId: string, id: string, cap: number, now: number): Promise<boolean> {
+  const rows = await db
+    .update(accounts)
+    .set({ status: 'connecting', statusReason: null, connectedAt: null, updatedAt: now })
+    .where(and(eq(accounts.tenantId, tenantId), eq(accounts.id, id), eq(accounts.status, 'disconnected'), sql`${holdsPlace(tenantId, id)} < ${cap}`))
     .returning({ id: accounts.id })
   return rows.length > 0
 }
@@ -79,11 +94,14 @@ export type AccountStatusPatch = {
   now: number
 }
 
-/** A statement (for a D1 batch) moving an account to a new status. */
+/**
+ * A statement (for a D1 batch) moving an account to a new status. Spec 2: `connected_at` is null in every state but
+ * `connected`; a patch to `connected` names the time it became connected.
+ */
 export function accountStatusUpdate(db: Db, tenantId: string, id: string, p: AccountStatusPatch) {
   const values: Partial<AccountRow> = { status: p.status, statusReason: p.reason, updatedAt: p.now }
   if (p.identifier !== undefined) values.identifier = p.identifier
-  if (p.connectedAt !== undefined) values.connectedAt = p.connectedAt
+  values.connectedAt = p.status === 'connected' ? (p.connectedAt ?? p.now) : null
   return db.update(accounts).set(values).where(and(eq(accounts.tenantId, tenantId), eq(accounts.id, id)))
 }
 
@@ -91,7 +109,7 @@ export function accountStatusUpdate(db: Db, tenantId: string, id: string, p: Acc
 export async function restoreRestrictedAccounts(db: Db, tenantId: string, reason: string, now: number): Promise<AccountRow[]> {
   return db
     .update(accounts)
-    .set({ status: 'connected', statusReason: null, updatedAt: now })
+    .set({ status: 'connected', statusReason: null, connectedAt: now, updatedAt: now })
     .where(and(eq(accounts.tenantId, tenantId), eq(accounts.status, 'restricted'), eq(accounts.statusReason, reason)))
     .returning()
 }

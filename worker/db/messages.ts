@@ -199,6 +199,17 @@ export async function markAttempt(db: Db, id: string, now: number): Promise<Mess
   return row
 }
 
+/**
+ * A delivery attempt the channel asked to repeat later (`retry`): it does not count as an interrupted attempt, the
+ * sweep takes the message over once `staleAt` plus the lease has passed, and the reason is kept for the final error.
+ */
+export async function deferAttempt(db: Db, id: string, staleAt: number, error: string): Promise<void> {
+  await db
+    .update(messages)
+    .set({ lastAttemptAt: staleAt, attempts: sql`max(${messages.attempts} - 1, 0)`, errorMessage: error })
+    .where(and(eq(messages.id, id), eq(messages.status, 'queued')))
+}
+
 export type StatusChange = { status: MessageStatus; errorCode?: number | null; errorMessage?: string | null; upstreamId?: string | null }
 
 /** A statement moving the messages matching `where` to a new status (callers pass the precondition, e.g. still queued). */

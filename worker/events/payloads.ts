@@ -3,7 +3,7 @@ import type { AccountEvent, AccountEventType, MessageEvent, MessageEventType } f
 import type { AccountRow } from '../db/accounts'
 import type { MessageRow, MessageWithContact } from '../db/messages'
 import { iso } from '../lib/time'
-import { toWireContact, type WireContact } from '../messaging/wire'
+import { toWireContact, type WireContact } from '../db/wire'
 
 type MessageFacts = Pick<MessageRow, 'id' | 'accountId' | 'direction' | 'text' | 'mediaUrl' | 'mediaContentType' | 'status' | 'errorMessage'>
 

@@ -8,7 +8,7 @@ import { ErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/
 import type { Tenant } from '../db/tenants'
 import type { KeyGrant } from '../safety/grant'
 import { vouchFor } from '../middleware/api-key'
-import { pathParams, type ToolSpec } from './tool'
+import { pathParams, type ToolSpec } from '../lib/tool-spec'
 
 /** Answers a request the way the Worker does (`app.fetch` with this request's env and execution context). */
 export type RestFetch = (request: Request) => Promise<Response>

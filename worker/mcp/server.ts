@@ -14,7 +14,7 @@ import {
   McpError,
   type CallToolResult,
 } from '@modelcontextprotocol/sdk/types.js'
-import type { ToolSpec } from './tool'
+import type { ToolSpec } from '../lib/tool-spec'
 import type { KeyGrant } from '../safety/grant'
 import { toolDefinitions, toolDefinitionsFor, toolNamed } from './tools'
 

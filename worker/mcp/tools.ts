@@ -1,25 +1,23 @@
 /**
- * The one tool table of the MCP server (spec 4.9 and the channel tools of 4.5 to 4.7): every tool is one REST
- * operation. The rows live beside their resource in tools/; this module joins them and renders tools/list.
+ * The one tool table of the MCP server (spec 4.9 and the channel tools of 4.3 to 4.7): every tool is one REST
+ * operation. The rows live beside their resource (tools/ here, each channel's tools.ts, planned.ts for channels not
+ * built yet); this module joins them and renders tools/list.
  */
 import type { Tool } from '@modelcontextprotocol/sdk/types.js'
 import { inputJsonSchema } from './json-schema'
+import type { ToolSpec } from '../lib/tool-spec'
+import { PLANNED_TOOLS } from '../channels/planned'
+import { CHANNELS } from '../channels/registry'
 import { isDefaultGrant, type KeyGrant } from '../safety/grant'
 import { toolAllowed } from '../safety/tool-scope'
-import type { ToolSpec } from './tool'
 import { auditTools } from './tools/audit'
-import { customChannelTools, pageInboxTools, smsTools } from './tools/channels'
-import { alphaTools, betaTools } from './tools/linked-apps'
 import { messagingTools } from './tools/messaging'
 import { webhookTools } from './tools/webhooks'
 
 export const TOOLS: readonly ToolSpec[] = [
   ...messagingTools,
-  ...alphaTools,
-  ...betaTools,
-  ...smsTools,
-  ...pageInboxTools,
-  ...customChannelTools,
+  ...CHANNELS.flatMap((c) => c.tools),
+  ...PLANNED_TOOLS,
   ...webhookTools,
   ...auditTools,
 ]

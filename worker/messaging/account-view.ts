@@ -1,7 +1,7 @@
 /** The account list with each account's live limits (read from its AccountDO), for GET /accounts and GET /usage. */
 import type { z } from 'zod'
 import type { Account } from '../../schema/api/accounts'
-import { accountStub } from '../account/account-do'
+import { accountStub } from '../lib/objects'
 import { tenantAndAccounts } from '../db/accounts'
 import type { Db } from '../db/client'
 import type { Tenant } from '../db/tenants'

@@ -4,6 +4,7 @@
  */
 import type { z } from 'zod'
 import type { SendMessageBody } from '../../schema/api/messages'
+import type { SendRules } from '../channels/contract'
 import type { AccountRow } from '../db/accounts'
 import type { Db } from '../db/client'
 import { findContactByPhone, getContact, type ContactRow, type ContactSeed } from '../db/contacts'
@@ -35,32 +36,28 @@ export function resolveAccount(tenant: Tenant, accounts: AccountRow[], accountId
   return account
 }
 
-export type Recipient = ContactSeed & { hasInbound: boolean }
+export type Recipient = ContactSeed & { hasInbound: boolean; known: boolean; lastInboundAt: number | null }
 
 type To = z.infer<typeof SendMessageBody>['to']
 
-const PHONE_CHANNELS = new Set(['alpha_web', 'sms', 'beta'])
+const ADDRESS_MEMBER = { phone: 'to.phone', external: 'to.external_id', social: 'to.social_id' } as const
 
-/** Which address kind each channel takes besides `to.contact_id`. */
-function addressFor(account: AccountRow, to: To): ContactAddress {
-  if (to.phone !== undefined) {
-    if (!PHONE_CHANNELS.has(account.channel)) throw new ApiError(400, 'invalid_recipient', `The ${account.channel} channel does not address people by phone; use ${account.channel === 'custom' ? 'to.external_id' : 'to.social_id'} or to.contact_id`)
-    return { kind: 'phone', value: to.phone }
+/** The address the channel takes besides `to.contact_id` (spec 4.2: phone on alpha, beta and SMS; external id; social id). */
+function addressFor(rules: SendRules, to: To): ContactAddress {
+  const given = to.phone !== undefined ? 'phone' : to.external_id !== undefined ? 'external' : to.social_id !== undefined ? 'social' : undefined
+  const value = to.phone ?? to.external_id ?? to.social_id
+  if (given === undefined || value === undefined) {
+    throw new ApiError(400, 'invalid_recipient', 'Name the recipient with to.phone, to.contact_id, to.external_id or to.social_id')
   }
-  if (to.external_id !== undefined) {
-    if (account.channel !== 'custom') throw new ApiError(400, 'invalid_recipient', 'to.external_id addresses people on the custom channel only')
-    return { kind: 'external', value: to.external_id }
+  if (given !== rules.address) {
+    throw new ApiError(400, 'invalid_recipient', `${ADDRESS_MEMBER[given]} does not address people on the ${rules.title}; use ${ADDRESS_MEMBER[rules.address]} or to.contact_id`)
   }
-  if (to.social_id !== undefined) {
-    if (account.channel !== 'social') throw new ApiError(400, 'invalid_recipient', 'to.social_id addresses people on the page inbox only')
-    return { kind: 'social', value: to.social_id }
-  }
-  throw new ApiError(400, 'invalid_recipient', 'Name the recipient with to.phone, to.contact_id, to.external_id or to.social_id')
+  return { kind: given, value }
 }
 
 function existingRecipient(contact: ContactRow): Recipient {
-  const { id, tenantId, accountId, channel, phone, externalId, socialId, peerId } = contact
-  return { id, tenantId, accountId, channel, phone, externalId, socialId, peerId, hasInbound: contact.firstInboundAt !== null }
+  const { id, tenantId, accountId, channel, phone, externalId, socialId, peerId, lastInboundAt } = contact
+  return { id, tenantId, accountId, channel, phone, externalId, socialId, peerId, hasInbound: contact.firstInboundAt !== null, known: true, lastInboundAt }
 }
 
 function refuseByFlags(contact: ContactRow): void {
@@ -69,7 +66,7 @@ function refuseByFlags(contact: ContactRow): void {
   if (contact.doNotDisturb) throw new ApiError(422, 'contact_do_not_disturb', 'This person replied STOP and does not want messages')
 }
 
-export async function resolveRecipient(db: Db, tenantId: string, account: AccountRow, to: To): Promise<Recipient> {
+export async function resolveRecipient(db: Db, tenantId: string, account: AccountRow, rules: SendRules, to: To): Promise<Recipient> {
   // The body's schema lets exactly one member through (SendMessageBody), before any account is looked up.
   if (to.contact_id !== undefined) {
     const contact = await getContact(db, tenantId, to.contact_id)
@@ -84,7 +81,7 @@ export async function resolveRecipient(db: Db, tenantId: string, account: Accoun
     return existingRecipient(contact)
   }
 
-  const address = addressFor(account, to)
+  const address = addressFor(rules, to)
   const id = await contactIdFor(tenantId, account.id, address)
   // alpha and beta key a person by their upstream id when the upstream gives one, so the number may sit on a
   // contact whose id was not derived from it.
@@ -94,12 +91,7 @@ export async function resolveRecipient(db: Db, tenantId: string, account: Accoun
     refuseByFlags(existing)
     return existingRecipient(existing)
   }
-  if (account.channel === 'beta') {
-    throw new ApiError(422, 'beta_requires_existing_contact', 'On beta only existing contacts can be messaged')
-  }
-  if (account.channel === 'social') {
-    throw new ApiError(409, 'needs_inbound_first', 'On the page inbox only people who wrote to the page can be messaged')
-  }
+  if (!rules.strangers.allowed) throw new ApiError(rules.strangers.status, rules.strangers.code, rules.strangers.message)
   return {
     id,
     tenantId,
@@ -109,5 +101,7 @@ export async function resolveRecipient(db: Db, tenantId: string, account: Accoun
     externalId: address.kind === 'external' ? address.value : null,
     socialId: address.kind === 'social' ? address.value : null,
     hasInbound: false,
+    known: false,
+    lastInboundAt: null,
   }
 }

@@ -3,13 +3,13 @@
  * wakeup; with several accounts the first one with news ends all of them, and the answer is read from D1 across
  * all of them so the returned cursor never skips a message of another account.
  */
-import { accountStub } from '../account/account-do'
-import { WAIT_BATCH, waitUrl, type WaitAnswer } from '../account/wait'
+import { accountStub } from '../lib/objects'
+import { WAIT_BATCH, WaitAnswer, waitUrl } from '../account/wait'
 import type { AccountRow } from '../db/accounts'
 import type { Db } from '../db/client'
 import { inboundAfter } from '../db/messages'
 import { ApiError } from '../errors'
-import { toWireMessage, type WireMessage } from './wire'
+import { toWireMessage, type WireMessage } from '../db/wire'
 
 const waitConcurrency = () => new ApiError(429, 'wait_concurrency', 'At most 2 waits may be open per account; close one first')
 
@@ -17,7 +17,7 @@ async function waitOne(env: Env, tenantId: string, accountId: string, afterSeq: 
   const res = await accountStub(env, tenantId, accountId).fetch(waitUrl(tenantId, accountId, afterSeq, timeoutMs), { signal })
   if (res.status === 429) throw waitConcurrency()
   if (!res.ok) throw new Error(`account wait failed with HTTP ${res.status}`)
-  return res.json<WaitAnswer>()
+  return WaitAnswer.parse(await res.json())
 }
 
 /** Holds the request until `ms` pass or the client leaves (nothing can arrive for a tenant without accounts). */

@@ -134,7 +134,3 @@ export class RelayHubDO extends DurableObject<Env> {
   }
 }
 
-/** The hub: one object for the whole service. */
-export function relayHub(env: Env): DurableObjectStub<RelayHubDO> {
-  return env.RELAY_HUB.getByName('global')
-}

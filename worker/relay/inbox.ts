@@ -4,7 +4,7 @@
  * is acked only after the AccountDO has committed what it carries, so the relay resends whatever is not acked.
  */
 import { PONG_TEXT, RelayFrame, type FrameOf, type OutboundMessage } from '../../schema/frames'
-import { accountStub } from '../account/account-do'
+import { accountStub } from '../lib/objects'
 import type { AccountRef } from '../account/storage'
 import type { HubContext } from './hub-context'
 import { inSessionOrder } from './hub-context'

@@ -6,7 +6,7 @@
  * fencing number, and frames carrying an older one are refused.
  */
 import { CLOSE } from '../../schema/frames'
-import { accountStub } from '../account/account-do'
+import { accountStub } from '../lib/objects'
 import type { HubContext } from './hub-context'
 import { closeLink, lastSeen, openLinks, type Link } from './links'
 import { placeWaiting } from './placement'

@@ -9,9 +9,9 @@ import { issueRelayToken, listRelays, revokeRelay } from '../db/relays'
 import { getTenant } from '../db/tenants'
 import { ApiError } from '../errors'
 import { iso } from '../lib/time'
-import { relayHub } from '../relay/hub-do'
+import { relayHub } from '../lib/objects'
 import { resourceApp } from '../validate'
-import { statusErrors } from './openapi-responses'
+import { statusErrors } from '../lib/openapi-responses'
 
 export const adminRelayRoutes = resourceApp()
 

@@ -18,7 +18,7 @@ import { fullGrant, mintFrom } from '../safety/grant'
 import { keyRequest, keyView } from '../safety/key-view'
 import { resourceApp } from '../validate'
 import { commitEvents } from '../webhooks/emit'
-import { statusErrors } from './openapi-responses'
+import { statusErrors } from '../lib/openapi-responses'
 
 export const adminRoutes = resourceApp()
 

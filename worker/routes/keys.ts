@@ -12,7 +12,7 @@ import { clearAuthCache } from '../middleware/api-key'
 import { mintFrom } from '../safety/grant'
 import { keyRequest, keyView } from '../safety/key-view'
 import { resourceApp } from '../validate'
-import { statusErrors } from './openapi-responses'
+import { statusErrors } from '../lib/openapi-responses'
 
 export const keysRoutes = resourceApp()
 

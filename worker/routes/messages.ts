@@ -11,7 +11,8 @@ import {
   WaitQuery,
   WaitResult,
 } from '../../schema/api/messages'
-import { accountStub } from '../account/account-do'
+import { findChannel } from '../channels/registry'
+import { accountStub } from '../lib/objects'
 import { urlPolicy } from '../config'
 import { listAccounts, tenantAndAccounts } from '../db/accounts'
 import { database } from '../db/client'
@@ -19,11 +20,11 @@ import { getMessage, latestSeq, listMessages } from '../db/messages'
 import { ApiError } from '../errors'
 import { decodeCursor, encodeCursor } from '../lib/cursor'
 import { newId } from '../lib/ids'
-import { checkPublicUrl } from '../lib/public-url'
-import { contentTypeFromUrl } from '../lib/media'
+import { checkPublicUrl } from '../../common/public-url'
+import { contentTypeFromUrl } from '../../common/media'
 import { resolveAccount, resolveRecipient } from '../messaging/resolve'
 import { waitForInbound } from '../messaging/wait'
-import { toWireMessage } from '../messaging/wire'
+import { toWireMessage } from '../db/wire'
 import { checkAccount, noteAudit } from '../middleware/key-scope'
 import { holdMessage } from '../safety/approvals'
 import { accountAllowed } from '../safety/grant'
@@ -92,9 +93,12 @@ messagesRoutes.openapi(
     const account = resolveAccount(tenant, fresh.accounts, body.account_id)
     checkAccount(grant, account.id)
     noteAudit(c, { accountId: account.id })
-    const contact = await resolveRecipient(db, tenant.id, account, body.to)
+    const channel = findChannel(account.channel)
+    if (!channel) throw new ApiError(501, 'not_implemented', `Sending on the ${account.channel} channel is not available yet`)
+    const { known, lastInboundAt, ...contact } = await resolveRecipient(db, tenant.id, account, channel, body.to)
     noteAudit(c, { contactId: contact.id })
-    if (grant.scope === 'reply') await checkReplyWindow(db, grant, contact, Date.now())
+    if (grant.scope === 'reply') checkReplyWindow(grant, lastInboundAt, Date.now())
+    await channel.checkSend?.({ env: c.env, db, account, contact: { id: contact.id, known, hasInbound: contact.hasInbound, lastInboundAt }, mediaUrl: body.media_url ?? null, now: Date.now() })
     const messageId = newId('msg')
     noteAudit(c, { messageId })
     const mediaUrl = body.media_url ?? null

@@ -8,7 +8,8 @@ import { database } from '../db/client'
 import { relayForToken } from '../db/relays'
 import type { AppEnv } from '../env'
 import { ApiError } from '../errors'
-import { relayHub, RELAY_ID_HEADER, RELAY_TENANT_HEADER } from '../relay/hub-do'
+import { RELAY_ID_HEADER, RELAY_TENANT_HEADER } from '../relay/hub-do'
+import { relayHub } from '../lib/objects'
 
 export const relayRoutes = new Hono<AppEnv>()
 

@@ -1,5 +1,5 @@
 /** OpenAPI error responses of the webhook routes: every one answers the `{success: false, error, error_code}` shape. */
-import { statusErrors } from './openapi-responses'
+import { statusErrors } from '../lib/openapi-responses'
 
 export const errors = (codes: number[]) =>
   statusErrors(codes, {

@@ -6,7 +6,7 @@
  * sent at that moment, and a limit hit fails it with the limit's code. Rejected and expired messages fail with a
  * reason. Exactly one decision wins (db/approvals.ts claimDecision).
  */
-import { accountStub } from '../account/account-do'
+import { accountStub } from '../lib/objects'
 import { tenantAndAccounts } from '../db/accounts'
 import { auditInsert } from '../db/audit'
 import { claimDecision, dueApprovals, failHeldMessage, getApproval, insertApproval, type ApprovalRow } from '../db/approvals'

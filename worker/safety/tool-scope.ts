@@ -1,5 +1,5 @@
 /** Whether a key may call an MCP tool: the scope decision of the REST operation the tool runs (scopes.ts). */
-import type { ToolSpec } from '../mcp/tool'
+import type { ToolSpec } from '../lib/tool-spec'
 import { scopeCovers, type KeyGrant } from './grant'
 import { scopeRuleFor } from './scopes'
 

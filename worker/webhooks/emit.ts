@@ -4,7 +4,7 @@
  * within a minute, so a committed event is never stranded. Inside the AccountDO use AccountContext.commit.
  */
 import type { BatchItem, BatchResponse } from 'drizzle-orm/batch'
-import { accountStub } from '../account/account-do'
+import { accountStub } from '../lib/objects'
 import type { Db } from '../db/client'
 import { eventsWritten, type EventOwner } from '../db/events'
 

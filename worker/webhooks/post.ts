@@ -4,7 +4,7 @@
  * classified failure the outbox can act on (retry, pause).
  */
 import type { EventType } from '../../schema/events'
-import { checkPublicUrl, type UrlPolicy } from '../lib/public-url'
+import { checkPublicUrl, type UrlPolicy } from '../../common/public-url'
 import { failureTypeForStatus, parseRetryAfter, type AttemptOutcome } from './policy'
 import { signatureFor } from './signing'
 

@@ -6,7 +6,7 @@ import pino from 'pino'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { WebSocketServer, type WebSocket } from 'ws'
 import { makeAlphaDriver } from '../../../relay/alpha/client'
-import { baileysConfig, makeAlphaSocket, type MakeSocket } from '../../../relay/alpha/socket'
+import { baileysConfig, makeAlphaSocket, sendOptions, type MakeSocket, type SendOptions } from '../../../relay/alpha/socket'
 import { CLOSE_CODES } from '../../../relay/alpha/state'
 import type { SessionState } from '../../../relay/connector'
 import { sealedSessionStore } from '../../fixtures/session-store'
@@ -101,3 +101,29 @@ async function waitFor(check: () => boolean, timeoutMs = 3_000) {
     await new Promise((r) => setTimeout(r, 20))
   }
 }
+
+describe('link previews on a real Baileys socket', () => {
+  it('takes getUrlInfo from the send options over its own, so sendOptions() turning it off reaches the real code', async () => {
+    const auth = { creds: initAuthCreds(), keys: { get: async () => ({}), set: async () => undefined } }
+    auth.creds.me = { id: '15551234567:12@s.whatsapp.net', name: 'Phone' }
+    const sock = makeWASocket({
+      ...baileysConfig({ auth, logger: pino({ level: 'silent' }), getMessage: async () => undefined, msgRetryCounterCache: { get: () => undefined, set: () => undefined, del: () => undefined, flushAll: () => undefined } }),
+      waWebSocketUrl: wsUrl,
+      connectTimeoutMs: 2_000,
+    })
+    const seen: string[] = []
+    const hook = async (url: string) => {
+      seen.push(url)
+      return undefined
+    }
+    // The send itself cannot finish (no alpha behind the socket); the message is built, previews included, first.
+    const withHook: SendOptions = { ...sendOptions('3EB0TEST00000000000001'), getUrlInfo: hook }
+    const attempt = sock.sendMessage('15550000777@s.whatsapp.net', { text: 'see https://shop.example.com/menu' }, withHook)
+    await Promise.race([attempt.catch(() => undefined), waitFor(() => seen.length > 0).catch(() => undefined)])
+    expect(seen).toEqual(['https://shop.example.com/menu'])
+    const off = sock.sendMessage('15550000777@s.whatsapp.net', { text: 'see https://shop.example.com/menu' }, sendOptions('3EB0TEST00000000000002'))
+    await Promise.race([off.catch(() => undefined), new Promise((r) => setTimeout(r, 200))])
+    expect(seen).toHaveLength(1)
+    sock.end(undefined)
+  })
+})

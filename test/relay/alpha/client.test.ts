@@ -1,9 +1,10 @@
-// The alpha connection lifecycle: resume, each close code, reconnect backoff, honest health, stop and logout.
+// The alpha connection lifecycle: resume, each close code, reconnect backoff, honest health, the web client version, stop and logout.
+import { DEFAULT_CONNECTION_CONFIG } from '@whiskeysockets/baileys'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { STABLE_CONNECTION_MS } from '../../../relay/alpha/client'
 import { CONNECT_DEADLINE_MS, LIVENESS_TIMEOUT_MS, UNRESPONSIVE_AFTER_MS } from '../../../relay/alpha/health'
 import { RESTRICTED_463_HOLD_MS } from '../../../relay/alpha/restriction'
-import { MAX_RECONNECT_MS, MIN_RECONNECT_MS } from '../../../relay/alpha/state'
+import { BAD_SESSION_CLOSES_MAX, BAD_SESSION_WINDOW_MS, CLIENT_OUTDATED_CLOSES_MAX, MAX_RECONNECT_MS, MIN_RECONNECT_MS } from '../../../relay/alpha/state'
 import { harness, linkedStore, OWN_LID, PHONE, settle, useFakeClock, type Harness } from './harness'
 
 beforeEach(useFakeClock)
@@ -307,5 +308,130 @@ describe('alpha start', () => {
     expect(h.sockets.sockets).toHaveLength(1)
     await h.connector.start()
     expect(h.sockets.sockets).toHaveLength(1)
+  })
+})
+
+describe('alpha close codes as Baileys means them', () => {
+  it('stops for good on 411 (multi-device mismatch), wipes the session and says to link again', async () => {
+    const h = await connected()
+    h.sockets.latest.downgradeWebclient()
+    await settle()
+    expect(h.lastState()).toEqual({ state: 'disconnected', problem: 'logged_out', message: expect.stringContaining('link the number again') })
+    expect(h.store.atRest.size).toBe(0)
+    await vi.advanceTimersByTimeAsync(10 * MAX_RECONNECT_MS)
+    expect(h.sockets.sockets).toHaveLength(1)
+  })
+
+  it('tells the user on 403 to link again, not only to wait', async () => {
+    const h = await connected()
+    h.sockets.latest.close(403, 'Connection Failure', { reason: '403' })
+    await settle()
+    expect(h.lastState()).toEqual({ state: 'restricted', problem: 'blocked_by_alpha', message: expect.stringContaining('link it again'), until: null })
+  })
+
+  it('stops with "link again" when a bad session (500) keeps failing right after it opens, keeping the session', async () => {
+    const h = await connected()
+    for (let i = 0; i < BAD_SESSION_CLOSES_MAX - 1; i++) {
+      h.sockets.latest.close(500, 'Stream Errored (bad-session)')
+      await settle()
+      expect(h.lastState()).toEqual({ state: 'connecting' })
+      await vi.advanceTimersByTimeAsync(10_000)
+      h.sockets.latest.open()
+      await settle()
+    }
+    h.sockets.latest.close(500, 'Stream Errored (bad-session)')
+    await settle()
+    expect(h.lastState()).toEqual({ state: 'disconnected', problem: 'logged_out', message: expect.stringContaining('link the number again') })
+    const made = h.sockets.sockets.length
+    await vi.advanceTimersByTimeAsync(10 * MAX_RECONNECT_MS)
+    expect(h.sockets.sockets).toHaveLength(made)
+    expect(h.store.atRest.has('creds')).toBe(true)
+  })
+
+  it('keeps retrying a 500 that comes after the connection stayed up', async () => {
+    const h = await connected()
+    for (let i = 0; i < BAD_SESSION_CLOSES_MAX + 1; i++) {
+      await advanceAlive(h, BAD_SESSION_WINDOW_MS)
+      h.sockets.latest.close(500, 'Stream Errored (bad-session)')
+      await settle()
+      expect(h.lastState()).toEqual({ state: 'connecting' })
+      await vi.advanceTimersByTimeAsync(10_000)
+      h.sockets.latest.open()
+      await settle()
+    }
+    expect(h.lastState()).toMatchObject({ state: 'connected' })
+  })
+})
+
+describe('alpha web client version', () => {
+  it('fetches the current version at start without waiting for it, and connects with it once known', async () => {
+    const fetchVersion = vi.fn(async () => ({ version: [2, 3000, 1999999999] as [number, number, number], isLatest: true }))
+    const h = await harness({ store: await linkedStore(), fetchVersion })
+    await h.startOpen()
+    expect(fetchVersion).toHaveBeenCalledTimes(1)
+    expect(h.sockets.sockets).toHaveLength(1)
+    h.sockets.latest.close(428)
+    await settle()
+    await vi.advanceTimersByTimeAsync(MIN_RECONNECT_MS)
+    expect(h.sockets.latest.effective.version).toEqual([2, 3000, 1999999999])
+  })
+
+  it('starts even when the version fetch never answers, with the built-in version', async () => {
+    const h = await harness({ store: await linkedStore(), fetchVersion: () => new Promise(() => undefined) })
+    await h.startOpen()
+    expect(h.lastState()).toMatchObject({ state: 'connected' })
+    expect(h.sockets.latest.effective.version).toEqual(DEFAULT_CONNECTION_CONFIG.version)
+  })
+
+  it('fetches the version again on a 405, and after 405s in a row reports client_outdated, logs it and stops', async () => {
+    const fetchVersion = vi.fn(async () => ({ version: DEFAULT_CONNECTION_CONFIG.version, isLatest: false }))
+    const h = await harness({ store: await linkedStore(), fetchVersion, logLevel: 'info' })
+    await h.connector.start()
+    await settle()
+    for (let i = 0; i < CLIENT_OUTDATED_CLOSES_MAX - 1; i++) {
+      h.sockets.latest.failure(405)
+      await settle()
+      expect(h.lastState()).toEqual({ state: 'connecting' })
+      await vi.advanceTimersByTimeAsync(10_000)
+    }
+    expect(fetchVersion).toHaveBeenCalledTimes(CLIENT_OUTDATED_CLOSES_MAX)
+    h.sockets.latest.failure(405)
+    await settle()
+    expect(h.lastState()).toEqual({ state: 'disconnected', problem: 'client_outdated', message: expect.stringMatching(/405.*upgrade @whiskeysockets\/baileys/) })
+    const made = h.sockets.sockets.length
+    await vi.advanceTimersByTimeAsync(10 * MAX_RECONNECT_MS)
+    expect(h.sockets.sockets).toHaveLength(made)
+    expect(h.logLines.some((l) => l.includes('"problem":"client_outdated"') && l.includes('405'))).toBe(true)
+    expect(h.store.atRest.has('creds')).toBe(true)
+  })
+})
+
+describe('alpha web client version, stopped mid-fetch', () => {
+  it('does not reconnect when stopped while the version is fetched after a 405', async () => {
+    let answer: (v: { version: [number, number, number]; isLatest: boolean }) => void = () => undefined
+    const fetchVersion = vi.fn(() => new Promise<{ version: [number, number, number]; isLatest: boolean }>((r) => (answer = r)))
+    const h = await harness({ store: await linkedStore(), fetchVersion })
+    await h.startOpen()
+    answer({ version: [2, 3000, 5], isLatest: false })
+    await settle()
+    h.sockets.latest.failure(405)
+    await settle()
+    await h.connector.stop()
+    answer({ version: [2, 3000, 6], isLatest: true })
+    await settle()
+    expect(vi.getTimerCount()).toBe(0)
+    await vi.advanceTimersByTimeAsync(10 * MAX_RECONNECT_MS)
+    expect(h.sockets.sockets).toHaveLength(1)
+  })
+})
+
+describe('alpha retry counters', () => {
+  it('keeps one retry counter cache across reconnects', async () => {
+    const h = await connected()
+    h.sockets.latest.close(428)
+    await settle()
+    await vi.advanceTimersByTimeAsync(MIN_RECONNECT_MS)
+    expect(h.sockets.sockets).toHaveLength(2)
+    expect(h.sockets.sockets[1]!.retryCache).toBe(h.sockets.sockets[0]!.retryCache)
   })
 })

@@ -197,3 +197,73 @@ describe('alpha creds and logs', () => {
     expect(h.logLines.join('\n')).not.toContain('4711')
   })
 })
+
+describe('alpha own-send echoes', () => {
+  const reply = { messageId: 'msg_echo', to: { phone: '+15550000777', peerId: null }, text: 'On my way', mediaUrl: null }
+
+  it('reports a failure ack that arrives while the echo of our own send would sit in the event buffer', async () => {
+    const h = await connected()
+    const { upstreamId } = await h.connector.send(reply)
+    await settle()
+    h.sockets.latest.nack(upstreamId, 479, '15550000777@s.whatsapp.net')
+    await vi.advanceTimersByTimeAsync(200)
+    await settle()
+    expect(h.receipts).toEqual([{ upstreamId, status: 'failed', error: 'alpha refused the message (error 479)' }])
+  })
+
+  it('reads a receipt or a 463 merged into an own-send echo as the receipt (safety net)', async () => {
+    const h = await connected()
+    h.sockets.latest.forceOwnEcho = true
+    const first = await h.connector.send(reply)
+    await settle()
+    h.sockets.latest.receipt(first.upstreamId, 3, '15550000777@s.whatsapp.net')
+    await vi.advanceTimersByTimeAsync(200)
+    await settle()
+    const second = await h.connector.send({ ...reply, messageId: 'msg_echo_2' })
+    await settle()
+    h.sockets.latest.nack(second.upstreamId, 463, '15550000777@s.whatsapp.net')
+    await vi.advanceTimersByTimeAsync(200)
+    await settle()
+    expect(h.receipts).toEqual([
+      { upstreamId: first.upstreamId, status: 'delivered' },
+      { upstreamId: second.upstreamId, status: 'failed', error: expect.stringContaining('463') },
+    ])
+    expect(h.lastState()).toMatchObject({ state: 'restricted', problem: 'blocked_by_alpha' })
+  })
+})
+
+describe('alpha chats nobody reads', () => {
+  it('has Baileys NACK status, newsletter and group messages unread: nothing delivered, no key written to the edge', async () => {
+    const h = await connected()
+    const writes = h.store.writes.length
+    await h.sockets.latest.receive(
+      [
+        incoming({ key: { id: 'ST1', remoteJid: 'status@broadcast', remoteJidAlt: undefined, participant: '99000000000777@lid' } }),
+        incoming({ key: { id: 'NL1', remoteJid: '120363000000000001@newsletter', remoteJidAlt: undefined } }),
+        incoming({ key: { id: 'GR1', remoteJid: '120363025555555555@g.us', remoteJidAlt: undefined, participant: '99000000000777@lid' } }),
+      ],
+      'notify'
+    )
+    await settle()
+    expect(h.sockets.latest.nacked.map((n) => n.id)).toEqual(['ST1', 'NL1', 'GR1'])
+    expect(h.inbound).toEqual([])
+    expect(h.store.writes.length).toBe(writes)
+  })
+})
+
+describe('alpha history sync', () => {
+  it('fills phones from the LID pairs Baileys stored earlier when a buffered history sync arrives without them', async () => {
+    const h = await connected()
+    await h.sockets.latest.learnLidMapping('99000000000111@lid', '15550000111@s.whatsapp.net')
+    await settle()
+    h.sockets.latest.historySync({
+      chats: [{ id: '99000000000111@lid' }],
+      contacts: [{ id: '99000000000111@lid', name: 'Cleo' }],
+      messages: [],
+      lidPnMappings: [],
+      isLatest: true,
+    })
+    await settle()
+    expect(h.contacts).toEqual([[{ id: '99000000000111@lid', lid: '99000000000111@lid', phone: '+15550000111', name: 'Cleo', hasChat: true }]])
+  })
+})

@@ -9,6 +9,7 @@ import { vi } from 'vitest'
 import { loadAlphaAuth } from '../../../relay/alpha/auth-store'
 import { makeAlphaDriver } from '../../../relay/alpha/client'
 import type { FetchMedia } from '../../../relay/alpha/media-fetch'
+import type { FetchVersion } from '../../../relay/alpha/version'
 import type { Connector, ImportedContact, InboundMessage, LinkMethod, Receipt, SessionState } from '../../../relay/connector'
 import { fakeSockets } from '../../fixtures/alpha-socket'
 import { sealedSessionStore, type SealedSessionStore } from '../../fixtures/session-store'
@@ -39,7 +40,12 @@ export async function linkedStore(digits = DIGITS): Promise<SealedSessionStore> 
 
 export type Harness = Awaited<ReturnType<typeof harness>>
 
-export async function harness(opts: { linkMethod?: LinkMethod; forceNew?: boolean; store?: SealedSessionStore; fetchMedia?: FetchMedia; logLevel?: pino.Level } = {}) {
+/** The version fetch when a test does not script one: the network is unreachable, Baileys' built-in version stays. */
+const builtInVersion: FetchVersion = async () => ({ version: [2, 3000, 1], isLatest: false })
+
+export async function harness(
+  opts: { linkMethod?: LinkMethod; forceNew?: boolean; store?: SealedSessionStore; fetchMedia?: FetchMedia; fetchVersion?: FetchVersion; logLevel?: pino.Level } = {}
+) {
   const sockets = fakeSockets()
   const states: SessionState[] = []
   const inbound: InboundMessage[] = []
@@ -57,7 +63,8 @@ export async function harness(opts: { linkMethod?: LinkMethod; forceNew?: boolea
   )
   const store = opts.store ?? sealedSessionStore()
   const fetchMedia = opts.fetchMedia ?? vi.fn<FetchMedia>(async () => ({ bytes: Buffer.from('media'), contentType: 'image/jpeg', fileName: 'photo.jpg' }))
-  const driver = makeAlphaDriver({ makeSocket: sockets.makeSocket, fetchMedia, now: () => Date.now(), random: () => 0.5 })
+  const fetchVersion = opts.fetchVersion ?? vi.fn(builtInVersion)
+  const driver = makeAlphaDriver({ makeSocket: sockets.makeSocket, fetchMedia, fetchVersion, now: () => Date.now(), random: () => 0.5 })
   const connector: Connector = driver({
     accountId: PHONE,
     phone: PHONE,
@@ -82,6 +89,7 @@ export async function harness(opts: { linkMethod?: LinkMethod; forceNew?: boolea
     logLines,
     store,
     fetchMedia,
+    fetchVersion,
     lastState: () => states.at(-1),
     /** Starts and settles; with a linked store, also opens the first socket. */
     async startOpen(lid = `${OWN_LID}:12@lid`) {

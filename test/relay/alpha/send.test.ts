@@ -157,3 +157,94 @@ describe('alpha send failures', () => {
     expect(await h.sockets.latest.config.getMessage({ id: 'unknown' })).toBeUndefined()
   })
 })
+
+describe('alpha recipients', () => {
+  it('looks a phone-only recipient up once, sends to the JID alpha answers, and remembers the answer', async () => {
+    const h = await connected()
+    await h.connector.send(message())
+    await h.connector.send(message({ messageId: 'msg_02' }))
+    expect(h.sockets.latest.lookups).toEqual([['+15550000777']])
+    expect(h.sockets.latest.sent.map((c) => c.jid)).toEqual(['15550000777@s.whatsapp.net', '15550000777@s.whatsapp.net'])
+  })
+
+  it('fails a message to a number with no alpha account for good, and sends nothing', async () => {
+    const h = await connected()
+    h.sockets.latest.notOnNetwork.add('15550000999')
+    const err = await sendError(h.connector.send(message({ to: { phone: '+15550000999', peerId: null } })))
+    expect(err).toMatchObject({ code: 'not_on_alpha', retryable: false, message: expect.stringContaining('+15550000999 has no alpha account') })
+    expect(h.sockets.latest.sent).toEqual([])
+  })
+
+  it('does not look up a recipient addressed by a person id', async () => {
+    const h = await connected()
+    await h.connector.send(message({ to: { phone: '+15550000777', peerId: '99000000000777@lid' } }))
+    expect(h.sockets.latest.lookups).toEqual([])
+  })
+})
+
+describe('alpha link previews', () => {
+  it('never fetches a URL in a message text for a link preview', async () => {
+    const h = await connected()
+    await h.connector.send(message({ text: 'The menu: https://shop.example.com/menu' }))
+    await h.connector.send(message({ messageId: 'msg_03', text: 'Photo of https://shop.example.com/front', mediaUrl: 'https://cdn.example.com/front.jpg' }))
+    expect(h.sockets.latest.sent).toHaveLength(2)
+    expect(h.sockets.latest.previewFetches).toEqual([])
+  })
+})
+
+describe('alpha media types', () => {
+  it('passes the base mimetype to Baileys, without the Content-Type parameters', async () => {
+    const image = await connected(media('image/jpeg; charset=binary', 'photo.jpg'))
+    await image.connector.send(message({ mediaUrl: 'https://cdn.example.com/photo.jpg' }))
+    expect(image.sockets.latest.sent[0]!.content).toMatchObject({ image: Buffer.from('bytes'), mimetype: 'image/jpeg' })
+    const doc = await connected(media('Application/PDF; name="invoice.pdf"', 'invoice.pdf'))
+    await doc.connector.send(message({ mediaUrl: 'https://cdn.example.com/invoice.pdf' }))
+    expect(doc.sockets.latest.sent[0]!.content).toMatchObject({ document: Buffer.from('bytes'), mimetype: 'application/pdf' })
+  })
+
+  it.each(['audio/mpeg', 'audio/mp4', 'audio/ogg; codecs=vorbis'])('sends %s, which is not Opus in Ogg, as a document', async (type) => {
+    const h = await connected(media(type, 'song.bin'))
+    await h.connector.send(message({ text: 'the song', mediaUrl: 'https://cdn.example.com/song.bin' }))
+    expect(h.sockets.latest.sent).toHaveLength(1)
+    expect(h.sockets.latest.sent[0]!.content).toEqual({ document: Buffer.from('bytes'), mimetype: type.split(';')[0], fileName: 'song.bin', caption: 'the song' })
+  })
+})
+
+describe('alpha sends while restricted from new chats (463)', () => {
+  it('lets a reply to an existing chat through after a 463 and refuses a new contact with account_restricted', async () => {
+    const h = await connected()
+    const sock = h.sockets.latest
+    await sock.learnLidMapping('99000000000777@lid', '15550000777@s.whatsapp.net')
+    await sock.privacyToken('99000000000777@lid')
+    sock.nack('3EB0AAAA', 463)
+    await settle()
+    expect(h.lastState()).toMatchObject({ state: 'restricted', problem: 'blocked_by_alpha' })
+
+    await h.connector.send(message({ text: 'Sure, see you at 6.' }))
+    expect(sock.sent.map((c) => c.jid)).toEqual(['15550000777@s.whatsapp.net'])
+
+    const err = await sendError(h.connector.send(message({ messageId: 'msg_new', to: { phone: '+15550000888', peerId: null } })))
+    expect(err).toMatchObject({ code: 'account_restricted', retryable: false, message: expect.stringMatching(/^account_restricted: .*new chats.*replies to existing chats still go through/) })
+    expect(sock.sent).toHaveLength(1)
+    expect(h.lastState()).toMatchObject({ state: 'restricted' })
+  })
+})
+
+describe('alpha sends while the number is banned', () => {
+  it('fails a send at once with account_restricted while alpha keeps the number out (403), instead of leaving it to wait', async () => {
+    const h = await connected()
+    h.sockets.latest.close(403, 'Connection Failure', { reason: '403' })
+    await settle()
+    const err = await sendError(h.connector.send(message()))
+    expect(err).toMatchObject({ code: 'account_restricted', retryable: false, message: expect.stringMatching(/^account_restricted: .*403/) })
+  })
+
+  it('lets sends wait for the reconnect once a temporary ban (402) has ended', async () => {
+    const h = await connected()
+    h.sockets.latest.close(402, 'Connection Failure', { reason: '402', expire: '60' })
+    await settle()
+    expect((await sendError(h.connector.send(message()))).code).toBe('account_restricted')
+    await vi.advanceTimersByTimeAsync(60_000)
+    expect(await sendError(h.connector.send(message()))).toMatchObject({ code: 'not_connected', retryable: true })
+  })
+})

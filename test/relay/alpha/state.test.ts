@@ -1,6 +1,6 @@
 // The disconnect classifier and the reconnect backoff of the alpha driver.
 import { describe, expect, it } from 'vitest'
-import { classifyClose, isLinkWindowEnd, MAX_RECONNECT_MS, MIN_RECONNECT_MS, reconnectDelayMs } from '../../../relay/alpha/state'
+import { classifyClose, closeRule, isLinkWindowEnd, MAX_RECONNECT_MS, MIN_RECONNECT_MS, reconnectDelayMs } from '../../../relay/alpha/state'
 import { boom } from '../../fixtures/alpha-socket'
 
 const NOW = 1_800_000_000_000
@@ -31,6 +31,15 @@ describe('classifyClose', () => {
   it('never ends a session over a WebSocket handshake status, which says nothing about the account', () => {
     expect(classifyClose(boom(401, 'WebSocket Error (Unexpected server response: 401)'), NOW)).toEqual({ kind: 'retry' })
     expect(classifyClose(boom(403, 'WebSocket Error (Unexpected server response: 403)'), NOW)).toEqual({ kind: 'retry' })
+  })
+
+  it('gives 411, 405 and 500 their own rules, but never for a WebSocket handshake status', () => {
+    expect(closeRule(boom(411, 'Multi-device beta not joined'))).toBe('multidevice_mismatch')
+    expect(closeRule(boom(405, 'Connection Failure', { reason: '405' }))).toBe('client_outdated')
+    expect(closeRule(boom(500, 'Stream Errored (bad-session)'))).toBe('bad_session')
+    expect(closeRule(boom(405, 'WebSocket Error (Unexpected server response: 405)'))).toBeNull()
+    for (const code of [408, 428, 503, 499]) expect(closeRule(boom(code, 'x'))).toBeNull()
+    expect(closeRule(undefined)).toBeNull()
   })
 
   it('recognises the end of the link window (QR refs ran out) but not other timeouts', () => {

@@ -141,6 +141,32 @@ describe('SessionManager', () => {
     await expect(edge.waitFor((f) => f.type === 'sent')).resolves.toMatchObject({ messageId: 'msg_a', upstreamId: 'UP-msg_a', fence: 1 })
   })
 
+  it('hands sends over while the account is restricted, so a reply to an existing chat is not held for the restriction', async () => {
+    edge.send(assign('ses_1', 1))
+    await until(() => runs.length === 1)
+    edge.send(send('ses_1', 1, 'msg_held'))
+    await new Promise((r) => setTimeout(r, 50))
+    expect(runs[0]!.sent).toEqual([])
+    runs[0]!.opts.events.state({ state: 'restricted', problem: 'blocked_by_alpha', message: 'no new chats (463)', until: null })
+    await expect(edge.waitFor((f) => f.type === 'sent' && f.messageId === 'msg_held')).resolves.toMatchObject({ upstreamId: 'UP-msg_held' })
+    edge.send(send('ses_1', 1, 'msg_reply'))
+    await expect(edge.waitFor((f) => f.type === 'sent' && f.messageId === 'msg_reply')).resolves.toMatchObject({ upstreamId: 'UP-msg_reply' })
+  })
+
+  it('holds a send again when a restricted session cannot take it because it is not connected', async () => {
+    edge.send(assign('ses_1', 1))
+    await until(() => runs.length === 1)
+    runs[0]!.sendImpl = async () => {
+      throw Object.assign(new Error('the alpha session is not connected'), { retryable: true })
+    }
+    runs[0]!.opts.events.state({ state: 'restricted', problem: 'blocked_by_alpha', message: 'banned', until: Date.now() + 60_000 })
+    edge.send(send('ses_1', 1, 'msg_ban'))
+    await until(() => runs[0]!.sent.length === 1)
+    runs[0]!.sendImpl = async (m) => ({ upstreamId: `UP-${m.messageId}` })
+    connected(runs[0]!)
+    await expect(edge.waitFor((f) => f.type === 'sent' && f.messageId === 'msg_ban')).resolves.toMatchObject({ upstreamId: 'UP-msg_ban' })
+  })
+
   it('answers a resend of a message already handed over from memory instead of sending it twice', async () => {
     edge.send(assign('ses_1', 1))
     await until(() => runs.length === 1)

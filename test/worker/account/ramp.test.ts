@@ -1,7 +1,7 @@
 import { env } from 'cloudflare:workers'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import type { AccountEvent } from '../../../schema/events'
-import { accountStub } from '../../../worker/account/account-do'
+import { accountStub } from '../../../worker/lib/objects'
 import { activeDays, NEW_RAMP, rampAllowance, rampConnected, rampDay, rampDisconnected, type Ramp } from '../../../worker/account/ramp'
 import { DAY_MS } from '../../../worker/lib/time'
 import { body, call, newTenant, send, type TestTenant } from '../helpers'

@@ -6,7 +6,7 @@
 import { runDurableObjectAlarm } from 'cloudflare:test'
 import { env } from 'cloudflare:workers'
 import { describe, expect, it, vi } from 'vitest'
-import { accountStub } from '../../../worker/account/account-do'
+import { accountStub } from '../../../worker/lib/objects'
 import { body, call, newTenant, send, type TestTenant } from '../helpers'
 import { closeRelaysAfterEach, FakeRelay, issueRelay, uniquePhone } from '../relay-helpers'
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { urlPolicy } from '../../../worker/config'
-import { checkPublicUrl, type UrlPolicy } from '../../../worker/lib/public-url'
+import { checkPublicUrl, type UrlPolicy } from '../../../common/public-url'
 
 const production: UrlPolicy = { allowLoopback: false, ownHosts: ['gateway.example.com'] }
 const dev: UrlPolicy = { allowLoopback: true, ownHosts: ['gateway.example.com'] }

@@ -1,7 +1,7 @@
 // tools/call: each tool runs its REST operation in-process with the caller's key, against the same fixtures as the
 // REST tests (a tenant per test, the custom channel on the local receiver). MCP and REST answers must be identical.
 import { describe, expect, it } from 'vitest'
-import { NOT_IMPLEMENTED } from '../../../worker/routes/not-implemented'
+import { NOT_IMPLEMENTED } from '../../../worker/channels/planned'
 import { TOOLS } from '../../../worker/mcp/tools'
 import { body, call, connectCustom, newTenant, pushInbound, receiverChannel, type TestTenant } from '../helpers'
 import { callTool, rpc } from './rpc'

@@ -1,6 +1,6 @@
 /** The audit-log tool (docs/agent-safety.md): what the tenant's keys did, newest first. */
 import { AuditQuery } from '../../../schema/api/audit'
-import { READS, toolInput, type ToolSpec } from '../tool'
+import { READS, toolInput, type ToolSpec } from '../../lib/tool-spec'
 
 export const auditTools: ToolSpec[] = [
   {

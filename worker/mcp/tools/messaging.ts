@@ -1,6 +1,6 @@
 /** Tools for messages, accounts and usage (spec 4.1, 4.2): the receive-and-reply loop of an agent. */
 import { ListMessagesQuery, MessageIdParam, SendMessageBody, WaitQuery } from '../../../schema/api/messages'
-import { ACTS, READS, toolInput, type ToolSpec } from '../tool'
+import { ACTS, READS, toolInput, type ToolSpec } from '../../lib/tool-spec'
 
 export const messagingTools: ToolSpec[] = [
   {

@@ -15,7 +15,7 @@ import { EVENT_TYPES } from '../../../schema/events'
 import { PAUSE_AFTER_CONSECUTIVE_FAILURES, PAUSE_MIN_FAILING_MS, RETENTION_MS } from '../../webhooks/policy'
 import { REPLAY_MAX_EVENTS } from '../../webhooks/replay'
 import { MAX_WEBHOOKS_PER_TENANT } from '../../webhooks/subscriptions'
-import { ACTS, READS, REMOVES, toolInput, type ToolSpec } from '../tool'
+import { ACTS, READS, REMOVES, toolInput, type ToolSpec } from '../../lib/tool-spec'
 
 const byId = { path: WebhookIdParam.shape }
 /** Changes gateway state only: nothing is sent to a receiver by the call itself. */

@@ -3,20 +3,19 @@
  * taking the relay's state reports, and moving the account's status with its `account.*` event in one D1 batch
  * (connected, disconnected with a reason, restricted). The warm-up ramp counts the connected days.
  */
-import type { SessionState } from '../../schema/frames'
-import { accountStatusUpdate, getAccount, type AccountRow } from '../db/accounts'
-import { insertEvent } from '../db/events'
-import type { AccountStatus } from '../../schema/d1'
-import { accountEventPayload } from '../events/payloads'
-import { newId } from '../lib/ids'
-import { relayHub } from '../relay/hub-do'
-import type { QueuedSend } from '../relay/inbox'
-import type { AccountContext } from './context'
-import { failQueued } from './delivery'
-import { LINK_KEY, LinkState, linkView, type LinkOptions, type LinkView } from './link-state'
-import { NEW_RAMP, rampConnected, rampDisconnected } from './ramp'
-import { queuedSends } from './relay-outbound'
-import type { AccountRef } from './storage'
+import type { SessionState } from '../../../schema/frames'
+import { getAccount, type AccountRow } from '../../db/accounts'
+import type { AccountStatus } from '../../../schema/d1'
+import { newId } from '../../lib/ids'
+import { relayHub } from '../../lib/objects'
+import type { QueuedSend } from '../../relay/inbox'
+import type { AccountContext } from '../context'
+import { failQueued } from '../delivery'
+import { statusChange } from '../lifecycle'
+import { LINK_KEY, LinkState, linkView, type LinkOptions, type LinkView } from './state'
+import { NEW_RAMP, rampConnected, rampDisconnected } from '../ramp'
+import { queuedSends } from './outbound'
+import type { AccountRef } from '../storage'
 
 export type ConnectInput = {
   ref: AccountRef
@@ -92,26 +91,18 @@ export async function connectLink(c: AccountContext, input: ConnectInput): Promi
   return { sid: link.sid, assigned: placed.assigned, view: linkView(currentLink(c), Date.now()) }
 }
 
-/** The account's status moves with its event in one batch; nothing is written when it does not change. */
-async function moveAccount(c: AccountContext, ref: AccountRef, to: AccountStatus, reason: string | null, identifier: string | null): Promise<AccountRow | undefined> {
+/** The account's status moves with its event in one batch (account/lifecycle.ts); nothing is written when it does not change. */
+async function moveAccount(c: AccountContext, ref: AccountRef, to: AccountStatus, reason: string | null): Promise<AccountRow | undefined> {
   const account = await getAccount(c.db, ref.tenantId, ref.accountId)
-  if (!account || (account.status === to && account.statusReason === reason)) return account
+  if (!account) return undefined
   const now = Date.now()
-  const moved = { ...account, status: to }
-  const update = accountStatusUpdate(c.db, ref.tenantId, ref.accountId, {
-    status: to,
-    reason,
-    now,
-    ...(to === 'connected' ? { connectedAt: account.status === 'connected' ? account.connectedAt : now } : {}),
-    ...(identifier ? { identifier } : {}),
-  })
-  const event = to === 'connected' ? 'account.connected' : to === 'restricted' ? 'account.restricted' : to === 'disconnected' ? 'account.disconnected' : null
-  if (event && account.status !== to) await c.commit([update, insertEvent(c.db, ref.tenantId, ref.accountId, accountEventPayload(event, moved, reason, now), now)])
-  else await update
+  const change = statusChange(c.db, account, to, reason, now)
+  const [first, ...rest] = change.statements
+  if (first) await c.commit([first, ...rest])
   const ramp = c.store.ramp() ?? NEW_RAMP
   if (to === 'connected') c.store.setRamp(rampConnected(ramp, now))
   else if (account.status === 'connected') c.store.setRamp(rampDisconnected(ramp, now))
-  return moved
+  return change.account
 }
 
 /** The link after a state report (pure: the probe of the status endpoint uses it without saving). */
@@ -138,11 +129,11 @@ export async function onRelayState(c: AccountContext, ref: AccountRef, sid: stri
   if (!link || link.sid !== sid) return { resend: [] }
   saveLink(c, withState(link, state, at))
   if (state.state === 'connected') {
-    await moveAccount(c, ref, 'connected', null, null)
+    await moveAccount(c, ref, 'connected', null)
     return { resend: await queuedSends(c, ref) }
   }
   if (state.state === 'disconnected' || state.state === 'restricted') {
-    await moveAccount(c, ref, state.state, state.problem, null)
+    await moveAccount(c, ref, state.state, state.problem)
     // The account can no longer send: what is still queued fails now with the reason, instead of after 10 minutes.
     await failQueued(c, `${state.problem}: ${state.message}`)
   }
@@ -154,7 +145,7 @@ export async function onRelayLost(c: AccountContext, ref: AccountRef, sid: strin
   const link = currentLink(c)
   if (!link || link.sid !== sid || link.session !== 'connected') return
   saveLink(c, { ...link, relayLost: true })
-  await moveAccount(c, ref, 'disconnected', 'relay_unavailable', null)
+  await moveAccount(c, ref, 'disconnected', 'relay_unavailable')
 }
 
 /** The account is being removed: its relay logs the session out upstream if one is reachable. */

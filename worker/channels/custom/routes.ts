@@ -9,40 +9,24 @@ import {
   CustomInboundBody,
   CustomInboundResult,
   SetCustomWebhookBody,
-} from '../../schema/api/custom-channel'
-import { accountStub } from '../account/account-do'
-import { CUSTOM_ACCOUNT_ID, CUSTOM_KIND, CustomConfig, maskUrl } from '../channels/custom/config'
-import { encryptionKey, publicOrigin, urlPolicy } from '../config'
-import { accountStatusUpdate, deleteAccountStatement, getAccount, insertAccountWithinCap, type AccountRow } from '../db/accounts'
-import { deleteConnectionConfig, readConnectionConfig, sealConnectionConfig, upsertConnectionConfig } from '../db/channel-connections'
-import { database } from '../db/client'
-import { insertEvent } from '../db/events'
-import { ApiError } from '../errors'
-import { accountEventPayload } from '../events/payloads'
-import { contactIdFor } from '../lib/ids'
-import { checkPublicUrl } from '../lib/public-url'
-import { isoOrNull } from '../lib/time'
-import { planOf } from '../plans'
-import { resourceApp } from '../validate'
-import { commitEvents } from '../webhooks/emit'
-import { statusErrors } from './openapi-responses'
+} from '../../../schema/api/custom-channel'
+import { removeAccount } from '../../account/lifecycle'
+import { encryptionKey, urlPolicy } from '../../config'
+import { getAccount } from '../../db/accounts'
+import { readConnectionConfig } from '../../db/channel-connections'
+import { database } from '../../db/client'
+import { ApiError } from '../../errors'
+import { accountStub } from '../../lib/objects'
+import { statusErrors } from '../../lib/openapi-responses'
+import { checkPublicUrl } from '../../../common/public-url'
+import { resourceApp } from '../../validate'
+import { CUSTOM_ACCOUNT_ID, CustomConfig } from './config'
+import { customState, setCustomWebhook } from './connect'
+import { customInbound } from './inbound'
 
 export const customChannelRoutes = resourceApp()
 
-const REF = (tenantId: string) => ({ tenantId, accountId: CUSTOM_ACCOUNT_ID, channel: 'custom' as const })
 const errors = (codes: number[]) => statusErrors(codes)
-
-function state(c: { env: Env; req: { url: string } }, account: AccountRow | undefined, webhookUrl: string | null) {
-  return {
-    success: true as const,
-    account_id: CUSTOM_ACCOUNT_ID,
-    channel: 'custom' as const,
-    status: account ? (account.status === 'restricted' ? ('restricted' as const) : ('connected' as const)) : ('not_connected' as const),
-    webhook_url: webhookUrl ? maskUrl(webhookUrl) : null,
-    inbound_url: `${publicOrigin(c.env, c.req.url)}/v1/channels/custom/inbound`,
-    connected_at: isoOrNull(account?.connectedAt),
-  }
-}
 
 customChannelRoutes.openapi(
   createRoute({
@@ -59,38 +43,8 @@ customChannelRoutes.openapi(
     const { webhook_url } = c.req.valid('json')
     const check = checkPublicUrl(webhook_url, urlPolicy(c.env, c.req.url))
     if (!check.ok) throw new ApiError(400, 'invalid_webhook_url', `webhook_url is not allowed: ${check.reason}`)
-    const tenant = c.get('tenant')
-    const db = database(c.env.DB)
-    const now = Date.now()
-    let account = await getAccount(db, tenant.id, CUSTOM_ACCOUNT_ID)
-    let created = false
-    if (!account) {
-      created = await insertAccountWithinCap(
-        db,
-        { tenantId: tenant.id, id: CUSTOM_ACCOUNT_ID, channel: 'custom', identifier: check.url.hostname, status: 'connected', connectedAt: now, now },
-        planOf(tenant.plan).accountsCap
-      )
-      // Not added: either the cap refused it, or a concurrent PUT created the account first (then this is an update).
-      account = await getAccount(db, tenant.id, CUSTOM_ACCOUNT_ID)
-      if (!account) {
-        const cap = planOf(tenant.plan).accountsCap
-        throw new ApiError(409, 'account_cap_reached', `Your plan allows ${cap} connected account${cap === 1 ? '' : 's'}; disconnect one first`)
-      }
-    }
-    const sealed = await sealConnectionConfig(encryptionKey(c.env), { webhook_url })
-    const writes = [
-      upsertConnectionConfig(db, tenant.id, CUSTOM_ACCOUNT_ID, CUSTOM_KIND, sealed, now),
-      // A URL change never lifts a restriction; only the service's review does.
-      account.status === 'restricted'
-        ? accountStatusUpdate(db, tenant.id, CUSTOM_ACCOUNT_ID, { status: 'restricted', reason: account.statusReason, identifier: check.url.hostname, now })
-        : accountStatusUpdate(db, tenant.id, CUSTOM_ACCOUNT_ID, { status: 'connected', reason: null, identifier: check.url.hostname, now }),
-    ] as const
-    if (created) {
-      await commitEvents(c.env, db, [...writes, insertEvent(db, tenant.id, CUSTOM_ACCOUNT_ID, accountEventPayload('account.connected', account, null, now), now)])
-    } else {
-      await db.batch(writes)
-    }
-    return c.json(state(c, account, webhook_url), 200)
+    const account = await setCustomWebhook(c.env, database(c.env.DB), c.get('tenant'), webhook_url, check.url.hostname)
+    return c.json(customState(c.env, c.req.url, account, webhook_url), 200)
   }
 )
 
@@ -108,7 +62,7 @@ customChannelRoutes.openapi(
     const db = database(c.env.DB)
     const account = await getAccount(db, tenant.id, CUSTOM_ACCOUNT_ID)
     const config = account ? await readConnectionConfig(db, encryptionKey(c.env), tenant.id, CUSTOM_ACCOUNT_ID, CustomConfig) : undefined
-    return c.json(state(c, account, config?.webhook_url ?? null), 200)
+    return c.json(customState(c.env, c.req.url, account, config?.webhook_url ?? null), 200)
   }
 )
 
@@ -124,17 +78,9 @@ customChannelRoutes.openapi(
   async (c) => {
     const tenant = c.get('tenant')
     const db = database(c.env.DB)
-    const now = Date.now()
     const account = await getAccount(db, tenant.id, CUSTOM_ACCOUNT_ID)
     if (!account) return c.json({ success: true as const, account_id: CUSTOM_ACCOUNT_ID, status: 'not_connected' as const }, 200)
-    const gone = { ...account, status: 'disconnected' as const }
-    // The row goes first: once it is gone no new inbound can be accepted; then the DO fails what is still queued.
-    await commitEvents(c.env, db, [
-      deleteConnectionConfig(db, tenant.id, CUSTOM_ACCOUNT_ID),
-      insertEvent(db, tenant.id, CUSTOM_ACCOUNT_ID, accountEventPayload('account.disconnected', gone, 'removed', now), now),
-      deleteAccountStatement(db, tenant.id, CUSTOM_ACCOUNT_ID),
-    ])
-    await accountStub(c.env, tenant.id, CUSTOM_ACCOUNT_ID).removed(REF(tenant.id))
+    await removeAccount(c.env, db, account, Date.now())
     return c.json({ success: true as const, account_id: CUSTOM_ACCOUNT_ID, status: 'removed' as const }, 200)
   }
 )
@@ -156,23 +102,7 @@ customChannelRoutes.openapi(
     const media = d.mediaUrl === undefined ? undefined : checkPublicUrl(d.mediaUrl, urlPolicy(c.env, c.req.url))
     if (media && !media.ok) throw new ApiError(400, 'invalid_media_url', `customData.mediaUrl is not allowed: ${media.reason}`)
     const tenant = c.get('tenant')
-    const outcome = await accountStub(c.env, tenant.id, CUSTOM_ACCOUNT_ID).ingest({
-      ref: REF(tenant.id),
-      contact: {
-        id: await contactIdFor(tenant.id, CUSTOM_ACCOUNT_ID, { kind: 'external', value: d.fromId }),
-        tenantId: tenant.id,
-        accountId: CUSTOM_ACCOUNT_ID,
-        channel: 'custom',
-        externalId: d.fromId,
-        firstName: d.firstName ?? null,
-        lastName: d.lastName ?? null,
-        email: d.email ?? null,
-      },
-      text: d.body,
-      mediaUrl: d.mediaUrl ?? null,
-      mediaContentType: d.mediaContentType ?? null,
-      upstreamId: d.messageSid ?? null,
-    })
+    const outcome = await accountStub(c.env, tenant.id, CUSTOM_ACCOUNT_ID).ingest(await customInbound(tenant.id, d))
     if (!outcome.stored && outcome.reason === 'account_not_found') {
       throw new ApiError(409, 'channel_not_connected', 'The custom channel is not connected; set its webhook with PUT /channels/custom first')
     }

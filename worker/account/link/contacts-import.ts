@@ -5,13 +5,13 @@
  * them use no new-contact allowance and their loop guard starts as for a reply.
  */
 import type { z } from 'zod'
-import type { ImportedContact } from '../../schema/frames'
-import { contactIdsByPhone, upsertImportedContact } from '../db/contacts'
-import type { AccountContext } from './context'
-import { EMPTY_GUARD } from './guards'
-import type { LinkState } from './link-state'
+import type { ImportedContact } from '../../../schema/frames'
+import { contactIdsByPhone, upsertImportedContact } from '../../db/contacts'
+import type { AccountContext } from '../context'
+import { EMPTY_GUARD } from '../guards'
+import type { LinkState } from './state'
 import { contactSeedFor, peerAddresses } from './peers'
-import type { AccountRef } from './storage'
+import type { AccountRef } from '../storage'
 
 const STATEMENTS_PER_BATCH = 50
 

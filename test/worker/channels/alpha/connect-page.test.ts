@@ -1,9 +1,9 @@
 /** /connect/alpha-web: the hosted connect page, its state endpoint and its restart, reached with a signed token only. */
 import { env } from 'cloudflare:workers'
 import { describe, expect, it, vi } from 'vitest'
-import { signToken } from '../../../worker/lib/signed-token'
-import { body, call, newTenant, type TestTenant } from '../helpers'
-import { closeRelaysAfterEach, FakeRelay, issueRelay, uniquePhone } from '../relay-helpers'
+import { signToken } from '../../../../worker/lib/signed-token'
+import { body, call, newTenant, type TestTenant } from '../../helpers'
+import { closeRelaysAfterEach, FakeRelay, issueRelay, uniquePhone } from '../../relay-helpers'
 
 const relays = closeRelaysAfterEach()
 

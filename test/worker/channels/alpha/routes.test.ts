@@ -4,8 +4,8 @@
  */
 import { env } from 'cloudflare:workers'
 import { describe, expect, it } from 'vitest'
-import { body, call, connectCustom, newTenant, type TestTenant } from '../helpers'
-import { closeRelaysAfterEach, FakeRelay, issueRelay, uniquePhone } from '../relay-helpers'
+import { body, call, connectCustom, newTenant, type TestTenant } from '../../helpers'
+import { closeRelaysAfterEach, FakeRelay, issueRelay, uniquePhone } from '../../relay-helpers'
 
 const relays = closeRelaysAfterEach()
 

@@ -3,17 +3,17 @@
  * its JSON state endpoint polled by the page, and the "get a new code" restart after a code lapsed.
  */
 import { Hono } from 'hono'
-import { accountStub } from '../account/account-do'
-import { ensureConnecting, startLink } from '../channels/alpha/connect'
-import { connectPageError, connectPageHtml } from '../channels/alpha/connect-page-html'
-import { CONNECT_PAGE_PATH, readConnectToken, type ConnectClaims } from '../channels/alpha/connect-token'
-import { getAccount } from '../db/accounts'
-import { database } from '../db/client'
-import { getTenant } from '../db/tenants'
-import type { AppEnv } from '../env'
-import { ApiError } from '../errors'
-import { randomBase62 } from '../lib/crypto'
-import { qrDataUrl } from '../lib/qr-png'
+import { accountStub } from '../../lib/objects'
+import { ensureConnecting, startLink } from './connect'
+import { connectPageError, connectPageHtml } from './connect-page-html'
+import { CONNECT_PAGE_PATH, readConnectToken, type ConnectClaims } from './connect-token'
+import { getAccount } from '../../db/accounts'
+import { database } from '../../db/client'
+import { getTenant } from '../../db/tenants'
+import type { AppEnv } from '../../env'
+import { ApiError } from '../../errors'
+import { randomBase62 } from '../../lib/crypto'
+import { qrDataUrl } from '../../lib/qr-png'
 
 export const connectPageRoutes = new Hono<AppEnv>()
 
@@ -56,7 +56,7 @@ async function pageState(env: Env, c: ConnectClaims, pageExpiresAt: number) {
   }
 }
 
-connectPageRoutes.get('/alpha-web', async (c) => {
+connectPageRoutes.get(CONNECT_PAGE_PATH, async (c) => {
   const token = c.req.query('token')
   let page: { claims: ConnectClaims; expiresAt: number }
   try {
@@ -77,12 +77,12 @@ connectPageRoutes.get('/alpha-web', async (c) => {
   )
 })
 
-connectPageRoutes.get('/alpha-web/state', async (c) => {
+connectPageRoutes.get(`${CONNECT_PAGE_PATH}/state`, async (c) => {
   const page = await claims(c.env, c.req.query('token'))
   return c.json(await pageState(c.env, page.claims, page.expiresAt), 200, NO_STORE)
 })
 
-connectPageRoutes.post('/alpha-web/restart', async (c) => {
+connectPageRoutes.post(`${CONNECT_PAGE_PATH}/restart`, async (c) => {
   const page = await claims(c.env, c.req.query('token'))
   const state = await pageState(c.env, page.claims, page.expiresAt)
   if (!state.can_restart) return c.json(state, 200, NO_STORE)
@@ -90,7 +90,7 @@ connectPageRoutes.post('/alpha-web/restart', async (c) => {
   const db = database(c.env.DB)
   const [tenant, account, { link }] = await Promise.all([getTenant(db, tenantId), getAccount(db, tenantId, phone), accountStub(c.env, tenantId, phone).linkStatus(null)])
   if (!tenant || !account || !link) return c.json(state, 200, NO_STORE)
-  await ensureConnecting(db, tenant, phone, account)
+  await ensureConnecting(db, tenant, phone)
   await startLink(c.env, tenantId, { phone, linkMethod: link.linkMethod, forceNew: false, options: link.options })
   return c.json(await pageState(c.env, page.claims, page.expiresAt), 200, NO_STORE)
 })

@@ -1,8 +1,8 @@
 /** Converts stored rows into the wire shapes of the REST API (schema/api). */
 import type { z } from 'zod'
 import type { Message } from '../../schema/api/messages'
-import { displayName, type ContactRow } from '../db/contacts'
-import type { MessageWithContact } from '../db/messages'
+import { displayName, type ContactRow } from './contacts'
+import type { MessageWithContact } from './messages'
 import { iso } from '../lib/time'
 
 export type WireMessage = z.infer<typeof Message>

@@ -3,15 +3,15 @@
  * path, de-duplicated on the upstream id), contacts to import, and the encrypted session it persists here.
  */
 import { z } from 'zod'
-import type { ImportedContact, InboundMessage } from '../../schema/frames'
-import type { AccountContext } from './context'
+import type { ImportedContact, InboundMessage } from '../../../schema/frames'
+import type { AccountContext } from '../context'
 import { importContacts } from './contacts-import'
-import { ingestMessages, type InboundItem } from './ingest'
-import { currentLink } from './link'
-import { LINK_KEY, SESSION_FENCE_KEY } from './link-state'
-import { contactIdsByPhone } from '../db/contacts'
+import { ingestMessages, type InboundItem } from '../ingest'
+import { currentLink } from './session'
+import { LINK_KEY, SESSION_FENCE_KEY } from './state'
+import { contactIdsByPhone } from '../../db/contacts'
 import { e164, inboundContactSeed, peerAddresses } from './peers'
-import type { AccountRef } from './storage'
+import type { AccountRef } from '../storage'
 
 /** `last_activity` of the status answer is exact to this much. */
 const ACTIVITY_WRITE_EVERY_MS = 5_000

@@ -3,11 +3,11 @@
  * known, else the phone number), and a contact the account already has for the same number keeps its id, so a
  * person written to by number and later writing from a LID stays one contact. `phone` is kept whenever known.
  */
-import type { Peer } from '../../schema/frames'
-import type { ContactSeed } from '../db/contacts'
-import { contactIdFor } from '../lib/ids'
-import type { AccountContext } from './context'
-import type { AccountRef } from './storage'
+import type { Peer } from '../../../schema/frames'
+import type { ContactSeed } from '../../db/contacts'
+import { contactIdFor } from '../../lib/ids'
+import type { AccountContext } from '../context'
+import type { AccountRef } from '../storage'
 
 /** Upstream numbers come as digits; contacts store E.164. */
 export function e164(phone: string | null): string | null {

@@ -1,11 +1,68 @@
-/** Tools for the SMS (spec 4.5), page-inbox (4.6) and custom (4.7) channels. */
-import { CustomInboundBody, SetCustomWebhookBody } from '../../../schema/api/custom-channel'
-import { ConnectAndroidSmsBody, ConnectSmsBody, SelectPageBody, SetSocialAppBody } from '../planned-bodies'
-import { ACTS, READS, READS_UPSTREAM, REMOVES, toolInput, type ToolSpec } from '../tool'
+/**
+ * Channels whose issue has not landed yet (beta 4.4, SMS 4.5, page inbox 4.6): their REST operations and MCP tools,
+ * answered from this one place with 501 `not_implemented` in the channel family's error shape. A channel's entry is
+ * deleted when its folder lands and its line is added to registry.ts.
+ */
+import { Hono } from 'hono'
+import type { AppEnv } from '../env'
+import { ApiError } from '../errors'
+import { ACTS, READS, READS_UPSTREAM, REMOVES, phoneNumberArg, toolInput, type HttpMethod, type ToolSpec } from '../lib/tool-spec'
+import { BetaCodeBody, BetaPasswordBody, ConnectAndroidSmsBody, ConnectBetaBody, ConnectSmsBody, SelectPageBody, SetSocialAppBody } from './planned-bodies'
 
 const none = toolInput({})
+const byBetaPhone = { path: { phoneNumber: phoneNumberArg } }
 
-export const smsTools: ToolSpec[] = [
+const betaTools: ToolSpec[] = [
+  {
+    name: 'connect_beta',
+    title: 'Log in a beta account',
+    description:
+      'Starts logging in the user’s own beta account: mode code sends a one-time code to their beta app (then call submit_beta_code), mode qr returns a QR login link; the returned connect_url lets the user finish it themselves.',
+    input: toolInput({ body: ConnectBetaBody }),
+    method: 'POST',
+    path: '/channels/beta/connect',
+    hints: { ...ACTS, destructiveHint: true },
+  },
+  {
+    name: 'submit_beta_code',
+    title: 'Submit the beta login code',
+    description:
+      'Submits the one-time code the user received in their beta app; answers connected, or password_required when the account has a two-step password (then call submit_beta_password).',
+    input: toolInput({ ...byBetaPhone, body: BetaCodeBody }),
+    method: 'POST',
+    path: '/channels/beta/connect/{phoneNumber}/code',
+    hints: ACTS,
+  },
+  {
+    name: 'submit_beta_password',
+    title: 'Submit the beta two-step password',
+    description: 'Submits the user’s two-step verification password to finish a beta login; ask the user for it and never repeat or store it.',
+    input: toolInput({ ...byBetaPhone, body: BetaPasswordBody }),
+    method: 'POST',
+    path: '/channels/beta/connect/{phoneNumber}/password',
+    hints: ACTS,
+  },
+  {
+    name: 'get_beta_status',
+    title: 'Get the beta connection status',
+    description: 'Reports a beta login or connection: connected, code_required, password_required, initializing, disconnected, not_initialized or error.',
+    input: toolInput(byBetaPhone),
+    method: 'GET',
+    path: '/channels/beta/connect/{phoneNumber}/status',
+    hints: READS_UPSTREAM,
+  },
+  {
+    name: 'disconnect_beta',
+    title: 'Log out a beta account',
+    description: 'Logs the beta account out of the service and removes it, so sending and receiving on it stop; ask the user first. Idempotent.',
+    input: toolInput(byBetaPhone),
+    method: 'DELETE',
+    path: '/channels/beta/{phoneNumber}',
+    hints: REMOVES,
+  },
+]
+
+const smsTools: ToolSpec[] = [
   {
     name: 'connect_sms',
     title: 'Connect an SMS number',
@@ -57,7 +114,7 @@ export const smsTools: ToolSpec[] = [
   },
 ]
 
-export const pageInboxTools: ToolSpec[] = [
+const pageInboxTools: ToolSpec[] = [
   {
     name: 'set_social_app',
     title: 'Save the social app',
@@ -117,44 +174,29 @@ export const pageInboxTools: ToolSpec[] = [
   },
 ]
 
-export const customChannelTools: ToolSpec[] = [
-  {
-    name: 'set_custom_channel_webhook',
-    title: 'Set the custom channel webhook',
-    description:
-      "Connects or updates the custom channel: outbound messages are POSTed as JSON to this public https URL (unsigned, so put a secret in the URL). The custom account counts against the plan's account cap.",
-    input: toolInput({ body: SetCustomWebhookBody }),
-    method: 'PUT',
-    path: '/channels/custom',
-    // Replaces the previous URL; setting the same URL again changes nothing.
-    hints: { ...REMOVES, openWorldHint: false },
-  },
-  {
-    name: 'push_custom_channel_message',
-    title: 'Push an inbound custom-channel message',
-    description:
-      "Stores a message as if a person wrote it on the user's bridge (customData.body and fromId are required); it reaches wait_for_messages like any inbound message. Meant for bridges and tests; a repeated messageSid is stored once.",
-    input: toolInput({ body: CustomInboundBody }),
-    method: 'POST',
-    path: '/channels/custom/inbound',
-    hints: { ...ACTS, openWorldHint: false },
-  },
-  {
-    name: 'get_custom_channel_status',
-    title: 'Get the custom channel',
-    description: 'Reports whether the custom channel is connected, its webhook URL with the secret part masked, and the URL a bridge pushes inbound messages to.',
-    input: none,
-    method: 'GET',
-    path: '/channels/custom',
-    hints: READS,
-  },
-  {
-    name: 'disconnect_custom_channel',
-    title: 'Disconnect the custom channel',
-    description: 'Removes the custom channel: replies stop and queued messages fail, history stays; ask the user first. Idempotent.',
-    input: none,
-    method: 'DELETE',
-    path: '/channels/custom',
-    hints: { ...REMOVES, openWorldHint: false },
-  },
+type PlannedChannel = { title: string; tools: ToolSpec[] }
+
+const PLANNED: readonly PlannedChannel[] = [
+  { title: 'The beta channel', tools: betaTools },
+  { title: 'The SMS channel', tools: smsTools },
+  { title: 'The page-inbox channel', tools: pageInboxTools },
 ]
+
+const NOT_BUILT = 'Not available yet on this server: the call answers HTTP 501.'
+
+/** The planned channels' tools, listed so agents see the final vocabulary, each saying it is not built yet. */
+export const PLANNED_TOOLS: readonly ToolSpec[] = PLANNED.flatMap((p) => p.tools.map((t) => ({ ...t, description: `${NOT_BUILT} ${t.description}` })))
+
+/** Method and Hono path (relative to /v1) of every planned operation, with what is missing, in the spec's order. */
+export const NOT_IMPLEMENTED: readonly (readonly [HttpMethod, string, string])[] = PLANNED.flatMap((p) =>
+  p.tools.map((t) => [t.method, t.path.replace(/\{(\w+)\}/g, ':$1'), p.title] as const)
+)
+
+/** Mounted under /v1 after every real route, so a real route always wins. */
+export const plannedRoutes = new Hono<AppEnv>()
+
+for (const [method, path, what] of NOT_IMPLEMENTED) {
+  plannedRoutes.on(method, path, () => {
+    throw new ApiError(501, 'not_implemented', `${what} is not available yet`)
+  })
+}

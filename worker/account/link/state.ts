@@ -4,7 +4,7 @@
  * the status and QR endpoints show (spec 4.3 pairing status).
  */
 import { z } from 'zod'
-import { SessionProblem } from '../../schema/frames'
+import { SessionProblem } from '../../../schema/frames'
 
 export const LinkOptions = z.object({
   importContacts: z.boolean(),

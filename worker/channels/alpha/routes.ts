@@ -1,22 +1,20 @@
 /**
- * /v1/channels/alpha-web (spec 4.3): link an alpha number through the relay (QR or pairing code), read its QR and
+ * alpha's REST routes, /v1/channels/alpha-web (spec 4.3): link an alpha number through the relay (QR or pairing code), read its QR and
  * status, disconnect it. Errors take the channel-connection shape `{success: false, error, error_code: <status>}`.
  */
 import { createRoute } from '@hono/zod-openapi'
-import { AlphaConnectBody, AlphaConnectResult, AlphaDisconnected, AlphaPhoneParam, AlphaQr, AlphaStatus } from '../../schema/api/alpha'
-import { accountStub } from '../account/account-do'
-import { alphaAccount, alphaRef, ensureConnecting, startLink } from '../channels/alpha/connect'
-import { connectUrl } from '../channels/alpha/connect-token'
-import { deleteAccountStatement, getAccount } from '../db/accounts'
-import { database } from '../db/client'
-import { insertEvent } from '../db/events'
-import { countAccountMessages } from '../db/messages'
-import { accountEventPayload } from '../events/payloads'
-import { qrDataUrl } from '../lib/qr-png'
-import { isoOrNull } from '../lib/time'
-import { resourceApp } from '../validate'
-import { commitEvents } from '../webhooks/emit'
-import { statusErrors } from './openapi-responses'
+import { AlphaConnectBody, AlphaConnectResult, AlphaDisconnected, AlphaPhoneParam, AlphaQr, AlphaStatus } from '../../../schema/api/alpha'
+import { removeAccount } from '../../account/lifecycle'
+import { accountStub } from '../../lib/objects'
+import { alphaAccount, ensureConnecting, startLink } from './connect'
+import { connectUrl } from './connect-token'
+import { getAccount } from '../../db/accounts'
+import { database } from '../../db/client'
+import { countAccountMessages } from '../../db/messages'
+import { qrDataUrl } from '../../lib/qr-png'
+import { isoOrNull } from '../../lib/time'
+import { resourceApp } from '../../validate'
+import { statusErrors } from '../../lib/openapi-responses'
 
 export const alphaRoutes = resourceApp()
 
@@ -62,7 +60,7 @@ alphaRoutes.openapi(
       const { link } = await accountStub(c.env, tenant.id, phone).linkStatus(null)
       return c.json({ ...base, session_id: link?.sid ?? '', status: 'connected' as const, pairing_code: null, pairing_code_expires_at: null, connect_url: null, connect_url_expires_at: null, reason: null, message: 'Already connected; pass force_new to link again' }, 200)
     }
-    await ensureConnecting(db, tenant, phone, existing)
+    await ensureConnecting(db, tenant, phone)
     const outcome = await startLink(c.env, tenant.id, {
       phone,
       linkMethod: body.link_method,
@@ -185,18 +183,8 @@ alphaRoutes.openapi(
     const db = database(c.env.DB)
     const account = await getAccount(db, tenant.id, phone)
     if (!account || account.channel !== 'alpha_web') return c.json({ success: true as const, phone_number: phone, status: 'disconnected' as const }, 200)
-    // The row goes first: once it is gone no new inbound is accepted for the number (see AccountDO.removed); then
-    // the DO logs the session out through the relay, fails what is still queued and forgets the link.
-    const now = Date.now()
-    await commitEvents(c.env, db, [
-      insertEvent(db, tenant.id, phone, accountEventPayload('account.disconnected', { ...account, status: 'disconnected' }, 'removed', now), now),
-      deleteAccountStatement(db, tenant.id, phone),
-    ])
-    try {
-      await accountStub(c.env, tenant.id, phone).linkRemove(alphaRef(tenant.id, phone))
-    } catch (err) {
-      console.error(JSON.stringify({ msg: 'alpha remove: account object failed', account: phone, error: String(err) }))
-    }
+    // Logs the session out through the relay when one is reachable; removal succeeds either way (spec 4.3).
+    await removeAccount(c.env, db, account, Date.now())
     return c.json({ success: true as const, phone_number: phone, status: 'removed' as const }, 200)
   }
 )

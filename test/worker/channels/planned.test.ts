@@ -1,6 +1,6 @@
 // The placeholders for channels that are not built yet: 501 in the path family's shape, behind auth.
 import { describe, expect, it } from 'vitest'
-import { NOT_IMPLEMENTED } from '../../../worker/routes/not-implemented'
+import { NOT_IMPLEMENTED } from '../../../worker/channels/planned'
 import { body, call, newTenant } from '../helpers'
 
 const concrete = (path: string) => path.replace(':phoneNumber', encodeURIComponent('+15551234567'))

@@ -1,9 +1,9 @@
 /** /v1/channels/custom (spec 4.7): set, read and remove the webhook, the plan's account cap, and the inbound push's validation. */
 import { describe, expect, it } from 'vitest'
-import type { AccountEvent } from '../../../schema/events'
-import { channelConnections } from '../../../schema/d1'
-import { body, call, connectCustom, newTenant, pushInbound, receiverChannel, send, type TestTenant } from '../helpers'
-import { addAccount, db, eventsOf } from '../state'
+import type { AccountEvent } from '../../../../schema/events'
+import { channelConnections } from '../../../../schema/d1'
+import { body, call, connectCustom, newTenant, pushInbound, receiverChannel, send, type TestTenant } from '../../helpers'
+import { addAccount, db, eventsOf } from '../../state'
 import { eq } from 'drizzle-orm'
 
 const INBOUND_URL = 'https://gateway.test/v1/channels/custom/inbound'

@@ -1,0 +1,51 @@
+/**
+ * Outbound on relay channels (alpha, beta). The queued D1 row stays the outbox: a send is handed to the relay holding
+ * the account's lease and stays `queued` until that relay reports it handed to the upstream (`sent`, with the
+ * upstream id, and `message.sent`) or refused (`failed`); both reports go through delivery.ts like any other
+ * outcome. Without a relay it waits; every reconnect hands it over again (the relay and the upstream de-duplicate
+ * on the message id); 10 minutes after it was queued it fails with `relay_unavailable` (the channels' `patience`).
+ */
+import type { OutboundMessage } from '../../../schema/frames'
+import type { DeliveryResult } from '../../channels/contract'
+import { queuedMessages, type MessageWithContact } from '../../db/messages'
+import { relayHub } from '../../lib/objects'
+import type { QueuedSend } from '../../relay/inbox'
+import type { AccountContext } from '../context'
+import type { AccountRef } from '../storage'
+import { LINK_KEY, LinkState } from './state'
+
+/** A relay send not handed to the upstream this long after it was queued fails (spec: 10 minutes). */
+export const RELAY_UNAVAILABLE_MS = 10 * 60_000
+export const RELAY_UNAVAILABLE_ERROR = 'relay_unavailable: no relay handed this message to the network within 10 minutes'
+
+/** The `patience` of every relay-run channel. */
+export const RELAY_PATIENCE = { ms: RELAY_UNAVAILABLE_MS, error: RELAY_UNAVAILABLE_ERROR }
+
+export function toQueuedSend(row: MessageWithContact): QueuedSend {
+  const m = row.message
+  const message: OutboundMessage = {
+    messageId: m.id,
+    to: { phone: row.contact?.phone ?? null, peerId: row.contact?.peerId ?? null },
+    text: m.text,
+    mediaUrl: m.mediaUrl,
+  }
+  return { message, expiresAt: m.createdAt + RELAY_UNAVAILABLE_MS }
+}
+
+/** Every send of the account still queued and not yet expired, oldest first. */
+export async function queuedSends(c: AccountContext, ref: AccountRef): Promise<QueuedSend[]> {
+  const now = Date.now()
+  const rows = await queuedMessages(c.db, ref.tenantId, ref.accountId, Number.MAX_SAFE_INTEGER)
+  return rows.filter((r) => r.message.createdAt + RELAY_UNAVAILABLE_MS > now).map(toQueuedSend)
+}
+
+/** A relay channel's `deliver`: hands the message to the hub. The outcome comes later, as a frame from the relay. */
+export async function handToRelay(c: AccountContext, row: MessageWithContact): Promise<DeliveryResult> {
+  const link = c.store.get(LINK_KEY, LinkState)
+  if (!link) return { ok: false, code: null, error: 'the account has no linked session' }
+  const send = toQueuedSend(row)
+  // A reply from this person must land on the same contact, however the upstream addresses them.
+  if (row.contact?.phone) c.store.rememberPeerContact([`phone:${row.contact.phone}`], row.message.contactId)
+  await relayHub(c.env).dispatchSend(link.sid, send.message, send.expiresAt)
+  return { pending: true }
+}

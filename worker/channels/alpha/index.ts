@@ -1,0 +1,24 @@
+/**
+ * alpha (spec 4.3) as a Channel: a linked device run by a relay. Its inbound messages, receipts and session state
+ * arrive as relay frames (worker/relay → account/link/), and its outbound messages are handed to the relay.
+ */
+import { handToRelay, RELAY_PATIENCE } from '../../account/link/outbound'
+import type { Channel } from '../contract'
+import { connectPageRoutes } from './connect-page'
+import { alphaRoutes } from './routes'
+import { alphaTools } from './tools'
+
+export const alphaChannel: Channel = {
+  id: 'alpha_web',
+  path: 'alpha-web',
+  title: 'alpha',
+  routes: alphaRoutes,
+  publicRoutes: connectPageRoutes,
+  tools: alphaTools,
+  address: 'phone',
+  strangers: { allowed: true },
+  warmUp: true,
+  transport: 'relay',
+  patience: RELAY_PATIENCE,
+  deliver: (c, _ref, row) => handToRelay(c, row),
+}
