@@ -16,7 +16,7 @@ import { iso } from '../lib/time'
 import { DEFAULT_PLAN, PLAN_NAMES } from '../plans'
 import { fullGrant, mintFrom } from '../safety/grant'
 import { keyRequest, keyView } from '../safety/key-view'
-import { resourceApp } from '../validate'
+import { emptyBodyIsNone, resourceApp } from '../validate'
 import { commitEvents } from '../webhooks/emit'
 import { statusErrors } from '../lib/openapi-responses'
 
@@ -112,6 +112,7 @@ adminRoutes.openapi(
   }
 )
 
+adminRoutes.use('/tenants/:id/keys', emptyBodyIsNone)
 adminRoutes.openapi(
   createRoute({
     method: 'post',

@@ -11,11 +11,12 @@ import { ApiError } from '../errors'
 import { clearAuthCache } from '../middleware/api-key'
 import { mintFrom } from '../safety/grant'
 import { keyRequest, keyView } from '../safety/key-view'
-import { resourceApp } from '../validate'
+import { emptyBodyIsNone, resourceApp } from '../validate'
 import { statusErrors } from '../lib/openapi-responses'
 
 export const keysRoutes = resourceApp()
 
+keysRoutes.use('/', emptyBodyIsNone)
 keysRoutes.openapi(
   createRoute({
     method: 'post',

@@ -162,3 +162,15 @@ describe('reply keys', () => {
     expect(await body(late)).toEqual({ error_code: 'key_scope', error: expect.stringContaining('last 1 h') })
   })
 })
+
+describe('an empty body', () => {
+  it('mints a copy of the calling key, and the admin API a full key, when JSON is announced but nothing sent', async () => {
+    const t = await newTenant()
+    const res = await call('/v1/keys', { method: 'POST', key: t.key, headers: { 'Content-Type': 'application/json' } })
+    expect(res.status).toBe(201)
+    expect(await body(res)).toMatchObject({ scope: 'full', accounts: null })
+    const adminRes = await call(`/admin/tenants/${t.tenantId}/keys`, { method: 'POST', headers: { Authorization: 'Bearer test-admin-token', 'Content-Type': 'application/json' } })
+    expect(adminRes.status).toBe(201)
+    expect(Object.keys(await body(adminRes)).sort()).toEqual(['created_at', 'id', 'key', 'prefix', 'tenant_id'])
+  })
+})
