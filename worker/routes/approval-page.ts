@@ -4,6 +4,7 @@
  */
 import { Hono, type Context } from 'hono'
 import { z } from 'zod'
+import { getApiKey } from '../db/api-keys'
 import { auditInsert } from '../db/audit'
 import { getApproval } from '../db/approvals'
 import { tenantAndAccounts } from '../db/accounts'
@@ -49,6 +50,7 @@ approvalPageRoutes.get('/', async (c) => {
     getApproval(db, claim.tenant, claim.message),
     tenantAndAccounts(db, claim.tenant),
   ])
+  const key = approval && (await getApiKey(db, claim.tenant, approval.keyId))
   if (!row || !approval) return result(c, 404, 'Message not found', 'This message no longer exists.')
   if (row.message.status !== 'awaiting_approval') {
     return result(c, 409, 'Already decided', `This message is ${row.message.status}${row.message.errorMessage ? ` (${row.message.errorMessage})` : ''}.`)
@@ -64,7 +66,7 @@ approvalPageRoutes.get('/', async (c) => {
         to: contact?.name ?? contact?.phone ?? contact?.externalId ?? contact?.socialId ?? row.message.contactId,
         text: row.message.text,
         mediaUrl: row.message.mediaUrl,
-        keyLabel: null,
+        keyLabel: key?.label ?? null,
         keyId: approval.keyId,
         expiresAt: iso(approval.expiresAt),
       },
