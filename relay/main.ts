@@ -2,7 +2,7 @@
 import { loadConfig } from './config'
 import { startRelay } from './relay'
 
-let relay
+let relay: Awaited<ReturnType<typeof startRelay>>
 try {
   relay = await startRelay(loadConfig(process.env, process.argv.slice(2)))
 } catch (err) {

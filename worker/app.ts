@@ -22,7 +22,7 @@ import { approvalPageRoutes } from './routes/approval-page'
 import { auditRoutes } from './routes/audit'
 import { keysRoutes } from './routes/keys'
 import { messageApprovalRoutes } from './routes/message-approvals'
-import { docsPage, openApiConfig } from './routes/docs'
+import { apiDocument, docsPage, openApiConfig } from './routes/docs'
 import { messagesRoutes } from './routes/messages'
 import { relayRoutes } from './routes/relay'
 import { usageRoutes } from './routes/usage'
@@ -41,7 +41,7 @@ const errorFamily = createMiddleware<AppEnv>(async function errorFamily(c, next)
 })
 
 export const v1 = new OpenAPIHono<AppEnv>()
-v1.doc31('/openapi.json', (c) => openApiConfig(c.env, c.req.url))
+v1.get('/openapi.json', (c) => c.json(apiDocument(v1, openApiConfig(c.env, c.req.url))))
 v1.use('*', apiKeyAuth({ allowQuery: true }))
 // The audit trail wraps the scope check so refusals for the key are logged too (docs/agent-safety.md).
 v1.use('*', auditTrail)
@@ -65,7 +65,7 @@ app.use('*', errorFamily)
 app.onError(onError)
 app.notFound((c) => errorResponse(c, new ApiError(404, 'not_found', `No route for ${c.req.method} ${c.req.path}`)))
 app.get('/', (c) => c.redirect('/docs'))
-app.get('/docs', (c) => c.html(docsPage(v1.getOpenAPI31Document(openApiConfig(c.env, c.req.url)))))
+app.get('/docs', (c) => c.html(docsPage(apiDocument(v1, openApiConfig(c.env, c.req.url)))))
 app.use('/admin/*', adminToken)
 // Any admin change (revocation, switches, plan, review) must not be hidden by this isolate's key cache.
 app.use('/admin/*', async (c, next) => {

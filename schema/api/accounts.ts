@@ -20,7 +20,7 @@ export const Account = z
     identifier: z.string(),
     status: z.enum(ACCOUNT_STATUSES),
     status_reason: z.string().nullable().meta({ description: 'Why the account is disconnected or restricted (logged_out, blocked_by_alpha, opener_burst, …)' }),
-    connected_at: DateTime.nullable(),
+    connected_at: DateTime.nullable().meta({ description: 'When the account became connected; null in every other status (connecting, disconnected, restricted)' }),
     limits: AccountLimits,
   })
   .meta({ id: 'Account' })
@@ -38,8 +38,11 @@ export const Usage = z
     new_contacts_cap: z.number().int(),
     status: z.enum(['active', 'suspended']).meta({ description: 'suspended: outbound is refused until the service reviews it' }),
     suspended_reason: z.string().nullable(),
-    accounts_total: z.number().int(),
+    accounts_total: z.number().int().meta({ description: 'Accounts added, whatever their status (a disconnected one counts until it is removed)' }),
     accounts_connected: z.number().int(),
-    accounts_cap: z.number().int(),
+    accounts_cap: z
+      .number()
+      .int()
+      .meta({ description: 'Accounts that may hold a place at once: connected, connecting or restricted ones do; a disconnected account does not block connecting another' }),
   })
   .meta({ id: 'Usage' })

@@ -66,6 +66,7 @@ const Name = z
   .min(1)
   .max(MAX_WEBHOOK_NAME_CHARS)
   .refine((n) => !/^\d+$/.test(n), 'must not be only digits (digits address a subscription by position)')
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is the point of this check
   .refine((n) => !/[/\\\u0000-\u001f\u007f]/.test(n), 'must not contain slashes or control characters')
   .refine((n) => n !== 'events', "'events' is reserved")
   .meta({ description: 'Unique among your subscriptions; usable as webhookId', example: 'crm-sync' })

@@ -20,7 +20,10 @@ async function wakeRounds(server: LocalServer, receiverUrl: string, afterAnswer:
   let cursor = (await api(server, wake.key, 'GET', '/messages/wait?timeout_s=0')).json.cursor as string
   for (let i = 0; i < WAKE_SAMPLES; i++) {
     let waitDone = 0
-    const waiting = api(server, wake.key, 'GET', `/messages/wait?timeout_s=10&cursor=${cursor}`).then((r) => ((waitDone = performance.now()), r))
+    const waiting = api(server, wake.key, 'GET', `/messages/wait?timeout_s=10&cursor=${cursor}`).then((r) => {
+      waitDone = performance.now()
+      return r
+    })
     await new Promise((r) => setTimeout(r, 15)) // let the wait reach its Durable Object before the push
     const sent = performance.now()
     await api(server, wake.key, 'POST', '/channels/custom/inbound', { customData: { body: `wake ${i}`, fromId: 'bench-user', messageSid: `w${i}` } })

@@ -162,8 +162,8 @@ export function summarize(profile: CpuProfile, bundle?: string): ProfileSummary 
       const k = keyOf.get(at)!
       if (seen.has(k.key)) continue
       seen.add(k.key)
-      let cost = fns.get(k.key)
-      if (!cost) fns.set(k.key, (cost = { name: k.name, where: k.where, selfMs: 0, inclusiveMs: 0 }))
+      const cost = fns.get(k.key) ?? { name: k.name, where: k.where, selfMs: 0, inclusiveMs: 0 }
+      fns.set(k.key, cost)
       cost.inclusiveMs += ms
       if (at === id) cost.selfMs += ms
     }

@@ -72,7 +72,10 @@ async function latency(server: LocalServer, sim: SimServer): Promise<number[]> {
   const endToEnd: number[] = []
   for (let i = 0; i < LATENCY_SAMPLES + 20; i++) {
     let returned = 0
-    const waiting = api(server, key, 'GET', `/messages/wait?timeout_s=10&cursor=${cursor}`).then((r) => ((returned = performance.now()), r))
+    const waiting = api(server, key, 'GET', `/messages/wait?timeout_s=10&cursor=${cursor}`).then((r) => {
+      returned = performance.now()
+      return r
+    })
     await new Promise((r) => setTimeout(r, 60)) // let the wait reach its Durable Object and park there first
     const sent = performance.now()
     // In-process, so the figure is the bridge (device socket → relay → link → hub → AccountDO → D1 → wait), not HTTP.

@@ -5,6 +5,7 @@
  */
 import { Hono } from 'hono'
 import type { AppEnv } from '../env'
+import type { ChannelId, SendRules } from './contract'
 import { ApiError } from '../errors'
 import { ACTS, READS, READS_UPSTREAM, REMOVES, phoneNumberArg, toolInput, type HttpMethod, type ToolSpec } from '../lib/tool-spec'
 import { BetaCodeBody, BetaPasswordBody, ConnectAndroidSmsBody, ConnectBetaBody, ConnectSmsBody, SelectPageBody, SetSocialAppBody } from './planned-bodies'
@@ -174,23 +175,47 @@ const pageInboxTools: ToolSpec[] = [
   },
 ]
 
-type PlannedChannel = { title: string; tools: ToolSpec[] }
+/** A planned channel: its tools, and the send rules of the spec that already hold for accounts stored on it. */
+type PlannedChannel = { id: ChannelId; title: string; tools: ToolSpec[]; rules: SendRules }
 
 const PLANNED: readonly PlannedChannel[] = [
-  { title: 'The beta channel', tools: betaTools },
-  { title: 'The SMS channel', tools: smsTools },
-  { title: 'The page-inbox channel', tools: pageInboxTools },
+  {
+    id: 'beta',
+    title: 'The beta channel',
+    tools: betaTools,
+    rules: {
+      title: 'beta channel',
+      address: 'phone',
+      strangers: { allowed: false, status: 422, code: 'beta_requires_existing_contact', message: 'On beta only existing contacts can be messaged' },
+    },
+  },
+  { id: 'sms', title: 'The SMS channel', tools: smsTools, rules: { title: 'SMS channel', address: 'phone', strangers: { allowed: true } } },
+  {
+    id: 'social',
+    title: 'The page-inbox channel',
+    tools: pageInboxTools,
+    rules: {
+      title: 'page inbox',
+      address: 'social',
+      strangers: { allowed: false, status: 409, code: 'needs_inbound_first', message: 'On the page inbox only people who wrote to the page can be messaged' },
+    },
+  },
 ]
 
-const NOT_BUILT = 'Not available yet on this server: the call answers HTTP 501.'
+const NOT_BUILT = '(Not available yet on this server: every call answers HTTP 501) '
 
 /** The planned channels' tools, listed so agents see the final vocabulary, each saying it is not built yet. */
-export const PLANNED_TOOLS: readonly ToolSpec[] = PLANNED.flatMap((p) => p.tools.map((t) => ({ ...t, description: `${NOT_BUILT} ${t.description}` })))
+export const PLANNED_TOOLS: readonly ToolSpec[] = PLANNED.flatMap((p) => p.tools.map((t) => ({ ...t, description: `${NOT_BUILT}${t.description}` })))
 
 /** Method and Hono path (relative to /v1) of every planned operation, with what is missing, in the spec's order. */
 export const NOT_IMPLEMENTED: readonly (readonly [HttpMethod, string, string])[] = PLANNED.flatMap((p) =>
   p.tools.map((t) => [t.method, t.path.replace(/\{(\w+)\}/g, ':$1'), p.title] as const)
 )
+
+/** The send rules of a planned channel (spec 4.2, 7), for accounts stored on it before its folder lands. */
+export function plannedSendRules(id: ChannelId): SendRules | undefined {
+  return PLANNED.find((p) => p.id === id)?.rules
+}
 
 /** Mounted under /v1 after every real route, so a real route always wins. */
 export const plannedRoutes = new Hono<AppEnv>()

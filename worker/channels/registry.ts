@@ -4,8 +4,9 @@
  * docs/ARCHITECTURE.md, "How to add a channel"); a channel not built yet is absent and answers from planned.ts.
  */
 import { alphaChannel } from './alpha'
-import type { Channel, ChannelId, ChannelRuntime } from './contract'
+import type { Channel, ChannelId, ChannelRuntime, SendRules } from './contract'
 import { customChannel } from './custom'
+import { plannedSendRules } from './planned'
 
 export const CHANNELS: readonly Channel[] = [alphaChannel, customChannel]
 
@@ -13,6 +14,11 @@ const byId = new Map<ChannelId, Channel>(CHANNELS.map((c) => [c.id, c]))
 
 export function findChannel(id: ChannelId): Channel | undefined {
   return byId.get(id)
+}
+
+/** How a send on the channel resolves its recipient: the channel's own rules, or the spec's for a planned one. */
+export function sendRulesFor(id: ChannelId): SendRules | undefined {
+  return byId.get(id) ?? plannedSendRules(id)
 }
 
 /** No account can be added on a channel that is not built; should a stored one appear anyway, it cannot send. */

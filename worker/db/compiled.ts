@@ -60,8 +60,10 @@ export function compiledVariants<K, V extends Values>(build: (db: Db, key: K) =>
   const cache = new Map<string, Compiled<V>>()
   return (db, key) => {
     const id = JSON.stringify(key)
-    let c = cache.get(id)
-    if (!c) cache.set(id, (c = new Compiled<V>(build(db, key))))
+    const cached = cache.get(id)
+    if (cached) return cached
+    const c = new Compiled<V>(build(db, key))
+    cache.set(id, c)
     return c
   }
 }

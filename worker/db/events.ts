@@ -10,6 +10,7 @@ import { contacts, events, messages, tenants, webhooks } from '../../schema/d1'
 import type { EventPayload } from '../../schema/events'
 import { newId } from '../lib/ids'
 import type { Db } from './client'
+import { pruneOlderThan } from './prune'
 import { compiled, placeholders } from './compiled'
 import { constantRow } from './constant-row'
 
@@ -184,10 +185,6 @@ export async function undispatchedOwners(db: Db, before: number, limit: number):
 }
 
 /** Deletes up to `limit` events older than `before`; answers how many went. */
-export async function pruneEvents(db: Db, before: number, limit: number): Promise<number> {
-  const rows = await db
-    .delete(events)
-    .where(inArray(events.id, db.select({ id: events.id }).from(events).where(lt(events.createdAt, before)).limit(limit)))
-    .returning({ id: events.id })
-  return rows.length
+export function pruneEvents(db: Db, before: number, limit: number): Promise<number> {
+  return pruneOlderThan(db, events, { id: events.id, createdAt: events.createdAt }, before, limit)
 }

@@ -7,6 +7,7 @@ import { and, desc, eq, inArray, isNull, lt, lte, or, sql, type SQL } from 'driz
 import { events, tenants, webhookDeliveries, webhookHealth, webhooks, type DeliveryStatus } from '../../schema/d1'
 import type { FailureType } from '../../schema/api/webhooks'
 import type { Db } from './client'
+import { pruneOlderThan } from './prune'
 import type { EventOwner } from './events'
 
 export type DeliveryRow = typeof webhookDeliveries.$inferSelect
@@ -188,10 +189,6 @@ export async function overdueOwners(db: Db, before: number, limit: number): Prom
 }
 
 /** Deletes up to `limit` log rows older than `before` (retries end within hours; the log keeps 7 days). */
-export async function pruneDeliveries(db: Db, before: number, limit: number): Promise<number> {
-  const rows = await db
-    .delete(d)
-    .where(inArray(d.id, db.select({ id: d.id }).from(d).where(lt(d.createdAt, before)).limit(limit)))
-    .returning({ id: d.id })
-  return rows.length
+export function pruneDeliveries(db: Db, before: number, limit: number): Promise<number> {
+  return pruneOlderThan(db, d, { id: d.id, createdAt: d.createdAt }, before, limit)
 }

@@ -1,13 +1,12 @@
 /**
  * Per-URL delivery health (spec 2, `WebhookHealthStatus`). Several AccountDOs deliver to one URL at once, so each
  * outcome is a single upsert whose arithmetic runs in SQL, and the auto-pause rule is decided in that same
- * statement: paused at the failure that makes the run PAUSE_AFTER_CONSECUTIVE_FAILURES long when the run began at
- * least PAUSE_MIN_FAILING_MS earlier, or at once on 410 Gone.
+ * statement: paused at the failure that makes the run `pause.afterConsecutiveFailures` long when the run began at
+ * least `pause.minFailingMs` earlier (the policy's numbers), or at once on 410 Gone.
  */
 import { and, eq, inArray, sql } from 'drizzle-orm'
 import type { FailureType } from '../../schema/api/webhooks'
 import { webhookHealth } from '../../schema/d1'
-import { PAUSE_AFTER_CONSECUTIVE_FAILURES, PAUSE_MIN_FAILING_MS } from '../webhooks/policy'
 import type { Db } from './client'
 
 export type HealthRow = typeof webhookHealth.$inferSelect
@@ -45,7 +44,14 @@ export function recordSuccess(db: Db, tenantId: string, url: string, now: number
     })
 }
 
-export type FailureFacts = { statusCode: number | null; failureType: FailureType; message: string; gone: boolean }
+/** `pause`: the policy's rule (webhooks/policy.ts), applied inside the update so concurrent failures count right. */
+export type FailureFacts = {
+  statusCode: number | null
+  failureType: FailureType
+  message: string
+  gone: boolean
+  pause: { afterConsecutiveFailures: number; minFailingMs: number }
+}
 
 export const GONE_REASON = 'the receiver answered 410 Gone'
 
@@ -54,7 +60,7 @@ export function recordFailure(db: Db, tenantId: string, url: string, f: FailureF
   // Inside DO UPDATE the table's columns are the row as it was before this failure.
   const pauses = f.gone
     ? sql`1`
-    : sql`(${h.consecutiveFailures} + 1 >= ${PAUSE_AFTER_CONSECUTIVE_FAILURES} and coalesce(${h.failingSince}, ${now}) <= ${now - PAUSE_MIN_FAILING_MS})`
+    : sql`(${h.consecutiveFailures} + 1 >= ${f.pause.afterConsecutiveFailures} and coalesce(${h.failingSince}, ${now}) <= ${now - f.pause.minFailingMs})`
   const reason = f.gone
     ? sql`${GONE_REASON}`
     : sql`(${h.consecutiveFailures} + 1) || ' consecutive failed deliveries over more than an hour; last: ' || ${f.message}`

@@ -2,6 +2,7 @@
  * Small crypto helpers on WebCrypto: random base62 tokens, SHA-256 / HMAC digests, and AES-GCM sealing for
  * secrets that must be read back (custom channel URL, signing secrets, provider tokens).
  */
+import { base64urlBytes, fromBase64urlBytes } from './base64url'
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz'
 const encoder = new TextEncoder()
 
@@ -41,19 +42,6 @@ export function timingSafeEqual(a: string, b: string): boolean {
   return diff === 0
 }
 
-function b64(bytes: Uint8Array): string {
-  let s = ''
-  for (const b of bytes) s += String.fromCharCode(b)
-  return btoa(s).replaceAll('+', '-').replaceAll('/', '_').replace(/=+$/, '')
-}
-
-function unb64(text: string): Uint8Array<ArrayBuffer> {
-  const s = atob(text.replaceAll('-', '+').replaceAll('_', '/'))
-  const out = new Uint8Array(s.length)
-  for (let i = 0; i < s.length; i++) out[i] = s.charCodeAt(i)
-  return out
-}
-
 const keyCache = new Map<string, Promise<CryptoKey>>()
 
 /** The AES-256-GCM key from the `ENCRYPTION_KEY` secret (base64 of 32 bytes, or any passphrase, hashed to 32 bytes). */
@@ -74,13 +62,13 @@ const SEALED_PREFIX = 'v1.'
 export async function seal(secret: string, plaintext: string): Promise<string> {
   const iv = crypto.getRandomValues(new Uint8Array(12))
   const data = await crypto.subtle.encrypt({ name: 'AES-GCM', iv }, await aesKey(secret), encoder.encode(plaintext))
-  return `${SEALED_PREFIX}${b64(iv)}.${b64(new Uint8Array(data))}`
+  return `${SEALED_PREFIX}${base64urlBytes(iv)}.${base64urlBytes(new Uint8Array(data))}`
 }
 
 export async function unseal(secret: string, sealed: string): Promise<string> {
   if (!sealed.startsWith(SEALED_PREFIX)) throw new Error('unknown sealed-value version')
   const [iv, data] = sealed.slice(SEALED_PREFIX.length).split('.')
   if (!iv || !data) throw new Error('malformed sealed value')
-  const plain = await crypto.subtle.decrypt({ name: 'AES-GCM', iv: unb64(iv) }, await aesKey(secret), unb64(data))
+  const plain = await crypto.subtle.decrypt({ name: 'AES-GCM', iv: fromBase64urlBytes(iv) }, await aesKey(secret), fromBase64urlBytes(data))
   return new TextDecoder().decode(plain)
 }

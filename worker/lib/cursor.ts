@@ -2,23 +2,20 @@
  * Opaque cursors over the message sequence (and the audit log's). A list cursor and a wait cursor are told apart, so passing one where
  * the other belongs is a clear 400 instead of a silently wrong page.
  */
+import { base64urlText, fromBase64urlText } from './base64url'
+
 export type CursorKind = 'list' | 'wait' | 'audit'
 
 const TAG: Record<CursorKind, string> = { list: 'l1', wait: 'w1', audit: 'a1' }
 
 export function encodeCursor(kind: CursorKind, seq: number): string {
-  return btoa(`${TAG[kind]}:${seq}`).replaceAll('=', '').replaceAll('+', '-').replaceAll('/', '_')
+  return base64urlText(`${TAG[kind]}:${seq}`)
 }
 
 /** The sequence number inside a cursor, or null when it is not a cursor of this kind. */
 export function decodeCursor(kind: CursorKind, raw: string): number | null {
-  let text: string
-  try {
-    text = atob(raw.replaceAll('-', '+').replaceAll('_', '/'))
-  } catch {
-    return null
-  }
-  const match = /^([a-z]\d):(\d{1,15})$/.exec(text)
+  const text = fromBase64urlText(raw)
+  const match = text === null ? null : /^([a-z]\d):(\d{1,15})$/.exec(text)
   if (!match || match[1] !== TAG[kind]) return null
   return Number(match[2])
 }

@@ -3,29 +3,14 @@
  * base64url, then an HMAC-SHA256 over it under a key derived from ENCRYPTION_KEY and the token's purpose, so a
  * token minted for one purpose is worthless for another.
  */
+import { base64urlText, fromBase64urlText } from './base64url'
 import { z } from 'zod'
 import { hmacSha256Hex, timingSafeEqual } from './crypto'
 
-const encoder = new TextEncoder()
 const Expiry = z.object({ exp: z.number().int() })
 
-function b64url(text: string): string {
-  let s = ''
-  for (const b of encoder.encode(text)) s += String.fromCharCode(b)
-  return btoa(s).replaceAll('+', '-').replaceAll('/', '_').replace(/=+$/, '')
-}
-
-function unb64url(text: string): string | null {
-  try {
-    const bin = atob(text.replaceAll('-', '+').replaceAll('_', '/'))
-    return new TextDecoder().decode(Uint8Array.from(bin, (ch) => ch.charCodeAt(0)))
-  } catch {
-    return null
-  }
-}
-
 export async function signToken(secret: string, purpose: string, payload: Record<string, unknown>, expiresAt: number): Promise<string> {
-  const body = b64url(JSON.stringify({ ...payload, exp: expiresAt }))
+  const body = base64urlText(JSON.stringify({ ...payload, exp: expiresAt }))
   return `${body}.${await hmacSha256Hex(`${purpose}\u0000${secret}`, body)}`
 }
 
@@ -35,7 +20,7 @@ export async function verifyToken<S extends z.ZodType>(secret: string, purpose: 
   const [body, sig, extra] = token.split('.')
   if (!body || !sig || extra !== undefined || token.length > 2048) return { ok: false, reason: 'malformed' }
   if (!timingSafeEqual(sig, await hmacSha256Hex(`${purpose}\u0000${secret}`, body))) return { ok: false, reason: 'bad_signature' }
-  const text = unb64url(body)
+  const text = fromBase64urlText(body)
   let json: unknown
   try {
     json = text === null ? null : JSON.parse(text)

@@ -5,6 +5,7 @@
 import type { OpenAPIHono } from '@hono/zod-openapi'
 import type { OpenAPIObject, OperationObject, ParameterObject, ReferenceObject, RequestBodyObject, ResponseObject } from 'openapi3-ts/oas31'
 import { publicOrigin } from '../config'
+import { TOOLS } from '../mcp/tools'
 
 const INTRO = [
   'A wire-only messaging gateway: send and receive through your own accounts (alpha, beta, SMS, page inbox, custom channel).',
@@ -14,15 +15,49 @@ const INTRO = [
 ].join(' ')
 
 export function openApiConfig(env: Env, requestUrl: string): OpenAPIObjectConfig {
+  const origin = publicOrigin(env, requestUrl)
   return {
     openapi: '3.1.0',
-    info: { title: 'Messaging Gateway API', version: '1.0.0', description: INTRO },
-    servers: [{ url: `${publicOrigin(env, requestUrl)}/v1` }],
+    info: {
+      title: 'Messaging Gateway API',
+      version: '1.0.0',
+      description: INTRO,
+      // The API is the operator's service, not an open-source package: its terms are the operator's, shown on /docs.
+      license: { name: 'Proprietary (the operator’s terms of service)', url: `${origin}/docs#terms` },
+    },
+    servers: [{ url: `${origin}/v1` }],
     security: [{ bearer: [] }, { apiKeyHeader: [] }, { apiKeyQuery: [] }],
   }
 }
 
 type OpenAPIObjectConfig = Parameters<OpenAPIHono['getOpenAPI31Document']>[0]
+type Env_ = import('hono').Env
+
+/** `GET /webhooks/{webhookId}` → the MCP tool that runs that operation, so REST and MCP share one vocabulary. */
+const TOOL_FOR_OPERATION = new Map(TOOLS.map((t) => [`${t.method.toLowerCase()} ${t.path}`, t.name]))
+
+const VERB: Record<string, string> = { get: 'get', post: 'create', put: 'set', patch: 'update', delete: 'delete' }
+
+/** An operation no tool maps to gets a name of the same style from its method and path (`get_openapi_json`). */
+function derivedOperationId(method: string, path: string): string {
+  const words = path.split('/').filter((p) => p && !p.startsWith('{')).map((p) => p.replace(/[^a-z0-9]+/gi, '_'))
+  return [VERB[method] ?? method, ...words].join('_').toLowerCase()
+}
+
+/**
+ * The OpenAPI document for client generators: every operation has an `operationId`, the MCP tool name where a tool
+ * maps to it (a route that names its own keeps it).
+ */
+export function apiDocument<E extends Env_>(api: OpenAPIHono<E>, config: OpenAPIObjectConfig): OpenAPIObject {
+  const doc = api.getOpenAPI31Document(config)
+  for (const [path, item] of Object.entries(doc.paths ?? {})) {
+    for (const method of METHODS) {
+      const op = item[method]
+      if (op && !op.operationId) op.operationId = TOOL_FOR_OPERATION.get(`${method} ${path}`) ?? derivedOperationId(method, path)
+    }
+  }
+  return doc
+}
 
 const METHODS = ['get', 'post', 'put', 'patch', 'delete'] as const
 const isRef = (x: object): x is ReferenceObject => '$ref' in x
@@ -62,6 +97,6 @@ body{font:15px/1.5 system-ui,sans-serif;max-width:960px;margin:0 auto;padding:1r
 h1{margin-bottom:0}section{border-top:1px solid #dde;padding:.5rem 0}code{background:#f2f4f8;padding:0 .25rem;border-radius:3px}
 pre{background:#f6f8fa;padding:.5rem;overflow:auto;font-size:12px}.m{display:inline-block;min-width:4.5rem;text-align:center;border-radius:4px;color:#fff;font-size:13px;padding:.1rem .3rem}
 .get{background:#2b7bb9}.post{background:#2f9e44}.put{background:#e67700}.delete{background:#c92a2a}.patch{background:#7048e8}
-</style></head><body><h1>${esc(doc.info.title)}</h1><p>Base URL: <code>${esc(doc.servers?.[0]?.url ?? '/v1')}</code> · <a href="/v1/openapi.json">openapi.json</a></p>
+</style></head><body><h1>${esc(doc.info.title)}</h1><p>Base URL: <code>${esc(doc.servers?.[0]?.url ?? '/v1')}</code> · <a href="/v1/openapi.json">openapi.json</a></p><p id="terms">${esc(doc.info.license?.name ?? "")}</p>
 <p>${code(doc.info.description ?? '')}</p>${ops.join('\n')}</body></html>`
 }

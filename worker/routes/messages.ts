@@ -11,7 +11,7 @@ import {
   WaitQuery,
   WaitResult,
 } from '../../schema/api/messages'
-import { findChannel } from '../channels/registry'
+import { sendRulesFor } from '../channels/registry'
 import { accountStub } from '../lib/objects'
 import { urlPolicy } from '../config'
 import { listAccounts, tenantAndAccounts } from '../db/accounts'
@@ -93,7 +93,7 @@ messagesRoutes.openapi(
     const account = resolveAccount(tenant, fresh.accounts, body.account_id)
     checkAccount(grant, account.id)
     noteAudit(c, { accountId: account.id })
-    const channel = findChannel(account.channel)
+    const channel = sendRulesFor(account.channel)
     if (!channel) throw new ApiError(501, 'not_implemented', `Sending on the ${account.channel} channel is not available yet`)
     const { known, lastInboundAt, ...contact } = await resolveRecipient(db, tenant.id, account, channel, body.to)
     noteAudit(c, { contactId: contact.id })

@@ -11,7 +11,9 @@ import { recordFailure, recordSuccess } from '../db/webhook-health'
 import type { WebhookRow } from '../db/webhooks'
 import { unseal } from '../lib/crypto'
 import type { EventType } from '../../schema/events'
-import { nextAttemptAt, type AttemptOutcome } from './policy'
+import { nextAttemptAt, PAUSE_AFTER_CONSECUTIVE_FAILURES, PAUSE_MIN_FAILING_MS, type AttemptOutcome } from './policy'
+
+const PAUSE_RULE = { afterConsecutiveFailures: PAUSE_AFTER_CONSECUTIVE_FAILURES, minFailingMs: PAUSE_MIN_FAILING_MS }
 import { postWebhook } from './post'
 
 export type AttemptTarget = {
@@ -64,7 +66,7 @@ export async function runAttempt(env: Env, db: Db, t: AttemptTarget): Promise<At
       { status: next === null ? 'failed' : 'pending', statusCode: outcome.statusCode, failureType: outcome.failureType, error: outcome.message, nextAttemptAt: next },
       now
     ),
-    recordFailure(db, tenantId, url, { statusCode: outcome.statusCode, failureType: outcome.failureType, message: outcome.message, gone: outcome.gone ?? false }, now),
+    recordFailure(db, tenantId, url, { statusCode: outcome.statusCode, failureType: outcome.failureType, message: outcome.message, gone: outcome.gone ?? false, pause: PAUSE_RULE }, now),
   ]
   return { statements, nextAttemptAt: next }
 }

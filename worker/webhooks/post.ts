@@ -4,7 +4,8 @@
  * classified failure the outbox can act on (retry, pause).
  */
 import type { EventType } from '../../schema/events'
-import { checkPublicUrl, type UrlPolicy } from '../../common/public-url'
+import type { UrlPolicy } from '../../common/public-url'
+import { guardedPost } from '../lib/guarded-post'
 import { failureTypeForStatus, parseRetryAfter, type AttemptOutcome } from './policy'
 import { signatureFor } from './signing'
 
@@ -51,41 +52,23 @@ export async function buildHeaders(r: WebhookRequest, nowMs: number): Promise<Re
   return headers
 }
 
-function describe(err: unknown): string {
-  return err instanceof Error ? err.message || err.name : String(err)
-}
-
 export async function postWebhook(r: WebhookRequest): Promise<AttemptOutcome> {
   const started = performance.now()
   const elapsed = () => Math.round(performance.now() - started)
-  // Checked again at send time: the policy may be stricter now than when the URL was saved.
-  const check = checkPublicUrl(r.url, r.policy)
-  if (!check.ok) {
-    return { ok: false, statusCode: null, failureType: 'permanent', message: `the URL is not allowed: ${check.reason}`, durationMs: 0, final: true }
-  }
-  let res: Response
-  try {
-    res = await fetch(check.url, {
-      method: 'POST',
-      headers: await buildHeaders(r, Date.now()),
-      body: r.body,
-      redirect: 'manual',
-      signal: AbortSignal.timeout(r.timeoutMs),
-    })
-  } catch (err) {
-    const name = err instanceof Error ? err.name : ''
-    if (name === 'TimeoutError' || name === 'AbortError') {
+  const result = await guardedPost(r.url, r.policy, { headers: await buildHeaders(r, Date.now()), body: r.body, timeoutMs: r.timeoutMs })
+  switch (result.kind) {
+    case 'refused':
+      return { ok: false, statusCode: null, failureType: 'permanent', message: `the URL is not allowed: ${result.reason}`, durationMs: 0, final: true }
+    case 'timeout':
       return { ok: false, statusCode: null, failureType: 'timeout', message: `no answer within ${r.timeoutMs / 1000} s`, durationMs: elapsed() }
-    }
-    return { ok: false, statusCode: null, failureType: 'network', message: `could not connect: ${describe(err)}`, durationMs: elapsed() }
+    case 'network':
+      return { ok: false, statusCode: null, failureType: 'network', message: `could not connect: ${result.error}`, durationMs: elapsed() }
   }
-  // The body is never read; cancelling it frees the connection.
-  await res.body?.cancel().catch(() => undefined)
-  const status = res.status
+  const { status, headers } = result
   if (status >= 200 && status < 300) return { ok: true, statusCode: status, durationMs: elapsed() }
   const durationMs = elapsed()
   if (status >= 300 && status < 400) {
-    const to = res.headers.get('location')
+    const to = headers.get('location')
     return {
       ok: false,
       statusCode: status,
@@ -97,7 +80,7 @@ export async function postWebhook(r: WebhookRequest): Promise<AttemptOutcome> {
   const outcome: AttemptOutcome = { ok: false, statusCode: status, failureType: failureTypeForStatus(status), message: `answered HTTP ${status}`, durationMs }
   if (status === 410) return { ...outcome, gone: true, message: 'answered 410 Gone; delivery to this URL is paused' }
   if (status === 429 || status === 503) {
-    const retryAfterMs = parseRetryAfter(res.headers.get('retry-after'), Date.now())
+    const retryAfterMs = parseRetryAfter(headers.get('retry-after'), Date.now())
     if (retryAfterMs !== undefined) return { ...outcome, retryAfterMs }
   }
   return outcome

@@ -141,10 +141,19 @@ export class SimNetwork {
   }
 
   private deviceSend(conn: Conn, p: SimPhone, msg: Extract<ClientMsg, { t: 'send' }>): void {
-    if (!p.open.has(conn)) return conn.send({ t: 'send_error', id: msg.id, code: 428, reason: 'not logged in' })
-    if (p.banned) return conn.send({ t: 'send_error', id: msg.id, code: 463, reason: 'the account is restricted' })
+    if (!p.open.has(conn)) {
+      conn.send({ t: 'send_error', id: msg.id, code: 428, reason: 'not logged in' })
+      return
+    }
+    if (p.banned) {
+      conn.send({ t: 'send_error', id: msg.id, code: 463, reason: 'the account is restricted' })
+      return
+    }
     const to = msg.to.phone ?? (msg.to.lid ? p.lidToPhone.get(msg.to.lid) : undefined) ?? msg.to.lid
-    if (!to) return conn.send({ t: 'send_error', id: msg.id, code: 400, reason: 'no recipient' })
+    if (!to) {
+      conn.send({ t: 'send_error', id: msg.id, code: 400, reason: 'no recipient' })
+      return
+    }
     // The same message id twice is one message (a resend after a reconnect).
     if (!p.outbox.some((e) => e.id === msg.id)) {
       p.outbox.push({ id: msg.id, message_id: msg.messageId, to, text: msg.text, media_url: msg.mediaUrl, at: Date.now() })

@@ -33,7 +33,7 @@ async function connect(t: TestTenant, phone = newPhone()) {
  * Moves the clock on by `ms` and runs the hub's alarm, as its timer would. Relays in `alive` say something first:
  * heartbeats are answered by the runtime on the real clock, so only a frame proves them alive on the moved one.
  */
-async function after(ms: number, alive: FakeRelay[] = []) {
+async function elapse(ms: number, alive: FakeRelay[] = []) {
   vi.useFakeTimers({ toFake: ['Date'] })
   vi.setSystemTime(Date.now() + ms)
   for (const r of alive) r.send({ type: 'probe_result', id: 'keepalive', sid: 'none', state: null })
@@ -118,9 +118,9 @@ describe('leases', () => {
     const standby = await open(token)
     relay.ws.close(1000, 'gone')
     await new Promise((r) => setTimeout(r, 50))
-    await after(5_000, [standby])
+    await elapse(5_000, [standby])
     expect(standby.frames.some((f) => f.type === 'assign' && f.account.accountId === phone)).toBe(false)
-    await after(6_000, [standby])
+    await elapse(6_000, [standby])
     const moved = await standby.next('assign', (a) => a.account.accountId === phone)
     expect(moved).toMatchObject({ sid: assign.sid, fence: assign.fence + 1, forceNew: false })
     // The old process comes back still listing the session under the old fence: it is told to stop it.
@@ -133,7 +133,7 @@ describe('leases', () => {
     relay.ws.close(1000, 'blip')
     await new Promise((r) => setTimeout(r, 50))
     const back = await open(token, { instance: relay.instance, sessions: [{ sid: assign.sid, fence: assign.fence }] })
-    await after(11_000, [back])
+    await elapse(11_000, [back])
     expect(back.frames.filter((f) => f.type === 'assign' || f.type === 'revoke')).toEqual([])
     const ack = await back.request({ type: 'inbound', id: back.id(), sid: assign.sid, fence: assign.fence, message: { upstreamId: 'X1', from: { id: 'p', phone: '+447700900999', lid: null, name: null }, text: 'still here', media: null, sentAt: Date.now() } })
     expect(ack).toMatchObject({ type: 'ack' })
@@ -155,7 +155,7 @@ describe('leases', () => {
   it('cut a silent link with 4008 and move its sessions', async () => {
     const { token, relay, phone } = await connectedSession()
     const standby = await open(token)
-    await after(11_000, [standby])
+    await elapse(11_000, [standby])
     expect((await relay.waitClosed()).code).toBe(4008)
     await expect(standby.next('assign', (a) => a.account.accountId === phone)).resolves.toBeTruthy()
   })
@@ -173,9 +173,9 @@ describe('leases', () => {
     const { t, token, relay, phone } = await connectedSession()
     relay.close()
     await new Promise((r) => setTimeout(r, 50))
-    await after(11_000)
+    await elapse(11_000)
     expect((await accountOf(t))?.status).toBe('connected')
-    await after(31_000)
+    await elapse(31_000)
     expect(await accountOf(t)).toMatchObject({ status: 'disconnected', status_reason: 'relay_unavailable' })
     const status = await body<Record<string, unknown>>(await call(`/v1/channels/alpha-web/connections/${encodeURIComponent(phone)}/status`, { key: t.key }))
     expect(status).toMatchObject({ status: 'connecting', reason: 'relay_unavailable' })

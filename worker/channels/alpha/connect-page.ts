@@ -38,7 +38,7 @@ async function pageState(env: Env, c: ConnectClaims, pageExpiresAt: number) {
   const db = database(env.DB)
   const account = await getAccount(db, c.tenant, c.account)
   const base = { page_expires_at: pageExpiresAt, page_expired: false }
-  if (!account || account.channel !== 'alpha_web') {
+  if (account?.channel !== 'alpha_web') {
     return { ...base, status: 'disconnected', reason: 'removed', message: 'This number is no longer on the account.', qr_data_url: null, qr_expires_at: null, pairing_code: null, pairing_code_expires_at: null, can_restart: false }
   }
   const { view: v } = await accountStub(env, c.tenant, c.account).linkStatus(null)

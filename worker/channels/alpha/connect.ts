@@ -25,7 +25,7 @@ export const alphaRef = (tenantId: string, phone: string) => ({ tenantId, accoun
 /** The tenant's alpha account for this number, or a 404 in the channel-connection error shape. */
 export async function alphaAccount(db: Db, tenantId: string, phone: string): Promise<AccountRow> {
   const account = await getAccount(db, tenantId, phone)
-  if (!account || account.channel !== 'alpha_web') throw new ApiError(404, 'connection_not_found', `No alpha connection for ${phone} on this API key`)
+  if (account?.channel !== 'alpha_web') throw new ApiError(404, 'connection_not_found', `No alpha connection for ${phone} on this API key`)
   return account
 }
 

@@ -182,7 +182,7 @@ alphaRoutes.openapi(
     const tenant = c.get('tenant')
     const db = database(c.env.DB)
     const account = await getAccount(db, tenant.id, phone)
-    if (!account || account.channel !== 'alpha_web') return c.json({ success: true as const, phone_number: phone, status: 'disconnected' as const }, 200)
+    if (account?.channel !== 'alpha_web') return c.json({ success: true as const, phone_number: phone, status: 'disconnected' as const }, 200)
     // Logs the session out through the relay when one is reachable; removal succeeds either way (spec 4.3).
     await removeAccount(c.env, db, account, Date.now())
     return c.json({ success: true as const, phone_number: phone, status: 'removed' as const }, 200)

@@ -2,10 +2,11 @@
  * The custom channel's `deliver` (spec 4.7): one outbound message is a JSON POST to the user's webhook, unsigned
  * (the user's secret is in the URL), 10 s timeout, redirects not followed. Any 2xx accepts the message.
  */
-import { z } from 'zod'
+import type { z } from 'zod'
 import type { CustomOutboundPayload } from '../../../schema/api/custom-channel'
 import type { MessageWithContact } from '../../db/messages'
-import { checkPublicUrl, type UrlPolicy } from '../../../common/public-url'
+import type { UrlPolicy } from '../../../common/public-url'
+import { guardedPost } from '../../lib/guarded-post'
 import { contentTypeFromUrl, fileNameFromUrl } from '../../../common/media'
 import type { AccountContext } from '../../account/context'
 import type { AccountRef } from '../../account/storage'
@@ -40,32 +41,25 @@ export async function postToCustomWebhook(
   policy: UrlPolicy,
   timeoutMs: number
 ): Promise<DeliveryResult> {
-  // Checked again at delivery time: the policy may be stricter now than when the URL was saved.
-  const check = checkPublicUrl(webhookUrl, policy)
-  if (!check.ok) return { ok: false, code: null, error: `the custom channel webhook URL is not allowed: ${check.reason}` }
-  let res: Response
-  try {
-    res = await fetch(check.url, {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/json', 'User-Agent': DELIVERY_USER_AGENT },
-      body: JSON.stringify(customPayload(row)),
-      redirect: 'manual',
-      signal: AbortSignal.timeout(timeoutMs),
-    })
-  } catch (err) {
-    const name = err instanceof Error ? err.name : ''
-    if (name === 'TimeoutError' || name === 'AbortError') {
+  const result = await guardedPost(webhookUrl, policy, {
+    headers: { 'Content-Type': 'application/json', 'User-Agent': DELIVERY_USER_AGENT },
+    body: JSON.stringify(customPayload(row)),
+    timeoutMs,
+  })
+  switch (result.kind) {
+    case 'refused':
+      return { ok: false, code: null, error: `the custom channel webhook URL is not allowed: ${result.reason}` }
+    case 'timeout':
       return { ok: false, code: null, error: `the custom channel webhook did not answer within ${timeoutMs / 1000} s` }
-    }
-    return { ok: false, code: null, error: `the custom channel webhook could not be reached: ${err instanceof Error ? err.message : String(err)}` }
+    case 'network':
+      return { ok: false, code: null, error: `the custom channel webhook could not be reached: ${result.error}` }
   }
-  // The body is not needed; cancelling it frees the connection.
-  await res.body?.cancel()
-  if (res.status >= 200 && res.status < 300) return { ok: true }
-  if (res.status >= 300 && res.status < 400) {
-    return { ok: false, code: res.status, error: `the custom channel webhook answered a redirect (HTTP ${res.status}), which is not followed` }
+  const { status } = result
+  if (status >= 200 && status < 300) return { ok: true }
+  if (status >= 300 && status < 400) {
+    return { ok: false, code: status, error: `the custom channel webhook answered a redirect (HTTP ${status}), which is not followed` }
   }
-  return { ok: false, code: res.status, error: `the custom channel webhook answered HTTP ${res.status}` }
+  return { ok: false, code: status, error: `the custom channel webhook answered HTTP ${status}` }
 }
 
 /** Reads the sealed webhook URL and POSTs the message to it. */

@@ -13,7 +13,7 @@ afterEach(() => sim.close())
 type Device = { got: ServerMsg[]; closed: Promise<number>; send(m: ClientMsg): void; next<T extends ServerMsg['t']>(t: T): Promise<Extract<ServerMsg, { t: T }>> }
 
 async function device(login: ClientMsg): Promise<Device> {
-  const ws = new WebSocket(sim.url.replace('http', 'ws') + '/sim/ws')
+  const ws = new WebSocket(`${sim.url.replace('http', 'ws')}/sim/ws`)
   const got: ServerMsg[] = []
   const waiters = new Set<() => void>()
   ws.on('message', (d) => {
