@@ -13,7 +13,8 @@ export type Channel = (typeof CHANNELS)[number]
 export const ACCOUNT_STATUSES = ['connected', 'connecting', 'disconnected', 'restricted'] as const
 export type AccountStatus = (typeof ACCOUNT_STATUSES)[number]
 
-export const MESSAGE_STATUSES = ['queued', 'sent', 'delivered', 'read', 'failed', 'received'] as const
+/** `awaiting_approval` extends spec §3: a send held for the owner's approval (docs/agent-safety.md). */
+export const MESSAGE_STATUSES = ['queued', 'sent', 'delivered', 'read', 'failed', 'received', 'awaiting_approval'] as const
 export type MessageStatus = (typeof MESSAGE_STATUSES)[number]
 
 export { MEDIA_KINDS }
@@ -30,7 +31,14 @@ export const tenants = sqliteTable('tenants', {
   createdAt: integer('created_at').notNull(),
 })
 
-/** API keys are stored only as a SHA-256 hash; `prefix` is the first characters, kept for display. */
+/** What a key may do (docs/agent-safety.md): `full` is every operation, `reply` reads and answers, `read` only reads. */
+export const KEY_SCOPES = ['read', 'reply', 'full'] as const
+export type KeyScope = (typeof KEY_SCOPES)[number]
+
+/**
+ * API keys are stored only as a SHA-256 hash; `prefix` is the first characters, kept for display. The scope columns
+ * narrow what a key may do; their defaults are today's key (full, every account, no expiry, no approval).
+ */
 export const apiKeys = sqliteTable(
   'api_keys',
   {
@@ -42,6 +50,17 @@ export const apiKeys = sqliteTable(
     prefix: text('prefix').notNull(),
     createdAt: integer('created_at').notNull(),
     revokedAt: integer('revoked_at'),
+    scope: text('scope', { enum: KEY_SCOPES }).notNull().default('full'),
+    label: text('label'),
+    /** JSON array of account ids the key may use; null: every account of the tenant. */
+    accounts: text('accounts'),
+    expiresAt: integer('expires_at'),
+    /** `reply` keys: how long after a person's last message they may still be answered. */
+    replyWindowS: integer('reply_window_s'),
+    /** Sends to people who never wrote are held for the owner's approval. */
+    approval: integer('approval', { mode: 'boolean' }).notNull().default(false),
+    /** The key that minted this one (null: issued by the admin API). */
+    parentId: text('parent_id'),
   },
   (t) => [uniqueIndex('api_keys_hash').on(t.hash), index('api_keys_tenant').on(t.tenantId)]
 )
@@ -401,4 +420,48 @@ export const media = sqliteTable(
     createdAt: integer('created_at').notNull(),
   },
   (t) => [index('media_account').on(t.tenantId, t.accountId), index('media_created').on(t.createdAt)]
+)
+
+/**
+ * The audit log (docs/agent-safety.md): one row per action taken with a key. Never holds a message text. Kept
+ * AUDIT_RETENTION_MS by the cron, which deletes by age across tenants without touching any account.
+ */
+export const AUDIT_OUTCOMES = ['accepted', 'refused', 'approved', 'rejected'] as const
+export type AuditOutcome = (typeof AUDIT_OUTCOMES)[number]
+
+export const auditLog = sqliteTable(
+  'audit_log',
+  {
+    seq: integer('seq').primaryKey({ autoIncrement: true }),
+    tenantId: text('tenant_id').notNull(),
+    keyId: text('key_id'),
+    keyLabel: text('key_label'),
+    /** `POST /v1/messages` for REST, `send_message` for a tool call, `approval page` for the hosted page. */
+    action: text('action').notNull(),
+    route: text('route').notNull(),
+    accountId: text('account_id'),
+    contactId: text('contact_id'),
+    messageId: text('message_id'),
+    outcome: text('outcome', { enum: AUDIT_OUTCOMES }).notNull(),
+    code: text('code'),
+    status: integer('status').notNull(),
+    createdAt: integer('created_at').notNull(),
+  },
+  (t) => [index('audit_tenant_seq').on(t.tenantId, t.seq), index('audit_created').on(t.createdAt)]
+)
+
+/** Sends held for the owner's approval (status `awaiting_approval`): who held them and until when the link works. */
+export const messageApprovals = sqliteTable(
+  'message_approvals',
+  {
+    messageId: text('message_id').primaryKey(),
+    tenantId: text('tenant_id').notNull(),
+    accountId: text('account_id').notNull(),
+    keyId: text('key_id').notNull(),
+    expiresAt: integer('expires_at').notNull(),
+    decidedAt: integer('decided_at'),
+    decision: text('decision', { enum: ['approved', 'rejected', 'expired'] }),
+    createdAt: integer('created_at').notNull(),
+  },
+  (t) => [index('message_approvals_open').on(t.expiresAt).where(sql`decided_at is null`)]
 )

@@ -13,11 +13,19 @@ export const EVENT_TYPES = [
   'account.restricted',
   'account.limit_reached',
 ] as const
-export type EventType = (typeof EVENT_TYPES)[number]
+/**
+ * Events beyond spec part 6's nine (docs/agent-safety.md). Subscribable like the others; GET /webhooks/events
+ * keeps `events` at the spec's nine and names these under `extension_events`.
+ */
+export const EXTENSION_EVENT_TYPES = ['message.approval_required'] as const
+export const SUBSCRIBABLE_EVENTS = [...EVENT_TYPES, ...EXTENSION_EVENT_TYPES] as const
+export type EventType = (typeof SUBSCRIBABLE_EVENTS)[number]
 export type MessageEventType = Extract<EventType, `message.${string}`>
 export type AccountEventType = Extract<EventType, `account.${string}`>
 
 export const EVENT_DESCRIPTIONS: Record<EventType, string> = {
+  'message.approval_required':
+    'A key that holds first messages for approval sent to someone who never wrote; approval carries signed approve and reject links (extension)',
   'message.received': 'A contact sent a message to a connected account',
   'message.sent': 'A sent message left the account',
   'message.delivered': "A sent message reached the contact's phone",
@@ -31,7 +39,7 @@ export const EVENT_DESCRIPTIONS: Record<EventType, string> = {
 
 export const MessageEventPayload = z
   .object({
-    event: z.enum(EVENT_TYPES),
+    event: z.enum(SUBSCRIBABLE_EVENTS),
     created_at: z.iso.datetime(),
     account_id: z.string(),
     channel: z.string(),
@@ -44,12 +52,16 @@ export const MessageEventPayload = z
       error: z.string().nullable(),
     }),
     contact: z.object({ id: z.string(), phone: z.string().nullable(), name: z.string().nullable() }),
+    /** `message.approval_required` only: where the owner decides, until `expires_at`. */
+    approval: z
+      .object({ page_url: z.string(), approve_url: z.string(), reject_url: z.string(), expires_at: z.iso.datetime(), key_id: z.string(), key_label: z.string().nullable() })
+      .optional(),
   })
   .meta({ id: 'MessageEventPayload' })
 
 export const AccountEventPayload = z
   .object({
-    event: z.enum(EVENT_TYPES),
+    event: z.enum(SUBSCRIBABLE_EVENTS),
     created_at: z.iso.datetime(),
     account_id: z.string().nullable(),
     channel: z.string().nullable(),

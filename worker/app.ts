@@ -15,9 +15,15 @@ import { adminToken } from './middleware/admin-token'
 import { mcpRoutes } from './mcp/handler'
 import { apiKeyAuth, clearAuthCache } from './middleware/api-key'
 import { requestLimits } from './lib/rate-limit'
+import { auditTrail } from './middleware/audit'
+import { keyScope } from './middleware/key-scope'
 import { accountsRoutes } from './routes/accounts'
 import { adminRoutes } from './routes/admin'
 import { adminRelayRoutes } from './routes/admin-relays'
+import { approvalPageRoutes } from './routes/approval-page'
+import { auditRoutes } from './routes/audit'
+import { keysRoutes } from './routes/keys'
+import { messageApprovalRoutes } from './routes/message-approvals'
 import { apiDocument, docsPage, openApiConfig } from './routes/docs'
 import { mediaRoutes } from './routes/media'
 import { mediaLinkRoutes } from './routes/media-link'
@@ -27,7 +33,7 @@ import { usageRoutes } from './routes/usage'
 import { webhooksRoutes } from './routes/webhooks'
 
 /** Messaging and usage routes answer `{error_code: string, …}`; all others `{success: false, error_code: status}`. */
-const MESSAGING_PREFIXES = ['/v1/messages', '/v1/accounts', '/v1/usage']
+const MESSAGING_PREFIXES = ['/v1/messages', '/v1/accounts', '/v1/usage', '/v1/audit']
 
 export function errorFamilyFor(path: string): ErrorFamily {
   return MESSAGING_PREFIXES.some((p) => path === p || path.startsWith(`${p}/`)) ? 'messaging' : 'status'
@@ -53,10 +59,16 @@ const errorFamily = createMiddleware<AppEnv>(async function errorFamily(c, next)
 export const v1 = new OpenAPIHono<AppEnv>()
 v1.get('/openapi.json', (c) => c.json(apiDocument(v1, openApiConfig(c.env, c.req.url))))
 v1.use('*', apiKeyAuth({ allowQuery: true }), requestLimits)
+// The audit trail wraps the scope check so refusals for the key are logged too (docs/agent-safety.md).
+v1.use('*', auditTrail)
+v1.use('*', keyScope('/v1', () => v1.routes))
 v1.route('/accounts', accountsRoutes)
 v1.route('/usage', usageRoutes)
 v1.route('/messages', messagesRoutes)
+v1.route('/messages', messageApprovalRoutes)
 v1.route('/media', mediaRoutes)
+v1.route('/keys', keysRoutes)
+v1.route('/audit', auditRoutes)
 for (const channel of CHANNELS) v1.route(`/channels/${channel.path}`, channel.routes)
 v1.route('/webhooks', webhooksRoutes)
 // Last: answers 501 for operations whose channel is not built yet; any real route mounted above wins.
@@ -85,6 +97,7 @@ app.route('/relay', relayRoutes)
 app.route('/media', mediaLinkRoutes())
 // Provider callbacks and hosted pages authenticate by their own signature or token: mounted before /v1's key check.
 for (const channel of CHANNELS) if (channel.publicRoutes) app.route('/', channel.publicRoutes)
+app.route('/approvals', approvalPageRoutes)
 app.route('/v1', v1)
 // Every tool call runs its REST operation through this same app, in-process.
 app.route('/mcp', mcpRoutes((request, env, ctx) => app.fetch(request, env, ctx)))

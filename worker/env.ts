@@ -1,6 +1,8 @@
 /** Hono environment: the Worker bindings (generated into worker-configuration.d.ts) and per-request variables. */
 import type { Tenant } from './db/tenants'
 import type { ErrorFamily } from './errors'
+import type { AuditNote } from './safety/audit-note'
+import type { KeyGrant } from './safety/grant'
 
 export type AppEnv = {
   Bindings: Env
@@ -11,5 +13,11 @@ export type AppEnv = {
     tenant: Tenant
     /** The API key's reference (a hash prefix) for the per-key rate limit; unset for in-process MCP calls. */
     apiKeyRef: string
+    /** What the caller's key may do, set with the tenant. */
+    key: KeyGrant
+    /** The MCP tool a vouched in-process request stands for (audit log). */
+    tool: string
+    /** What a route learned about the action (account, contact, message) for its audit entry. */
+    audit: AuditNote
   }
 }

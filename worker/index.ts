@@ -1,10 +1,11 @@
-/** The Worker entry: the Hono app serves every request, the cron runs the webhook sweeper and media retention; the Durable Object classes are exported for their bindings. */
+/** The Worker entry: the Hono app serves every request, the cron runs the webhook sweeper, media retention and the agent-safety sweep; the Durable Object classes are exported for their bindings. */
 import { AccountObject } from './account/account-do'
 import { app } from './app'
 import { mediaConfig } from './config'
 import { channelRuntime } from './channels/registry'
 import { database } from './db/client'
 import { sweepExpiredMedia } from './media/retention'
+import { sweepSafety } from './safety/sweep'
 import { sweepWebhooks } from './webhooks/sweeper'
 
 export { RelayHubDO } from './relay/hub-do'
@@ -24,5 +25,7 @@ export default {
     // Media retention rides the same minute cron: one indexed D1 read when nothing is due, nothing per account.
     const expired = await sweepExpiredMedia(env.MEDIA, database(env.DB), mediaConfig(env).retentionMs, controller.scheduledTime)
     if (expired > 0) console.log(JSON.stringify({ msg: 'media retention', deleted: expired }))
+    const safety = await sweepSafety(env, database(env.DB), controller.scheduledTime)
+    if (safety.expiredApprovals + safety.prunedAudit > 0) console.log(JSON.stringify({ msg: 'safety sweep', ...safety }))
   },
 } satisfies ExportedHandler<Env>

@@ -3,6 +3,7 @@
  * failure anywhere into an ApiError(400) with a field-specific `error_code` and a readable message.
  */
 import { OpenAPIHono } from '@hono/zod-openapi'
+import { createMiddleware } from 'hono/factory'
 import type { z } from 'zod'
 import type { AppEnv } from './env'
 import { ApiError } from './errors'
@@ -28,3 +29,19 @@ export function validationHook(fieldCodes: Record<string, string> = {}) {
 export function resourceApp(fieldCodes: Record<string, string> = {}): OpenAPIHono<AppEnv> {
   return new OpenAPIHono<AppEnv>({ defaultHook: validationHook(fieldCodes) })
 }
+
+/**
+ * For routes whose JSON body is optional: a request that says JSON but sends nothing (many clients set the header
+ * on every call) counts as one without a body, as it did before the body existed, instead of "not valid JSON".
+ */
+export const emptyBodyIsNone = createMiddleware<AppEnv>(async function emptyBodyIsNone(c, next) {
+  if (c.req.header('content-type') !== undefined) {
+    const text = c.req.raw.body ? await c.req.raw.clone().text() : ''
+    if (text.trim() === '') {
+      const headers = new Headers(c.req.raw.headers)
+      headers.delete('content-type')
+      c.req.raw = new Request(c.req.raw.url, { method: c.req.method, headers, signal: c.req.raw.signal })
+    }
+  }
+  await next()
+})

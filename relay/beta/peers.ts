@@ -3,7 +3,7 @@
  * every update that carries users. In memory only: the edge keeps each person's peer id (with the access hash), so
  * after a restart a reply goes by that id, and a send by phone finds the person again once the address book synced.
  */
-import { Api } from 'telegram'
+import type { Api } from 'telegram'
 import type { Peer } from '../connector'
 import { encodePeerId, upstreamPhoneToE164, type PeerRef } from './ids'
 

@@ -3,7 +3,7 @@
  * a scripted fake in its place (test/fixtures/beta-client.ts). `makeGramClient` is the real one: a TelegramClient on
  * a StringSession with the operator's (or the tenant relay's own) API id and hash.
  */
-import { Api, TelegramClient } from 'telegram'
+import { type Api, TelegramClient } from 'telegram'
 import type { CustomFile } from 'telegram/client/uploads'
 import { Raw } from 'telegram/events'
 import { Logger, LogLevel } from 'telegram/extensions/Logger'

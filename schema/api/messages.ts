@@ -60,7 +60,12 @@ export const SendMessageBody = z
   })
   .meta({ id: 'SendMessageBody' })
 
-export const SendAccepted = z.object({ message_id: z.string(), status: z.literal('queued') }).meta({ id: 'SendAccepted' })
+export const SendAccepted = z
+  .object({
+    message_id: z.string(),
+    status: z.enum(['queued', 'awaiting_approval']).meta({ description: '`queued`; `awaiting_approval` (extension) when the key holds first messages for the owner' }),
+  })
+  .meta({ id: 'SendAccepted' })
 
 export const ListMessagesQuery = z.object({
   limit: z.coerce.number().int().min(1).max(100).default(50).meta({ description: '1 to 100, default 50' }),

@@ -1,7 +1,7 @@
 /** Webhook shapes (spec 2 and 4.8): subscriptions, per-URL health, signing secrets, tests, the delivery log, replay. */
 import { z } from 'zod'
 import { DELIVERY_STATUSES } from '../d1'
-import { EVENT_TYPES } from '../events'
+import { EVENT_TYPES, EXTENSION_EVENT_TYPES, SUBSCRIBABLE_EVENTS } from '../events'
 import { DateTime, SuccessFlag } from './common'
 
 export const FAILURE_TYPES = ['permanent', 'temporary', 'timeout', 'network', 'unknown'] as const
@@ -14,7 +14,7 @@ export const WebhookSubscription = z
     id: z.string().meta({ description: 'Position in the list (0-based); shifts when an earlier subscription is deleted. Prefer the name', example: '0' }),
     name: z.string().nullable().meta({ description: 'Display name, also usable as webhookId', example: 'crm-sync' }),
     url: z.string().meta({ example: 'https://hooks.example.com/gateway' }),
-    subscribed_to: z.array(z.enum(EVENT_TYPES)),
+    subscribed_to: z.array(z.enum(SUBSCRIBABLE_EVENTS)),
     created_at: DateTime.nullable(),
     enabled: z.boolean().meta({ description: 'Deliveries happen only when true' }),
     retries_enabled: z.boolean().meta({ description: 'Failed deliveries are retried after 1 min, 5 min, 30 min and 2 h' }),
@@ -46,17 +46,17 @@ export const WebhookHealth = z
   .meta({ id: 'WebhookHealthStatus' })
 
 // An enum, so the OpenAPI document and the MCP tools' input schemas list the valid names; the message names them too.
-const eventName = z.enum(EVENT_TYPES, {
+const eventName = z.enum(SUBSCRIBABLE_EVENTS, {
   error: (issue) =>
     typeof issue.input === 'string'
-      ? `unknown event '${issue.input}'; valid events are ${EVENT_TYPES.join(', ')}`
-      : `must be an event name: ${EVENT_TYPES.join(', ')}`,
+      ? `unknown event '${issue.input}'; valid events are ${SUBSCRIBABLE_EVENTS.join(', ')}`
+      : `must be an event name: ${SUBSCRIBABLE_EVENTS.join(', ')}`,
 })
 
 const SubscribedTo = z
   .array(eventName)
   .min(1, 'subscribe to at least one event')
-  .max(EVENT_TYPES.length * 2)
+  .max(SUBSCRIBABLE_EVENTS.length * 2)
   .transform((names) => [...new Set(names)])
   .meta({ description: 'Event names (GET /webhooks/events); at least one; an unknown name is refused', example: ['message.received'] })
 
@@ -106,7 +106,8 @@ export const WebhookIdParam = z.object({
 export const EventList = z
   .object({
     success: SuccessFlag,
-    events: z.array(z.enum(EVENT_TYPES)),
+    events: z.array(z.enum(EVENT_TYPES)).meta({ description: 'The nine events of spec part 6' }),
+    extension_events: z.array(z.enum(EXTENSION_EVENT_TYPES)).meta({ description: 'Events beyond the spec, equally subscribable: message.approval_required (docs/agent-safety.md)' }),
     descriptions: z.record(z.string(), z.string()),
   })
   .meta({ id: 'WebhookEventList' })
@@ -149,7 +150,7 @@ export const TestWebhookResult = z
   .object({
     success: SuccessFlag,
     webhook_id: z.string(),
-    event: z.enum(EVENT_TYPES),
+    event: z.enum(SUBSCRIBABLE_EVENTS),
     delivery_id: z.string().meta({ description: 'The X-Webhook-Delivery of the test request (starts with dlv_test_)' }),
     delivered: z.boolean(),
     status_code: z.number().int().nullable(),

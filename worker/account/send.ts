@@ -9,7 +9,8 @@ import { insertEvent } from '../db/events'
 import { insertMessage } from '../db/messages'
 import { suspendTenant } from '../db/tenants'
 import type { BatchItem } from 'drizzle-orm/batch'
-import { accountEventPayload, limitReachedPayload } from '../events/payloads'
+import { failHeldMessage, releaseHeldMessage } from '../db/approvals'
+import { accountEventPayload, limitReachedPayload, messageEventPayload } from '../events/payloads'
 import { planOf } from '../plans'
 import type { AccountContext } from './context'
 import { deliverMessage, DELIVERY_LEASE_MS } from './delivery'
@@ -36,6 +37,11 @@ export type SendInput = {
   text: string
   mediaUrl: string | null
   mediaContentType: string | null
+  /**
+   * The message already exists as `awaiting_approval` (docs/agent-safety.md) and its owner approved it: every
+   * limit runs now; accepted, it becomes `queued`; refused, it fails with the limit's code.
+   */
+  held?: boolean
 }
 
 export type SendOutcome = { ok: true; messageId: string } | { ok: false; refusal: Refusal }
@@ -71,6 +77,7 @@ export async function sendMessage(c: AccountContext, input: SendInput): Promise<
 
   if (!check.ok) {
     await recordRefusal(c, input, check.refusal, allowance, now)
+    if (input.held) await failHeld(c, input, `${check.refusal.code}: ${check.refusal.message}`, now)
     return check
   }
 
@@ -86,19 +93,21 @@ export async function sendMessage(c: AccountContext, input: SendInput): Promise<
     const { hasInbound: _, ...seed } = contact
     await c.commit([
       insertContactIfMissing(c.db, seed, now),
-      insertMessage(c.db, {
-        id: input.messageId,
-        tenantId: ref.tenantId,
-        accountId: ref.accountId,
-        contactId: contact.id,
-        direction: 'outbound',
-        text: input.text,
-        mediaUrl: input.mediaUrl,
-        mediaContentType: input.mediaContentType,
-        status: 'queued',
-        createdAt: now,
-        updatedAt: now,
-      }),
+      input.held
+        ? releaseHeldMessage(c.db, input.messageId, now)
+        : insertMessage(c.db, {
+            id: input.messageId,
+            tenantId: ref.tenantId,
+            accountId: ref.accountId,
+            contactId: contact.id,
+            direction: 'outbound',
+            text: input.text,
+            mediaUrl: input.mediaUrl,
+            mediaContentType: input.mediaContentType,
+            status: 'queued',
+            createdAt: now,
+            updatedAt: now,
+          }),
       ...fired.map((l) => insertEvent(c.db, ref.tenantId, ref.accountId, limitReachedPayload(l, now), now)),
     ])
   } catch (err) {
@@ -110,6 +119,19 @@ export async function sendMessage(c: AccountContext, input: SendInput): Promise<
 
   c.background(deliverMessage(c, input.messageId))
   return { ok: true, messageId: input.messageId }
+}
+
+/** An approved message that a limit refuses now fails with the limit's code (and message.failed). */
+async function failHeld(c: AccountContext, input: SendInput, reason: string, now: number) {
+  const { ref, contact } = input
+  const event = messageEventPayload(
+    'message.failed',
+    { id: input.messageId, accountId: ref.accountId, direction: 'outbound', text: input.text, mediaUrl: input.mediaUrl, mediaContentType: input.mediaContentType, status: 'failed', errorMessage: reason },
+    { id: contact.id, phone: contact.phone ?? null, name: null },
+    ref.channel,
+    now
+  )
+  await c.commit(failHeldMessage(c.db, ref.tenantId, ref.accountId, input.messageId, reason, event, now))
 }
 
 /** A refusal changes no counter, but it may fire account.limit_reached (once a day) or suspend the tenant. */

@@ -1,8 +1,13 @@
-/** API keys: `svc_live_` + 40 base62 characters, shown once, stored only as a SHA-256 hash. */
-import { and, eq, isNull } from 'drizzle-orm'
+/**
+ * API keys: `svc_live_` + 40 base62 characters, shown once, stored only as a SHA-256 hash, with the grant that
+ * narrows what the key may do (worker/safety/grant.ts).
+ */
+import { and, desc, eq, isNull } from 'drizzle-orm'
+import { z } from 'zod'
 import { apiKeys, tenants } from '../../schema/d1'
 import { randomBase62, sha256Hex } from '../lib/crypto'
 import { newId } from '../lib/ids'
+import { DEFAULT_REPLY_WINDOW_S, type KeyGrant } from '../safety/grant'
 import type { Db } from './client'
 import type { Tenant } from './tenants'
 
@@ -11,32 +16,85 @@ const API_KEY_RANDOM_CHARS = 40
 const DISPLAY_PREFIX_CHARS = API_KEY_PREFIX.length + 4
 
 export type IssuedKey = { id: string; key: string; prefix: string; tenant_id: string; created_at: number }
+export type KeyRow = typeof apiKeys.$inferSelect
 
-export async function issueApiKey(db: Db, tenantId: string, now: number): Promise<IssuedKey> {
+const AccountList = z.array(z.string())
+
+/** The grant a stored key carries; a row written before scopes existed reads as a full key. */
+export function grantOf(row: KeyRow): KeyGrant {
+  return {
+    id: row.id,
+    label: row.label,
+    scope: row.scope,
+    accounts: row.accounts === null ? null : AccountList.parse(JSON.parse(row.accounts)),
+    expiresAt: row.expiresAt,
+    replyWindowS: row.replyWindowS ?? DEFAULT_REPLY_WINDOW_S,
+    approval: row.approval,
+  }
+}
+
+export async function issueApiKey(db: Db, tenantId: string, now: number, grant?: Omit<KeyGrant, 'id'>, parentId?: string): Promise<IssuedKey> {
   const key = API_KEY_PREFIX + randomBase62(API_KEY_RANDOM_CHARS)
   const row = { id: newId('key', 20), tenantId, hash: await sha256Hex(key), prefix: key.slice(0, DISPLAY_PREFIX_CHARS), createdAt: now }
-  await db.insert(apiKeys).values(row)
+  const scoped = grant && {
+    scope: grant.scope,
+    label: grant.label,
+    accounts: grant.accounts === null ? null : JSON.stringify(grant.accounts),
+    expiresAt: grant.expiresAt,
+    replyWindowS: grant.replyWindowS,
+    approval: grant.approval,
+    parentId: parentId ?? null,
+  }
+  await db.insert(apiKeys).values({ ...row, ...scoped })
   return { id: row.id, key, prefix: row.prefix, tenant_id: tenantId, created_at: now }
 }
 
-/** The tenant owning a live (unrevoked) key, or undefined. Keys that do not look like ours skip the query. */
-export async function tenantForApiKey(db: Db, key: string): Promise<Tenant | undefined> {
+export type KeyOwner = { tenant: Tenant; grant: KeyGrant }
+
+/**
+ * The tenant owning a live (unrevoked) key and the key's grant, or undefined. Keys that do not look like ours skip
+ * the query. Expiry is not judged here: an expired key answers `key_expired`, not "invalid key".
+ */
+export async function ownerOfApiKey(db: Db, key: string): Promise<KeyOwner | undefined> {
   if (!key.startsWith(API_KEY_PREFIX) || key.length > 200) return undefined
   const row = await db
-    .select({ tenant: tenants })
+    .select({ tenant: tenants, key: apiKeys })
     .from(apiKeys)
     .innerJoin(tenants, eq(apiKeys.tenantId, tenants.id))
     .where(and(eq(apiKeys.hash, await sha256Hex(key)), isNull(apiKeys.revokedAt)))
     .get()
-  return row?.tenant
+  return row && { tenant: row.tenant, grant: grantOf(row.key) }
 }
 
-/** Revokes a key; answers false when no live key has that id. */
-export async function revokeApiKey(db: Db, keyId: string, now: number): Promise<boolean> {
+/** The tenant owning a live key (kept for callers that need no grant). */
+export async function tenantForApiKey(db: Db, key: string): Promise<Tenant | undefined> {
+  return (await ownerOfApiKey(db, key))?.tenant
+}
+
+/** The tenant's live keys, newest first (never the hash). */
+export async function listApiKeys(db: Db, tenantId: string): Promise<KeyRow[]> {
+  return db
+    .select()
+    .from(apiKeys)
+    .where(and(eq(apiKeys.tenantId, tenantId), isNull(apiKeys.revokedAt)))
+    .orderBy(desc(apiKeys.createdAt), desc(apiKeys.id))
+    .all()
+}
+
+export async function getApiKey(db: Db, tenantId: string, keyId: string): Promise<KeyRow | undefined> {
+  return db
+    .select()
+    .from(apiKeys)
+    .where(and(eq(apiKeys.tenantId, tenantId), eq(apiKeys.id, keyId), isNull(apiKeys.revokedAt)))
+    .get()
+}
+
+/** Revokes a key; answers false when no live key has that id (within `tenantId` when given). */
+export async function revokeApiKey(db: Db, keyId: string, now: number, tenantId?: string): Promise<boolean> {
   const rows = await db
     .update(apiKeys)
     .set({ revokedAt: now })
-    .where(and(eq(apiKeys.id, keyId), isNull(apiKeys.revokedAt)))
+    .where(and(eq(apiKeys.id, keyId), isNull(apiKeys.revokedAt), tenantId === undefined ? undefined : eq(apiKeys.tenantId, tenantId)))
     .returning({ id: apiKeys.id })
   return rows.length > 0
 }

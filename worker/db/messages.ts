@@ -25,6 +25,8 @@ export async function getMessage(db: Db, tenantId: string, id: string): Promise<
 export type ListFilter = {
   tenantId: string
   accountId?: string
+  /** Only these accounts (a key limited to some accounts). */
+  accountIds?: string[]
   direction?: 'inbound' | 'outbound'
   beforeSeq?: number
   limit: number
@@ -34,6 +36,7 @@ export type ListFilter = {
 export async function listMessages(db: Db, f: ListFilter): Promise<{ rows: MessageWithContact[]; more: boolean }> {
   const where: SQL[] = [eq(messages.tenantId, f.tenantId)]
   if (f.accountId) where.push(eq(messages.accountId, f.accountId))
+  if (f.accountIds) where.push(inArray(messages.accountId, f.accountIds))
   if (f.direction) where.push(eq(messages.direction, f.direction))
   if (f.beforeSeq !== undefined) where.push(lt(messages.seq, f.beforeSeq))
   const rows = await selectWithContact(db)

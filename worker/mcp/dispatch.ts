@@ -6,6 +6,7 @@
  */
 import { ErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import type { Tenant } from '../db/tenants'
+import type { KeyGrant } from '../safety/grant'
 import { vouchFor } from '../middleware/api-key'
 import { pathParams, type ToolSpec } from '../lib/tool-spec'
 
@@ -17,6 +18,8 @@ export type Caller = {
   apiKey: string
   /** The tenant /mcp authenticated with apiKey; the REST app takes it instead of looking the key up again. */
   tenant: Tenant
+  /** The key's grant: the REST app checks the tool's route against it, as for any REST call. */
+  grant: KeyGrant
   signal: AbortSignal
   rest: RestFetch
 }
@@ -71,7 +74,7 @@ export function toolResult(status: number, body: string): CallToolResult {
 }
 
 export async function runTool(tool: ToolSpec, args: Record<string, unknown>, caller: Caller): Promise<CallToolResult> {
-  const res = await caller.rest(vouchFor(restRequest(tool, args, caller), caller.tenant))
+  const res = await caller.rest(vouchFor(restRequest(tool, args, caller), { tenant: caller.tenant, grant: caller.grant, tool: tool.name }))
   if (tool.answer) return tool.answer(res, args)
   return toolResult(res.status, await res.text())
 }

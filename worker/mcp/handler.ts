@@ -78,15 +78,17 @@ export function mcpRoutes(workerFetch: WorkerFetch): Hono<AppEnv> {
     // Guaranteed by mcpAuth. Tool calls carry the same key and the tenant it resolved to (see vouchFor).
     const apiKey = keyFromHeaders(c.req.raw.headers) ?? ''
     const tenant = c.get('tenant')
+    const grant = c.get('key')
     const origin = new URL(c.req.url).origin
     const env = c.env
     const ctx = c.executionCtx
     const clientGone = c.req.raw.signal
-    const server = buildServer((tool, args, signal) =>
+    const server = buildServer(grant, (tool, args, signal) =>
       runTool(tool, args, {
         origin,
         apiKey,
         tenant,
+        grant,
         // A client that disconnects mid-call ends the REST call too (a long wait frees its slot).
         signal: AbortSignal.any([signal, clientGone]),
         rest: async (request) => workerFetch(request, env, ctx),

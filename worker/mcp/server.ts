@@ -15,7 +15,8 @@ import {
   type CallToolResult,
 } from '@modelcontextprotocol/sdk/types.js'
 import type { ToolSpec } from '../lib/tool-spec'
-import { toolDefinitions, toolNamed } from './tools'
+import type { KeyGrant } from '../safety/grant'
+import { toolDefinitions, toolDefinitionsFor, toolNamed } from './tools'
 
 /** The one protocol revision this server speaks (spec 4.9, 9); every initialize is answered with it. */
 export const PROTOCOL_VERSION = '2025-06-18'
@@ -44,7 +45,8 @@ export type ToolRunner = (tool: ToolSpec, args: Record<string, unknown>, signal:
  */
 let validator: AjvJsonSchemaValidator | undefined
 
-export function buildServer(run: ToolRunner): Server {
+/** `grant` decides which tools tools/list shows; a hidden tool still runs, and its REST route refuses it (403). */
+export function buildServer(grant: KeyGrant, run: ToolRunner): Server {
   validator ??= new AjvJsonSchemaValidator()
   const server = new Server(SERVER_INFO, { capabilities: CAPABILITIES, instructions: INSTRUCTIONS, jsonSchemaValidator: validator })
   // The SDK would echo any revision it knows (up to 2025-11-25); this server implements 2025-06-18 only, and
@@ -55,7 +57,7 @@ export function buildServer(run: ToolRunner): Server {
     serverInfo: SERVER_INFO,
     instructions: INSTRUCTIONS,
   }))
-  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: toolDefinitions() }))
+  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: toolDefinitionsFor(grant) }))
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     const tool = toolNamed(request.params.name)
     // 2025-06-18: an unknown tool is a protocol error (-32602), not a tool result.

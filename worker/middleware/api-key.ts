@@ -8,12 +8,13 @@
  * every change, so a revocation or a switch takes effect at once here and within the TTL everywhere else.
  */
 import { createMiddleware } from 'hono/factory'
-import { tenantForApiKey } from '../db/api-keys'
+import { ownerOfApiKey, type KeyOwner } from '../db/api-keys'
 import { database, type Db } from '../db/client'
 import type { Tenant } from '../db/tenants'
 import type { AppEnv } from '../env'
 import { ApiError } from '../errors'
 import { sha256Hex } from '../lib/crypto'
+import { fullGrant } from '../safety/grant'
 import { authFailed, refuseThrottled } from './auth-throttle'
 
 export const AUTH_CACHE_TTL_MS = 5_000
@@ -21,24 +22,27 @@ export const AUTH_CACHE_TTL_MS = 5_000
 export const UNKNOWN_KEY_TTL_MS = 30_000
 const AUTH_CACHE_MAX_ENTRIES = 10_000
 
-/** A known key's tenant and its reference (a hash prefix: what the per-key rate limit counts, never the key). */
-const cache = new Map<string, { tenant: Tenant | null; ref: string; until: number }>()
+/** A key's owner (tenant and grant) or null for an unknown key, and the key's reference (a hash prefix: what the per-key rate limit counts, never the key). */
+const cache = new Map<string, { owner: KeyOwner | null; ref: string; until: number }>()
 
 /** Forgets every cached key lookup of this isolate (called by the admin API after any change). */
 export function clearAuthCache(): void {
   cache.clear()
 }
 
-/** The tenant owning `key` and the key's reference, through this isolate's short-lived cache (REST and MCP). */
-export async function authenticateKey(db: Db, key: string): Promise<{ tenant: Tenant; ref: string } | undefined> {
+/**
+ * The tenant owning `key`, the key's grant and its reference, through this isolate's short-lived cache (REST and MCP
+ * both authenticate here). An unknown key is remembered too, longer, so guessing costs no D1 read each time.
+ */
+export async function authenticateKey(db: Db, key: string): Promise<(KeyOwner & { ref: string }) | undefined> {
   const now = Date.now()
   const hit = cache.get(key)
-  if (hit && hit.until > now) return hit.tenant ? { tenant: hit.tenant, ref: hit.ref } : undefined
-  const tenant = await tenantForApiKey(db, key)
+  if (hit && hit.until > now) return hit.owner ? { ...hit.owner, ref: hit.ref } : undefined
+  const owner = await ownerOfApiKey(db, key)
   if (cache.size >= AUTH_CACHE_MAX_ENTRIES) cache.clear()
   const ref = (await sha256Hex(key)).slice(0, 32)
-  cache.set(key, { tenant: tenant ?? null, ref, until: now + (tenant ? AUTH_CACHE_TTL_MS : UNKNOWN_KEY_TTL_MS) })
-  return tenant ? { tenant, ref } : undefined
+  cache.set(key, { owner: owner ?? null, ref, until: now + (owner ? AUTH_CACHE_TTL_MS : UNKNOWN_KEY_TTL_MS) })
+  return owner ? { ...owner, ref } : undefined
 }
 
 export async function tenantForKey(db: Db, key: string): Promise<Tenant | undefined> {
@@ -50,10 +54,16 @@ export async function tenantForKey(db: Db, key: string): Promise<Tenant | undefi
  * operation in-process), with that caller's tenant: the REST app skips a second hash-and-lookup of the same key.
  * Only code in this isolate holds these Request objects, so no client can put an entry here.
  */
-const vouched = new WeakMap<Request, Tenant>()
+export type Vouched = KeyOwner & {
+  /** The MCP tool the request stands for, named in the audit log instead of the route. */
+  tool?: string
+}
 
-export function vouchFor<R extends Request>(request: R, tenant: Tenant): R {
-  vouched.set(request, tenant)
+const vouched = new WeakMap<Request, Vouched>()
+
+/** A bare tenant stands for a full key of that tenant (in-process callers that act for the tenant itself). */
+export function vouchFor<R extends Request>(request: R, caller: Vouched | Tenant): R {
+  vouched.set(request, 'grant' in caller ? caller : { tenant: caller, grant: fullGrant('') })
   return request
 }
 
@@ -67,19 +77,21 @@ export function apiKeyAuth({ allowQuery }: { allowQuery: boolean }) {
   return createMiddleware<AppEnv>(async function apiKeyAuth(c, next) {
     const known = vouched.get(c.req.raw)
     if (known) {
-      c.set('tenant', known)
+      c.set('tenant', known.tenant)
+      c.set('key', known.grant)
+      if (known.tool) c.set('tool', known.tool)
       return next()
     }
     const key = keyFromHeaders(c.req.raw.headers) ?? (allowQuery ? c.req.query('apiKey') : undefined)
     if (!key) throw new ApiError(401, 'unauthorized', 'An API key is required: send it as Authorization: Bearer <key> or X-API-Key')
     refuseThrottled(c)
-    const found = await authenticateKey(database(c.env.DB), key)
-    if (!found) return authFailed(c, new ApiError(401, 'unauthorized', 'The API key is invalid or revoked'))
-    const { tenant } = found
-    c.set('apiKeyRef', found.ref)
+    const owner = await authenticateKey(database(c.env.DB), key)
+    if (!owner) return authFailed(c, new ApiError(401, 'unauthorized', 'The API key is invalid or revoked'))
+    c.set('apiKeyRef', owner.ref)
     // A tenant with the API switched off sees the API as absent (spec 4.1).
-    if (!tenant.apiEnabled) throw new ApiError(404, 'api_not_enabled', 'The API is not enabled for this account')
-    c.set('tenant', tenant)
+    if (!owner.tenant.apiEnabled) throw new ApiError(404, 'api_not_enabled', 'The API is not enabled for this account')
+    c.set('tenant', owner.tenant)
+    c.set('key', owner.grant)
     await next()
   })
 }

@@ -2,6 +2,7 @@
 import { createRoute } from '@hono/zod-openapi'
 import { AccountList } from '../../schema/api/accounts'
 import { MessagingError } from '../../schema/api/common'
+import { accountAllowed } from '../safety/grant'
 import { database } from '../db/client'
 import { accountsWithLimits } from '../messaging/account-view'
 import { resourceApp } from '../validate'
@@ -21,5 +22,10 @@ accountsRoutes.openapi(
       404: { description: 'The API is not enabled for this account', content: { 'application/json': { schema: MessagingError } } },
     },
   }),
-  async (c) => c.json({ accounts: (await accountsWithLimits(c.env, database(c.env.DB), c.get('tenant'))).accounts }, 200)
+  async (c) => {
+    const { accounts } = await accountsWithLimits(c.env, database(c.env.DB), c.get('tenant'))
+    // A key limited to some accounts sees only those.
+    const grant = c.get('key')
+    return c.json({ accounts: accounts.filter((a) => accountAllowed(grant, a.id)) }, 200)
+  }
 )

@@ -4,7 +4,8 @@
  */
 import { createRoute, z } from '@hono/zod-openapi'
 import { AdminApiKey, AdminOk, AdminTenant, KeyIdParam, TenantIdParam } from '../../schema/api/admin'
-import { issueApiKey, revokeApiKey } from '../db/api-keys'
+import { KeyFields } from '../../schema/api/keys'
+import { getApiKey, issueApiKey, revokeApiKey } from '../db/api-keys'
 import { restoreRestrictedAccounts } from '../db/accounts'
 import { database } from '../db/client'
 import { insertEvent } from '../db/events'
@@ -13,7 +14,9 @@ import { ApiError } from '../errors'
 import { accountEventPayload } from '../events/payloads'
 import { iso } from '../lib/time'
 import { DEFAULT_PLAN, PLAN_NAMES } from '../plans'
-import { resourceApp } from '../validate'
+import { fullGrant, mintFrom } from '../safety/grant'
+import { keyRequest, keyView } from '../safety/key-view'
+import { emptyBodyIsNone, resourceApp } from '../validate'
 import { commitEvents } from '../webhooks/emit'
 import { statusErrors } from '../lib/openapi-responses'
 
@@ -109,23 +112,35 @@ adminRoutes.openapi(
   }
 )
 
+adminRoutes.use('/tenants/:id/keys', emptyBodyIsNone)
 adminRoutes.openapi(
   createRoute({
     method: 'post',
     path: '/tenants/{id}/keys',
     tags: ['Admin'],
     summary: 'Issue an API key',
-    description: 'The key (`svc_live_` + 40 base62 characters) is in this answer only; the service keeps its hash.',
+    description:
+      'The key (`svc_live_` + 40 base62 characters) is in this answer only; the service keeps its hash. Without a body it is a full key; the body narrows it like POST /v1/keys (scope, label, accounts, expires_at, reply_window_s, approval), and the answer then shows those fields too.',
     security,
-    request: { params: TenantIdParam },
+    request: { params: TenantIdParam, body: { required: false, content: { 'application/json': { schema: KeyFields } } } },
     responses: { 201: { description: 'The new key', content: { 'application/json': { schema: AdminApiKey } } }, ...errors([401, 404]) },
   }),
   async (c) => {
     const db = database(c.env.DB)
     const { id } = c.req.valid('param')
     if (!(await getTenant(db, id))) throw new ApiError(404, 'tenant_not_found', 'No such tenant')
-    const key = await issueApiKey(db, id, Date.now())
-    return c.json({ ...key, created_at: iso(key.created_at) }, 201)
+    const now = Date.now()
+    const fields = c.req.valid('json')
+    if (!fields || Object.keys(fields).length === 0) {
+      const key = await issueApiKey(db, id, now)
+      return c.json({ ...key, created_at: iso(key.created_at) }, 201)
+    }
+    // The admin stands above every key: it mints from a full, unlimited grant.
+    const check = mintFrom(fullGrant(''), keyRequest(fields), now)
+    if (!check.ok) throw new ApiError(400, 'invalid_request', check.message)
+    const key = await issueApiKey(db, id, now, check.grant)
+    const row = await getApiKey(db, id, key.id)
+    return c.json({ ...keyView(row!), ...key, created_at: iso(key.created_at) }, 201)
   }
 )
 

@@ -26,6 +26,10 @@ import { resolveAccount, resolveRecipient } from '../messaging/resolve'
 import { waitForInbound } from '../messaging/wait'
 import { toWireMessage } from '../db/wire'
 import { mediaSigner, signMessages } from '../media/links-for'
+import { checkAccount, noteAudit } from '../middleware/key-scope'
+import { holdMessage } from '../safety/approvals'
+import { accountAllowed } from '../safety/grant'
+import { checkReplyWindow } from '../safety/reply-window'
 import { resourceApp } from '../validate'
 
 export const messagesRoutes = resourceApp({
@@ -63,12 +67,14 @@ messagesRoutes.openapi(
       'on its first two active days, then one more per day up to the cap. `media_url` must be a public https URL',
     '(private, loopback, link-local and internal addresses are refused). Daily-limit refusals carry `retry_after_s`,',
       'the seconds until the next UTC day. A refused send changes no counter.',
+      'A `reply` key may send only to people who wrote to the account within its reply window (default 24 h); a key with',
+      'approval on holds a send to someone who never wrote as `awaiting_approval` until the owner decides (docs/agent-safety.md).',
     ].join(' '),
     request: { body: { required: true, content: { 'application/json': { schema: SendMessageBody } } } },
     responses: {
-      202: { description: 'Queued', content: { 'application/json': { schema: SendAccepted } } },
+      202: { description: 'Queued (or, for a key with approval on and a person who never wrote, `awaiting_approval`)', content: { 'application/json': { schema: SendAccepted } } },
       ...errors,
-      403: json(MessagingError, '`account_suspended` (after an opener burst) or `account_restricted`'),
+      403: json(MessagingError, '`account_suspended` (after an opener burst), `account_restricted`, or the key\'s `key_scope` (a read key; a reply key outside its window), `key_account`, `key_expired`'),
       409: json(MessagingError, '`no_connected_account` or `account_not_connected`'),
       422: json(MessagingError, '`contact_channel_mismatch`, `contact_do_not_disturb`, `contact_opted_out`, `contact_private`, `beta_requires_existing_contact`'),
       429: json(MessagingError, '`daily_send_cap`, `new_contact_cap`, `loop_guard` or `opener_burst`'),
@@ -82,19 +88,36 @@ messagesRoutes.openapi(
     const db = database(c.env.DB)
     const fresh = await tenantAndAccounts(db, c.get('tenant').id)
     const tenant = fresh.tenant ?? c.get('tenant')
+    const grant = c.get('key')
+    // A key limited to some accounts may not send from another, named or picked as the only connected one.
+    checkAccount(grant, body.account_id)
     const account = resolveAccount(tenant, fresh.accounts, body.account_id)
+    checkAccount(grant, account.id)
+    noteAudit(c, { accountId: account.id })
     const channel = sendRulesFor(account.channel)
     if (!channel) throw new ApiError(501, 'not_implemented', `Sending on the ${account.channel} channel is not available yet`)
     const { known, lastInboundAt, ...contact } = await resolveRecipient(db, tenant.id, account, channel, body.to)
+    noteAudit(c, { contactId: contact.id })
+    if (grant.scope === 'reply') checkReplyWindow(grant, lastInboundAt, Date.now())
     await channel.checkSend?.({ env: c.env, db, account, contact: { id: contact.id, known, hasInbound: contact.hasInbound, lastInboundAt }, mediaUrl: body.media_url ?? null, now: Date.now() })
+    const messageId = newId('msg')
+    noteAudit(c, { messageId })
+    const mediaUrl = body.media_url ?? null
+    const mediaContentType = body.media_url ? contentTypeFromUrl(body.media_url) : null
+    if (grant.approval && !contact.hasInbound) {
+      const { hasInbound: _, ...seed } = contact
+      await holdMessage(c.env, db, c.req.url, { tenantId: tenant.id, account, contact: seed, grant, messageId, text: body.text, mediaUrl, mediaContentType }, Date.now())
+      noteAudit(c, { code: 'awaiting_approval' })
+      return c.json({ message_id: messageId, status: 'awaiting_approval' as const }, 202)
+    }
     const outcome = await accountStub(c.env, tenant.id, account.id).send({
       ref: { tenantId: tenant.id, accountId: account.id, channel: account.channel },
       tenant: { plan: tenant.plan, suspended: tenant.status === 'suspended' },
-      messageId: newId('msg'),
+      messageId,
       contact,
       text: body.text,
-      mediaUrl: body.media_url ?? null,
-      mediaContentType: body.media_url ? contentTypeFromUrl(body.media_url) : null,
+      mediaUrl,
+      mediaContentType,
     })
     if (!outcome.ok) {
       const r = outcome.refusal
@@ -121,6 +144,7 @@ messagesRoutes.openapi(
     const { rows, more } = await listMessages(database(c.env.DB), {
       tenantId: c.get('tenant').id,
       accountId: q.account_id,
+      accountIds: c.get('key').accounts ?? undefined,
       direction: q.direction,
       beforeSeq,
       limit: q.limit,
@@ -157,7 +181,8 @@ messagesRoutes.openapi(
     const db = database(c.env.DB)
     // Both reads go out together: a wait without a cursor starts from now, and the wait path is latency-bound.
     const [accounts, now] = await Promise.all([listAccounts(db, tenant.id), q.cursor === undefined ? latestSeq(db, tenant.id) : null])
-    const targets = q.account_id === undefined ? accounts : accounts.filter((a) => a.id === q.account_id)
+    const grant = c.get('key')
+    const targets = (q.account_id === undefined ? accounts : accounts.filter((a) => a.id === q.account_id)).filter((a) => accountAllowed(grant, a.id))
     if (q.account_id !== undefined && targets.length === 0) throw new ApiError(404, 'account_not_found', `No account ${q.account_id} on this API key`)
     const afterSeq = q.cursor === undefined ? now : decodeCursor('wait', q.cursor)
     if (afterSeq === null) throw new ApiError(400, 'invalid_cursor', 'cursor: not a cursor returned by GET /messages/wait')
@@ -179,6 +204,7 @@ messagesRoutes.openapi(
   async (c) => {
     const row = await getMessage(database(c.env.DB), c.get('tenant').id, c.req.valid('param').id)
     if (!row) throw new ApiError(404, 'message_not_found', 'No such message on this API key')
+    checkAccount(c.get('key'), row.message.accountId)
     const [message] = await signMessages(mediaSigner(c.env, Date.now()), [toWireMessage(row)])
     return c.json(message!, 200)
   }

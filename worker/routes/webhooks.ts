@@ -15,7 +15,7 @@ import {
   WebhookIdParam,
   WebhookList,
 } from '../../schema/api/webhooks'
-import { EVENT_DESCRIPTIONS, EVENT_TYPES } from '../../schema/events'
+import { EVENT_DESCRIPTIONS, EVENT_TYPES, EXTENSION_EVENT_TYPES } from '../../schema/events'
 import { encryptionKey, urlPolicy } from '../config'
 import { database } from '../db/client'
 import { deleteDeliveriesOf } from '../db/webhook-deliveries'
@@ -58,7 +58,7 @@ webhooksRoutes.openapi(
     description: 'The nine event names with one line each. Payload shapes are in the README (Webhooks).',
     responses: { 200: { description: 'The events', content: { 'application/json': { schema: EventList } } }, ...errors([401, 403]) },
   }),
-  (c) => c.json({ success: true as const, events: [...EVENT_TYPES], descriptions: EVENT_DESCRIPTIONS }, 200)
+  (c) => c.json({ success: true as const, events: [...EVENT_TYPES], extension_events: [...EXTENSION_EVENT_TYPES], descriptions: EVENT_DESCRIPTIONS }, 200)
 )
 
 webhooksRoutes.openapi(

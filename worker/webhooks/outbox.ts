@@ -15,7 +15,7 @@ import { getTenant } from '../db/tenants'
 import { claimDue, fanOutDeliveries, finishAttempt, nextWakeAt, type AttemptFinish, type DeliveryRow } from '../db/webhook-deliveries'
 import { healthByUrl } from '../db/webhook-health'
 import { enabledWebhooks, webhooksByIds, type WebhookRow } from '../db/webhooks'
-import { EVENT_TYPES, type EventType } from '../../schema/events'
+import { SUBSCRIBABLE_EVENTS, type EventType } from '../../schema/events'
 import { runAttempt, type AttemptTarget } from './attempt'
 import { GroupCommit } from '../db/group-commit'
 import { subscribedTo } from './view'
@@ -33,7 +33,7 @@ export const FAN_OUT_GRACE_MS = 5_000
 
 const PAUSED_MESSAGE = 'not sent: delivery to this URL is paused (re-enable it, then replay)'
 
-const isEventType = (s: string): s is EventType => (EVENT_TYPES as readonly string[]).includes(s)
+const isEventType = (s: string): s is EventType => (SUBSCRIBABLE_EVENTS as readonly string[]).includes(s)
 
 export class WebhookOutbox {
   private chain: Promise<unknown> = Promise.resolve()

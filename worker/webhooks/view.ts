@@ -1,7 +1,7 @@
 /** Converts stored subscription, health and delivery rows into the wire shapes of schema/api/webhooks.ts. */
 import type { z } from 'zod'
 import type { WebhookDelivery, WebhookHealth, WebhookSubscription } from '../../schema/api/webhooks'
-import { EVENT_TYPES, type EventType } from '../../schema/events'
+import { SUBSCRIBABLE_EVENTS, type EventType } from '../../schema/events'
 import type { DeliveryRow } from '../db/webhook-deliveries'
 import type { HealthRow } from '../db/webhook-health'
 import type { WebhookRow } from '../db/webhooks'
@@ -10,7 +10,7 @@ import { iso, isoOrNull } from '../lib/time'
 /** The stored event list, narrowed to the names that still exist. */
 export function subscribedTo(row: Pick<WebhookRow, 'subscribedTo'>): EventType[] {
   const parsed: unknown = JSON.parse(row.subscribedTo)
-  return Array.isArray(parsed) ? EVENT_TYPES.filter((e) => parsed.includes(e)) : []
+  return Array.isArray(parsed) ? SUBSCRIBABLE_EVENTS.filter((e) => parsed.includes(e)) : []
 }
 
 export function toWireWebhook(row: WebhookRow, position: number): z.infer<typeof WebhookSubscription> {

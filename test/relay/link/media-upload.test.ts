@@ -58,7 +58,10 @@ describe('media upload', () => {
     const edge = await fakeEdge((s) => ({ status: 200, json: { media_id: 'med_x', url: 'http://edge/media/med_x', status: 'too_large', reason: 'over the cap', size: Number(s.headers['x-media-size']) } }))
     const upload = makeMediaUploader({ gatewayUrl: edge.url, token: 'rly_test', maxBytes: 1000 })
     let opened = false
-    const media = await upload('sid-1', 1, 'UP2', { ...item(Buffer.alloc(10)), declaredSize: 5000, open: async () => ((opened = true), Readable.from([])) })
+    const media = await upload('sid-1', 1, 'UP2', { ...item(Buffer.alloc(10)), declaredSize: 5000, open: async () => {
+        opened = true
+        return Readable.from([])
+      } })
     expect(opened).toBe(false)
     expect(edge.seen[0]!.body.length).toBe(0)
     expect(edge.seen[0]!.headers).toMatchObject({ 'x-media-size': '5000', 'x-media-over-cap': '1000' })

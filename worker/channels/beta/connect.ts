@@ -21,7 +21,7 @@ export const betaRef = (tenantId: string, phone: string) => ({ tenantId, account
 /** The tenant's beta account for this number, or a 404 in the channel-connection error shape. */
 export async function betaAccount(db: Db, tenantId: string, phone: string): Promise<AccountRow> {
   const account = await getAccount(db, tenantId, phone)
-  if (!account || account.channel !== 'beta') throw new ApiError(404, 'connection_not_found', `No beta connection for ${phone} on this API key`)
+  if (account?.channel !== 'beta') throw new ApiError(404, 'connection_not_found', `No beta connection for ${phone} on this API key`)
   return account
 }
 

@@ -195,7 +195,7 @@ betaRoutes.openapi(
     const db = database(c.env.DB)
     const account = await getAccount(db, tenant.id, phone)
     const removed = { success: true as const, phone_number: phone, status: 'removed' as const }
-    if (!account || account.channel !== 'beta') return c.json(removed, 200)
+    if (account?.channel !== 'beta') return c.json(removed, 200)
     await removeAccount(c.env, db, account, Date.now())
     return c.json(removed, 200)
   }

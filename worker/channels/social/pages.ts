@@ -87,7 +87,7 @@ export async function selectPage(env: Env, db: Db, tenant: Tenant, pageId: strin
 }
 
 /** The page-inbox state: the latest flow, and the page and linked account it connected. */
-export async function status(env: Env, db: Db, tenantId: string, now: number) {
+export async function status(_env: Env, db: Db, tenantId: string, now: number) {
   const [app, flow, pages] = await Promise.all([getSocialApp(db, tenantId), latestSocialFlow(db, tenantId), listSocialPages(db, tenantId)])
   const page = (flow?.accountId ? pages.find((p) => p.accountId === flow.accountId) : undefined) ?? pages[0]
   const account = page ? await getAccount(db, tenantId, page.accountId) : undefined

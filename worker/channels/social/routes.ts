@@ -3,7 +3,7 @@
  * state, list the pages the permission step loaded, pick one, remove the connection. The provider-facing routes
  * (hosted page, OAuth callback, webhooks) are in public-routes.ts.
  */
-import { createRoute, z } from '@hono/zod-openapi'
+import { createRoute, type z } from '@hono/zod-openapi'
 import { SelectPageBody, SetSocialAppBody, SocialApp, SocialConnect, SocialConnectBody, SocialPages, SocialRemoved, SocialStatus } from '../../../schema/api/social'
 import { database } from '../../db/client'
 import { statusErrors } from '../../lib/openapi-responses'

@@ -12,6 +12,6 @@ export async function hubSignature(secret: string, rawBody: Uint8Array): Promise
 }
 
 export async function verifyHubSignature(secret: string, rawBody: Uint8Array, header: string | undefined | null): Promise<boolean> {
-  if (!header || !header.startsWith('sha256=')) return false
+  if (!header?.startsWith('sha256=')) return false
   return timingSafeEqual(header.toLowerCase(), await hubSignature(secret, rawBody))
 }

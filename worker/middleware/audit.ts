@@ -1,0 +1,46 @@
+/**
+ * Records what a key did (docs/agent-safety.md): every call that changes something (any method but GET and HEAD),
+ * whatever its outcome, and every call refused for the key's grant (`key_scope`, `key_account`, `key_expired`).
+ * Successful reads are not logged: an agent's wait loop would write a row every few seconds and tell the owner
+ * nothing. One row per call, written before the answer leaves so the log is complete when the client sees it.
+ */
+import { createMiddleware } from 'hono/factory'
+import { auditInsert } from '../db/audit'
+import { database } from '../db/client'
+import type { AppEnv } from '../env'
+import { ApiError } from '../errors'
+
+const KEY_REFUSALS = new Set(['key_scope', 'key_account', 'key_expired'])
+
+export const auditTrail = createMiddleware<AppEnv>(async function auditTrail(c, next) {
+  await next()
+  const grant = c.get('key')
+  const tenant = c.get('tenant')
+  if (!grant || !tenant) return
+  const code = c.error instanceof ApiError ? c.error.code : undefined
+  const reads = c.req.method === 'GET' || c.req.method === 'HEAD'
+  if (reads && !(code && KEY_REFUSALS.has(code))) return
+  const note = c.get('audit') ?? {}
+  const status = c.res.status
+  const ok = status < 400
+  const route = note.route ?? `${c.req.method} ${c.req.path}`
+  try {
+    await auditInsert(database(c.env.DB), {
+      tenantId: tenant.id,
+      keyId: grant.id || null,
+      keyLabel: grant.label,
+      action: c.get('tool') ?? route,
+      route,
+      accountId: note.accountId ?? null,
+      contactId: note.contactId ?? null,
+      messageId: note.messageId ?? null,
+      outcome: ok ? (note.outcome ?? 'accepted') : 'refused',
+      code: ok ? (note.code ?? null) : (code ?? String(status)),
+      status,
+      createdAt: Date.now(),
+    })
+  } catch (err) {
+    // The action already happened; a lost audit row must not turn its answer into an error.
+    console.error(JSON.stringify({ msg: 'audit write failed', route, error: String(err) }))
+  }
+})

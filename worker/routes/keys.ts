@@ -1,0 +1,71 @@
+/**
+ * /v1/keys: a tenant mints narrower keys for its agents from a full key, lists and revokes them
+ * (docs/agent-safety.md). A key never mints a wider key than itself (worker/safety/grant.ts).
+ */
+import { createRoute } from '@hono/zod-openapi'
+import { KeyFields, KeyIdPath, KeyList, MintedKey } from '../../schema/api/keys'
+import { AdminOk } from '../../schema/api/admin'
+import { getApiKey, issueApiKey, listApiKeys, revokeApiKey } from '../db/api-keys'
+import { database } from '../db/client'
+import { ApiError } from '../errors'
+import { clearAuthCache } from '../middleware/api-key'
+import { mintFrom } from '../safety/grant'
+import { keyRequest, keyView } from '../safety/key-view'
+import { emptyBodyIsNone, resourceApp } from '../validate'
+import { statusErrors } from '../lib/openapi-responses'
+
+export const keysRoutes = resourceApp()
+
+keysRoutes.use('/', emptyBodyIsNone)
+keysRoutes.openapi(
+  createRoute({
+    method: 'post',
+    path: '/',
+    tags: ['Keys'],
+    summary: 'Mint a narrower key',
+    description:
+      'Mints a key for an agent. Omitted fields copy the calling key; the new key can never be wider than it: scope at most its own, accounts among its own, expiry no later, reply window no longer, approval kept on. The key is in this answer only. Needs a full key.',
+    request: { body: { required: false, content: { 'application/json': { schema: KeyFields } } } },
+    responses: { 201: { description: 'The new key', content: { 'application/json': { schema: MintedKey } } }, ...statusErrors([400, 401, 403]) },
+  }),
+  async (c) => {
+    const db = database(c.env.DB)
+    const now = Date.now()
+    const check = mintFrom(c.get('key'), keyRequest(c.req.valid('json') ?? {}), now)
+    if (!check.ok) throw new ApiError(403, 'key_scope', `A key cannot mint a wider key: ${check.message}`)
+    const issued = await issueApiKey(db, c.get('tenant').id, now, check.grant, c.get('key').id || undefined)
+    const row = await getApiKey(db, c.get('tenant').id, issued.id)
+    return c.json({ success: true as const, ...keyView(row!), key: issued.key }, 201)
+  }
+)
+
+keysRoutes.openapi(
+  createRoute({
+    method: 'get',
+    path: '/',
+    tags: ['Keys'],
+    summary: 'List keys',
+    description: "The tenant's live keys, newest first, with their scope, accounts, expiry and label (never the key itself). Needs a full key.",
+    responses: { 200: { description: 'The keys', content: { 'application/json': { schema: KeyList } } }, ...statusErrors([401, 403]) },
+  }),
+  async (c) => c.json({ success: true as const, keys: (await listApiKeys(database(c.env.DB), c.get('tenant').id)).map(keyView) }, 200)
+)
+
+keysRoutes.openapi(
+  createRoute({
+    method: 'delete',
+    path: '/{keyId}',
+    tags: ['Keys'],
+    summary: 'Revoke a key',
+    description: 'Revokes one of your keys at once (the calling key included). Needs a full key.',
+    request: { params: KeyIdPath },
+    responses: { 200: { description: 'Revoked', content: { 'application/json': { schema: AdminOk } } }, ...statusErrors([401, 403, 404]) },
+  }),
+  async (c) => {
+    const { keyId } = c.req.valid('param')
+    if (!(await revokeApiKey(database(c.env.DB), keyId, Date.now(), c.get('tenant').id))) throw new ApiError(404, 'key_not_found', 'No live key with that id')
+    // Revocation binds at once in this isolate, within the cache TTL elsewhere (as for the admin API).
+    clearAuthCache()
+    return c.json({ success: true as const }, 200)
+  }
+)
