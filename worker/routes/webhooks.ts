@@ -55,7 +55,7 @@ webhooksRoutes.openapi(
     path: '/events',
     tags: ['Webhooks'],
     summary: 'List the subscribable events (tool list_webhook_events)',
-    description: 'The nine event names with one line each. Payload shapes are in the README (Webhooks).',
+    description: 'The nine event names with one line each. Payload shapes are in docs/webhooks.md.',
     responses: { 200: { description: 'The events', content: { 'application/json': { schema: EventList } } }, ...errors([401, 403]) },
   }),
   (c) => c.json({ success: true as const, events: [...EVENT_TYPES], descriptions: EVENT_DESCRIPTIONS }, 200)
