@@ -288,3 +288,69 @@ export const relays = sqliteTable(
   },
   (t) => [uniqueIndex('relays_hash').on(t.hash), index('relays_tenant').on(t.tenantId)]
 )
+
+/**
+ * The page inbox's own registered app, one per tenant (spec 4.6 `set_social_app`). The App Secret is sealed with
+ * AES-GCM because webhook signatures and token exchanges need it back. `webhookId` names the tenant's webhook
+ * callback URL without revealing the tenant; `verifyToken` answers Graph's verification handshake.
+ */
+export const socialApps = sqliteTable(
+  'social_apps',
+  {
+    tenantId: text('tenant_id').primaryKey(),
+    webhookId: text('webhook_id').notNull(),
+    appId: text('app_id').notNull(),
+    configId: text('config_id').notNull(),
+    secret: text('secret').notNull(),
+    verifyToken: text('verify_token').notNull(),
+    createdAt: integer('created_at').notNull(),
+    updatedAt: integer('updated_at').notNull(),
+  },
+  (t) => [uniqueIndex('social_apps_webhook').on(t.webhookId)]
+)
+
+export const SOCIAL_FLOW_STATUSES = ['pending', 'pages_loaded', 'connected', 'failed'] as const
+
+/**
+ * One page-inbox connect flow (spec 3, page-inbox connection status): `pending` until the permission step returns,
+ * `pages_loaded` with the user's pages (sealed: they hold Page tokens), `connected` once a page is picked, `failed`
+ * with a reason. `expired` is not stored: it is a pending or pages_loaded flow past `expiresAt`. The OAuth `state`
+ * is stored only as a hash and is spent on first use (`stateUsedAt`).
+ */
+export const socialFlows = sqliteTable(
+  'social_flows',
+  {
+    id: text('id').primaryKey(),
+    tenantId: text('tenant_id').notNull(),
+    status: text('status', { enum: SOCIAL_FLOW_STATUSES }).notNull(),
+    reason: text('reason'),
+    stateHash: text('state_hash').notNull(),
+    stateUsedAt: integer('state_used_at'),
+    pages: text('pages'),
+    accountId: text('account_id'),
+    expiresAt: integer('expires_at').notNull(),
+    createdAt: integer('created_at').notNull(),
+    updatedAt: integer('updated_at').notNull(),
+  },
+  (t) => [uniqueIndex('social_flows_state').on(t.stateHash), index('social_flows_tenant').on(t.tenantId, t.createdAt)]
+)
+
+/**
+ * A connected page (one `social` account per page, spec 8) and its linked Instagram professional account: two
+ * surfaces of the same account. The Page token is sealed. Webhooks find the account by page id or Instagram id.
+ */
+export const socialPages = sqliteTable(
+  'social_pages',
+  {
+    tenantId: text('tenant_id').notNull(),
+    accountId: text('account_id').notNull(),
+    pageId: text('page_id').notNull(),
+    pageName: text('page_name').notNull(),
+    instagramId: text('instagram_id'),
+    instagramUsername: text('instagram_username'),
+    token: text('token').notNull(),
+    createdAt: integer('created_at').notNull(),
+    updatedAt: integer('updated_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.tenantId, t.accountId] }), index('social_pages_page').on(t.pageId), index('social_pages_instagram').on(t.instagramId)]
+)

@@ -27,7 +27,11 @@ if (migrate.status !== 0) {
   process.exit(1)
 }
 
-const worker = spawn('wrangler', ['dev', '--port', String(port), '--ip', '127.0.0.1', '--show-interactive-dev-session=false'], {
+// Provider base URLs (SMS: docs/channels/sms.md; page inbox: docs/channels/social.md) go through when set, so
+// `TWILIO_API_URL=http://127.0.0.1:9999 npm start` talks to a local fake; unset, wrangler.toml's values stand.
+const PASSED_VARS = ['TWILIO_API_URL', 'TWILIO_MESSAGING_API_URL', 'SMS_GATEWAY_URL', 'GRAPH_API_URL', 'GRAPH_DIALOG_URL', 'GRAPH_API_VERSION']
+const varArgs = PASSED_VARS.filter((name) => process.env[name]).flatMap((name) => ['--var', `${name}:${process.env[name]}`])
+const worker = spawn('wrangler', ['dev', '--port', String(port), '--ip', '127.0.0.1', '--show-interactive-dev-session=false', ...varArgs], {
   cwd: root,
   stdio: ['ignore', 'pipe', 'pipe'],
   env: { ...process.env, WRANGLER_SEND_METRICS: 'false' },

@@ -91,3 +91,44 @@ export function pairingCodeWaitMs(env: Env): number {
 export function connectPageTtlMs(env: Env): number {
   return positiveMs(env.CONNECT_PAGE_TTL_MS, DEFAULT_CONNECT_PAGE_TTL_MS)
 }
+
+export const DEFAULT_TWILIO_API_URL = 'https://api.twilio.com'
+export const DEFAULT_TWILIO_MESSAGING_API_URL = 'https://messaging.twilio.com'
+export const DEFAULT_SMS_GATEWAY_URL = 'https://api.sms-gate.app/3rdparty/v1'
+
+function baseUrl(raw: string | undefined, fallback: string): string {
+  return (raw?.trim() || fallback).replace(/\/+$/, '')
+}
+
+/** Twilio's REST API (2010-04-01 resources); a local fake in tests and `npm start`. */
+export function twilioApiUrl(env: Env): string {
+  return baseUrl(env.TWILIO_API_URL, DEFAULT_TWILIO_API_URL)
+}
+
+/**
+ * Twilio's Messaging API (Services, their numbers, US A2P campaigns) lives on its own host. When only
+ * TWILIO_API_URL is set (a local fake), the same server answers both.
+ */
+export function twilioMessagingApiUrl(env: Env): string {
+  if (env.TWILIO_MESSAGING_API_URL?.trim()) return baseUrl(env.TWILIO_MESSAGING_API_URL, DEFAULT_TWILIO_MESSAGING_API_URL)
+  return env.TWILIO_API_URL?.trim() ? twilioApiUrl(env) : DEFAULT_TWILIO_MESSAGING_API_URL
+}
+
+/** SMS Gateway for Android's cloud (or private-server) API root, with its `/3rdparty/v1` prefix. */
+export function smsGatewayUrl(env: Env): string {
+  return baseUrl(env.SMS_GATEWAY_URL, DEFAULT_SMS_GATEWAY_URL)
+}
+
+export const DEFAULT_GRAPH_API_URL = 'https://graph.facebook.com'
+export const DEFAULT_GRAPH_DIALOG_URL = 'https://www.facebook.com'
+export const DEFAULT_GRAPH_API_VERSION = 'v25.0'
+
+/** Where the page inbox reaches the Graph API and its login dialog (upstreams 5); a local fake stands in for tests. */
+export function graphConfig(env: Env): { apiUrl: string; dialogUrl: string; version: string } {
+  const base = (raw: string | undefined, fallback: string) => (raw?.trim() || fallback).replace(/\/+$/, '')
+  return {
+    apiUrl: base(env.GRAPH_API_URL, DEFAULT_GRAPH_API_URL),
+    dialogUrl: base(env.GRAPH_DIALOG_URL, DEFAULT_GRAPH_DIALOG_URL),
+    version: env.GRAPH_API_VERSION?.trim() || DEFAULT_GRAPH_API_VERSION,
+  }
+}

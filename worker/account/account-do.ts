@@ -70,6 +70,12 @@ export class AccountObject extends DurableObject<Env> {
     return ingestMessage(this.context, input)
   }
 
+  /** A delivery or read receipt from a direct channel's webhook (the page inbox); statuses only move forward. */
+  async receipt(ref: AccountRef, receipt: z.infer<typeof Receipt>): Promise<ReceiptOutcome> {
+    this.store.setRef(ref)
+    return applyReceipt(this.context, ref, receipt)
+  }
+
   /** The account's `limits` object for GET /accounts and GET /usage. */
   async limits(ref: AccountRef, plan: string): Promise<z.infer<typeof AccountLimits>> {
     const now = Date.now()

@@ -52,7 +52,8 @@ export async function finishDelivery(c: AccountContext, ref: AccountRef, row: Me
   const now = Date.now()
   const status = result.ok ? ('sent' as const) : ('failed' as const)
   const change: StatusChange = result.ok
-    ? { status, upstreamId: result.upstreamId ?? row.message.upstreamId }
+    ? // A retry noted its error on the message; once sent, the message has none.
+      { status, upstreamId: result.upstreamId ?? row.message.upstreamId, ...(row.message.errorMessage !== null ? { errorMessage: null } : {}) }
     : { status, errorCode: result.code, errorMessage: result.error }
   const updated: MessageWithContact = { ...row, message: { ...row.message, ...change, updatedAt: now } }
   const onlyIf = (s: 'queued' | typeof status) =>

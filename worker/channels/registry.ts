@@ -7,8 +7,10 @@ import { alphaChannel } from './alpha'
 import type { Channel, ChannelId, ChannelRuntime, SendRules } from './contract'
 import { customChannel } from './custom'
 import { plannedSendRules } from './planned'
+import { smsChannel } from './sms'
+import { socialChannel } from './social'
 
-export const CHANNELS: readonly Channel[] = [alphaChannel, customChannel]
+export const CHANNELS: readonly Channel[] = [alphaChannel, smsChannel, socialChannel, customChannel]
 
 const byId = new Map<ChannelId, Channel>(CHANNELS.map((c) => [c.id, c]))
 

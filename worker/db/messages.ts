@@ -227,3 +227,24 @@ export async function countAccountMessages(db: Db, tenantId: string, accountId: 
     .get()
   return row?.n ?? 0
 }
+
+/**
+ * Upstream ids of a person's outbound messages sent up to `before` and not yet read: what a Messenger read
+ * watermark ("everything before this time was read") covers.
+ */
+export async function unreadOutboundBefore(db: Db, tenantId: string, accountId: string, contactId: string, before: number): Promise<string[]> {
+  const rows = await db
+    .select({ upstreamId: messages.upstreamId })
+    .from(messages)
+    .where(
+      and(
+        eq(messages.tenantId, tenantId),
+        eq(messages.accountId, accountId),
+        eq(messages.contactId, contactId),
+        eq(messages.direction, 'outbound'),
+        inArray(messages.status, ['sent', 'delivered']),
+        lte(messages.createdAt, before)
+      )
+    )
+  return rows.flatMap((r) => (r.upstreamId ? [r.upstreamId] : []))
+}

@@ -1,0 +1,34 @@
+/**
+ * The SMS channel (spec 4.5): the user's Twilio number and/or an Android phone running SMS Gateway for Android,
+ * one `sms` account per E.164 number. No relay: the Worker talks to the providers directly.
+ */
+import { Hono } from 'hono'
+import type { AppEnv } from '../../env'
+import type { Channel } from '../contract'
+import { smsCallbacks } from './callbacks'
+import { readSmsConfig } from './config'
+import { checkSmsSend, deliverSms, SMS_RETRY_FOR_MS } from './outbound'
+import { smsRoutes } from './routes'
+import { clearAll } from './teardown'
+import { smsTools } from './tools'
+import { SMS_PREFIX } from './urls'
+
+export const smsChannel: Channel = {
+  id: 'sms',
+  path: 'sms',
+  title: 'SMS',
+  routes: smsRoutes,
+  publicRoutes: new Hono<AppEnv>().route(SMS_PREFIX, smsCallbacks),
+  tools: smsTools,
+  address: 'phone',
+  strangers: { allowed: true },
+  warmUp: false,
+  transport: 'direct',
+  patience: { ms: SMS_RETRY_FOR_MS, error: 'the SMS provider did not take the message within an hour' },
+  checkSend: checkSmsSend,
+  deliver: deliverSms,
+  async teardown(env, db, account) {
+    const config = await readSmsConfig(env, db, account.tenantId, account.id)
+    if (config) await clearAll(env, config)
+  },
+}

@@ -1,0 +1,36 @@
+/**
+ * The page-inbox channel (spec 4.6, 8): one `social` account per page, reached at /v1/channels/meta. People are
+ * addressed by their page- or Instagram-scoped id (`to.social_id`) and only after they wrote; replies go out
+ * within 24 hours of their last message on the surface they wrote on. Delivery is direct (Send API), no relay.
+ */
+import type { Channel } from '../contract'
+import { GraphClient } from './graph-client'
+import { teardownPage } from './pages'
+import { getSocialPage } from '../../db/social'
+import { deliverSocial } from './outbound'
+import { socialPublicRoutes } from './public-routes'
+import { socialRoutes } from './routes'
+import { socialTools } from './tools'
+import { checkWindow } from './window'
+
+export const socialChannel: Channel = {
+  id: 'social',
+  path: 'meta',
+  title: 'page inbox',
+  routes: socialRoutes,
+  publicRoutes: socialPublicRoutes,
+  tools: socialTools,
+  address: 'social',
+  strangers: { allowed: false, status: 409, code: 'needs_inbound_first', message: 'On the page inbox only people who wrote to the page can be messaged' },
+  warmUp: false,
+  transport: 'direct',
+  async checkSend({ contact, now }) {
+    // A contact the account knows but who never wrote (imported, say) is refused like a stranger.
+    checkWindow(contact.hasInbound ? contact.lastInboundAt : null, now)
+  },
+  deliver: (c, ref, row) => deliverSocial(c, ref, row),
+  async teardown(env, db, account) {
+    const page = await getSocialPage(db, account.tenantId, account.id)
+    if (page) await teardownPage(env, new GraphClient(env), page.pageId, page.token)
+  },
+}
