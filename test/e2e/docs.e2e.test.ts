@@ -1,13 +1,12 @@
 /**
  * The docs cannot drift from the code: every ```sh runnable block in README.md and docs/** runs against the real local
  * server (wrangler dev) with the tour's variables (GW, KEY, ADMIN_TOKEN) and the printed key substituted, and must
- * exit 0 without an error body; every relative link and #anchor between the pages must resolve.
+ * exit 0 without an error body. The links between the pages are checked in docs-links.test.ts (no server needed).
  */
 import { spawnSync } from 'node:child_process'
 import { readFileSync } from 'node:fs'
-import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { brokenLinks, docPages, headingAnchors, runnableBlocks } from './docs-markdown'
+import { docPages, runnableBlocks } from './docs-markdown'
 import { repoRoot } from './local-server'
 import { localSuite } from './local-suite'
 
@@ -58,18 +57,5 @@ describe('runnable blocks in the docs', () => {
     const env = { base: local.server.url, key: 'svc_live_not-a-key', adminToken: 'adm_wrong' }
     expect(runBlock('curl -sf -H "Authorization: Bearer $KEY" $GW/usage', env).status).not.toBe(0)
     expect(runBlock('false | cat\necho after', env).status).not.toBe(0)
-  })
-})
-
-describe('links between the pages', () => {
-  it('every relative link and #anchor in README.md and docs/ resolves', () => {
-    expect(pages.flatMap((p) => brokenLinks(repoRoot, p.file, p.text))).toEqual([])
-  })
-
-  it('reports a missing file and a missing anchor, and ignores links in code', () => {
-    const md = '# Top\n\n## Trying alpha offline (`--sim`)\n\n[ok](#trying-alpha-offline---sim) [bad](#nope) [gone](docs/none.md)\n`[x](y.md)`\n```\n[z](z.md)\n```\n'
-    const file = join(repoRoot, 'README.md')
-    expect(headingAnchors(md)).toEqual(new Set(['top', 'trying-alpha-offline---sim']))
-    expect(brokenLinks(repoRoot, file, md).map((b) => b.target)).toEqual(['#nope', 'docs/none.md'])
   })
 })
