@@ -13,7 +13,7 @@ const WORKER_LAYERS = [
   ['relay'],
   ['account'],
   ['webhooks'],
-  ['events'],
+  ['events', 'media'],
   ['db'],
   ['lib', 'config', 'errors', 'env', 'plans', 'validate'],
 ]

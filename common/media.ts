@@ -35,3 +35,12 @@ export function contentTypeFromUrl(url: string): string | null {
   const ext = fileNameFromUrl(url)?.split('.').at(-1)?.toLowerCase()
   return (ext && TYPES[ext]) || null
 }
+
+/**
+ * Whether an attachment is shown as a voice note: Ogg (Opus) audio, the format voice notes are recorded in; alpha
+ * sends it with `ptt` (relay/alpha/convert.ts) and the custom channel says `isVoiceNote` (spec 4.7).
+ */
+export function isVoiceNoteType(contentType: string | null): boolean {
+  const type = (contentType ?? '').split(';')[0]!.trim().toLowerCase()
+  return type === 'audio/ogg' || type === 'audio/opus'
+}

@@ -24,6 +24,14 @@ export type LinkMethod = Frames.FrameOf<'assign'>['linkMethod']
  */
 export type SessionProblem = Frames.SessionProblem
 
+/** beta's own problems, and the ones it shares with alpha (logged_out, replaced, link_expired, unresponsive). */
+export type BetaProblem = Extract<
+  SessionProblem,
+  'logged_out' | 'replaced' | 'link_expired' | 'unresponsive' | 'blocked_by_beta' | 'stranger_flag' | 'flood_wait' | 'unknown_number' | 'too_many_attempts'
+>
+/** The problems an alpha (or simulated) session can have. */
+export type AlphaProblem = Exclude<SessionProblem, 'blocked_by_beta' | 'stranger_flag' | 'flood_wait' | 'unknown_number' | 'too_many_attempts'>
+
 export type SessionState = Frames.SessionState
 
 /** A person on the network. `id` is stable (alpha: the LID when known, else the phone JID); `phone` is E.164 when known. */
@@ -35,7 +43,26 @@ export type Peer = Frames.Peer
  * back its upstream acknowledgement until then (the simulator does) keeps the message at the upstream through a
  * relay crash, so it is redelivered instead of lost.
  */
-export type InboundMessage = z.infer<typeof Frames.InboundMessage> & { onCommitted?: () => void }
+export type InboundMessage = z.infer<typeof Frames.InboundMessage> & {
+  onCommitted?: () => void
+  /** Media to store in the gateway before the message is reported (it becomes `media` once uploaded). */
+  attachment?: InboundAttachment
+}
+
+export type MediaKind = (typeof Frames.MEDIA_KINDS)[number]
+
+/**
+ * An inbound item the relay core stores in the gateway's media store (relay/link/media-upload.ts). `open` gives the
+ * decrypted content as a stream and may be called again on a retry.
+ */
+export type InboundAttachment = {
+  kind: MediaKind
+  contentType: string
+  fileName: string | null
+  /** What the upstream says the item weighs, when it says: an item over the cap is then never downloaded. */
+  declaredSize: number | null
+  open(): Promise<NodeJS.ReadableStream>
+}
 
 /** A delivery, read or failure receipt; `onCommitted` as for InboundMessage. */
 export type Receipt = z.infer<typeof Frames.Receipt> & { onCommitted?: () => void }
@@ -98,6 +125,12 @@ export type ConnectorOptions = {
   log: Logger
 }
 
+/** One login step the user answered (beta). The secret crosses once and is never stored or logged. */
+export type LoginStep = Frames.LoginStep
+export type LoginOutcome = Frames.LoginOutcome
+/** Why a login step was refused; stable codes, the edge maps them to its error codes. */
+export type LoginError = Extract<LoginOutcome, { status: 'refused' }>['error']
+
 export type Connector = {
   /** Connects: resumes the stored session, or starts linking (QR or pairing code). */
   start(): Promise<void>
@@ -107,6 +140,8 @@ export type Connector = {
   logout(): Promise<void>
   /** Closes without logging out (shutdown, failover); the session can resume elsewhere. */
   stop(): Promise<void>
+  /** beta: answers the login step the session is waiting for (a code, then maybe a password). */
+  login?(step: LoginStep): Promise<LoginOutcome>
 }
 
 export type Driver = (opts: ConnectorOptions) => Connector

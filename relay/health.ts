@@ -1,9 +1,10 @@
 /**
  * GET /healthz on the relay: the link's state and last frame times, sessions counted by state, and whether it is
- * draining. 200 while the link to the gateway is open and the relay takes work, 503 otherwise (for systemd,
- * load balancers and humans). Sessions are also counted by the problem they report, and a problem only the relay's
- * operator can fix (an upstream refusing the relay's client version: alpha 405) is named with what to do. Nothing in
- * it names a contact or carries message content.
+ * draining, and the frames the edge refused. 200 while the link to the gateway is open, the relay takes work and the
+ * edge is not refusing it over and over; 503 otherwise (for systemd, load balancers and humans). Sessions are also
+ * counted by the problem they report, and a problem only the relay's operator can fix (an upstream refusing the
+ * relay's client version: alpha 405) is named with what to do. Nothing in it names a contact or carries message
+ * content.
  */
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -33,7 +34,8 @@ export function healthReport(h: HealthSource) {
   const link = h.link()
   const bySession = h.sessions()
   const byProblem = h.problems?.() ?? {}
-  const ok = link.state === 'open' && !h.draining()
+  // A relay the edge keeps refusing is not doing its work, even with the link up (issue 14 §1).
+  const ok = link.state === 'open' && !h.draining() && !link.rejects.alarming
   return {
     status: ok ? 'ok' : h.draining() ? 'draining' : 'degraded',
     instance: h.instance,
@@ -50,6 +52,8 @@ export function healthReport(h: HealthSource) {
       unacked_frames: link.unacked,
       reconnects: link.reconnects,
     },
+    /** Frames the edge refused: in total, within the last five minutes, and the last reason. */
+    rejects: { total: link.rejects.total, recent: link.rejects.recent, last_reason: link.rejects.lastReason, last_at: iso(link.rejects.lastAt) },
     sessions: { total: Object.values(bySession).reduce((a, b) => a + b, 0), by_state: bySession, by_problem: byProblem },
     operator_action: Object.keys(byProblem)
       .filter((p) => p in OPERATOR_PROBLEMS)

@@ -10,6 +10,7 @@ import type { RelayConfig } from './config'
 import { SessionCrypto } from './crypto'
 import { channelsOf, DRIVERS } from './drivers'
 import { startHealthServer } from './health'
+import { makeMediaUploader } from './link/media-upload'
 import { RelayLink } from './link/socket'
 import { createLogger } from './log'
 import { SessionManager } from './sessions/manager'
@@ -41,8 +42,9 @@ export type Relay = {
 export async function startRelay(config: RelayConfig): Promise<Relay> {
   const instance = `rel_${randomBytes(9).toString('base64url')}`
   const log = createLogger(config.logLevel, { instance })
-  const driver = DRIVERS[config.driver]
-  if (!driver) throw new Error(`RELAY_DRIVER=${config.driver} is not available; this build has: ${Object.keys(DRIVERS).join(', ')}`)
+  const makeDriver = DRIVERS[config.driver]
+  if (!makeDriver) throw new Error(`RELAY_DRIVER=${config.driver} is not available; this build has: ${Object.keys(DRIVERS).join(', ')}`)
+  const driver = makeDriver(config)
   const channels = channelsOf(config.driver)
 
   let simUrl = config.simUrl
@@ -56,7 +58,8 @@ export async function startRelay(config: RelayConfig): Promise<Relay> {
     configureSim({ url: simUrl })
   }
 
-  const manager = new SessionManager({ driverFor: (ch) => (channels.some((c) => c === ch) ? driver : null), crypto: new SessionCrypto(config.sessionKey), log })
+  const uploadMedia = makeMediaUploader({ gatewayUrl: config.connectUrl.replace(/\/relay\/connect$/, ''), token: config.token, maxBytes: config.mediaMaxBytes })
+  const manager = new SessionManager({ driverFor: (ch) => (channels.some((c) => c === ch) ? driver : null), crypto: new SessionCrypto(config.sessionKey), log, uploadMedia })
   let finish: (code: number) => void = () => undefined
   const done = new Promise<number>((resolve) => (finish = resolve))
 

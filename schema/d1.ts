@@ -5,6 +5,7 @@
  */
 import { sql } from 'drizzle-orm'
 import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core'
+import { MEDIA_KINDS } from './frames'
 
 export const CHANNELS = ['alpha_web', 'beta', 'sms', 'social', 'custom'] as const
 export type Channel = (typeof CHANNELS)[number]
@@ -14,6 +15,9 @@ export type AccountStatus = (typeof ACCOUNT_STATUSES)[number]
 
 export const MESSAGE_STATUSES = ['queued', 'sent', 'delivered', 'read', 'failed', 'received'] as const
 export type MessageStatus = (typeof MESSAGE_STATUSES)[number]
+
+export { MEDIA_KINDS }
+export type MediaKind = (typeof MEDIA_KINDS)[number]
 
 export const tenants = sqliteTable('tenants', {
   id: text('id').primaryKey(),
@@ -124,6 +128,13 @@ export const messages = sqliteTable(
     text: text('text').notNull(),
     mediaUrl: text('media_url'),
     mediaContentType: text('media_content_type'),
+    /** Media kept in the media store (worker/media/): its id, kind, size and original name; null for link-only media. */
+    mediaId: text('media_id'),
+    mediaKind: text('media_kind', { enum: MEDIA_KINDS }),
+    mediaSize: integer('media_size'),
+    mediaFileName: text('media_file_name'),
+    /** Why the item is not stored (over the size cap); null when it is. */
+    mediaError: text('media_error'),
     status: text('status', { enum: MESSAGE_STATUSES }).notNull(),
     errorCode: integer('error_code'),
     errorMessage: text('error_message'),
@@ -271,6 +282,21 @@ export const webhookDeliveries = sqliteTable(
 )
 
 /**
+ * Replay calls per subscription (issue 14 §2): a row per call, `finished_at` null while it runs. At most one runs
+ * per subscription and REPLAYS_PER_HOUR start per hour; rows older than an hour are pruned as new ones start.
+ */
+export const webhookReplays = sqliteTable(
+  'webhook_replays',
+  {
+    id: text('id').primaryKey(),
+    webhookId: text('webhook_id').notNull(),
+    startedAt: integer('started_at').notNull(),
+    finishedAt: integer('finished_at'),
+  },
+  (t) => [index('webhook_replays_by_webhook').on(t.webhookId, t.startedAt)]
+)
+
+/**
  * Relay tokens (admin API): a relay authenticates its WebSocket with one. Stored only as a SHA-256 hash. A token
  * scoped to a tenant (`tenantId` set) only ever receives that tenant's accounts; without it, the service's relays
  * serve every tenant that has no relay of its own.
@@ -353,4 +379,26 @@ export const socialPages = sqliteTable(
     updatedAt: integer('updated_at').notNull(),
   },
   (t) => [primaryKey({ columns: [t.tenantId, t.accountId] }), index('social_pages_page').on(t.pageId), index('social_pages_instagram').on(t.instagramId)]
+)
+
+/**
+ * Objects in the media bucket (R2 key media/{tenant}/{account}/{id}), one row per item the relay uploaded or reported
+ * over the size cap. The row is written after the object, so a row always names a whole object; retention and
+ * account removal delete the object first, then the row.
+ */
+export const media = sqliteTable(
+  'media',
+  {
+    id: text('id').primaryKey(),
+    tenantId: text('tenant_id').notNull(),
+    accountId: text('account_id').notNull(),
+    kind: text('kind', { enum: MEDIA_KINDS }).notNull(),
+    contentType: text('content_type').notNull(),
+    size: integer('size').notNull(),
+    fileName: text('file_name'),
+    status: text('status', { enum: ['stored', 'too_large'] }).notNull(),
+    reason: text('reason'),
+    createdAt: integer('created_at').notNull(),
+  },
+  (t) => [index('media_account').on(t.tenantId, t.accountId), index('media_created').on(t.createdAt)]
 )

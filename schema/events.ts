@@ -1,5 +1,6 @@
 /** Webhook event names and payload shapes (spec part 6). Message events carry `error` as a plain string. */
 import { z } from 'zod'
+import { MessageMedia } from './api/media'
 
 export const EVENT_TYPES = [
   'message.received',
@@ -38,7 +39,7 @@ export const MessageEventPayload = z
       id: z.string(),
       direction: z.enum(['inbound', 'outbound']),
       text: z.string(),
-      media: z.object({ url: z.string(), content_type: z.string().nullable() }).nullable(),
+      media: MessageMedia.nullable(),
       status: z.string(),
       error: z.string().nullable(),
     }),

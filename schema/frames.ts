@@ -31,6 +31,11 @@ export const SESSION_PROBLEMS = [
   'unresponsive',
   /** The upstream refuses the relay's client version (alpha 405, repeated); the relay operator must upgrade it. */
   'client_outdated',
+  'blocked_by_beta',
+  'stranger_flag',
+  'flood_wait',
+  'unknown_number',
+  'too_many_attempts',
   /** Relay core, not a driver: the stored session cannot be decrypted with this relay's RELAY_SESSION_KEY. */
   'session_unreadable',
 ] as const
@@ -40,10 +45,13 @@ export type SessionProblem = z.infer<typeof SessionProblem>
 export const SessionState = z.discriminatedUnion('state', [
   z.object({ state: z.literal('qr_pending'), qr: z.string().min(1).max(4096), expiresAt: EpochMs }),
   z.object({ state: z.literal('pairing_code'), code: z.string().min(1).max(16), expiresAt: EpochMs }),
+  z.object({ state: z.literal('code_required'), expiresAt: EpochMs.nullable() }),
+  z.object({ state: z.literal('password_required'), hint: z.string().max(256).nullable(), expiresAt: EpochMs.nullable() }),
   z.object({ state: z.literal('connecting') }),
   z.object({ state: z.literal('connected'), identifier: z.string().max(256), upstreamUserId: z.string().max(256).nullable() }),
   z.object({ state: z.literal('disconnected'), problem: SessionProblem, message: z.string().max(1000) }),
   z.object({ state: z.literal('restricted'), problem: SessionProblem, message: z.string().max(1000), until: EpochMs.nullable() }),
+  z.object({ state: z.literal('slowed'), problem: z.literal('flood_wait'), message: z.string().max(1000), until: EpochMs }),
 ])
 export type SessionState = z.infer<typeof SessionState>
 
@@ -52,17 +60,34 @@ export const Peer = z.object({
   phone: z.string().max(32).nullable(),
   lid: z.string().max(256).nullable(),
   name: z.string().max(256).nullable(),
+  /** beta: the public @username, without the @. */
+  username: z.string().max(64).nullable().optional(),
 })
 export type Peer = z.infer<typeof Peer>
 
 /** Upstream apps allow longer texts than the send API does; an inbound message is stored as the upstream gave it. */
 const MAX_FRAME_TEXT_CHARS = 65_536
 
+export const MEDIA_KINDS = ['image', 'video', 'audio', 'voice_note', 'document', 'sticker'] as const
+
+/**
+ * An item the relay put in the media store before sending the message (PUT /relay/media/{sid}/{upstreamId}): the
+ * edge derives the media id from the message itself, so only the facts travel. `tooLarge` carries the reason when
+ * the upload answered `too_large`.
+ */
+export const StoredMedia = z.object({
+  kind: z.enum(MEDIA_KINDS),
+  size: z.number().int().min(0),
+  fileName: z.string().max(512).nullable(),
+  tooLarge: z.string().max(1000).nullable(),
+})
+
 export const InboundMessage = z.object({
   upstreamId: z.string().min(1).max(256),
   from: Peer,
   text: z.string().max(MAX_FRAME_TEXT_CHARS),
-  media: z.object({ url: z.string().max(4096), contentType: z.string().max(200).nullable() }).nullable(),
+  /** `url`: the upload's answer for stored media (`…/media/{id}`), or a link the upstream gave (older relays). */
+  media: z.object({ url: z.string().max(4096), contentType: z.string().max(200).nullable(), stored: StoredMedia.optional() }).nullable(),
   sentAt: EpochMs,
 })
 
@@ -122,6 +147,16 @@ export const SessionWriteFrame = z.object({ type: z.literal('session_write'), id
 export const ReleasedFrame = z.object({ type: z.literal('released'), id: FrameId, ...session, reason: z.enum(['draining', 'stopped']) })
 export const ProbeResultFrame = z.object({ type: z.literal('probe_result'), id: FrameId, sid: SessionId, state: SessionState.nullable() })
 
+export const LOGIN_ERRORS = ['code_invalid', 'code_expired', 'password_invalid', 'too_many_attempts', 'unknown_number', 'number_banned', 'no_login_pending', 'login_failed'] as const
+export const LoginOutcome = z.discriminatedUnion('status', [
+  z.object({ status: z.literal('connected'), userId: z.string().max(64), username: z.string().max(64).nullable() }),
+  z.object({ status: z.literal('password_required'), hint: z.string().max(256).nullable() }),
+  z.object({ status: z.literal('refused'), error: z.enum(LOGIN_ERRORS), message: z.string().max(1000), retryAfterS: z.number().int().min(0).nullable() }),
+])
+export type LoginOutcome = z.infer<typeof LoginOutcome>
+/** The answer to a `login` frame: sent once, not kept (the edge's request times out and the user tries again). */
+export const LoginResultFrame = z.object({ type: z.literal('login_result'), id: FrameId, sid: SessionId, outcome: LoginOutcome })
+
 // ── edge → relay ──────────────────────────────────────────────────────────────────────────────────────────────────
 
 export const WelcomeFrame = z.object({
@@ -151,7 +186,7 @@ export const AssignFrame = z.object({
   type: z.literal('assign'),
   ...session,
   account: z.object({ tenantId: z.string(), accountId: z.string(), channel: z.enum(RELAY_CHANNELS), phone: z.string() }),
-  linkMethod: z.enum(['qr', 'pairing_code']),
+  linkMethod: z.enum(['qr', 'pairing_code', 'code']),
   forceNew: z.boolean(),
   importContacts: z.boolean(),
 })
@@ -160,6 +195,16 @@ export const LogoutFrame = z.object({ type: z.literal('logout'), ...session })
 export const SendFrame = z.object({ type: z.literal('send'), ...session, message: OutboundMessage, expiresAt: EpochMs })
 export const SessionDataFrame = z.object({ type: z.literal('session_data'), id: FrameId, sid: SessionId, entries: SessionEntries })
 export const ProbeFrame = z.object({ type: z.literal('probe'), id: FrameId, sid: SessionId })
+/**
+ * beta: the code or two-step password the user typed, for the session waiting for it. The secret crosses in this one
+ * frame and is forgotten: neither side stores or logs it (a frame that fails to parse is logged without its body).
+ */
+export const LoginStep = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('code'), code: z.string().min(1).max(16) }),
+  z.object({ kind: z.literal('password'), password: z.string().min(1).max(256) }),
+])
+export type LoginStep = z.infer<typeof LoginStep>
+export const LoginFrame = z.object({ type: z.literal('login'), id: FrameId, ...session, step: LoginStep })
 
 export const RelayFrame = z.discriminatedUnion('type', [
   HelloFrame,
@@ -175,6 +220,7 @@ export const RelayFrame = z.discriminatedUnion('type', [
   SessionWriteFrame,
   ReleasedFrame,
   ProbeResultFrame,
+  LoginResultFrame,
 ])
 export type RelayFrame = z.infer<typeof RelayFrame>
 
@@ -189,6 +235,7 @@ export const EdgeFrame = z.discriminatedUnion('type', [
   SendFrame,
   SessionDataFrame,
   ProbeFrame,
+  LoginFrame,
 ])
 export type EdgeFrame = z.infer<typeof EdgeFrame>
 

@@ -5,6 +5,7 @@
  * shapes.
  */
 import { OpenAPIHono } from '@hono/zod-openapi'
+import { bodyLimit } from 'hono/body-limit'
 import { createMiddleware } from 'hono/factory'
 import type { AppEnv } from './env'
 import { plannedRoutes } from './channels/planned'
@@ -13,10 +14,13 @@ import { ApiError, errorResponse, onError, type ErrorFamily } from './errors'
 import { adminToken } from './middleware/admin-token'
 import { mcpRoutes } from './mcp/handler'
 import { apiKeyAuth, clearAuthCache } from './middleware/api-key'
+import { requestLimits } from './lib/rate-limit'
 import { accountsRoutes } from './routes/accounts'
 import { adminRoutes } from './routes/admin'
 import { adminRelayRoutes } from './routes/admin-relays'
 import { apiDocument, docsPage, openApiConfig } from './routes/docs'
+import { mediaRoutes } from './routes/media'
+import { mediaLinkRoutes } from './routes/media-link'
 import { messagesRoutes } from './routes/messages'
 import { relayRoutes } from './routes/relay'
 import { usageRoutes } from './routes/usage'
@@ -29,6 +33,18 @@ export function errorFamilyFor(path: string): ErrorFamily {
   return MESSAGING_PREFIXES.some((p) => path === p || path.startsWith(`${p}/`)) ? 'messaging' : 'status'
 }
 
+/**
+ * Request bodies under /v1 and /admin stop here, streamed or not: the largest valid body (a send with a 4 KiB text,
+ * a custom-channel push) is a few KiB, so 256 KiB refuses nothing real and caps what a parser is handed.
+ */
+export const MAX_BODY_BYTES = 256 * 1024
+const limitBody = bodyLimit({
+  maxSize: MAX_BODY_BYTES,
+  onError: () => {
+    throw new ApiError(413, 'body_too_large', `The request body exceeds ${MAX_BODY_BYTES} bytes`)
+  },
+})
+
 const errorFamily = createMiddleware<AppEnv>(async function errorFamily(c, next) {
   c.set('errorFamily', errorFamilyFor(c.req.path))
   await next()
@@ -36,10 +52,11 @@ const errorFamily = createMiddleware<AppEnv>(async function errorFamily(c, next)
 
 export const v1 = new OpenAPIHono<AppEnv>()
 v1.get('/openapi.json', (c) => c.json(apiDocument(v1, openApiConfig(c.env, c.req.url))))
-v1.use('*', apiKeyAuth({ allowQuery: true }))
+v1.use('*', apiKeyAuth({ allowQuery: true }), requestLimits)
 v1.route('/accounts', accountsRoutes)
 v1.route('/usage', usageRoutes)
 v1.route('/messages', messagesRoutes)
+v1.route('/media', mediaRoutes)
 for (const channel of CHANNELS) v1.route(`/channels/${channel.path}`, channel.routes)
 v1.route('/webhooks', webhooksRoutes)
 // Last: answers 501 for operations whose channel is not built yet; any real route mounted above wins.
@@ -54,7 +71,8 @@ app.onError(onError)
 app.notFound((c) => errorResponse(c, new ApiError(404, 'not_found', `No route for ${c.req.method} ${c.req.path}`)))
 app.get('/', (c) => c.redirect('/docs'))
 app.get('/docs', (c) => c.html(docsPage(apiDocument(v1, openApiConfig(c.env, c.req.url)))))
-app.use('/admin/*', adminToken)
+app.use('/admin/*', limitBody, adminToken)
+app.use('/v1/*', limitBody)
 // Any admin change (revocation, switches, plan, review) must not be hidden by this isolate's key cache.
 app.use('/admin/*', async (c, next) => {
   await next()
@@ -63,6 +81,8 @@ app.use('/admin/*', async (c, next) => {
 app.route('/admin', adminRoutes)
 app.route('/admin/relays', adminRelayRoutes)
 app.route('/relay', relayRoutes)
+// Signed media links: no API key, the signature is the permission (worker/media/links.ts).
+app.route('/media', mediaLinkRoutes())
 // Provider callbacks and hosted pages authenticate by their own signature or token: mounted before /v1's key check.
 for (const channel of CHANNELS) if (channel.publicRoutes) app.route('/', channel.publicRoutes)
 app.route('/v1', v1)

@@ -132,3 +132,20 @@ export function graphConfig(env: Env): { apiUrl: string; dialogUrl: string; vers
     version: env.GRAPH_API_VERSION?.trim() || DEFAULT_GRAPH_API_VERSION,
   }
 }
+
+export const DEFAULT_MEDIA_LINK_TTL_S = 24 * 60 * 60
+export const DEFAULT_MEDIA_RETENTION_DAYS = 30
+/** The spec floor for the per-item cap: at least 64 MiB. */
+export const MIN_MEDIA_MAX_BYTES = 64 * 1024 * 1024
+
+/** Media store settings (docs/media.md): signed link life, retention, and the size cap per item. */
+export function mediaConfig(env: Env) {
+  const ttlS = Number(env.MEDIA_LINK_TTL_S)
+  const days = Number(env.MEDIA_RETENTION_DAYS)
+  const max = Number(env.MEDIA_MAX_BYTES)
+  return {
+    linkTtlMs: (env.MEDIA_LINK_TTL_S && ttlS > 0 ? ttlS : DEFAULT_MEDIA_LINK_TTL_S) * 1000,
+    retentionMs: (env.MEDIA_RETENTION_DAYS && days > 0 ? days : DEFAULT_MEDIA_RETENTION_DAYS) * 24 * 60 * 60 * 1000,
+    maxBytes: env.MEDIA_MAX_BYTES && Number.isInteger(max) && max >= MIN_MEDIA_MAX_BYTES ? max : MIN_MEDIA_MAX_BYTES,
+  }
+}

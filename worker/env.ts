@@ -9,5 +9,7 @@ export type AppEnv = {
     errorFamily: ErrorFamily
     /** The authenticated tenant, set by the API-key middleware. */
     tenant: Tenant
+    /** The API key's reference (a hash prefix) for the per-key rate limit; unset for in-process MCP calls. */
+    apiKeyRef: string
   }
 }

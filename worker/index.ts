@@ -1,8 +1,10 @@
-/** The Worker entry: the Hono app serves every request, the cron runs the webhook sweeper; the Durable Object classes are exported for their bindings. */
+/** The Worker entry: the Hono app serves every request, the cron runs the webhook sweeper and media retention; the Durable Object classes are exported for their bindings. */
 import { AccountObject } from './account/account-do'
 import { app } from './app'
+import { mediaConfig } from './config'
 import { channelRuntime } from './channels/registry'
 import { database } from './db/client'
+import { sweepExpiredMedia } from './media/retention'
 import { sweepWebhooks } from './webhooks/sweeper'
 
 export { RelayHubDO } from './relay/hub-do'
@@ -19,5 +21,8 @@ export default {
   async scheduled(controller, env) {
     const report = await sweepWebhooks(env, database(env.DB), controller.scheduledTime)
     if (report.kicked + report.prunedDeliveries + report.prunedEvents > 0) console.log(JSON.stringify({ msg: 'webhook sweep', ...report }))
+    // Media retention rides the same minute cron: one indexed D1 read when nothing is due, nothing per account.
+    const expired = await sweepExpiredMedia(env.MEDIA, database(env.DB), mediaConfig(env).retentionMs, controller.scheduledTime)
+    if (expired > 0) console.log(JSON.stringify({ msg: 'media retention', deleted: expired }))
   },
 } satisfies ExportedHandler<Env>

@@ -7,7 +7,7 @@ import NodeCache from '@cacheable/node-cache'
 import { DEFAULT_CACHE_TTLS } from '@whiskeysockets/baileys'
 import type { CacheStore, ConnectionState } from '@whiskeysockets/baileys'
 import type { Logger } from 'pino'
-import type { Connector, ConnectorOptions, Driver, SessionProblem, SessionState } from '../connector'
+import type { AlphaProblem, Connector, ConnectorOptions, Driver, SessionState } from '../connector'
 import { loadAlphaAuth, type AlphaAuth } from './auth-store'
 import { handleEvents } from './handle-events'
 import { makeOutageClock, watchFrames, watchOpening } from './health'
@@ -17,6 +17,7 @@ import { makeMediaFetcher, type FetchMedia } from './media-fetch'
 import { makePeerDirectory } from './peers'
 import { hasChatToken, makeNumberLookup } from './recipients'
 import { makeRestriction } from './restriction'
+import { alphaAttachment } from './media-download'
 import { errText, makeSender, withTimeout } from './send'
 import { SendError } from './send-error'
 import { makeAlphaSocket, type AlphaSocket, type MakeSocket } from './socket'
@@ -148,9 +149,9 @@ export function createAlphaConnector(opts: ConnectorOptions, deps: AlphaDeps): C
   }
 
   /** A terminal problem: report it and stay down until `start()`. */
-  function halt(kind: 'disconnected', problem: SessionProblem, message?: string): void
-  function halt(kind: 'restricted', problem: SessionProblem, message: string | undefined, until: number | null): void
-  function halt(kind: 'disconnected' | 'restricted', problem: SessionProblem, message?: string, until: number | null = null) {
+  function halt(kind: 'disconnected', problem: AlphaProblem, message?: string): void
+  function halt(kind: 'restricted', problem: AlphaProblem, message: string | undefined, until: number | null): void
+  function halt(kind: 'disconnected' | 'restricted', problem: AlphaProblem, message?: string, until: number | null = null) {
     phase = 'halted'
     clearRetryTimers()
     const text = message ?? PROBLEM_MESSAGES[problem]
@@ -201,6 +202,7 @@ export function createAlphaConnector(opts: ConnectorOptions, deps: AlphaDeps): C
           saveCreds: () => a.saveCreds(),
           onConnection: (update) => onConnection(s, update),
           onSendRefused: (code) => s === session && restriction.onSendRefused(code, s.sock),
+          mediaOf: (msg) => alphaAttachment(msg, s.sock, log),
         })
       )
     )

@@ -57,7 +57,7 @@ export async function toInbound(msg: WAMessage, peers: PeerDirectory, nowMs: num
       upstreamId: key.id,
       from,
       text: read.text,
-      // Inbound media stays on alpha's servers (encrypted, short-lived URLs); README, Known limits.
+      // The bytes are not a URL: the driver attaches them (media-download.ts) and the relay core stores them first.
       media: null,
       sentAt: seconds > 0 ? seconds * 1000 : nowMs,
     },

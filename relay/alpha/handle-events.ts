@@ -3,9 +3,9 @@
  * lifecycle goes back to the client; messages, receipts, contacts and LID mappings are handled here. Events the
  * gateway has no use for are logged at debug by name only.
  */
-import type { BaileysEventMap, ConnectionState, Contact, WAMessageUpdate } from '@whiskeysockets/baileys'
+import type { BaileysEventMap, ConnectionState, Contact, WAMessage, WAMessageUpdate } from '@whiskeysockets/baileys'
 import type { Logger } from 'pino'
-import type { ConnectorEvents, ImportedContact } from '../connector'
+import type { ConnectorEvents, ImportedContact, InboundAttachment } from '../connector'
 import { toInbound, toReceipt } from './convert'
 import { isLidJid, jidToPhone, personJid } from './ids'
 import type { PeerDirectory } from './peers'
@@ -19,6 +19,8 @@ export type EventContext = {
   onConnection(update: Partial<ConnectionState>): Promise<void>
   /** alpha refused one of our sends with this code (463: the number is restricted). */
   onSendRefused(errorCode: number): void
+  /** The message's media as an attachment to store (media-download.ts); absent: media is not stored. */
+  mediaOf?(msg: WAMessage): InboundAttachment | null
 }
 
 type Batch = Partial<BaileysEventMap>
@@ -101,9 +103,9 @@ async function handleUpsert(upsert: BaileysEventMap['messages.upsert'], ctx: Eve
       skipped[result.reason] = (skipped[result.reason] ?? 0) + 1
       continue
     }
-    ctx.events.inbound(result.message)
+    const attachment = result.kind === 'text' ? null : (ctx.mediaOf?.(msg) ?? null)
+    ctx.events.inbound(attachment ? { ...result.message, attachment } : result.message)
     delivered += 1
-    if (result.kind !== 'text') ctx.log.info({ kind: result.kind }, 'alpha: inbound media delivered as its caption only')
   }
   ctx.log.debug({ type: upsert.type, delivered, skipped }, 'alpha: messages upserted')
 }

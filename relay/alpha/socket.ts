@@ -33,6 +33,8 @@ export function sendOptions(messageId: string): SendOptions {
 }
 
 export type AlphaSocket = {
+  /** Asks the sender's phone to upload expired media again (Baileys' own; optional so fakes may leave it out). */
+  updateMediaMessage?(msg: WAMessage): Promise<WAMessage>
   ev: { process(handler: (events: Partial<BaileysEventMap>) => void | Promise<void>): () => void }
   /** Raw stanzas by Baileys' callback names (`CB:<tag>,<attr>:<value>`) and `frame` for every frame received. */
   ws: { on(event: string, listener: (node: BinaryNode) => void): unknown }

@@ -2,10 +2,10 @@
  * What went wrong with an alpha session, in words: the problem codes with one human sentence each, the classifier
  * that turns a Baileys close (`lastDisconnect.error`) into what to do next, and the reconnect backoff.
  */
-import type { SessionProblem } from '../connector'
+import type { AlphaProblem } from '../connector'
 
 /** One sentence per problem, shown to the user as the status reason; clients switch on the code, never on this. */
-export const PROBLEM_MESSAGES: Record<SessionProblem, string> = {
+export const PROBLEM_MESSAGES: Record<AlphaProblem, string> = {
   logged_out: 'The linked device was removed or logged out from the phone; link the number again to reconnect.',
   blocked_by_alpha: 'alpha has restricted or banned this number, so sending is stopped until the restriction ends.',
   replaced: 'Another client took over this session; the relay stopped instead of fighting it. Reconnect to take it back.',

@@ -55,6 +55,11 @@ export class Outbox {
     return out
   }
 
+  /** The type of a frame still waiting for its answer (what a reject refused, for the log). */
+  typeOf(id: string): ReliableRelayFrame['type'] | null {
+    return this.entries.get(id)?.frame.type ?? null
+  }
+
   markSent(id: string, at: number): void {
     const e = this.entries.get(id)
     if (e) e.sentAt = at

@@ -18,6 +18,7 @@ import {
   SEND_WINDOW,
 } from './backoff'
 import { Outbox, type Reply } from './outbox'
+import { RejectLog, type RejectStats } from './rejects'
 
 export type LinkState = 'connecting' | 'open' | 'down' | 'stopped'
 
@@ -43,6 +44,7 @@ export type LinkStats = {
   lastPongAt: number | null
   unacked: number
   reconnects: number
+  rejects: RejectStats
 }
 
 export class RelayLink {
@@ -65,11 +67,13 @@ export class RelayLink {
   private reconnectTimer: NodeJS.Timeout | null = null
   private readonly now: () => number
   private readonly random: () => number
+  private readonly rejects: RejectLog
 
   constructor(private readonly opts: LinkOptions) {
     this.now = opts.now ?? Date.now
     this.random = opts.random ?? Math.random
     this.since = this.now()
+    this.rejects = new RejectLog(opts.log, this.now)
   }
 
   start(): void {
@@ -90,6 +94,7 @@ export class RelayLink {
       lastPongAt: this.lastPongAt,
       unacked: this.outbox.size,
       reconnects: this.reconnects,
+      rejects: this.rejects.stats(),
     }
   }
 
@@ -198,6 +203,7 @@ export class RelayLink {
       case 'ack':
       case 'reject':
       case 'session_data': {
+        if (frame.type === 'reject') this.rejects.record(frame, this.outbox.typeOf(frame.id))
         // An answered frame renews the leases like an answered heartbeat: the edge heard from us after we sent it.
         const sentAt = this.outbox.settle(frame)
         if (sentAt !== null && this.leaseMs !== null) this.renewedAt = Math.max(this.renewedAt ?? 0, sentAt)

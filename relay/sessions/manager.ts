@@ -6,6 +6,7 @@
  */
 import { randomBytes } from 'node:crypto'
 import type { Logger } from 'pino'
+import type { MediaUploader } from '../link/media-upload'
 import type { EdgeFrame, FrameOf, SessionState } from '../../schema/frames'
 import type { Driver } from '../connector'
 import type { SessionCrypto } from '../crypto'
@@ -25,7 +26,7 @@ export class SessionManager {
   private leaseTimer: NodeJS.Timeout | null = null
 
   constructor(
-    private readonly deps: { driverFor: (channel: string) => Driver | null; crypto: SessionCrypto; log: Logger },
+    private readonly deps: { driverFor: (channel: string) => Driver | null; crypto: SessionCrypto; log: Logger; uploadMedia?: MediaUploader },
     private link: ManagerLink | null = null
   ) {}
 
@@ -86,6 +87,14 @@ export class SessionManager {
         if (s && s.fence === frame.fence && !this.draining) s.send(frame.message, frame.expiresAt)
         return
       }
+      case 'login': {
+        // Answered once, never queued or resent: the step holds a secret, and the edge waits only a short while.
+        const s = this.find(frame.sid)
+        const refused = { status: 'refused', error: 'no_login_pending', message: 'No session of this relay is waiting for that login.', retryAfterS: null } as const
+        const answer = s && s.fence === frame.fence ? s.login(frame.step) : Promise.resolve(refused)
+        void answer.then((outcome) => this.link?.send({ type: 'login_result', id: frame.id, sid: frame.sid, outcome }))
+        return
+      }
       case 'probe':
         this.link?.send({ type: 'probe_result', id: frame.id, sid: frame.sid, state: this.find(frame.sid)?.snapshot() ?? null })
         return
@@ -142,6 +151,7 @@ export class SessionManager {
       link: this.link,
       crypto: this.deps.crypto,
       log: this.deps.log,
+      uploadMedia: this.deps.uploadMedia,
       nextId: this.nextId,
       onLeaseLost: (sid, fence) => this.leaseLost(sid, fence),
     })

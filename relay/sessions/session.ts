@@ -10,11 +10,12 @@
  */
 import type { Logger } from 'pino'
 import type { FrameOf, OutboundMessage, RelayChannel, SessionState } from '../../schema/frames'
-import { isPermanentSendError, PermanentSendError, type Connector, type Driver, type ImportedContact, type InboundMessage, type Receipt } from '../connector'
+import { isPermanentSendError, PermanentSendError, type Connector, type Driver, type ImportedContact, type InboundMessage, type LoginOutcome, type LoginStep, type Receipt } from '../connector'
 import { SessionUnreadableError, type SessionCrypto } from '../crypto'
 import type { Reply } from '../link/outbox'
 import type { RelayFrame, ReliableRelayFrame } from '../../schema/frames'
 import { EdgeSessionStore, LeaseLostError } from './edge-store'
+import { UploadRefusedError, type MediaUploader } from '../link/media-upload'
 
 export type SessionLink = {
   request(frame: ReliableRelayFrame, coalesceKey?: string | null): Promise<Reply>
@@ -30,7 +31,12 @@ export type SessionDeps = {
   /** The edge says another relay holds this session now. */
   /** The edge refused this session's frame sent under `fence`: another relay (or a newer session) holds it. */
   onLeaseLost(sid: string, fence: number): void
+  /** Stores an inbound item in the gateway's media store (relay/link/media-upload.ts); absent: attachments are dropped. */
+  uploadMedia?: MediaUploader
 }
+
+/** Items of one session uploading at once; the messages are still reported in the order they came. */
+const UPLOADS_AT_ONCE = 4
 
 /** Message ids already handed upstream, remembered so a resend is answered without sending twice. */
 const SENT_MEMORY = 10_000
@@ -53,6 +59,10 @@ export class RunningSession {
   private readonly inflight = new Set<string>()
   private readonly held = new Map<string, { message: OutboundMessage; expiresAt: number }>()
   private readonly log: Logger
+  /** Inbound messages are reported in arrival order, each after its media (if any) is stored. */
+  private inboundTail: Promise<void> = Promise.resolve()
+  private uploading = 0
+  private readonly uploadQueue: Array<() => void> = []
 
   constructor(
     private readonly assign: FrameOf<'assign'>,
@@ -113,6 +123,22 @@ export class RunningSession {
     this.stopped = true
     this.log.info('session logging out')
     await this.connector?.logout().catch((err: unknown) => this.log.warn({ err: String(err) }, 'connector logout failed'))
+  }
+
+  /**
+   * beta: the code or password the user typed, for the login this session waits for. Never logged: only the step's
+   * kind and the verdict are.
+   */
+  async login(step: LoginStep): Promise<LoginOutcome> {
+    if (this.stopped || !this.connector?.login) return { status: 'refused', error: 'no_login_pending', message: 'This session is not waiting for a login step.', retryAfterS: null }
+    try {
+      const outcome = await this.connector.login(step)
+      this.log.info({ step: step.kind, outcome: outcome.status, error: outcome.status === 'refused' ? outcome.error : undefined }, 'login step answered')
+      return outcome
+    } catch (err) {
+      this.log.error({ step: step.kind, err: err instanceof Error ? err.name : 'unknown' }, 'login step failed')
+      return { status: 'refused', error: 'login_failed', message: 'The login step failed on the relay; try again.', retryAfterS: null }
+    }
   }
 
   send(message: OutboundMessage, expiresAt: number): void {
@@ -181,8 +207,38 @@ export class RunningSession {
   }
 
   private onInbound(m: InboundMessage): void {
-    const { onCommitted, ...message } = m
-    void this.report({ type: 'inbound', id: this.deps.nextId(), sid: this.sid, fence: this.fence, message }).then((ok) => ok && onCommitted?.())
+    const { onCommitted, attachment, ...message } = m
+    const stored = attachment ? this.storeAttachment(message.upstreamId, attachment) : null
+    this.inboundTail = this.inboundTail.then(async () => {
+      const media = stored ? await stored : undefined
+      // Lease lost or stopped mid-upload: not reported and not acknowledged upstream, so it comes again elsewhere.
+      if (media === 'stop' || this.stopped) return
+      const withMedia = media === undefined ? message : { ...message, media }
+      void this.report({ type: 'inbound', id: this.deps.nextId(), sid: this.sid, fence: this.fence, message: withMedia }).then((ok) => ok && onCommitted?.())
+    })
+  }
+
+  /** The frame's media for an attachment, 'stop' when the edge refused (another relay holds the session). */
+  private async storeAttachment(upstreamId: string, a: NonNullable<InboundMessage['attachment']>): Promise<InboundMessage['media'] | 'stop'> {
+    const upload = this.deps.uploadMedia
+    if (!upload) return null
+    if (this.uploading >= UPLOADS_AT_ONCE) await new Promise<void>((r) => this.uploadQueue.push(r))
+    this.uploading++
+    this.log.info({ upstream_id: upstreamId, kind: a.kind, declared_size: a.declaredSize }, 'media upload started')
+    try {
+      return await upload(this.sid, this.fence, upstreamId, a)
+    } catch (err) {
+      if (err instanceof UploadRefusedError && (err.status === 409 || err.status === 401)) {
+        this.deps.onLeaseLost(this.sid, this.fence)
+        return 'stop'
+      }
+      // The message still arrives, without its media; the log says why (download failed even after a re-upload request).
+      this.log.error({ upstream_id: upstreamId, kind: a.kind, err: err instanceof Error ? err.message : String(err) }, 'media could not be stored')
+      return null
+    } finally {
+      this.uploading--
+      this.uploadQueue.shift()?.()
+    }
   }
 
   private onReceipt(r: Receipt): void {
@@ -191,7 +247,8 @@ export class RunningSession {
   }
 
   private onContacts(contacts: ImportedContact[]): void {
-    if (!this.assign.importContacts || this.stopped) return
+    // beta's address book is what decides who may be messaged (§4.2), so it always goes to the edge.
+    if ((!this.assign.importContacts && this.channel !== 'beta') || this.stopped) return
     void this.report({ type: 'contacts', id: this.deps.nextId(), sid: this.sid, fence: this.fence, contacts })
   }
 

@@ -2,6 +2,7 @@
 import type { ImportedContact, InboundMessage, OutboundMessage } from '../connector'
 import type { ClientMsg, ServerMsg } from './network/protocol'
 import { digits, LID_SUFFIX, phoneJid, upstreamIdFor } from './ids'
+import { simAttachment } from './media-download'
 
 type NetMessage = Extract<ServerMsg, { t: 'message' }>
 type NetContact = Extract<ServerMsg, { t: 'contacts' }>['contacts'][number]
@@ -17,6 +18,7 @@ export function fromNetMessage(m: NetMessage): InboundMessage {
     from: peer(m.from),
     text: m.text,
     media: m.mediaUrl ? { url: m.mediaUrl, contentType: m.mediaType } : null,
+    ...(m.media ? { attachment: simAttachment(m.media) } : {}),
     sentAt: m.ts,
   }
 }

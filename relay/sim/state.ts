@@ -2,10 +2,10 @@
  * How the simulated network's close codes map to session states: named problems with one human sentence each
  * (mautrix style), and which closes are worth a reconnect.
  */
-import type { SessionProblem } from '../connector'
+import type { AlphaProblem } from '../connector'
 import { SIM_CLOSE } from './network/protocol'
 
-export const PROBLEM_MESSAGES: Record<SessionProblem, string> = {
+export const PROBLEM_MESSAGES: Record<AlphaProblem, string> = {
   logged_out: 'The linked device was removed on the phone (or logged out); link the number again.',
   blocked_by_alpha: 'alpha restricted or banned this number.',
   replaced: 'Another session with the same credentials took over; this one stopped so the two do not fight.',
@@ -17,7 +17,7 @@ export const PROBLEM_MESSAGES: Record<SessionProblem, string> = {
 }
 
 export type CloseOutcome =
-  | { kind: 'terminal'; state: 'disconnected' | 'restricted'; problem: SessionProblem; wipe: boolean }
+  | { kind: 'terminal'; state: 'disconnected' | 'restricted'; problem: AlphaProblem; wipe: boolean }
   | { kind: 'link_expired' }
   | { kind: 'restart' }
   | { kind: 'reconnect' }

@@ -2,6 +2,7 @@
 import { z } from 'zod'
 import { MESSAGE_STATUSES } from '../d1'
 import { DateTime, E164 } from './common'
+import { MessageMedia } from './media'
 
 export const MAX_TEXT_CHARS = 4096
 
@@ -23,7 +24,7 @@ export const Message = z
     account_id: z.string().nullable(),
     direction: z.enum(['inbound', 'outbound']),
     text: z.string(),
-    media: z.object({ url: z.string(), content_type: z.string().nullable() }).nullable(),
+    media: MessageMedia.nullable(),
     status: z.enum(MESSAGE_STATUSES),
     error: z.object({ code: z.number().int().nullable(), message: z.string().nullable() }).nullable(),
     timestamp: DateTime,

@@ -13,11 +13,12 @@ import { alphaDriverBench } from './alpha-driver.bench'
 import { measureBaseline, ms, type Baseline, type Bench, type BenchReport } from './bench-kit'
 import { inboundBench } from './inbound.bench'
 import { mcpBench } from './mcp.bench'
+import { mediaBench } from './media.bench'
 import { devBundle, formatSummary, profiled } from './profile'
 import { relayBench } from './relay.bench'
 import { webhooksBench } from './webhooks.bench'
 
-const ALL: Bench[] = [inboundBench, relayBench, webhooksBench, mcpBench, alphaDriverBench]
+const ALL: Bench[] = [inboundBench, relayBench, webhooksBench, mcpBench, alphaDriverBench, mediaBench]
 
 const only = process.argv.slice(2).filter((a) => !a.startsWith('-'))
 const profile = process.argv.includes('--profile')

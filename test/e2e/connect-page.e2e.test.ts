@@ -3,8 +3,9 @@
  * sim mode and the simulated phone: the QR code appears and refreshes, the pairing code shows with its
  * instructions, and linking on the phone turns the page to its success state. With UPDATE_SCREENSHOTS=1 the
  * screenshots are written to docs/screenshots/ (docs/channels/alpha.md shows them); otherwise to a temporary directory.
- * Needs Chromium at /usr/bin/chromium (CI: apt-get install -y chromium).
+ * Needs headless Chromium: scripts/chromium.mjs finds it (or installs Debian's package; `npm test` runs it first).
  */
+import { execFileSync } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -14,7 +15,6 @@ import type { SimServer } from '../../relay/sim/network/server'
 import { repoRoot, startLocalServer, type LocalServer } from './local-server'
 import { issueRelayToken, simPost, spawnRelay, startSim, type RelayProc } from './relay-harness'
 
-const CHROMIUM = '/usr/bin/chromium'
 const FLAGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync']
 const shotsDir = process.env.UPDATE_SCREENSHOTS === '1' ? join(repoRoot, 'docs/screenshots') : mkdtempSync(join(tmpdir(), 'connect-shots-'))
 
@@ -29,8 +29,9 @@ beforeAll(async () => {
   relay = spawnRelay(server, (await issueRelayToken(server)).token, sim)
   profile = mkdtempSync(join(tmpdir(), 'chromium-profile-'))
   // A persistent context is how Playwright takes a fresh --user-data-dir.
+  const executablePath = execFileSync(process.execPath, [join(repoRoot, 'scripts/chromium.mjs')], { encoding: 'utf8' }).trim()
   browser = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
+    executablePath,
     headless: true,
     args: FLAGS,
     viewport: { width: 390, height: 844 },

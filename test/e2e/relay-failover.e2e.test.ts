@@ -186,4 +186,39 @@ describe('relay failover', () => {
     // The move is invisible to subscribers: no account.disconnected / account.connected pair for a session that resumed.
     for (const x of accounts) await x.hook.expectExactly(['account.connected'])
   })
+
+  it('resumes a number removed and added again after a relay restart, without a new QR (issue 14 §1)', async () => {
+    const { token } = await issueRelayToken(server)
+    const first = relay(token)
+    await first.linked
+    const { key, phone } = await linkedAccount()
+    const qrNow = async () => (await api(key, 'GET', `/channels/alpha-web/connections/${enc(phone)}/qr`)).json.qr_code
+    const linkAgain = async (body: Json) => {
+      expect((await api(key, 'POST', '/channels/alpha-web/connections', { phone_number: phone, ...body })).status).toBe(200)
+      await eventually(qrNow, 10_000, 'a QR code')
+      await simPost(sim, `/alpha/${enc(phone)}/link`)
+      await eventually(async () => (await api(key, 'GET', '/accounts')).json.accounts[0]?.status === 'connected', 10_000, 'connected')
+    }
+    // A second link with force_new moves the session's fence past 1; the removal then must not let it start over.
+    await linkAgain({ force_new: true })
+    expect((await api(key, 'DELETE', `/channels/alpha-web/connections/${enc(phone)}`)).json).toMatchObject({ status: 'removed' })
+    await linkAgain({})
+    // Every session write of the re-added number is acked: nothing waits at the relay, and it is healthy.
+    const health = await first.healthUrl
+    const h = await eventually(async () => {
+      const r = (await (await fetch(health)).json()) as Json
+      return r.link.unacked_frames === 0 ? r : undefined
+    }, 10_000, 'session writes acked')
+    expect(h.status).toBe('ok')
+    expect(await first.kill('SIGTERM')).toBe(0)
+
+    const loginsBefore = (await simGet(sim, `/alpha/${enc(phone)}`)).logins as number
+    relay(token)
+    await eventually(async () => {
+      const p = await simGet(sim, `/alpha/${enc(phone)}`)
+      return (p.logins as number) > loginsBefore && p.open_connections === 1 && (await api(key, 'GET', '/accounts')).json.accounts[0]?.status === 'connected'
+    }, 15_000, 'resumed on the new relay')
+    expect(await qrNow()).toBeFalsy()
+    expect((await simGet(sim, `/alpha/${enc(phone)}`)).link_pending).toBe(false)
+  })
 })

@@ -1,21 +1,24 @@
-// The relay's environment check: a relay token passes, the relay's id (the usual wrong paste) is named as such.
 import { describe, expect, it } from 'vitest'
-import { loadConfig } from '../../relay/config'
+import { loadConfig, type RelayConfig } from '../../relay/config'
+import { DRIVERS } from '../../relay/drivers'
 
-const base = { GATEWAY_URL: 'https://gateway.example.com', RELAY_SESSION_KEY: 'k'.repeat(44) }
+const BASE = { GATEWAY_URL: 'https://gw.example.com', RELAY_TOKEN: `rly_${'a'.repeat(24)}`, RELAY_SESSION_KEY: 'k'.repeat(40) }
 
-describe('relay config', () => {
-  it('accepts the token from POST /admin/relays (rly_ + 40)', () => {
-    const config = loadConfig({ ...base, RELAY_TOKEN: `rly_${'A1b'.repeat(13)}x` })
-    expect(config.token).toHaveLength(44)
-    expect(config.connectUrl).toBe('wss://gateway.example.com/relay/connect')
+describe('relay configuration for beta', () => {
+  it('reads the beta app credentials (API id and hash) when both are set', () => {
+    const config = loadConfig({ ...BASE, RELAY_DRIVER: 'beta', RELAY_BETA_API_ID: '12345', RELAY_BETA_API_HASH: '0123456789abcdef0123456789abcdef' })
+    expect(config.beta).toEqual({ apiId: 12345, apiHash: '0123456789abcdef0123456789abcdef' })
   })
 
-  it('refuses a pasted relay id (rly_ + 20) and says it is the id', () => {
-    expect(() => loadConfig({ ...base, RELAY_TOKEN: `rly_${'Z'.repeat(20)}` })).toThrow(/relay id .*"token" field/)
+  it('refuses a malformed API hash at start', () => {
+    expect(() => loadConfig({ ...BASE, RELAY_BETA_API_ID: '12345', RELAY_BETA_API_HASH: 'not-a-hash' })).toThrow(/RELAY_BETA_API_HASH/)
   })
 
-  it('refuses other lengths', () => {
-    expect(() => loadConfig({ ...base, RELAY_TOKEN: `rly_${'Z'.repeat(30)}` })).toThrow(/rly_ \+ 40 characters/)
+  it('will not run the beta driver without credentials, and builds it with them', () => {
+    const without: RelayConfig = loadConfig({ ...BASE, RELAY_DRIVER: 'beta' })
+    expect(without.beta).toBeNull()
+    expect(() => DRIVERS.beta!(without)).toThrow(/RELAY_BETA_API_ID/)
+    const withCreds = loadConfig({ ...BASE, RELAY_DRIVER: 'beta', RELAY_BETA_API_ID: '1', RELAY_BETA_API_HASH: 'ffffffffffffffffffffffffffffffff' })
+    expect(typeof DRIVERS.beta!(withCreds)).toBe('function')
   })
 })

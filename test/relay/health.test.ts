@@ -8,7 +8,7 @@ function source(over: Partial<HealthSource> = {}): HealthSource {
     driver: 'alpha',
     version: 't',
     startedAt: Date.now(),
-    link: () => ({ state: 'open', since: 0, lastFrameInAt: null, lastFrameOutAt: null, lastPongAt: null, unacked: 0, reconnects: 0 }),
+    link: () => ({ state: 'open', since: 0, lastFrameInAt: null, lastFrameOutAt: null, lastPongAt: null, unacked: 0, reconnects: 0, rejects: { total: 0, recent: 0, lastReason: null, lastAt: null, alarming: false } }),
     sessions: () => ({ connected: 3, disconnected: 2 }),
     draining: () => false,
     simUrl: null,

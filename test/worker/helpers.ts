@@ -3,7 +3,7 @@ import { exports } from 'cloudflare:workers'
 import { inject } from 'vitest'
 import type { Behaviour, Received } from '../fixtures/receiver-types'
 
-export const ADMIN_TOKEN = 'test-admin-token'
+export const ADMIN_TOKEN = 'test-admin-token-for-the-workerd-suite'
 export const ORIGIN = 'https://gateway.test'
 
 export type KeyPlace = 'bearer' | 'header' | 'query'
@@ -112,4 +112,10 @@ export async function settled(t: TestTenant, id: string, attempts = 500): Promis
     if (m.status !== 'queued' || i >= attempts) return m
     await new Promise((r) => setTimeout(r, 10))
   }
+}
+
+let addressSeq = 0
+/** A client address no other test uses (CF-Connecting-IP), for limits counted per address. */
+export function uniqueAddress(): string {
+  return `2001:db8:${crypto.randomUUID().slice(0, 4)}::${(++addressSeq).toString(16)}`
 }

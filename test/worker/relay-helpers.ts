@@ -59,7 +59,7 @@ export class FakeRelay {
     })
   }
 
-  static async open(token: string, opts: { instance?: string; sessions?: Array<{ sid: string; fence: number }>; hello?: boolean } = {}): Promise<FakeRelay> {
+  static async open(token: string, opts: { instance?: string; sessions?: Array<{ sid: string; fence: number }>; hello?: boolean; channels?: Array<'alpha_web' | 'beta'> } = {}): Promise<FakeRelay> {
     const res = await relayConnect(token)
     if (res.status !== 101 || !res.webSocket) throw new Error(`relay connect: ${res.status} ${await res.text()}`)
     res.webSocket.accept()
@@ -71,7 +71,7 @@ export class FakeRelay {
         instance: relay.instance,
         version: 'test',
         driver: 'sim',
-        channels: ['alpha_web'],
+        channels: opts.channels ?? ['alpha_web'],
         sessions: opts.sessions ?? [],
         draining: false,
       })

@@ -35,7 +35,7 @@ export default defineProject(async () => {
         miniflare: {
           bindings: {
             TEST_MIGRATIONS: await readD1Migrations(path.join(root, 'schema/migrations')),
-            ADMIN_TOKEN: 'test-admin-token',
+            ADMIN_TOKEN: 'test-admin-token-for-the-workerd-suite',
             ENCRYPTION_KEY: 'test-encryption-key',
             ALLOW_LOOPBACK_URLS: 'true',
             // Production waits 10 s for a receiver; the timeout tests use a short one.

@@ -25,7 +25,7 @@ import { ingestMessage, type InboundInput, type IngestOutcome } from './ingest'
 import { connectLink, linkStatus, onRelayLost, onRelayState, removeLink, type ConnectInput, type ConnectOutcome, type LinkStatus } from './link/session'
 import { LinkSignal } from './link/state'
 import { applyReceipt, type ReceiptOutcome } from './receipts'
-import { onRelayContacts, onRelayInbound, sessionEntriesFor, writeSessionEntries } from './link/inbound'
+import { onRelayContacts, onRelayInbound, sessionEntriesFor, writeSessionEntries, type SessionWriteRefusal } from './link/inbound'
 import { queuedSends } from './link/outbound'
 import { NEW_RAMP, rampConnected, rampDisconnected } from './ramp'
 import { allowanceFor, sendMessage, type SendInput, type SendOutcome } from './send'
@@ -166,8 +166,9 @@ export class AccountObject extends DurableObject<Env> {
     return sessionEntriesFor(this.context, sid)
   }
 
-  async relaySessionWrite(_ref: AccountRef, sid: string, fence: number, clear: boolean, changes: Record<string, string | null>): Promise<void> {
-    writeSessionEntries(this.context, sid, fence, clear, changes)
+  /** null when stored; otherwise why not (the hub rejects the frame with it). */
+  async relaySessionWrite(_ref: AccountRef, sid: string, fence: number, clear: boolean, changes: Record<string, string | null>): Promise<SessionWriteRefusal | null> {
+    return writeSessionEntries(this.context, sid, fence, clear, changes)
   }
 
   /** A relay took the session again (after its link came back): what is still queued goes to it. */

@@ -7,6 +7,7 @@
  * A new message restarts the person's loop-guard counter and wakes the open waits; a duplicate changes nothing.
  */
 import { z } from 'zod'
+import type { StoredItem } from '../media/inbound'
 import { getAccount } from '../db/accounts'
 import { upsertInboundContact, type ContactSeed } from '../db/contacts'
 import { insertReceivedEvent } from '../db/events'
@@ -24,6 +25,8 @@ export type InboundItem = {
   text: string
   mediaUrl: string | null
   mediaContentType: string | null
+  /** An item in the media store (relay inbound): its id, kind, size, name, and why it is not stored if over the cap. */
+  stored?: StoredItem | null
   /** The upstream's id for this message; a second delivery with the same id is a duplicate. */
   upstreamId: string | null
 }
@@ -85,6 +88,11 @@ function ingestOne(c: AccountContext, ref: AccountRef, item: InboundItem, now: n
     text: item.text,
     mediaUrl: item.mediaUrl,
     mediaContentType: item.mediaContentType,
+    mediaId: item.stored?.id ?? null,
+    mediaKind: item.stored?.kind ?? null,
+    mediaSize: item.stored?.size ?? null,
+    mediaFileName: item.stored?.fileName ?? null,
+    mediaError: item.stored?.error ?? null,
     upstreamId: item.upstreamId,
   }
   const facts = { ...row, direction: 'inbound' as const, status: 'received' as const, errorMessage: null }

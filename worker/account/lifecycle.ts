@@ -4,6 +4,7 @@
  * (link/session.ts) moves relay-run accounts with the same `statusChange`.
  */
 import type { BatchItem } from 'drizzle-orm/batch'
+import { removeAccountMedia } from '../media/retention'
 import type { AccountStatus, Channel } from '../../schema/d1'
 import {
   accountStatusUpdate,
@@ -111,6 +112,10 @@ export async function removeAccount(env: Env, db: Db, account: AccountRow, now: 
     deleteConnectionConfig(db, account.tenantId, account.id),
     deleteAccountStatement(db, account.tenantId, account.id),
   ])
+  // Its media goes with it (docs/media.md), after the row: no new upload can name the account any more.
+  await removeAccountMedia(env.MEDIA, db, account.tenantId, account.id).catch((err: unknown) =>
+    console.error(JSON.stringify({ msg: 'account remove: media removal failed', account: account.id, error: String(err) }))
+  )
   try {
     await accountStub(env, account.tenantId, account.id).removed({ tenantId: account.tenantId, accountId: account.id, channel: account.channel })
   } catch (err) {

@@ -209,6 +209,12 @@ export class AccountStore {
     this.putKv(key, value)
   }
 
+  delete(key: string): void {
+    if (this.rawKv(key) === null) return
+    this.storage.sql.exec('DELETE FROM kv WHERE key = ?', key)
+    this.kv.set(key, null)
+  }
+
   sessionEntries(): Record<string, string> {
     const out: Record<string, string> = {}
     for (const r of this.storage.sql.exec<{ name: string; value: string }>('SELECT name, value FROM session_entries')) out[r.name] = r.value

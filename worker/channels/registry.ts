@@ -4,13 +4,14 @@
  * docs/ARCHITECTURE.md, "How to add a channel"); a channel not built yet is absent and answers from planned.ts.
  */
 import { alphaChannel } from './alpha'
+import { betaChannel } from './beta'
 import type { Channel, ChannelId, ChannelRuntime, SendRules } from './contract'
 import { customChannel } from './custom'
 import { plannedSendRules } from './planned'
 import { smsChannel } from './sms'
 import { socialChannel } from './social'
 
-export const CHANNELS: readonly Channel[] = [alphaChannel, smsChannel, socialChannel, customChannel]
+export const CHANNELS: readonly Channel[] = [alphaChannel, betaChannel, smsChannel, socialChannel, customChannel]
 
 const byId = new Map<ChannelId, Channel>(CHANNELS.map((c) => [c.id, c]))
 

@@ -3,7 +3,7 @@
  * the contact so rows convert straight into the wire shape.
  */
 import { and, asc, desc, eq, gt, inArray, isNull, lt, lte, max, or, sql, type SQL } from 'drizzle-orm'
-import { contacts, messages, type MessageStatus } from '../../schema/d1'
+import { contacts, messages, type MediaKind, type MessageStatus } from '../../schema/d1'
 import type { Db } from './client'
 import { compiled, compiledVariants, placeholders } from './compiled'
 import { constantRow } from './constant-row'
@@ -82,6 +82,11 @@ type InboundRowValues = {
   text: string
   mediaUrl: string | null
   mediaContentType: string | null
+  mediaId: string | null
+  mediaKind: MediaKind | null
+  mediaSize: number | null
+  mediaFileName: string | null
+  mediaError: string | null
   upstreamId: string | null
   now: number
 }
@@ -97,6 +102,11 @@ const inboundInsert = compiled<InboundRowValues>((db) => {
     text: p.text,
     mediaUrl: p.mediaUrl,
     mediaContentType: p.mediaContentType,
+    mediaId: p.mediaId,
+    mediaKind: p.mediaKind,
+    mediaSize: p.mediaSize,
+    mediaFileName: p.mediaFileName,
+    mediaError: p.mediaError,
     status: 'received' as const,
     upstreamId: p.upstreamId,
     createdAt: p.now,

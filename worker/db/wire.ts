@@ -4,6 +4,7 @@ import type { Message } from '../../schema/api/messages'
 import { displayName, type ContactRow } from './contacts'
 import type { MessageWithContact } from './messages'
 import { iso } from '../lib/time'
+import { wireMedia } from './wire-media'
 
 export type WireMessage = z.infer<typeof Message>
 export type WireContact = WireMessage['contact']
@@ -24,7 +25,7 @@ export function toWireMessage({ message: m, contact }: MessageWithContact): Wire
     account_id: m.accountId,
     direction: m.direction,
     text: m.text,
-    media: m.mediaUrl ? { url: m.mediaUrl, content_type: m.mediaContentType } : null,
+    media: wireMedia(m),
     status: m.status,
     error: m.errorCode !== null || m.errorMessage !== null ? { code: m.errorCode, message: m.errorMessage } : null,
     timestamp: iso(m.createdAt),

@@ -4,8 +4,9 @@ import type { AccountRow } from '../db/accounts'
 import type { MessageRow, MessageWithContact } from '../db/messages'
 import { iso } from '../lib/time'
 import { toWireContact, type WireContact } from '../db/wire'
+import { wireMedia, type MediaFacts } from '../db/wire-media'
 
-type MessageFacts = Pick<MessageRow, 'id' | 'accountId' | 'direction' | 'text' | 'mediaUrl' | 'mediaContentType' | 'status' | 'errorMessage'>
+type MessageFacts = Pick<MessageRow, 'id' | 'accountId' | 'direction' | 'text' | 'status' | 'errorMessage'> & Partial<MediaFacts> & Pick<MessageRow, 'mediaUrl' | 'mediaContentType'>
 
 export function messageEventPayload(type: MessageEventType, m: MessageFacts, contact: Pick<WireContact, 'id' | 'phone' | 'name'>, channel: string, now: number): MessageEvent {
   return {
@@ -17,7 +18,7 @@ export function messageEventPayload(type: MessageEventType, m: MessageFacts, con
       id: m.id,
       direction: m.direction,
       text: m.text,
-      media: m.mediaUrl ? { url: m.mediaUrl, content_type: m.mediaContentType } : null,
+      media: wireMedia({ mediaId: null, mediaKind: null, mediaSize: null, mediaFileName: null, mediaError: null, ...m }),
       status: m.status,
       error: m.errorMessage,
     },

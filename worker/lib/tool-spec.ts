@@ -3,6 +3,7 @@
  * MCP hints. The arguments map onto the REST call by one rule (spec 4.9): names in `{…}` of the path template are
  * path parameters, `body` is the JSON request body, every other argument is a query parameter.
  */
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { z } from 'zod'
 import { E164 } from '../../schema/api/common'
 
@@ -28,6 +29,8 @@ export type ToolSpec = {
   /** Relative to /v1, path parameters in braces: `/webhooks/{webhookId}/test`. */
   path: string
   hints: ToolHints
+  /** A tool whose REST answer is not JSON renders its own result (get_media: the bytes as an image or audio block). */
+  answer?: (res: Response, args: Record<string, unknown>) => Promise<CallToolResult>
 }
 
 /** Looks at gateway state only. */

@@ -9,18 +9,34 @@ import { API_KEY_PREFIX } from '../db/api-keys'
 import { database } from '../db/client'
 import type { AppEnv } from '../env'
 import { ApiError } from '../errors'
-import { keyFromHeaders, tenantForKey } from '../middleware/api-key'
+import { authenticateKey, keyFromHeaders } from '../middleware/api-key'
+import { authFailed, refuseThrottled } from '../middleware/auth-throttle'
 
 const CORS_MAX_AGE_S = 600
 
-function originAllowed(env: Env, origin: string): boolean {
+const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]'])
+
+function loopback(url: string): boolean {
+  try {
+    return LOOPBACK_HOSTS.has(new URL(url).hostname)
+  } catch {
+    return false
+  }
+}
+
+/**
+ * Configured origins, plus loopback origins when this server is itself reached on a loopback address (issue 14 §5):
+ * a browser-based MCP client on the same machine may connect to a local server, while a rebinding page keeps its
+ * own (non-loopback) origin and Host. In production the Host is the public name, so only configured origins count.
+ */
+function originAllowed(env: Env, origin: string, requestUrl: string): boolean {
   const allowed = mcpAllowedOrigins(env)
-  return allowed.any || allowed.origins.has(origin)
+  return allowed.any || allowed.origins.has(origin) || (loopback(requestUrl) && loopback(origin))
 }
 
 /** CORS for admitted browser origins; a refused origin gets no Access-Control-Allow-Origin, so the browser blocks it. */
 export const mcpCors = cors({
-  origin: (origin, c) => (origin && originAllowed(c.env as Env, origin) ? origin : null),
+  origin: (origin, c) => (origin && originAllowed(c.env as Env, origin, c.req.url) ? origin : null),
   allowMethods: ['POST'],
   allowHeaders: ['Content-Type', 'Accept', 'Authorization', 'X-API-Key', 'Mcp-Protocol-Version'],
   exposeHeaders: ['WWW-Authenticate'],
@@ -34,7 +50,7 @@ export const mcpCors = cors({
  */
 export const originGuard = createMiddleware<AppEnv>(async function originGuard(c, next) {
   const origin = c.req.header('origin')
-  if (origin && !originAllowed(c.env, origin)) {
+  if (origin && !originAllowed(c.env, origin, c.req.url)) {
     throw new ApiError(403, 'origin_not_allowed', `Origin ${origin} may not call this MCP server; add it to MCP_ALLOWED_ORIGINS to allow it`)
   }
   await next()
@@ -59,8 +75,11 @@ export const refuseKeyInUrl = createMiddleware<AppEnv>(async function refuseKeyI
 export const mcpAuth = createMiddleware<AppEnv>(async function mcpAuth(c, next) {
   const key = keyFromHeaders(c.req.raw.headers)
   if (!key) throw new ApiError(401, 'unauthorized', 'An API key is required: send it in the X-API-Key header or as Authorization: Bearer <key>')
-  const tenant = await tenantForKey(database(c.env.DB), key)
-  if (!tenant) throw new ApiError(401, 'invalid_api_key', 'The API key is invalid or revoked')
+  refuseThrottled(c)
+  const found = await authenticateKey(database(c.env.DB), key)
+  if (!found) return authFailed(c, new ApiError(401, 'invalid_api_key', 'The API key is invalid or revoked'))
+  const { tenant } = found
+  c.set('apiKeyRef', found.ref)
   // REST answers 404 here (spec 4.1); on the MCP endpoint a 404 means "session expired" to clients, so 403.
   if (!tenant.apiEnabled) throw new ApiError(403, 'api_not_enabled', 'The API is not enabled for this account')
   c.set('tenant', tenant)

@@ -72,5 +72,6 @@ export function toolResult(status: number, body: string): CallToolResult {
 
 export async function runTool(tool: ToolSpec, args: Record<string, unknown>, caller: Caller): Promise<CallToolResult> {
   const res = await caller.rest(vouchFor(restRequest(tool, args, caller), caller.tenant))
+  if (tool.answer) return tool.answer(res, args)
   return toolResult(res.status, await res.text())
 }

@@ -8,6 +8,8 @@ import { Hono, type Context, type ExecutionContext } from 'hono'
 import type { AppEnv } from '../env'
 import { ApiError } from '../errors'
 import { keyFromHeaders } from '../middleware/api-key'
+import { readCapped } from '../lib/read-capped'
+import { requestLimits } from '../lib/rate-limit'
 import { mcpAuth, mcpCors, originGuard, refuseKeyInUrl } from './access'
 import { runTool } from './dispatch'
 import { PROTOCOL_VERSION, buildServer } from './server'
@@ -39,8 +41,8 @@ async function readMessage(c: Context<AppEnv>): Promise<unknown> {
   if (!acceptsBoth(c.req.header('accept')) || !isJson(c.req.header('content-type'))) return undefined
   const tooLarge = () => new ApiError(413, 'body_too_large', `The request body exceeds ${MCP_MAX_BODY_BYTES} bytes`)
   if (Number(c.req.header('content-length') ?? 0) > MCP_MAX_BODY_BYTES) throw tooLarge()
-  const bytes = await c.req.arrayBuffer()
-  if (bytes.byteLength > MCP_MAX_BODY_BYTES) throw tooLarge()
+  const bytes = await readCapped(c.req.raw.body, MCP_MAX_BODY_BYTES)
+  if (bytes === null) throw tooLarge()
   let message: unknown
   try {
     message = JSON.parse(new TextDecoder().decode(bytes))
@@ -67,7 +69,7 @@ export function mcpRoutes(workerFetch: WorkerFetch): Hono<AppEnv> {
     rpcError(c, new ApiError(405, 'method_not_allowed', `${c.req.method} is not supported: this stateless server answers POST with JSON only`), { Allow: 'POST' })
   )
 
-  mcp.post('/', refuseKeyInUrl, mcpAuth, async (c) => {
+  mcp.post('/', refuseKeyInUrl, mcpAuth, requestLimits, async (c) => {
     const version = c.req.header('mcp-protocol-version')
     if (version !== undefined && version !== PROTOCOL_VERSION) {
       throw new ApiError(400, 'unsupported_protocol_version', `Unsupported MCP-Protocol-Version ${version}; this server speaks ${PROTOCOL_VERSION}`)

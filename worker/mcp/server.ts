@@ -26,7 +26,7 @@ export const SERVER_INFO = { name: 'messaging-gateway', title: 'Messaging Gatewa
 const CAPABILITIES = { tools: {} }
 
 export const INSTRUCTIONS = [
-  "This server is a wire to the user's own messaging accounts (alpha, SMS, a page inbox and a custom channel today; beta is not available yet and its tools say so); it runs no AI and sends only what you ask it to.",
+  "This server is a wire to the user's own messaging accounts (alpha, beta, SMS, a page inbox, a custom channel); it runs no AI and sends only what you ask it to.",
   'Start with list_accounts to see which accounts are connected and their account_id.',
   'Listen with wait_for_messages, always passing the cursor from the previous answer so no message is missed or seen twice.',
   "Reply with send_message, addressing the person by the contact id of their message, and check delivery with get_message.",

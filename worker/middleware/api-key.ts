@@ -13,30 +13,36 @@ import { database, type Db } from '../db/client'
 import type { Tenant } from '../db/tenants'
 import type { AppEnv } from '../env'
 import { ApiError } from '../errors'
+import { sha256Hex } from '../lib/crypto'
+import { authFailed, refuseThrottled } from './auth-throttle'
 
 export const AUTH_CACHE_TTL_MS = 5_000
+/** An unknown key is remembered this long, so guessing does not cost a D1 read each time (issue 14 §2). */
+export const UNKNOWN_KEY_TTL_MS = 30_000
 const AUTH_CACHE_MAX_ENTRIES = 10_000
 
-const cache = new Map<string, { tenant: Tenant; until: number }>()
+/** A known key's tenant and its reference (a hash prefix: what the per-key rate limit counts, never the key). */
+const cache = new Map<string, { tenant: Tenant | null; ref: string; until: number }>()
 
 /** Forgets every cached key lookup of this isolate (called by the admin API after any change). */
 export function clearAuthCache(): void {
   cache.clear()
 }
 
-/** The tenant owning `key`, through this isolate's short-lived cache (REST and MCP both authenticate here). */
-export async function tenantForKey(db: Db, key: string): Promise<Tenant | undefined> {
+/** The tenant owning `key` and the key's reference, through this isolate's short-lived cache (REST and MCP). */
+export async function authenticateKey(db: Db, key: string): Promise<{ tenant: Tenant; ref: string } | undefined> {
   const now = Date.now()
   const hit = cache.get(key)
-  if (hit && hit.until > now) return hit.tenant
+  if (hit && hit.until > now) return hit.tenant ? { tenant: hit.tenant, ref: hit.ref } : undefined
   const tenant = await tenantForApiKey(db, key)
-  if (!tenant) {
-    cache.delete(key)
-    return undefined
-  }
   if (cache.size >= AUTH_CACHE_MAX_ENTRIES) cache.clear()
-  cache.set(key, { tenant, until: now + AUTH_CACHE_TTL_MS })
-  return tenant
+  const ref = (await sha256Hex(key)).slice(0, 32)
+  cache.set(key, { tenant: tenant ?? null, ref, until: now + (tenant ? AUTH_CACHE_TTL_MS : UNKNOWN_KEY_TTL_MS) })
+  return tenant ? { tenant, ref } : undefined
+}
+
+export async function tenantForKey(db: Db, key: string): Promise<Tenant | undefined> {
+  return (await authenticateKey(db, key))?.tenant
 }
 
 /**
@@ -66,8 +72,11 @@ export function apiKeyAuth({ allowQuery }: { allowQuery: boolean }) {
     }
     const key = keyFromHeaders(c.req.raw.headers) ?? (allowQuery ? c.req.query('apiKey') : undefined)
     if (!key) throw new ApiError(401, 'unauthorized', 'An API key is required: send it as Authorization: Bearer <key> or X-API-Key')
-    const tenant = await tenantForKey(database(c.env.DB), key)
-    if (!tenant) throw new ApiError(401, 'unauthorized', 'The API key is invalid or revoked')
+    refuseThrottled(c)
+    const found = await authenticateKey(database(c.env.DB), key)
+    if (!found) return authFailed(c, new ApiError(401, 'unauthorized', 'The API key is invalid or revoked'))
+    const { tenant } = found
+    c.set('apiKeyRef', found.ref)
     // A tenant with the API switched off sees the API as absent (spec 4.1).
     if (!tenant.apiEnabled) throw new ApiError(404, 'api_not_enabled', 'The API is not enabled for this account')
     c.set('tenant', tenant)

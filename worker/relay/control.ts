@@ -2,7 +2,7 @@
  * What the rest of the Worker asks of the hub (AccountDOs and the admin API, by RPC): open or restart a session,
  * hand a send to the relay holding it, log it out, probe it live, list and cut relay links.
  */
-import { CLOSE, type OutboundMessage, type SessionState } from '../../schema/frames'
+import { CLOSE, type LoginOutcome, type LoginStep, type OutboundMessage, type SessionState } from '../../schema/frames'
 import { newId } from '../lib/ids'
 import type { HubContext } from './hub-context'
 import type { SessionSpec } from './hub-store'
@@ -70,6 +70,28 @@ export async function probeSession(c: HubContext, sid: string, timeoutMs: number
     }
     c.probes.set(id, finish)
     if (!sendFrame(link.ws, { type: 'probe', id, sid })) finish(null)
+  })
+}
+
+/**
+ * beta: hands the code or password the user typed to the relay holding the session and waits for its verdict; null
+ * when no relay holds it or none answers within `timeoutMs`. The step is in this one frame and nowhere else.
+ */
+export async function loginStep(c: HubContext, sid: string, step: LoginStep, timeoutMs: number): Promise<LoginOutcome | null> {
+  const row = c.store.bySid(sid)
+  if (!row || row.leaseUntil !== null) return null
+  const link = linkOf(c.ctx, row)
+  if (!link) return null
+  const id = newId('lgn', 16)
+  return new Promise<LoginOutcome | null>((resolve) => {
+    const timer = setTimeout(() => finish(null), timeoutMs)
+    const finish = (outcome: LoginOutcome | null) => {
+      clearTimeout(timer)
+      c.logins.delete(id)
+      resolve(outcome)
+    }
+    c.logins.set(id, finish)
+    if (!sendFrame(link.ws, { type: 'login', id, sid, fence: row.fence, step })) finish(null)
   })
 }
 

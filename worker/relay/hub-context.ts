@@ -1,5 +1,5 @@
 /** What the RelayHubDO hands its procedures (placement, leases, the frame inbox, the session RPCs). */
-import type { FrameOf, SessionState } from '../../schema/frames'
+import type { FrameOf, LoginOutcome, SessionState } from '../../schema/frames'
 import type { Db } from '../db/client'
 import type { HubStore } from './hub-store'
 import type { Link } from './links'
@@ -25,6 +25,8 @@ export type HubContext = {
   inbound: Map<string, Array<{ link: Link; frame: FrameOf<'inbound'> }>>
   /** Open status probes by frame id. */
   probes: Map<string, (state: SessionState | null) => void>
+  /** Open beta login steps by frame id (the answer carries no secret; the step itself is never kept). */
+  logins: Map<string, (outcome: LoginOutcome | null) => void>
   /** Last frame (other than the heartbeat) per relay process. */
   framesSeen: Map<string, number>
   /** Points the object's alarm at the next lease check. */

@@ -5,15 +5,16 @@
  * Frames are routed to the AccountDOs by RPC. A singleton (`relayHub(env)`): docs/ARCHITECTURE.md says why.
  */
 import { DurableObject } from 'cloudflare:workers'
-import { PING_TEXT, PONG_TEXT, type OutboundMessage, type SessionState } from '../../schema/frames'
+import { PING_TEXT, PONG_TEXT, type LoginOutcome, type LoginStep, type OutboundMessage, type SessionState } from '../../schema/frames'
 import { relayConfig } from '../config'
 import { database } from '../db/client'
-import { cutRelay, dispatchSend, logoutSession, openSession, probeSession, relayLinks, type OpenOutcome, type RelayLinkView } from './control'
+import { cutRelay, dispatchSend, loginStep, logoutSession, openSession, probeSession, relayLinks, type OpenOutcome, type RelayLinkView } from './control'
 import type { HubContext } from './hub-context'
 import { HubStore, type SessionSpec } from './hub-store'
 import { onRelayMessage } from './inbox'
 import { leaseTick, linkGone, nextCheckAt } from './leases'
-import { attachmentOf, lastSeen, relayTag, setAttachment } from './links'
+import { RELAY_LINKS_PER_TOKEN } from './budgets'
+import { attachmentOf, lastSeen, openLinks, relayTag, setAttachment } from './links'
 
 /** Headers the Worker route sets after checking the relay token; a client cannot reach the object directly. */
 export const RELAY_ID_HEADER = 'x-gateway-relay-id'
@@ -34,6 +35,7 @@ export class RelayHubDO extends DurableObject<Env> {
       chains: new Map(),
       inbound: new Map(),
       probes: new Map(),
+      logins: new Map(),
       framesSeen: new Map(),
       rearm: () => this.rearm(),
       log: (event, fields) => console.log(JSON.stringify({ at: new Date().toISOString(), component: 'relay-hub', event, ...fields })),
@@ -44,6 +46,10 @@ export class RelayHubDO extends DurableObject<Env> {
   override async fetch(request: Request): Promise<Response> {
     const relayId = request.headers.get(RELAY_ID_HEADER)
     if (request.headers.get('upgrade')?.toLowerCase() !== 'websocket' || !relayId) return new Response('expected a relay WebSocket upgrade', { status: 400 })
+    // Budget per relay token (issue 14 §2): a leaked or looping token cannot pile up sockets in the one hub.
+    if (openLinks(this.ctx, relayTag(relayId)).length >= RELAY_LINKS_PER_TOKEN) {
+      return Response.json({ success: false, error: `this relay token already has ${RELAY_LINKS_PER_TOKEN} live links`, error_code: 429 }, { status: 429, headers: { 'Retry-After': '10' } })
+    }
     const pair = new WebSocketPair()
     const [client, server] = [pair[0], pair[1]]
     this.ctx.acceptWebSocket(server, [relayTag(relayId)])
@@ -104,6 +110,22 @@ export class RelayHubDO extends DurableObject<Env> {
 
   async probeSession(sid: string, timeoutMs: number): Promise<SessionState | null> {
     return probeSession(this.c, sid, timeoutMs)
+  }
+
+  /**
+   * Which account a relay may upload media for under this session: the relay holding the lease, or one that held it
+   * under an earlier fence (its messages are still accepted after a failover, so their media must be too).
+   */
+  async mediaUploadScope(relayId: string, relayTenantId: string | null, sid: string, fence: number): Promise<{ tenantId: string; accountId: string } | null> {
+    const row = this.c.store.bySid(sid)
+    if (!row || fence > row.fence) return null
+    const holder = row.relayId === relayId && row.fence === fence
+    const earlier = fence < row.fence && (relayTenantId === null || relayTenantId === row.tenantId)
+    return holder || earlier ? { tenantId: row.tenantId, accountId: row.accountId } : null
+  }
+
+  async loginStep(sid: string, step: LoginStep, timeoutMs: number): Promise<LoginOutcome | null> {
+    return loginStep(this.c, sid, step, timeoutMs)
   }
 
   async relayLinks(): Promise<RelayLinkView[]> {

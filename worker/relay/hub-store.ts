@@ -27,6 +27,14 @@ const MIGRATIONS: string[] = [
    );
    CREATE UNIQUE INDEX sessions_account ON sessions (tenant_id, account_id);
    CREATE INDEX sessions_instance ON sessions (instance);`,
+  // The highest fence an account's removed session reached: a number added again continues from there (issue 14 §1),
+  // so a relay still holding a session of its earlier life is always told apart from the new one.
+  `CREATE TABLE fence_floors (
+     tenant_id TEXT NOT NULL,
+     account_id TEXT NOT NULL,
+     fence INTEGER NOT NULL,
+     PRIMARY KEY (tenant_id, account_id)
+   );`,
 ]
 
 export type SessionSpec = {
@@ -35,7 +43,7 @@ export type SessionSpec = {
   accountId: string
   channel: RelayChannel
   phone: string
-  linkMethod: 'qr' | 'pairing_code'
+  linkMethod: 'qr' | 'pairing_code' | 'code'
   forceNew: boolean
   importContacts: boolean
 }
@@ -78,7 +86,7 @@ function toRow(r: Raw): SessionRow {
     accountId: r.account_id,
     channel: r.channel as RelayChannel,
     phone: r.phone,
-    linkMethod: r.link_method === 'pairing_code' ? 'pairing_code' : 'qr',
+    linkMethod: r.link_method === 'pairing_code' || r.link_method === 'code' ? r.link_method : 'qr',
     forceNew: r.force_new === 1,
     importContacts: r.import_contacts === 1,
     relayId: r.relay_id,
@@ -136,12 +144,13 @@ export class HubStore {
 
   /**
    * Creates or updates an account's session. The fence never goes down: it keeps counting across new links of the
-   * same account, so a relay still holding an older link can always be told apart.
+   * same account, and across its removal (fence_floors), so a relay still holding an older link can always be told
+   * apart.
    */
   upsert(spec: SessionSpec, now: number): SessionRow {
     this.storage.sql.exec(
       `INSERT INTO sessions (sid, tenant_id, account_id, channel, phone, link_method, force_new, import_contacts, fence, unassigned_since, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, coalesce((SELECT fence FROM fence_floors WHERE tenant_id = ? AND account_id = ?), 0), ?, ?)
        ON CONFLICT (tenant_id, account_id) DO UPDATE SET sid = excluded.sid, channel = excluded.channel, phone = excluded.phone,
          link_method = excluded.link_method, force_new = excluded.force_new, import_contacts = excluded.import_contacts,
          updated_at = excluded.updated_at`,
@@ -153,6 +162,8 @@ export class HubStore {
       spec.linkMethod,
       spec.forceNew ? 1 : 0,
       spec.importContacts ? 1 : 0,
+      spec.tenantId,
+      spec.accountId,
       now,
       now
     )
@@ -205,7 +216,13 @@ export class HubStore {
     this.storage.sql.exec('UPDATE sessions SET lost_reported = 1 WHERE sid = ?', sid)
   }
 
+  /** The session is forgotten; its fence stays behind as the account's floor. */
   remove(sid: string): void {
+    this.storage.sql.exec(
+      `INSERT INTO fence_floors (tenant_id, account_id, fence) SELECT tenant_id, account_id, fence FROM sessions WHERE sid = ?
+       ON CONFLICT (tenant_id, account_id) DO UPDATE SET fence = max(fence, excluded.fence)`,
+      sid
+    )
     this.storage.sql.exec('DELETE FROM sessions WHERE sid = ?', sid)
   }
 

@@ -3,7 +3,8 @@
  * are checked against the lease (same relay process, same fencing number) and handled in order per session; each
  * is acked only after the AccountDO has committed what it carries, so the relay resends whatever is not acked.
  */
-import { PONG_TEXT, RelayFrame, type FrameOf, type OutboundMessage } from '../../schema/frames'
+import { CLOSE, PONG_TEXT, RelayFrame, type FrameOf, type OutboundMessage } from '../../schema/frames'
+import { HELLO_SESSIONS_MAX, INBOUND_BUFFER_MAX } from './budgets'
 import { accountStub } from '../lib/objects'
 import type { AccountRef } from '../account/storage'
 import type { HubContext } from './hub-context'
@@ -14,7 +15,7 @@ import { placeWaiting } from './placement'
 
 export type QueuedSend = { message: OutboundMessage; expiresAt: number }
 
-type SessionFrame = Exclude<RelayFrame, { type: 'hello' | 'ping' | 'draining' | 'probe_result' }>
+type SessionFrame = Exclude<RelayFrame, { type: 'hello' | 'ping' | 'draining' | 'probe_result' | 'login_result' }>
 
 export function refOf(row: SessionRow): AccountRef {
   return { tenantId: row.tenantId, accountId: row.accountId, channel: row.channel }
@@ -60,6 +61,9 @@ export async function onRelayMessage(c: HubContext, link: Link, raw: string | Ar
     case 'probe_result':
       c.probes.get(frame.id)?.(frame.state)
       return
+    case 'login_result':
+      c.logins.get(frame.id)?.(frame.outcome)
+      return
     default:
       return onSessionFrame(c, link, frame)
   }
@@ -71,6 +75,10 @@ export async function onRelayMessage(c: HubContext, link: Link, raw: string | Ar
  * held but it no longer runs are placed anew. Then waiting sessions are placed, possibly on this link.
  */
 async function onHello(c: HubContext, link: Link, hello: FrameOf<'hello'>): Promise<void> {
+  if (hello.sessions.length > HELLO_SESSIONS_MAX) {
+    c.log('relay hello refused', { relay: link.att.relayId, sessions: hello.sessions.length, max: HELLO_SESSIONS_MAX })
+    return closeLink(link.ws, CLOSE.PROTOCOL, `a hello may list at most ${HELLO_SESSIONS_MAX} sessions`)
+  }
   for (const other of openLinks(c.ctx)) {
     // A half-open socket of the same process: the process is here again, the old socket is dead.
     if (other.ws !== link.ws && other.att.instance === hello.instance && other.att.relayId === link.att.relayId) {
@@ -141,7 +149,8 @@ export const INBOUND_BATCH_MAX = 50
 function onInboundFrame(c: HubContext, link: Link, frame: FrameOf<'inbound'>): Promise<void> {
   let buffer = c.inbound.get(frame.sid)
   if (buffer) {
-    buffer.push({ link, frame })
+    // Full: not buffered and not acked, so the relay sends it again later (back-pressure instead of growth).
+    if (buffer.length < INBOUND_BUFFER_MAX) buffer.push({ link, frame })
     return Promise.resolve()
   }
   buffer = [{ link, frame }]
@@ -220,9 +229,13 @@ async function handle(c: HubContext, link: Link, row: SessionRow, frame: Exclude
       sendFrame(link.ws, { type: 'session_data', id: frame.id, sid: row.sid, entries })
       return
     }
-    case 'session_write':
-      await account.relaySessionWrite(ref, row.sid, frame.fence, frame.clear, frame.changes)
-      return ack()
+    case 'session_write': {
+      const refused = await account.relaySessionWrite(ref, row.sid, frame.fence, frame.clear, frame.changes)
+      if (refused === null) return ack()
+      // The hub's lease said yes but the account said no: answered, so the relay stops instead of resending forever.
+      c.log('session write refused', { sid: row.sid, relay: link.att.relayId, fence: frame.fence, reason: refused })
+      return reject(link, frame, refused)
+    }
     case 'released':
       c.store.unassign(row.sid, Date.now())
       c.log('session released', { sid: row.sid, relay: link.att.relayId, reason: frame.reason })

@@ -25,6 +25,7 @@ import { contentTypeFromUrl } from '../../common/media'
 import { resolveAccount, resolveRecipient } from '../messaging/resolve'
 import { waitForInbound } from '../messaging/wait'
 import { toWireMessage } from '../db/wire'
+import { mediaSigner, signMessages } from '../media/links-for'
 import { resourceApp } from '../validate'
 
 export const messagesRoutes = resourceApp({
@@ -125,7 +126,8 @@ messagesRoutes.openapi(
       limit: q.limit,
     })
     const last = rows.at(-1)
-    return c.json({ messages: rows.map(toWireMessage), next_cursor: more && last ? encodeCursor('list', last.message.seq) : null }, 200)
+    const sign = mediaSigner(c.env, Date.now())
+    return c.json({ messages: await signMessages(sign, rows.map(toWireMessage)), next_cursor: more && last ? encodeCursor('list', last.message.seq) : null }, 200)
   }
 )
 
@@ -160,7 +162,7 @@ messagesRoutes.openapi(
     const afterSeq = q.cursor === undefined ? now : decodeCursor('wait', q.cursor)
     if (afterSeq === null) throw new ApiError(400, 'invalid_cursor', 'cursor: not a cursor returned by GET /messages/wait')
     const result = await waitForInbound(c.env, db, tenant.id, targets, afterSeq, q.timeout_s * 1000, c.req.raw.signal)
-    return c.json({ messages: result.messages, cursor: encodeCursor('wait', result.lastSeq) }, 200)
+    return c.json({ messages: await signMessages(mediaSigner(c.env, Date.now()), result.messages), cursor: encodeCursor('wait', result.lastSeq) }, 200)
   }
 )
 
@@ -177,6 +179,7 @@ messagesRoutes.openapi(
   async (c) => {
     const row = await getMessage(database(c.env.DB), c.get('tenant').id, c.req.valid('param').id)
     if (!row) throw new ApiError(404, 'message_not_found', 'No such message on this API key')
-    return c.json(toWireMessage(row), 200)
+    const [message] = await signMessages(mediaSigner(c.env, Date.now()), [toWireMessage(row)])
+    return c.json(message!, 200)
   }
 )

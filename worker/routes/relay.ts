@@ -1,23 +1,44 @@
 /**
  * GET /relay/connect: where relays dial in. The relay token (Authorization: Bearer) is checked here, before the
  * upgrade is forwarded to the RelayHubDO, so an unauthenticated socket never reaches it. Revoked or unknown tokens
- * are refused with 401.
+ * are refused with 401. PUT /relay/media/{sid}/{upstreamId}: a relay streams one inbound item into the media store,
+ * under the same token, for a session it holds (worker/media/upload.ts).
  */
-import { Hono } from 'hono'
+import { Hono, type Context } from 'hono'
 import { database } from '../db/client'
 import { relayForToken } from '../db/relays'
 import type { AppEnv } from '../env'
 import { ApiError } from '../errors'
 import { RELAY_ID_HEADER, RELAY_TENANT_HEADER } from '../relay/hub-do'
 import { relayHub } from '../lib/objects'
+import { mediaConfig, publicOrigin } from '../config'
+import { mediaPath } from '../media/ids'
+import { storeUpload, UPLOAD_HEADERS } from '../media/upload'
 
 export const relayRoutes = new Hono<AppEnv>()
 
-relayRoutes.get('/connect', async (c) => {
+async function relayOf(c: Context<AppEnv>) {
   const token = /^Bearer\s+(.+)$/i.exec(c.req.header('authorization')?.trim() ?? '')?.[1]
   if (!token) throw new ApiError(401, 'unauthorized', 'A relay token is required (Authorization: Bearer rly_…)')
   const relay = await relayForToken(database(c.env.DB), token)
   if (!relay) throw new ApiError(401, 'unauthorized', 'The relay token is invalid or revoked')
+  return relay
+}
+
+relayRoutes.put('/media/:sid/:upstreamId', async (c) => {
+  const relay = await relayOf(c)
+  const fence = Number(c.req.header(UPLOAD_HEADERS.fence))
+  const { sid, upstreamId } = c.req.param()
+  if (!Number.isInteger(fence) || fence < 1 || sid.length > 64 || upstreamId.length > 256) throw new ApiError(400, 'invalid_request', `${UPLOAD_HEADERS.fence} must name the session's fence`)
+  const scope = await relayHub(c.env).mediaUploadScope(relay.id, relay.tenantId, sid, fence)
+  // The same answer as a frame for a session the relay does not hold: it stops the session, the upload is dropped.
+  if (!scope) throw new ApiError(409, 'stale_fence', 'this relay does not hold the session under that fence')
+  const result = await storeUpload(c.env.MEDIA, database(c.env.DB), scope, upstreamId, c.req.raw, mediaConfig(c.env).maxBytes, Date.now())
+  return c.json({ ...result, url: `${publicOrigin(c.env, c.req.url)}${mediaPath(result.media_id)}` }, 200)
+})
+
+relayRoutes.get('/connect', async (c) => {
+  const relay = await relayOf(c)
   if (c.req.header('upgrade')?.toLowerCase() !== 'websocket') throw new ApiError(426, 'upgrade_required', 'Connect with a WebSocket upgrade')
   // Headers the hub trusts are set here, replacing anything the client sent under the same names.
   const headers = new Headers(c.req.raw.headers)

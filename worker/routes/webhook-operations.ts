@@ -21,6 +21,7 @@ import { getHealth, reenableHealth } from '../db/webhook-health'
 import { listDeliveries } from '../db/webhook-deliveries'
 import { updateWebhook, type WebhookRow } from '../db/webhooks'
 import { ApiError } from '../errors'
+import { enforce } from '../lib/rate-limit'
 import { randomBase62, seal } from '../lib/crypto'
 import { isoOrNull } from '../lib/time'
 import { resourceApp } from '../validate'
@@ -29,6 +30,7 @@ import { decodeLogCursor, encodeLogCursor } from '../webhooks/log-cursor'
 import { RETENTION_MS } from '../webhooks/policy'
 import { postWebhook } from '../webhooks/post'
 import { replayWindow, REPLAY_MAX_EVENTS } from '../webhooks/replay'
+import { finishReplay, REPLAYS_PER_HOUR, startReplay } from '../db/webhook-replays'
 import { samplePayload } from '../webhooks/samples'
 import { newSigningSecret } from '../webhooks/signing'
 import { resolveWebhook } from '../webhooks/subscriptions'
@@ -49,10 +51,11 @@ webhookOperationsRoutes.openapi(
     description:
       'POSTs a sample payload of the chosen event (default message.delivered) exactly as a real delivery would be sent, signed when signing is on, with `X-Webhook-Test: true`. It is sent even when the subscription is switched off or its URL is paused, is not retried, and never changes health counters. A failed test still answers 200, with `delivered: false` and the failure.',
     request: { params: WebhookIdParam, body: { required: false, content: { 'application/json': { schema: TestWebhookBody } } } },
-    responses: { 200: { description: 'The test outcome', content: { 'application/json': { schema: TestWebhookResult } } }, ...errors([400, 401, 403, 404]) },
+    responses: { 200: { description: 'The test outcome', content: { 'application/json': { schema: TestWebhookResult } } }, ...errors([400, 401, 403, 404, 429]) },
   }),
   async (c) => {
     const tenant = c.get('tenant')
+    await enforce(c, 'RL_WEBHOOK_TEST', tenant.id, 'Too many webhook tests; wait a minute')
     const db = database(c.env.DB)
     const { row, position } = await resolveWebhook(db, tenant.id, c.req.valid('param').webhookId)
     const event = c.req.valid('json')?.event ?? DEFAULT_TEST_EVENT
@@ -225,9 +228,9 @@ webhookOperationsRoutes.openapi(
     path: '/{webhookId}/replay',
     tags: ['Webhooks'],
     summary: 'Re-send the events of a time window (tool replay_webhook)',
-    description: `Queues every event of [since, until) that this subscription subscribes to and that was not delivered to it (or every one with include_delivered), with its original delivery id, for sending now; retries follow the subscription's setting. This is how you recover after a pause or an outage: re-enable, then replay. The window must start within the last 7 days; one call takes up to ${REPLAY_MAX_EVENTS} events and answers next_since when more remain. Refused with 409 while the subscription is switched off or its URL is paused.`,
+    description: `Queues every event of [since, until) that this subscription subscribes to and that was not delivered to it (or every one with include_delivered), with its original delivery id, for sending now; retries follow the subscription's setting. This is how you recover after a pause or an outage: re-enable, then replay. The window must start within the last 7 days; one call takes up to ${REPLAY_MAX_EVENTS} events and answers next_since when more remain. One replay runs at a time per subscription, at most ${REPLAYS_PER_HOUR} an hour (429 with Retry-After). Refused with 409 while the subscription is switched off or its URL is paused.`,
     request: { params: WebhookIdParam, body: { required: true, content: { 'application/json': { schema: ReplayBody } } } },
-    responses: { 200: { description: 'Queued', content: { 'application/json': { schema: ReplayResult } } }, ...errors([400, 401, 403, 404, 409]) },
+    responses: { 200: { description: 'Queued', content: { 'application/json': { schema: ReplayResult } } }, ...errors([400, 401, 403, 404, 409, 429]) },
   }),
   async (c) => {
     const tenant = c.get('tenant')
@@ -243,7 +246,20 @@ webhookOperationsRoutes.openapi(
     if ((await getHealth(db, tenant.id, row.url))?.isDisabled) {
       throw new ApiError(409, 'webhook_paused', 'Delivery to this URL is paused; re-enable it (POST …/reenable) before replaying')
     }
-    const { queued, alreadyDelivered, inFlight, nextSince } = await replayWindow(c.env, db, row, { since, until, includeDelivered: body.include_delivered }, now)
+    const started = await startReplay(db, row.id, now)
+    if (!started.ok) {
+      throw new ApiError(
+        429,
+        'rate_limited',
+        started.reason === 'in_flight'
+          ? 'A replay of this subscription is already running; wait for it to finish'
+          : `This subscription was replayed ${REPLAYS_PER_HOUR} times in the last hour; wait before replaying again`,
+        started.retryAfterS
+      )
+    }
+    const { queued, alreadyDelivered, inFlight, nextSince } = await replayWindow(c.env, db, row, { since, until, includeDelivered: body.include_delivered }, now).finally(() =>
+      finishReplay(db, started.id, Date.now())
+    )
     return c.json(
       { success: true as const, webhook_id: String(position), queued, already_delivered: alreadyDelivered, in_flight: inFlight, next_since: isoOrNull(nextSince) },
       200

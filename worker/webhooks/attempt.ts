@@ -3,6 +3,7 @@
  * outcome on the delivery row and on the URL's health (written together, atomically, by the caller), and when
  * the next retry is due (null when none follows).
  */
+import { mediaSigner, signPayload } from '../media/links-for'
 import { deliveryTimeoutMs, encryptionKey, urlPolicy } from '../config'
 import type { BatchItem } from 'drizzle-orm/batch'
 import type { Db } from '../db/client'
@@ -38,7 +39,7 @@ export async function runAttempt(env: Env, db: Db, t: AttemptTarget): Promise<At
   try {
     outcome = await postWebhook({
       url: t.webhook.url,
-      body: t.payload,
+      body: await signPayload(mediaSigner(env, Date.now()), t.payload),
       event: t.eventType,
       deliveryId: t.deliveryId,
       attempt: t.attempt,

@@ -1,7 +1,9 @@
 /**
  * The simulator's control API (docs/simulator.md): plays the user's phone and their contacts.
  *   POST /sim/alpha/{phone}/link      {passkey?, contacts?}   completes the pending QR or pairing-code link
- *   POST /sim/alpha/{phone}/inbound   {from, text, name?, media_url?, lid?}   a contact writes
+ *   POST /sim/alpha/{phone}/inbound   {from, text, name?, media_url?, media?, lid?}   a contact writes; `media`
+ *        {content_type, file_name?, data_base64, voice_note?} is an attachment the relay downloads and stores
+ *   GET  /sim/media/{id}               the network's media server (what the relay downloads attachments from)
  *   POST /sim/alpha/{phone}/receipt   {message_id, status}    the recipient's phone reports delivered / read
  *   POST /sim/alpha/{phone}/logout    the session is logged out from the phone
  *   POST /sim/alpha/{phone}/ban       the number is restricted
@@ -26,6 +28,14 @@ const InboundBody = z.object({
   text: z.string().max(65_536),
   name: z.string().max(200).optional(),
   media_url: z.url().optional(),
+  media: z
+    .object({
+      content_type: z.string().min(1).max(200),
+      file_name: z.string().max(512).nullable().optional(),
+      data_base64: z.base64(),
+      voice_note: z.boolean().default(false),
+    })
+    .optional(),
   lid: z.string().max(100).optional(),
 })
 const ReceiptBody = z.object({ message_id: z.string().min(1), status: z.enum(['delivered', 'read']) })
@@ -71,7 +81,10 @@ export async function handleControl(net: SimNetwork, req: IncomingMessage, res: 
       }
       case 'POST inbound': {
         const b = parse(InboundBody, await readJson(req))
-        return reply(res, 200, net.inbound(phone, { from: b.from, text: b.text, name: b.name ?? null, mediaUrl: b.media_url ?? null, lid: b.lid ?? null }))
+        const attachment = b.media
+          ? { contentType: b.media.content_type, fileName: b.media.file_name ?? null, bytes: Buffer.from(b.media.data_base64, 'base64'), voiceNote: b.media.voice_note }
+          : undefined
+        return reply(res, 200, net.inbound(phone, { from: b.from, text: b.text, name: b.name ?? null, mediaUrl: b.media_url ?? null, lid: b.lid ?? null, attachment }))
       }
       case 'POST receipt': {
         const b = parse(ReceiptBody, await readJson(req))

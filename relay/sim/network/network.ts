@@ -5,7 +5,7 @@
  * credentials replacing the first, logout and ban closing the session with the upstream's codes.
  */
 import { randomBytes } from 'node:crypto'
-import type { ClientMsg } from './protocol'
+import type { ClientMsg, SimMedia } from './protocol'
 import { SIM_CLOSE } from './protocol'
 import { pairingCode, SimPhone, upstreamMessageId, type Conn, type SimContact } from './phone'
 
@@ -28,8 +28,15 @@ export class SimError extends Error {
   }
 }
 
+/** An attachment a contact sent, as `/sim/alpha/{phone}/inbound` takes it. */
+export type SimAttachment = { contentType: string; fileName: string | null; bytes: Buffer; voiceNote: boolean }
+
 export class SimNetwork {
   private readonly phones = new Map<string, SimPhone>()
+  /** The network's media server: attachments by id, served at GET /sim/media/{id} (server.ts). */
+  readonly mediaFiles = new Map<string, SimAttachment>()
+  /** The origin the media server answers on; set by the server once it listens. */
+  mediaOrigin = ''
 
   constructor(readonly timing: SimTiming = DEFAULT_SIM_TIMING) {}
 
@@ -186,10 +193,17 @@ export class SimNetwork {
     return { linked: true, passkey_required: false }
   }
 
-  inbound(number: string, m: { from: string; text: string; name: string | null; mediaUrl: string | null; lid: string | null }): { id: string } {
+  inbound(number: string, m: { from: string; text: string; name: string | null; mediaUrl: string | null; lid: string | null; attachment?: SimAttachment }): { id: string } {
     const p = this.known(number)
     if (!p.linked) throw new SimError(409, `${number} has no linked device`)
     if (m.lid) p.lidToPhone.set(m.lid, m.from)
+    let media: SimMedia | null = null
+    if (m.attachment) {
+      const fileId = randomBytes(12).toString('hex')
+      this.mediaFiles.set(fileId, m.attachment)
+      const a = m.attachment
+      media = { url: `${this.mediaOrigin}/sim/media/${fileId}`, contentType: a.contentType, fileName: a.fileName, size: a.bytes.length, voiceNote: a.voiceNote }
+    }
     const msg = {
       t: 'message' as const,
       id: upstreamMessageId(),
@@ -197,6 +211,7 @@ export class SimNetwork {
       text: m.text,
       mediaUrl: m.mediaUrl,
       mediaType: m.mediaUrl ? guessType(m.mediaUrl) : null,
+      media,
       ts: Date.now(),
       offline: false,
     }

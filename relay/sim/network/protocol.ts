@@ -10,6 +10,15 @@ export type Device = z.infer<typeof Device>
 
 export const SimPeer = z.object({ phone: z.string().nullable(), lid: z.string().nullable(), name: z.string().nullable() })
 
+export const SimMedia = z.object({
+  url: z.string(),
+  contentType: z.string(),
+  fileName: z.string().nullable(),
+  size: z.number().int().min(0),
+  voiceNote: z.boolean(),
+})
+export type SimMedia = z.infer<typeof SimMedia>
+
 export const ClientMsg = z.discriminatedUnion('t', [
   z.object({ t: z.literal('login'), phone: z.string().min(2).max(32), device: Device.nullable() }),
   z.object({ t: z.literal('pairing_code') }),
@@ -38,6 +47,8 @@ export const ServerMsg = z.discriminatedUnion('t', [
     text: z.string(),
     mediaUrl: z.string().nullable(),
     mediaType: z.string().nullable(),
+    /** An attachment on the network's media server (like the real CDN): the device downloads it from `url`. */
+    media: SimMedia.nullable().optional(),
     ts: z.number(),
     offline: z.boolean(),
   }),

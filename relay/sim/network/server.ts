@@ -3,7 +3,7 @@
  * driver connects to. Runs in the relay process (`--sim` without RELAY_SIM_URL), on its own (network/main.ts), or
  * inside a test or benchmark so that relays can be killed while the "upstream" keeps its state.
  */
-import { createServer } from 'node:http'
+import { createServer, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { WebSocketServer } from 'ws'
 import { handleControl } from './control-api'
@@ -11,14 +11,26 @@ import { DEFAULT_SIM_TIMING, SimNetwork, type SimTiming } from './network'
 import type { Conn, SimPhone } from './phone'
 import { ClientMsg } from './protocol'
 
+/** The network's media server, like the real CDN: the attachment's bytes, once the device asks for them. */
+function serveSimMedia(network: SimNetwork, url: string, res: ServerResponse): void {
+  const file = network.mediaFiles.get(url.split('?')[0]!.slice('/sim/media/'.length))
+  if (!file) return void res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":"no such media"}')
+  res.writeHead(200, { 'content-type': file.contentType, 'content-length': String(file.bytes.length) })
+  res.end(file.bytes)
+}
+
 export type SimServer = { url: string; network: SimNetwork; close(): Promise<void> }
 
 export async function startSimNetwork(opts: { host?: string; port?: number; timing?: Partial<SimTiming> } = {}): Promise<SimServer> {
   const network = new SimNetwork({ ...DEFAULT_SIM_TIMING, ...opts.timing })
   const http = createServer((req, res) => {
+    if ((req.url ?? '').startsWith('/sim/media/') && req.method === 'GET') return serveSimMedia(network, req.url ?? '', res)
     if ((req.url ?? '').startsWith('/sim')) return void handleControl(network, req, res)
     res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":"not found; the control API is under /sim"}')
   })
+  // Longer than clients keep idle connections (undici: 4 s after the server's hint), so a large body never starts on a
+  // socket the server is closing at that moment (an ECONNRESET seen with 60 MB attachment posts).
+  http.keepAliveTimeout = 65_000
   const wss = new WebSocketServer({ noServer: true, perMessageDeflate: false })
   http.on('upgrade', (req, socket, head) => {
     if ((req.url ?? '').split('?')[0] !== '/sim/ws') return socket.destroy()
@@ -45,6 +57,7 @@ export async function startSimNetwork(opts: { host?: string; port?: number; timi
   })
   await new Promise<void>((resolve) => http.listen(opts.port ?? 0, opts.host ?? '127.0.0.1', resolve))
   const { port } = http.address() as AddressInfo
+  network.mediaOrigin = `http://${opts.host ?? '127.0.0.1'}:${port}`
   return {
     url: `http://${opts.host ?? '127.0.0.1'}:${port}`,
     network,

@@ -120,6 +120,35 @@ describe('alpha inbound messages', () => {
   })
 })
 
+describe('alpha inbound media', () => {
+  it('hands each media message to the relay core as an attachment with its kind, type, name and declared size', async () => {
+    const h = await connected()
+    await h.sockets.latest.receive(
+      [
+        incoming({ message: { imageMessage: { caption: 'the receipt', mimetype: 'image/jpeg', fileLength: 1234 } } }),
+        incoming({ message: { audioMessage: { ptt: true, seconds: 4, mimetype: 'audio/ogg; codecs=opus' } } }),
+        incoming({ message: { audioMessage: { mimetype: 'audio/mpeg' } } }),
+        incoming({ message: { videoMessage: { mimetype: 'video/mp4' } } }),
+        incoming({ message: { documentMessage: { mimetype: 'application/pdf', fileName: 'invoice.pdf', fileLength: 99 } } }),
+        incoming({ message: { stickerMessage: {} } }),
+        incoming({ text: 'plain' }),
+      ],
+      'notify'
+    )
+    await settle()
+    const seen = h.inbound.map((m) => (m.attachment ? { kind: m.attachment.kind, type: m.attachment.contentType, name: m.attachment.fileName, size: m.attachment.declaredSize } : null))
+    expect(seen).toEqual([
+      { kind: 'image', type: 'image/jpeg', name: null, size: 1234 },
+      { kind: 'voice_note', type: 'audio/ogg; codecs=opus', name: null, size: null },
+      { kind: 'audio', type: 'audio/mpeg', name: null, size: null },
+      { kind: 'video', type: 'video/mp4', name: null, size: null },
+      { kind: 'document', type: 'application/pdf', name: 'invoice.pdf', size: 99 },
+      { kind: 'sticker', type: 'image/webp', name: null, size: null },
+      null,
+    ])
+  })
+})
+
 describe('alpha receipts', () => {
   it('maps delivery, read and played receipts of our sends, and ignores the rest', async () => {
     const h = await connected()

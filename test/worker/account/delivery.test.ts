@@ -52,6 +52,17 @@ describe('what the custom channel webhook receives', () => {
     })
   })
 
+  it('marks an Ogg/Opus attachment as a voice note (isVoiceNote true) and other audio not', async () => {
+    const t = await newTenant()
+    const ch = await connectCustom(t)
+    await replyTo(t, 'voice-1', { media_url: 'https://cdn.example.com/notes/hello.ogg' })
+    await replyTo(t, 'song-1', { media_url: 'https://cdn.example.com/music/song.mp3' })
+    const reqs = await ch.waitFor(2)
+    const byName = new Map(reqs.map((r) => [(r.json as { mediaFileName: string }).mediaFileName, r.json]))
+    expect(byName.get('hello.ogg')).toMatchObject({ mediaContentType: 'audio/ogg', isVoiceNote: true })
+    expect(byName.get('song.mp3')).toMatchObject({ mediaContentType: 'audio/mpeg', isVoiceNote: false })
+  })
+
   it('sends the same messageId that GET /messages/{id} takes', async () => {
     const t = await newTenant()
     const ch = await connectCustom(t)

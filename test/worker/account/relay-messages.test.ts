@@ -3,7 +3,7 @@
  * handed to the relay and moved by its reports and the upstream's receipts (forward only), the 10-minute
  * relay_unavailable failure, the encrypted session store, and contact import.
  */
-import { runDurableObjectAlarm } from 'cloudflare:test'
+import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test'
 import { env } from 'cloudflare:workers'
 import { describe, expect, it, vi } from 'vitest'
 import { accountStub } from '../../../worker/lib/objects'
@@ -228,6 +228,36 @@ describe('session store frames', () => {
     expect(await write(assign.fence - 1 || 0, { k1: 'evil' })).toMatchObject({ type: 'reject' })
     expect(await write(assign.fence, {}, true)).toMatchObject({ type: 'ack' })
     expect(await relay.request({ type: 'session_load', id: relay.id(), sid: assign.sid, fence: assign.fence })).toMatchObject({ entries: {} })
+  })
+})
+
+describe('a number removed and added again (issue 14 §1)', () => {
+  it('continues its fence past every earlier link and gets a new session whose writes are acked', async () => {
+    const { t, relay, phone, assign: first } = await linkedAccount()
+    const connect = async (json: Record<string, unknown>) => {
+      expect((await call('/v1/channels/alpha-web/connections', { method: 'POST', key: t.key, json: { phone_number: phone, ...json } })).status).toBe(200)
+    }
+    await connect({ force_new: true })
+    const second = await relay.next('assign', (a) => a.account.accountId === phone && a.fence > first.fence)
+    expect(await relay.request({ type: 'session_write', id: relay.id(), sid: second.sid, fence: second.fence, clear: false, changes: { k: 'v2' } })).toMatchObject({ type: 'ack' })
+    expect((await call(`/v1/channels/alpha-web/connections/${encodeURIComponent(phone)}`, { method: 'DELETE', key: t.key })).status).toBe(200)
+    await relay.next('logout', (l) => l.sid === second.sid)
+
+    await connect({})
+    const third = await relay.next('assign', (a) => a.account.accountId === phone)
+    expect(third.fence).toBeGreaterThan(second.fence)
+    expect(third.sid).not.toBe(second.sid)
+    expect(await relay.request({ type: 'session_write', id: relay.id(), sid: third.sid, fence: third.fence, clear: false, changes: { k: 'v3' } })).toMatchObject({ type: 'ack' })
+    expect(await relay.request({ type: 'session_load', id: relay.id(), sid: third.sid, fence: third.fence })).toMatchObject({ type: 'session_data', entries: { k: 'v3' } })
+  })
+
+  it('answers a write the account refuses with a reject naming the reason, instead of leaving it unanswered', async () => {
+    const { t, relay, phone, assign } = await linkedAccount()
+    // The account remembers a higher fence than the hub hands out (as an old session id left behind once did).
+    const stub = accountStub(env, t.tenantId, phone)
+    await runInDurableObject(stub, (_o, state) => void state.storage.sql.exec("INSERT INTO kv (key, value) VALUES ('session_fence', '99') ON CONFLICT (key) DO UPDATE SET value = '99'"))
+    const answer = await relay.request({ type: 'session_write', id: relay.id(), sid: assign.sid, fence: assign.fence, clear: false, changes: { k: 'v' } })
+    expect(answer).toMatchObject({ type: 'reject', sid: assign.sid, fence: assign.fence, reason: 'stale_fence' })
   })
 })
 

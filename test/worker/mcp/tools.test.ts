@@ -22,8 +22,8 @@ const SPEC_TOOLS = [
   'set_social_app', 'connect_social_inbox', 'get_social_inbox_status', 'list_pages', 'select_page', 'disconnect_social_inbox',
   'set_custom_channel_webhook', 'push_custom_channel_message', 'get_custom_channel_status', 'disconnect_custom_channel',
 ]
-/** The webhook operations of 4.8 the project added beyond the spec's tool table (deliveries log, replay). */
-const PROJECT_TOOLS = ['list_webhook_deliveries', 'replay_webhook']
+/** The webhook operations of 4.8 the project added beyond the spec's tool table (deliveries log, replay), and media (issue 13). */
+const PROJECT_TOOLS = ['list_webhook_deliveries', 'replay_webhook', 'get_media']
 
 type ListedTool = {
   name: string

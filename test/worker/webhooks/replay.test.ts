@@ -5,7 +5,7 @@
  */
 import { env } from 'cloudflare:workers'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
-import { connectCustom, newTenant, pushInbound, receiverChannel, type TestTenant } from '../helpers'
+import { call, connectCustom, newTenant, pushInbound, receiverChannel, type TestTenant } from '../helpers'
 import { api, createWebhook, deliveries, settledLog, until, type WireDelivery } from '../webhook-helpers'
 import { database } from '../../../worker/db/client'
 import { insertEvent } from '../../../worker/db/events'
@@ -178,5 +178,38 @@ describe('sweeper (cron)', () => {
     expect(report.prunedDeliveries).toBeGreaterThanOrEqual(1)
     expect(await count('webhook_deliveries')).toBe(1)
     await until(async () => (await count('events')) === 1, 'old events pruned, the newer one kept')
+  })
+})
+
+describe('replay limits (issue 14 §2)', () => {
+  const replay = (t: TestTenant) => api(t, 'POST', '/webhooks/hook/replay', { since: new Date(Date.now() - 60_000).toISOString() })
+
+  it('refuses a replay while another of the same subscription runs, with Retry-After', async () => {
+    const t = await newTenant()
+    await createWebhook(t, { url: 'https://hooks.example.com/x', subscribed_to: ['message.received'], name: 'hook' })
+    const id = (await env.DB.prepare('SELECT id FROM webhooks WHERE tenant_id = ?').bind(t.tenantId).first<{ id: string }>())!.id
+    // A replay call that has started and not finished (another request, in flight right now).
+    await env.DB.prepare('INSERT INTO webhook_replays (id, webhook_id, started_at) VALUES (?, ?, ?)').bind(`rpl_test_${seq++}`, id, Date.now() - 1_000).run()
+    const refused = await call('/v1/webhooks/hook/replay', { method: 'POST', key: t.key, json: { since: new Date(Date.now() - 60_000).toISOString() } })
+    expect(refused.status).toBe(429)
+    expect(refused.headers.get('Retry-After')).toBe('59')
+    expect(await refused.json()).toEqual({ success: false, error: expect.stringContaining('already running'), error_code: 429 })
+    // A call that died without finishing stops counting after its lease.
+    vi.setSystemTime(Date.now() + 60_000)
+    expect((await replay(t)).status).toBe(200)
+  })
+
+  it('allows 20 replays of a subscription an hour, then 429 until the oldest is an hour old', async () => {
+    const t = await newTenant()
+    await createWebhook(t, { url: 'https://hooks.example.com/x', subscribed_to: ['message.received'], name: 'hook' })
+    for (let i = 0; i < 20; i++) {
+      expect((await replay(t)).status).toBe(200)
+      vi.setSystemTime(Date.now() + 1_000)
+    }
+    const refused = await replay(t)
+    expect(refused.status).toBe(429)
+    expect(refused.body.error).toContain('20 times in the last hour')
+    vi.setSystemTime(T0 + 3_600_001)
+    expect((await replay(t)).status).toBe(200)
   })
 })

@@ -10,6 +10,7 @@ import { ingestMessages, type InboundItem } from '../ingest'
 import { currentLink } from './session'
 import { LINK_KEY, SESSION_FENCE_KEY } from './state'
 import { contactIdsByPhone } from '../../db/contacts'
+import { inboundMedia } from '../../media/inbound'
 import { e164, inboundContactSeed, peerAddresses } from './peers'
 import type { AccountRef } from '../storage'
 
@@ -31,8 +32,7 @@ export async function onRelayInbound(c: AccountContext, ref: AccountRef, sid: st
     items.push({
       contact: await inboundContactSeed(c, ref, m.from, (phone) => byPhone.get(phone)),
       text: m.text,
-      mediaUrl: m.media?.url ?? null,
-      mediaContentType: m.media?.contentType ?? null,
+      ...(await inboundMedia(ref, m)),
       upstreamId: m.upstreamId,
     })
   }
@@ -55,15 +55,20 @@ export function sessionEntriesFor(c: AccountContext, sid: string): Record<string
   return link && link.sid === sid ? c.store.sessionEntries() : {}
 }
 
+/** Why a session write was refused; the hub answers the relay with a `reject` carrying it. */
+export type SessionWriteRefusal = 'stale_fence' | 'unknown_session'
+
 /**
  * Stores a relay's session update. The fencing number only goes up: a relay that lost the lease but has not
- * noticed yet cannot overwrite what the new holder wrote.
+ * noticed yet cannot overwrite what the new holder wrote. A refusal is answered, never dropped: an unanswered write
+ * is sent again forever while the credentials it carries are never stored (issue 14 §1).
  */
-export function writeSessionEntries(c: AccountContext, sid: string, fence: number, clear: boolean, changes: Record<string, string | null>): void {
+export function writeSessionEntries(c: AccountContext, sid: string, fence: number, clear: boolean, changes: Record<string, string | null>): SessionWriteRefusal | null {
   const link = currentLink(c)
-  if (!link || link.sid !== sid) throw new Error('session_write for a session this account no longer has')
+  if (!link || link.sid !== sid) return 'unknown_session'
   const stored = c.store.get(SESSION_FENCE_KEY, z.number()) ?? 0
-  if (fence < stored) throw new Error(`stale session_write (fence ${fence} < ${stored})`)
+  if (fence < stored) return 'stale_fence'
   if (fence > stored) c.store.put(SESSION_FENCE_KEY, fence)
   c.store.writeSessionEntries(clear, changes)
+  return null
 }

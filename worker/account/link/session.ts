@@ -12,7 +12,7 @@ import type { QueuedSend } from '../../relay/inbox'
 import type { AccountContext } from '../context'
 import { failQueued } from '../delivery'
 import { statusChange } from '../lifecycle'
-import { LINK_KEY, LinkState, linkView, type LinkOptions, type LinkView } from './state'
+import { LINK_KEY, LinkState, SESSION_FENCE_KEY, linkView, type LinkOptions, type LinkView } from './state'
 import { NEW_RAMP, rampConnected, rampDisconnected } from '../ramp'
 import { queuedSends } from './outbound'
 import type { AccountRef } from '../storage'
@@ -20,7 +20,7 @@ import type { AccountRef } from '../storage'
 export type ConnectInput = {
   ref: AccountRef
   phone: string
-  linkMethod: 'qr' | 'pairing_code'
+  linkMethod: 'qr' | 'pairing_code' | 'code'
   forceNew: boolean
   options: LinkOptions
   /** With a pairing code: how long to wait for the relay to report it. */
@@ -82,10 +82,11 @@ export async function connectLink(c: AccountContext, input: ConnectInput): Promi
   const afterPlace = currentLink(c)
   if (afterPlace && afterPlace.sid === link.sid && placed.assigned && !afterPlace.relayAssigned) saveLink(c, { ...afterPlace, relayAssigned: true })
 
-  if (input.linkMethod === 'pairing_code' && placed.assigned) {
+  // A pairing code, and beta's first login step (code sent, or the QR login token), belong in the connect answer.
+  if ((input.linkMethod === 'pairing_code' || input.ref.channel === 'beta') && placed.assigned) {
     await c.linkSignal.until(() => {
       const l = currentLink(c)
-      return !l || l.sid !== link.sid || l.pairingCode !== null || ['connected', 'disconnected', 'restricted'].includes(l.session)
+      return !l || l.sid !== link.sid || l.pairingCode !== null || l.qr !== null || ['code_required', 'password_required', 'connected', 'disconnected', 'restricted'].includes(l.session)
     }, input.waitForCodeMs)
   }
   return { sid: link.sid, assigned: placed.assigned, view: linkView(currentLink(c), Date.now()) }
@@ -115,8 +116,14 @@ export function withState(link: LinkState, state: SessionState, at: number): Lin
       return { ...base, session: 'pairing_code', qr: null, pairingCode: state.code, pairingCodeExpiresAt: state.expiresAt, problem: null, message: null }
     case 'connecting':
       return { ...base, session: 'connecting', qr: null, problem: null, message: null }
+    case 'code_required':
+    case 'password_required':
+      return { ...base, session: state.state, qr: null, qrExpiresAt: null, problem: null, message: null }
     case 'connected':
-      return { ...base, session: 'connected', qr: null, qrExpiresAt: null, pairingCode: null, pairingCodeExpiresAt: null, problem: null, message: null, identifier: state.identifier }
+      return { ...base, session: 'connected', qr: null, qrExpiresAt: null, pairingCode: null, pairingCodeExpiresAt: null, problem: null, message: null, identifier: state.identifier, upstreamUserId: state.upstreamUserId }
+    case 'slowed':
+      // Still connected; the reason says why sends wait (beta's slow-down) and until when.
+      return { ...base, session: 'connected', qr: null, problem: state.problem, message: `${state.message} Sends resume at ${new Date(state.until).toISOString()}.` }
     case 'disconnected':
     case 'restricted':
       return { ...base, session: state.state, qr: null, pairingCode: null, problem: state.problem, message: state.message }
@@ -128,6 +135,11 @@ export async function onRelayState(c: AccountContext, ref: AccountRef, sid: stri
   const link = currentLink(c)
   if (!link || link.sid !== sid) return { resend: [] }
   saveLink(c, withState(link, state, at))
+  if (state.state === 'slowed') {
+    // Connected, with the pause as the account's status_reason (GET /accounts) until the relay says connected again.
+    await moveAccount(c, ref, 'connected', state.problem)
+    return { resend: [] }
+  }
   if (state.state === 'connected') {
     await moveAccount(c, ref, 'connected', null)
     return { resend: await queuedSends(c, ref) }
@@ -148,10 +160,17 @@ export async function onRelayLost(c: AccountContext, ref: AccountRef, sid: strin
   await moveAccount(c, ref, 'disconnected', 'relay_unavailable')
 }
 
-/** The account is being removed: its relay logs the session out upstream if one is reachable. */
+/**
+ * The account is being removed: its relay logs the session out upstream if one is reachable, and the link and its
+ * session fence are forgotten, so adding the number again starts a new session id (issue 14 §1: the old id and fence
+ * left behind made every write of the new session look stale).
+ */
 export async function removeLink(c: AccountContext): Promise<{ reached: boolean }> {
   const link = currentLink(c)
   if (!link) return { reached: false }
+  c.store.delete(LINK_KEY)
+  c.store.delete(SESSION_FENCE_KEY)
+  c.linkSignal.notify()
   try {
     return await relayHub(c.env).logoutSession(link.sid)
   } catch {

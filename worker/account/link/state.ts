@@ -17,10 +17,11 @@ export type LinkOptions = z.infer<typeof LinkOptions>
 export const LinkState = z.object({
   sid: z.string(),
   phone: z.string(),
-  linkMethod: z.enum(['qr', 'pairing_code']),
+  /** alpha: qr or pairing_code; beta: code or qr. */
+  linkMethod: z.enum(['qr', 'pairing_code', 'code']),
   options: LinkOptions,
   /** `starting`: asked for, no relay has reported on it yet. The rest mirror the relay's SessionState. */
-  session: z.enum(['starting', 'qr_pending', 'pairing_code', 'connecting', 'connected', 'disconnected', 'restricted']),
+  session: z.enum(['starting', 'qr_pending', 'pairing_code', 'code_required', 'password_required', 'connecting', 'connected', 'disconnected', 'restricted']),
   qr: z.string().nullable(),
   qrExpiresAt: z.number().nullable(),
   pairingCode: z.string().nullable(),
@@ -28,6 +29,8 @@ export const LinkState = z.object({
   problem: SessionProblem.nullable(),
   message: z.string().nullable(),
   identifier: z.string().nullable(),
+  /** The account's own id upstream once connected (beta: `telegram_user_id`); absent in links stored before it. */
+  upstreamUserId: z.string().nullable().optional(),
   startedAt: z.number(),
   lastActivityAt: z.number().nullable(),
   /** A relay took the session (false while none is available). */
@@ -78,6 +81,9 @@ export function linkView(link: LinkState | undefined, now: number): LinkView {
     case 'pairing_code':
       return { status: 'qr_pending', ...qr, ...code, reason: null, message: null }
     case 'connecting':
+    // beta's login steps; worker/channels/beta reads them from the link itself.
+    case 'code_required':
+    case 'password_required':
       return { status: 'connecting', ...none, reason: null, message: null }
     case 'connected':
       return { status: 'connected', ...none, reason: null, message: null }

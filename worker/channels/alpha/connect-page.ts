@@ -89,7 +89,7 @@ connectPageRoutes.post(`${CONNECT_PAGE_PATH}/restart`, async (c) => {
   const { tenant: tenantId, account: phone } = page.claims
   const db = database(c.env.DB)
   const [tenant, account, { link }] = await Promise.all([getTenant(db, tenantId), getAccount(db, tenantId, phone), accountStub(c.env, tenantId, phone).linkStatus(null)])
-  if (!tenant || !account || !link) return c.json(state, 200, NO_STORE)
+  if (!tenant || !account || !link || link.linkMethod === 'code') return c.json(state, 200, NO_STORE)
   await ensureConnecting(db, tenant, phone)
   await startLink(c.env, tenantId, { phone, linkMethod: link.linkMethod, forceNew: false, options: link.options })
   return c.json(await pageState(c.env, page.claims, page.expiresAt), 200, NO_STORE)

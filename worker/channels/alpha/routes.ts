@@ -15,6 +15,7 @@ import { qrDataUrl } from '../../lib/qr-png'
 import { isoOrNull } from '../../lib/time'
 import { resourceApp } from '../../validate'
 import { statusErrors } from '../../lib/openapi-responses'
+import { connectLimits } from '../../lib/rate-limit'
 
 export const alphaRoutes = resourceApp()
 
@@ -46,13 +47,14 @@ alphaRoutes.openapi(
       'already connected it changes nothing unless `force_new` discards the stored session.',
     ].join(' '),
     request: { body: { required: true, content: { 'application/json': { schema: AlphaConnectBody } } } },
-    responses: { 200: { description: 'Linking started', content: { 'application/json': { schema: AlphaConnectResult } } }, ...errors([400, 401, 409]) },
+    responses: { 200: { description: 'Linking started', content: { 'application/json': { schema: AlphaConnectResult } } }, ...errors([400, 401, 409, 429]) },
   }),
   async (c) => {
     const body = c.req.valid('json')
     const tenant = c.get('tenant')
     const db = database(c.env.DB)
     const phone = body.phone_number
+    await connectLimits(c, tenant.id, phone, body.link_method)
     const existing = await getAccount(db, tenant.id, phone)
     const base = { success: true as const, phone_number: phone, link_method: body.link_method, ...pollPaths(phone) }
 

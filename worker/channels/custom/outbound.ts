@@ -7,7 +7,7 @@ import type { CustomOutboundPayload } from '../../../schema/api/custom-channel'
 import type { MessageWithContact } from '../../db/messages'
 import type { UrlPolicy } from '../../../common/public-url'
 import { guardedPost } from '../../lib/guarded-post'
-import { contentTypeFromUrl, fileNameFromUrl } from '../../../common/media'
+import { contentTypeFromUrl, fileNameFromUrl, isVoiceNoteType } from '../../../common/media'
 import type { AccountContext } from '../../account/context'
 import type { AccountRef } from '../../account/storage'
 import { deliveryTimeoutMs, encryptionKey, urlPolicy } from '../../config'
@@ -29,6 +29,7 @@ export function customPayload({ message: m, contact }: MessageWithContact): z.in
     payload.mediaUrl = m.mediaUrl
     const type = m.mediaContentType ?? contentTypeFromUrl(m.mediaUrl)
     if (type) payload.mediaContentType = type
+    payload.isVoiceNote = isVoiceNoteType(type)
     const name = fileNameFromUrl(m.mediaUrl)
     if (name) payload.mediaFileName = name
   }

@@ -23,6 +23,7 @@ import { resourceApp } from '../../validate'
 import { CUSTOM_ACCOUNT_ID, CustomConfig } from './config'
 import { customState, setCustomWebhook } from './connect'
 import { customInbound } from './inbound'
+import { enforce } from '../../lib/rate-limit'
 
 export const customChannelRoutes = resourceApp()
 
@@ -94,10 +95,11 @@ customChannelRoutes.openapi(
     description:
       'Your bridge pushes a message a person sent on your side. The contact is created on its first message (external id = `fromId`). `mediaUrl` must be a public https URL. The message then reaches waits and `message.received` webhooks. A repeated push with the same `messageSid` is stored once and answers `duplicate: true`.',
     request: { body: { required: true, content: { 'application/json': { schema: CustomInboundBody } } } },
-    responses: { 200: { description: 'Stored', content: { 'application/json': { schema: CustomInboundResult } } }, ...errors([400, 401, 409, 422]) },
+    responses: { 200: { description: 'Stored', content: { 'application/json': { schema: CustomInboundResult } } }, ...errors([400, 401, 409, 422, 429]) },
   }),
   async (c) => {
     const { customData: d } = c.req.valid('json')
+    await enforce(c, 'RL_INBOUND', c.get('tenant').id, 'Too many inbound pushes for this account; slow down')
     // Spec 4.7: mediaUrl is a public https URL; agents and relays may fetch it, so the one SSRF guard vets it.
     const media = d.mediaUrl === undefined ? undefined : checkPublicUrl(d.mediaUrl, urlPolicy(c.env, c.req.url))
     if (media && !media.ok) throw new ApiError(400, 'invalid_media_url', `customData.mediaUrl is not allowed: ${media.reason}`)

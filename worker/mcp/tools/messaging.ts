@@ -1,5 +1,7 @@
 /** Tools for messages, accounts and usage (spec 4.1, 4.2): the receive-and-reply loop of an agent. */
 import { ListMessagesQuery, MessageIdParam, SendMessageBody, WaitQuery } from '../../../schema/api/messages'
+import { MediaIdParam } from '../../../schema/api/media'
+import { mediaToolResult } from '../media-answer'
 import { ACTS, READS, toolInput, type ToolSpec } from '../../lib/tool-spec'
 
 export const messagingTools: ToolSpec[] = [
@@ -52,6 +54,17 @@ export const messagingTools: ToolSpec[] = [
     method: 'GET',
     path: '/messages',
     hints: READS,
+  },
+  {
+    name: 'get_media',
+    title: 'Get media',
+    description:
+      'Fetches the media of a message by its media.id (photo, voice note, audio, video, document, sticker). Images come back as an image block, audio and voice notes as an audio block (up to 5 MiB); anything else as a summary, fetch it by media.url.',
+    input: toolInput({ path: MediaIdParam.shape }),
+    method: 'GET',
+    path: '/media/{mediaId}',
+    hints: READS,
+    answer: (res, args) => mediaToolResult(res, typeof args.mediaId === 'string' ? args.mediaId : ''),
   },
   {
     name: 'get_usage',

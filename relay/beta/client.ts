@@ -1,0 +1,280 @@
+/**
+ * The beta driver: one GramJS client per account, logged in by code (+ two-step password) or QR through explicit
+ * steps, resumed from its StringSession (sealed by the relay core), kept honest by a probe (beta sends no logged-out
+ * event), and sending in order with visible flood pauses. `makeBetaDriver` is what the relay registers as `beta`.
+ */
+import bigInt from 'big-integer'
+import { Api } from 'telegram'
+import type { BetaProblem, Connector, ConnectorOptions, Driver, LoginStep, SessionState } from '../connector'
+import { makeMediaFetcher, type FetchMedia } from '../alpha/media-fetch'
+import { handleUpdate } from './handle-events'
+import { startProbe } from './health'
+import { startLogin, type LoginFlow } from './login'
+import { makeOutbox, OUTBOX_KEY } from './outbox'
+import { makePeerDirectory, userToPeer } from './peers'
+import { makeSender } from './send'
+import { makeGramClient, type BetaClient, type BetaCredentials, type MakeClient } from './socket'
+import { classifyError, LOGIN_MESSAGES, PROBLEM_MESSAGES, rpcMessage, type ErrorVerdict } from './state'
+
+export const SESSION_KEY = 'beta-session'
+export const LOGOUT_TIMEOUT_MS = 10_000
+/** A stored session that could not be checked (network) is tried again after this long. */
+export const RESUME_RETRY_MS = 30_000
+
+export type BetaDeps = {
+  makeClient: MakeClient
+  creds: BetaCredentials
+  fetchMedia: FetchMedia
+  now(): number
+}
+
+type Fatal = Extract<ErrorVerdict, { kind: 'stranger' | 'banned' | 'logged_out' | 'replaced' }>
+
+function errText(err: unknown): string {
+  return rpcMessage(err) ?? (err instanceof Error ? err.message : String(err))
+}
+
+function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const t = setTimeout(() => reject(new Error('timed out')), ms)
+    p.then(
+      (v) => (clearTimeout(t), resolve(v)),
+      (e: unknown) => (clearTimeout(t), reject(e))
+    )
+  })
+}
+
+export function createBetaConnector(opts: ConnectorOptions, deps: BetaDeps): Connector {
+  const log = opts.log.child({ accountId: opts.accountId, driver: 'beta' })
+  let client: BetaClient | null = null
+  let me: Api.User | null = null
+  let login: LoginFlow | null = null
+  /** `halted`: a terminal problem was reported; nothing runs until `start()` is called again. */
+  let phase: 'idle' | 'login' | 'running' | 'halted' | 'stopped' = 'idle'
+  let lastState = ''
+  let stopProbe: (() => void) | null = null
+  let resumeTimer: ReturnType<typeof setTimeout> | null = null
+  let starting: Promise<void> | null = null
+  let queue: Promise<void> = Promise.resolve()
+  const peers = makePeerDirectory()
+  const outbox = makeOutbox(opts.store)
+  const sender = makeSender({
+    client: () => (phase === 'running' ? client : null),
+    peers,
+    outbox,
+    fetchMedia: deps.fetchMedia,
+    now: deps.now,
+    log,
+    onSlowed: (until) => emit({ state: 'slowed', problem: 'flood_wait', message: PROBLEM_MESSAGES.flood_wait, until }),
+    onResumed: () => phase === 'running' && emit(connectedState()),
+    onFatal: (v) => onFatal(v),
+  })
+
+  function emit(state: SessionState) {
+    const key = JSON.stringify(state)
+    if (key === lastState) return
+    lastState = key
+    log.info({ state: state.state, problem: 'problem' in state ? state.problem : undefined }, 'beta: session state')
+    opts.events.state(state)
+  }
+
+  function connectedState(): SessionState {
+    const phone = me?.phone ? `+${me.phone}` : null
+    const identifier = phone ?? (me?.username ? `@${me.username}` : opts.phone)
+    return { state: 'connected', identifier, upstreamUserId: me ? me.id.toString() : null }
+  }
+
+  function clearTimers() {
+    stopProbe?.()
+    stopProbe = null
+    if (resumeTimer) clearTimeout(resumeTimer)
+    resumeTimer = null
+    login?.stop()
+  }
+
+  async function closeClient() {
+    const c = client
+    client = null
+    if (c) await c.destroy().catch((err: unknown) => log.warn({ err: errText(err) }, 'beta: closing the client failed'))
+  }
+
+  async function wipe() {
+    await opts.store.clear()
+  }
+
+  /** A terminal problem: report it, close the client, stay down until `start()`. */
+  async function halt(kind: 'disconnected' | 'restricted', problem: BetaProblem) {
+    phase = 'halted'
+    clearTimers()
+    await closeClient()
+    const message = PROBLEM_MESSAGES[problem]
+    emit(kind === 'restricted' ? { state: kind, problem, message, until: null } : { state: kind, problem, message })
+  }
+
+  function onFatal(v: Fatal) {
+    enqueue(async () => {
+      if (phase !== 'running') return
+      log.warn({ kind: v.kind }, 'beta: the session cannot go on')
+      switch (v.kind) {
+        case 'logged_out':
+          await wipe()
+          return halt('disconnected', 'logged_out')
+        case 'replaced':
+          // Never fight the other holder: stop, keep the session for a deliberate reconnect.
+          return halt('disconnected', 'replaced')
+        case 'banned':
+          sender.block(PROBLEM_MESSAGES.blocked_by_beta)
+          return halt('restricted', 'blocked_by_beta')
+        case 'stranger':
+          // The session stays up (inbound and receipts still flow); only sending stops.
+          sender.block(PROBLEM_MESSAGES.stranger_flag)
+          emit({ state: 'restricted', problem: 'stranger_flag', message: PROBLEM_MESSAGES.stranger_flag, until: null })
+          return
+      }
+    })
+  }
+
+  function enqueue(work: () => Promise<void>) {
+    queue = queue.then(work).catch((err: unknown) => log.error({ err: errText(err) }, 'beta: event handling failed'))
+  }
+
+  async function goLive(user: Api.User) {
+    me = user
+    phase = 'running'
+    emit(connectedState())
+    stopProbe = startProbe({
+      client: () => (phase === 'running' ? client : null),
+      onFatal: (v) => onFatal(v),
+      onUnresponsive: () => emit({ state: 'disconnected', problem: 'unresponsive', message: PROBLEM_MESSAGES.unresponsive }),
+      onRecovered: () => emit(connectedState()),
+    })
+    void syncContacts()
+  }
+
+  /** The address book decides who may be messaged by phone (§4.2); the edge gets it on every connect. */
+  async function syncContacts() {
+    const c = client
+    if (!c) return
+    try {
+      const result = await c.invoke(new Api.contacts.GetContacts({ hash: bigInt(0) }))
+      if (!(result instanceof Api.contacts.Contacts)) return
+      const list = []
+      for (const u of result.users) {
+        if (!(u instanceof Api.User)) continue
+        peers.remember(u)
+        const peer = userToPeer(u)
+        if (peer) list.push({ ...peer, hasChat: false })
+      }
+      log.info({ contacts: list.length }, 'beta: address book synced')
+      opts.events.contacts?.(list)
+    } catch (err) {
+      log.warn({ err: errText(err) }, 'beta: address book sync failed')
+    }
+  }
+
+  async function onAuthorized(user: Api.User) {
+    const c = client
+    if (!c) return
+    // Durable before `connected`: a relay that dies right after still has the login.
+    await opts.store.write(new Map([[SESSION_KEY, c.saveSession()]]))
+    login = null
+    await goLive(user)
+  }
+
+  async function resume() {
+    const c = client
+    if (!c) return
+    try {
+      const users = await c.invoke(new Api.users.GetUsers({ id: [new Api.InputUserSelf()] }))
+      const user = Array.isArray(users) ? users.find((u): u is Api.User => u instanceof Api.User) : undefined
+      if (!user) throw new Error('beta: users.GetUsers(self) answered no user')
+      await goLive(user)
+    } catch (err) {
+      const v = classifyError(err)
+      log.warn({ err: errText(err), kind: v.kind }, 'beta: resuming the stored session failed')
+      if (v.kind === 'logged_out') {
+        await wipe()
+        return halt('disconnected', 'logged_out')
+      }
+      if (v.kind === 'banned') return halt('restricted', 'blocked_by_beta')
+      if (v.kind === 'replaced') return halt('disconnected', 'replaced')
+      emit({ state: 'disconnected', problem: 'unresponsive', message: PROBLEM_MESSAGES.unresponsive })
+      resumeTimer = setTimeout(() => enqueue(resume), RESUME_RETRY_MS)
+    }
+  }
+
+  async function start() {
+    if (phase === 'running' || phase === 'login') return
+    const entries = await opts.store.loadAll()
+    if (opts.forceNew) await wipe()
+    const saved = opts.forceNew ? '' : (entries.get(SESSION_KEY) ?? '')
+    outbox.load(opts.forceNew ? undefined : entries.get(OUTBOX_KEY))
+    const c = deps.makeClient(saved)
+    client = c
+    c.onUpdate((update) =>
+      enqueue(() => handleUpdate(update, { log, events: opts.events, peers, outbox, onLoginToken: () => login?.onLoginToken() }))
+    )
+    emit({ state: 'connecting' })
+    await c.connect()
+    if (saved) return resume()
+    phase = 'login'
+    login = startLogin({
+      client: c,
+      creds: deps.creds,
+      phone: opts.phone,
+      method: opts.linkMethod === 'qr' ? 'qr' : 'code',
+      now: deps.now,
+      emit,
+      log,
+      onAuthorized,
+      onFailed: (problem) =>
+        void halt(problem === 'blocked_by_beta' ? 'restricted' : 'disconnected', problem).catch((err: unknown) => log.error({ err: errText(err) }, 'beta: halting failed')),
+    })
+    await login.begin()
+  }
+
+  return {
+    start() {
+      // Two overlapping calls share one start, so they cannot open two clients for one session.
+      starting ??= start().finally(() => {
+        starting = null
+      })
+      return starting
+    },
+    send: (m) => sender.send(m),
+    async login(step: LoginStep) {
+      if (phase !== 'login' || !login) return { status: 'refused', error: 'no_login_pending', message: LOGIN_MESSAGES.no_login_pending, retryAfterS: null }
+      return login.submit(step)
+    },
+    async logout() {
+      const wasLive = phase === 'running'
+      phase = 'stopped'
+      clearTimers()
+      const c = client
+      if (c && wasLive) {
+        await withTimeout(c.invoke(new Api.auth.LogOut()), LOGOUT_TIMEOUT_MS).catch((err: unknown) =>
+          log.warn({ err: errText(err) }, 'beta: upstream logout failed; wiping the session anyway')
+        )
+      }
+      await closeClient()
+      await wipe()
+      emit({ state: 'disconnected', problem: 'logged_out', message: 'The session was logged out on request.' })
+    },
+    async stop() {
+      phase = 'stopped'
+      clearTimers()
+      await closeClient()
+    },
+  }
+}
+
+/** The operator's API id and hash (RELAY_BETA_API_ID / RELAY_BETA_API_HASH); a tenant's own relay brings its own. */
+export function makeBetaDriver(deps: Partial<BetaDeps> & { creds: BetaCredentials }): Driver {
+  const full: BetaDeps = {
+    creds: deps.creds,
+    makeClient: deps.makeClient ?? makeGramClient(deps.creds),
+    fetchMedia: deps.fetchMedia ?? makeMediaFetcher(),
+    now: deps.now ?? Date.now,
+  }
+  return (opts) => createBetaConnector(opts, full)
+}

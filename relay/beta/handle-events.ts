@@ -1,0 +1,54 @@
+/**
+ * The one switch over beta's raw updates: private incoming messages become inbound, read-outbox updates become read
+ * receipts, a login token update finishes a QR login, and users carried by an update are remembered (with their
+ * access hashes) so replies can address them.
+ */
+import type { Logger } from 'pino'
+import { Api } from 'telegram'
+import type { ConnectorEvents } from '../connector'
+import { privateSenderId, shortToInbound, toInbound } from './convert'
+import type { Outbox } from './outbox'
+import type { PeerDirectory } from './peers'
+
+export type EventDeps = {
+  log: Logger
+  events: ConnectorEvents
+  peers: PeerDirectory
+  outbox: Outbox
+  onLoginToken(): void
+}
+
+/** Users GramJS attached to the update (the Updates container's `users`, keyed by peer id). */
+function attachedUsers(update: object): Api.User[] {
+  const entities: unknown = Reflect.get(update, '_entities')
+  if (!(entities instanceof Map)) return []
+  return [...entities.values()].filter((e): e is Api.User => e instanceof Api.User)
+}
+
+export async function handleUpdate(update: unknown, deps: EventDeps): Promise<void> {
+  if (typeof update !== 'object' || update === null) return
+  for (const user of attachedUsers(update)) deps.peers.remember(user)
+
+  if (update instanceof Api.UpdateNewMessage) {
+    const senderId = privateSenderId(update.message)
+    if (senderId === null || !(update.message instanceof Api.Message)) return
+    const from = deps.peers.byUserId(senderId)
+    if (!from) return void deps.log.warn({ user: senderId }, 'beta: a message from a user the update did not describe; skipped')
+    deps.events.inbound(toInbound(update.message, from))
+    return
+  }
+  if (update instanceof Api.UpdateShortMessage) {
+    if (update.out) return
+    const from = deps.peers.byUserId(update.userId.toString())
+    if (!from) return void deps.log.warn({ user: update.userId.toString() }, 'beta: a short message from an unknown user; skipped')
+    deps.events.inbound(shortToInbound(update, from))
+    return
+  }
+  if (update instanceof Api.UpdateReadHistoryOutbox) {
+    if (!(update.peer instanceof Api.PeerUser)) return
+    const read = await deps.outbox.readUpTo(update.peer.userId.toString(), update.maxId)
+    for (const id of read) deps.events.receipt({ upstreamId: String(id), status: 'read' })
+    return
+  }
+  if (update instanceof Api.UpdateLoginToken) return deps.onLoginToken()
+}

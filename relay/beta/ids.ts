@@ -1,0 +1,41 @@
+/**
+ * Identifiers on beta: users are numbers with a per-account access hash, and GramJS keeps those hashes in memory
+ * only (StringSession holds none). A peer id carries both (`u<userId>.<accessHash>`), so the edge, which stores it on
+ * the contact, can address the person after any relay restart without the upstream's entity cache.
+ */
+import bigInt from 'big-integer'
+import { Api } from 'telegram'
+
+const PEER_ID = /^u(\d{1,20})\.(-?\d{1,20})$/
+const E164 = /^\+[1-9]\d{6,14}$/
+
+export function isE164(phone: string): boolean {
+  return E164.test(phone)
+}
+
+/** beta gives phones as digits without the plus (`15551234567`); anything else is not a usable number. */
+export function upstreamPhoneToE164(digits: string | null | undefined): string | null {
+  if (!digits) return null
+  const phone = `+${digits.replace(/^\+/, '')}`
+  return isE164(phone) ? phone : null
+}
+
+export function encodePeerId(userId: bigInt.BigInteger | string, accessHash: bigInt.BigInteger | string): string {
+  return `u${userId.toString()}.${accessHash.toString()}`
+}
+
+export type PeerRef = { userId: string; accessHash: string }
+
+export function decodePeerId(id: string | null | undefined): PeerRef | null {
+  const m = id ? PEER_ID.exec(id) : null
+  return m ? { userId: m[1]!, accessHash: m[2]! } : null
+}
+
+export function inputPeer(ref: PeerRef): Api.InputPeerUser {
+  return new Api.InputPeerUser({ userId: bigInt(ref.userId), accessHash: bigInt(ref.accessHash) })
+}
+
+/** The QR a logged-in app scans: the login token, base64url, in beta's deep link. */
+export function qrLink(token: Buffer): string {
+  return `tg://login?token=${token.toString('base64url')}`
+}

@@ -1,0 +1,118 @@
+/**
+ * Sending on beta, one message at a time per account so order holds: the recipient by peer id (with its access hash)
+ * or by phone from the synced address book (§4.2: only existing contacts), media fetched through the relay's SSRF
+ * guard and uploaded as bytes (a URL string would be fetched by beta's servers, any other string opened as a path).
+ * A flood wait pauses the account: the same message goes again when the wait ends, then the rest, in order.
+ */
+import type { Logger } from 'pino'
+import { CustomFile } from 'telegram/client/uploads'
+import { PermanentSendError, type OutboundMessage } from '../connector'
+import type { FetchMedia } from '../alpha/media-fetch'
+import { decodePeerId, inputPeer, isE164, type PeerRef } from './ids'
+import type { Outbox } from './outbox'
+import type { PeerDirectory } from './peers'
+import type { BetaClient } from './socket'
+import { classifyError, PROBLEM_MESSAGES, type ErrorVerdict } from './state'
+
+export type SenderDeps = {
+  client(): BetaClient | null
+  peers: PeerDirectory
+  outbox: Outbox
+  fetchMedia: FetchMedia
+  now(): number
+  log: Logger
+  /** A flood wait began (or grew): the connector reports `slowed` until `until`. */
+  onSlowed(until: number): void
+  /** The pause is over and the next send goes now. */
+  onResumed(): void
+  /** The account cannot send any more (stranger flag, ban, logged out, duplicated session). */
+  onFatal(verdict: Extract<ErrorVerdict, { kind: 'stranger' | 'banned' | 'logged_out' | 'replaced' }>): void
+}
+
+export type Sender = {
+  send(m: OutboundMessage): Promise<{ upstreamId: string }>
+  /** Sends stop for good (stranger flag, ban): later sends fail at once with this reason. */
+  block(reason: string): void
+  readonly pausedUntil: number
+}
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
+
+export function makeSender(deps: SenderDeps): Sender {
+  let chain: Promise<unknown> = Promise.resolve()
+  let pausedUntil = 0
+  let blocked: string | null = null
+
+  function recipient(to: OutboundMessage['to']): PeerRef {
+    const byId = decodePeerId(to.peerId)
+    if (byId) return byId
+    const byPhone = to.phone && isE164(to.phone) ? deps.peers.byPhone(to.phone) : null
+    if (byPhone) return byPhone
+    throw new PermanentSendError('beta_requires_existing_contact: beta can message existing contacts only (the address book, or people who wrote)')
+  }
+
+  async function waitOutPause(): Promise<void> {
+    if (pausedUntil <= deps.now()) return
+    while (pausedUntil > deps.now()) await sleep(pausedUntil - deps.now())
+    deps.onResumed()
+  }
+
+  async function deliver(m: OutboundMessage): Promise<{ upstreamId: string }> {
+    if (blocked) throw new PermanentSendError(blocked)
+    const ref = recipient(m.to)
+    const peer = inputPeer(ref)
+    const media = m.mediaUrl ? await deps.fetchMedia(m.mediaUrl) : null
+    const file = media ? new CustomFile(media.fileName ?? 'file', media.bytes.length, '', media.bytes) : null
+    for (;;) {
+      await waitOutPause()
+      if (blocked) throw new PermanentSendError(blocked)
+      const client = deps.client()
+      if (!client) throw new Error('beta: the session is not connected')
+      try {
+        const sent = file ? await client.sendFile(peer, file, m.text) : await client.sendMessage(peer, m.text)
+        await deps.outbox.sent(ref.userId, sent.id)
+        return { upstreamId: String(sent.id) }
+      } catch (err) {
+        const v = classifyError(err)
+        switch (v.kind) {
+          case 'flood':
+            pausedUntil = Math.max(pausedUntil, deps.now() + v.seconds * 1000)
+            deps.log.warn({ seconds: v.seconds, message_id: m.messageId }, 'beta: flood wait; pausing sends')
+            deps.onSlowed(pausedUntil)
+            continue
+          case 'stranger':
+          case 'banned':
+            blocked = PROBLEM_MESSAGES[v.kind === 'stranger' ? 'stranger_flag' : 'blocked_by_beta']
+            deps.onFatal(v)
+            throw new PermanentSendError(blocked)
+          case 'logged_out':
+          case 'replaced':
+            deps.onFatal(v)
+            // Not the message's fault: the edge fails what is queued when the account leaves `connected`.
+            throw new Error(`beta: ${v.kind}`)
+          case 'refused':
+            throw new PermanentSendError(`beta refused the message: ${v.message}`, v.code)
+          case 'transient':
+            throw new Error(`beta: ${v.message}`)
+        }
+      }
+    }
+  }
+
+  return {
+    send(m) {
+      const next = chain.then(
+        () => deliver(m),
+        () => deliver(m)
+      )
+      chain = next.catch(() => undefined)
+      return next
+    },
+    block(reason) {
+      blocked = reason
+    },
+    get pausedUntil() {
+      return pausedUntil
+    },
+  }
+}

@@ -1,0 +1,171 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
+import { isPermanentSendError, type OutboundMessage } from '../../../relay/connector'
+import { decodePeerId, encodePeerId } from '../../../relay/beta/ids'
+import { PROBE_INTERVAL_MS } from '../../../relay/beta/health'
+import { FRIEND, loggedIn, PHONE, settle, STRANGER, useFakeClock } from './harness'
+
+function msg(id: string, to: OutboundMessage['to'], text = `text ${id}`, mediaUrl: string | null = null): OutboundMessage {
+  return { messageId: id, to, text, mediaUrl }
+}
+
+describe('beta inbound', () => {
+  beforeEach(useFakeClock)
+  afterEach(() => vi.useRealTimers())
+
+  it('turns a private message into inbound with the sender phone, names, username and a peer id carrying the access hash', async () => {
+    const h = await loggedIn()
+    const id = h.net.inbound(FRIEND, PHONE, 'hello there')
+    await settle()
+    const friend = h.net.account(FRIEND)
+    const me = h.net.account(PHONE)
+    expect(h.inbound).toEqual([
+      {
+        upstreamId: String(id),
+        from: { id: encodePeerId(friend.userId, h.net.accessHash(me.userId, friend.userId).toString()), phone: FRIEND, lid: null, name: 'Fran Friend', username: 'fran' },
+        text: 'hello there',
+        media: null,
+        sentAt: Date.now() - (Date.now() % 1000),
+      },
+    ])
+  })
+
+  it('replies by the peer id after a restart, when the new process has seen nothing of the sender', async () => {
+    const h = await loggedIn()
+    h.net.inbound(STRANGER, PHONE, 'hi, we have not met')
+    await settle()
+    const peerId = h.inbound[0]!.from.id
+    await h.connector.stop()
+    const again = await loggedIn({ net: h.net, store: h.store })
+    const { upstreamId } = await again.connector.send(msg('m1', { phone: null, peerId }))
+    expect(h.net.sent.at(-1)).toMatchObject({ to: h.net.account(STRANGER).userId, text: 'text m1', id: Number(upstreamId) })
+  })
+
+  it('reports read for every message sent up to maxId in that chat, once each, surviving a restart', async () => {
+    const h = await loggedIn()
+    const to = { phone: FRIEND, peerId: null }
+    const a = await h.connector.send(msg('m1', to))
+    const b = await h.connector.send(msg('m2', to))
+    await h.connector.stop()
+    const again = await loggedIn({ net: h.net, store: h.store })
+    const c = await again.connector.send(msg('m3', to))
+    h.net.readOutbox(FRIEND, PHONE, Number(b.upstreamId))
+    await settle()
+    expect(again.receipts.map((r) => [r.upstreamId, r.status])).toEqual([
+      [a.upstreamId, 'read'],
+      [b.upstreamId, 'read'],
+    ])
+    h.net.readOutbox(FRIEND, PHONE, Number(c.upstreamId))
+    await settle()
+    expect(again.receipts.map((r) => r.upstreamId)).toEqual([a.upstreamId, b.upstreamId, c.upstreamId])
+  })
+
+  it('hands the address book to the edge on connect', async () => {
+    const h = await loggedIn()
+    expect(h.contacts).toHaveLength(1)
+    expect(h.contacts[0]).toEqual([expect.objectContaining({ phone: FRIEND, name: 'Fran Friend', username: 'fran', hasChat: false })])
+    expect(decodePeerId(h.contacts[0]![0]!.id)?.userId).toBe(h.net.account(FRIEND).userId)
+  })
+})
+
+describe('beta sending', () => {
+  beforeEach(useFakeClock)
+  afterEach(() => vi.useRealTimers())
+
+  it('sends to an address-book contact by phone and answers the upstream message id', async () => {
+    const h = await loggedIn()
+    const { upstreamId } = await h.connector.send(msg('m1', { phone: FRIEND, peerId: null }, 'hi Fran'))
+    expect(h.net.sent).toEqual([expect.objectContaining({ to: h.net.account(FRIEND).userId, text: 'hi Fran', id: Number(upstreamId), file: null })])
+  })
+
+  it('refuses a phone that is not an existing contact with beta_requires_existing_contact, for good', async () => {
+    const h = await loggedIn()
+    const err = await h.connector.send(msg('m1', { phone: STRANGER, peerId: null })).catch((e: unknown) => e)
+    expect(isPermanentSendError(err)).toBe(true)
+    expect(String(err)).toContain('beta_requires_existing_contact')
+    expect(h.net.sent).toHaveLength(0)
+  })
+
+  it('fetches media through the guarded fetcher and uploads the bytes, never the URL', async () => {
+    const h = await loggedIn()
+    await h.connector.send(msg('m1', { phone: FRIEND, peerId: null }, 'a photo', 'https://media.example.com/p.jpg'))
+    expect(h.fetchMedia).toHaveBeenCalledWith('https://media.example.com/p.jpg')
+    expect(h.net.calls.at(-1)).toBe('sendFile')
+    expect(h.net.sent.at(-1)).toMatchObject({ text: 'a photo', file: { name: 'photo.jpg', bytes: Buffer.from('jpeg-bytes') } })
+  })
+
+  it('pauses on a flood wait, reports slowed until it ends, then sends the same message and the rest in order', async () => {
+    const h = await loggedIn()
+    const to = { phone: FRIEND, peerId: null }
+    h.net.floodNext('sendMessage', 30)
+    const started = Date.now()
+    const results = ['m1', 'm2', 'm3'].map((id) => h.connector.send(msg(id, to)))
+    await settle()
+    expect(h.last()).toEqual({ state: 'slowed', problem: 'flood_wait', message: expect.any(String), until: started + 30_000 })
+    expect(h.net.sent).toHaveLength(0)
+    vi.advanceTimersByTime(29_999)
+    await settle()
+    expect(h.net.sent).toHaveLength(0)
+    vi.advanceTimersByTime(1)
+    await Promise.all(results)
+    expect(h.net.sent.map((s) => s.text)).toEqual(['text m1', 'text m2', 'text m3'])
+    expect(h.last()?.state).toBe('connected')
+  })
+
+  it('turns PEER_FLOOD into restricted (stranger_flag) and stops sending, while inbound still arrives', async () => {
+    const h = await loggedIn()
+    h.net.rpcNext('sendMessage', 'PEER_FLOOD')
+    const err = await h.connector.send(msg('m1', { phone: FRIEND, peerId: null })).catch((e: unknown) => e)
+    expect(isPermanentSendError(err)).toBe(true)
+    await settle()
+    expect(h.last()).toMatchObject({ state: 'restricted', problem: 'stranger_flag', until: null })
+    await expect(h.connector.send(msg('m2', { phone: FRIEND, peerId: null }))).rejects.toThrow(/flagged/)
+    expect(h.net.calls.filter((c) => c === 'sendMessage')).toHaveLength(1)
+    h.net.inbound(FRIEND, PHONE, 'still here')
+    await settle()
+    expect(h.inbound.map((m) => m.text)).toEqual(['still here'])
+  })
+
+  it('stops and reports replaced on AUTH_KEY_DUPLICATED, without reconnecting', async () => {
+    const h = await loggedIn()
+    h.net.duplicate(PHONE)
+    await h.connector.send(msg('m1', { phone: FRIEND, peerId: null })).catch(() => undefined)
+    await settle()
+    expect(h.last()).toMatchObject({ state: 'disconnected', problem: 'replaced' })
+    const client = h.net.clients.at(-1)!
+    expect(client.destroyed).toBe(true)
+    const calls = h.net.calls.length
+    vi.advanceTimersByTime(PROBE_INTERVAL_MS * 4)
+    await settle()
+    expect(h.net.calls).toHaveLength(calls)
+  })
+})
+
+describe('beta session health', () => {
+  beforeEach(useFakeClock)
+  afterEach(() => vi.useRealTimers())
+
+  it('finds a session revoked elsewhere within a minute and reports logged_out, wiping it', async () => {
+    const h = await loggedIn()
+    h.net.revoke(PHONE)
+    vi.advanceTimersByTime(60_000)
+    await settle()
+    expect(h.last()).toMatchObject({ state: 'disconnected', problem: 'logged_out' })
+    expect(h.store.clears).toBe(1)
+  })
+
+  it('reports a banned account as restricted (blocked_by_beta) from the probe', async () => {
+    const h = await loggedIn()
+    h.net.rpcNext('updates.GetState', 'USER_DEACTIVATED_BAN', 401)
+    vi.advanceTimersByTime(PROBE_INTERVAL_MS)
+    await settle()
+    expect(h.last()).toMatchObject({ state: 'restricted', problem: 'blocked_by_beta' })
+  })
+
+  it('logs out upstream and wipes the session on logout', async () => {
+    const h = await loggedIn()
+    await h.connector.logout()
+    expect(h.net.calls).toContain('auth.LogOut')
+    expect(h.store.clears).toBe(1)
+    expect(h.last()).toMatchObject({ state: 'disconnected', problem: 'logged_out' })
+  })
+})

@@ -1,0 +1,66 @@
+// scripts/chromium.mjs, which `npm test` runs first: finds a system browser, installs Debian's package as root when
+// apt-get is there, and otherwise stops with instructions. Fake `chromium` and `apt-get` on a private PATH stand in.
+import { spawnSync } from 'node:child_process'
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterEach, describe, expect, it } from 'vitest'
+
+const script = join(import.meta.dirname, '../../scripts/chromium.mjs')
+const dirs: string[] = []
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true })
+})
+
+function bin(files: Record<string, string>): string {
+  const dir = mkdtempSync(join(tmpdir(), 'chromium-test-'))
+  dirs.push(dir)
+  for (const [name, body] of Object.entries(files)) {
+    writeFileSync(join(dir, name), `#!/bin/sh\n${body}\n`)
+    chmodSync(join(dir, name), 0o755)
+  }
+  return dir
+}
+
+function run(env: Record<string, string>) {
+  return spawnSync(process.execPath, [script], { env, encoding: 'utf8' })
+}
+
+describe('scripts/chromium.mjs', () => {
+  it('prints a chromium found on PATH', () => {
+    const dir = bin({ chromium: 'exit 0' })
+    const r = run({ PATH: dir })
+    expect(r.status).toBe(0)
+    expect(r.stdout.trim()).toBe(join(dir, 'chromium'))
+  })
+
+  it('prefers CHROMIUM_PATH, and refuses one that is not executable', () => {
+    const dir = bin({ chromium: 'exit 0', 'my-chrome': 'exit 0' })
+    expect(run({ PATH: dir, CHROMIUM_PATH: join(dir, 'my-chrome') }).stdout.trim()).toBe(join(dir, 'my-chrome'))
+    const missing = run({ PATH: dir, CHROMIUM_PATH: join(dir, 'nope') })
+    expect(missing.status).toBe(1)
+    expect(missing.stderr).toContain('CHROMIUM_PATH')
+  })
+
+  it('stops with instructions when there is no browser and no way to install one', () => {
+    const r = run({ PATH: bin({}) })
+    expect(r.status).toBe(1)
+    expect(r.stderr).toContain('No headless Chromium found')
+    expect(r.stderr).toContain('apt-get install -y chromium')
+  })
+
+  it.runIf(process.getuid?.() === 0)('installs Debian’s chromium package as root when apt-get is there', () => {
+    const target = bin({})
+    const log = join(target, 'apt.log')
+    // The fake apt-get records its arguments and, on install, puts a chromium where the script will look.
+    const tools = bin({
+      'apt-get': `echo "$DEBIAN_FRONTEND $*" >> ${log}\ncase "$1" in install) printf '#!/bin/sh\\n' > ${target}/chromium; /bin/chmod +x ${target}/chromium;; esac`,
+    })
+    mkdirSync(target, { recursive: true })
+    const r = run({ PATH: `${tools}:${target}` })
+    expect(r.stderr).toContain('installing Debian package chromium')
+    expect(r.status).toBe(0)
+    expect(r.stdout.trim()).toBe(join(target, 'chromium'))
+    expect(readFileSync(log, 'utf8')).toBe('noninteractive update -qq\nnoninteractive install -y -qq chromium\n')
+  })
+})

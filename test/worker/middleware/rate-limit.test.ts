@@ -1,0 +1,149 @@
+/**
+ * Abuse limits (issue 14 §2): the Workers Rate Limiting bindings of wrangler.toml, as `wrangler dev` runs them,
+ * answer 429 in the route family's error shape with Retry-After, on both sides of each small limit; the large
+ * request and push limits are checked with a binding that says "over"; failed authentication is throttled per client
+ * address; unknown keys are cached; request bodies are capped, streamed ones included; a short ADMIN_TOKEN turns the
+ * admin API off.
+ */
+import { env, exports } from 'cloudflare:workers'
+import { createExecutionContext } from 'cloudflare:test'
+import { describe, expect, it } from 'vitest'
+import { app } from '../../../worker/app'
+import { sha256Hex } from '../../../worker/lib/crypto'
+import { RATE_LIMITS } from '../../../worker/lib/rate-limit'
+import { ADMIN_TOKEN, body, call, newTenant, ORIGIN, uniqueAddress } from '../helpers'
+
+const connect = (key: string, phone: string, extra: Record<string, unknown> = {}) =>
+  call('/v1/channels/alpha-web/connections', { method: 'POST', key, json: { phone_number: phone, ...extra } })
+
+let phoneSeq = 0
+const newPhone = () => `+1888${String(Date.now() % 1_000_000).padStart(6, '0')}${phoneSeq++ % 10}`
+
+async function expect429(res: Response, family: 'status' | 'messaging', periodS: number) {
+  expect(res.status).toBe(429)
+  expect(res.headers.get('Retry-After')).toBe(String(periodS))
+  const b = await body(res)
+  if (family === 'status') expect(b).toEqual({ success: false, error: expect.any(String), error_code: 429 })
+  else expect(b).toEqual({ error_code: 'rate_limited', error: expect.any(String), retry_after_s: periodS })
+}
+
+/** The Worker with one binding replaced by one that is always over its limit. */
+function withExhausted(name: keyof typeof RATE_LIMITS) {
+  const over: RateLimit = { limit: async () => ({ success: false }) }
+  return (path: string, init: RequestInit) => app.fetch(new Request(ORIGIN + path, init), { ...env, [name]: over }, createExecutionContext())
+}
+
+describe('linking limits', () => {
+  it('lets a number be asked to link 5 times a minute per tenant, then answers 429 with Retry-After', async () => {
+    const t = await newTenant()
+    const phone = newPhone()
+    for (let i = 0; i < RATE_LIMITS.RL_CONNECT_NUMBER.limit; i++) expect((await connect(t.key, phone)).status).toBe(200)
+    await expect429(await connect(t.key, phone), 'status', 60)
+  })
+
+  it('lets a phone get 3 pairing codes a minute, counted across tenants', async () => {
+    const phone = newPhone()
+    for (let i = 0; i < RATE_LIMITS.RL_PAIRING_CODE.limit; i++) {
+      const t = await newTenant()
+      expect((await connect(t.key, phone, { link_method: 'pairing_code' })).status).toBe(200)
+    }
+    const other = await newTenant()
+    await expect429(await connect(other.key, phone, { link_method: 'pairing_code' }), 'status', 60)
+    // A QR link of the same number by that tenant prompts nothing on the phone: not counted here.
+    expect((await connect(other.key, phone)).status).toBe(200)
+  })
+})
+
+describe('request and push limits', () => {
+  it('answers 429 in the messaging shape once the API key is over its limit', async () => {
+    const t = await newTenant()
+    const res = await withExhausted('RL_API_KEY')('/v1/messages', { headers: { 'X-API-Key': t.key } })
+    await expect429(res, 'messaging', 10)
+  })
+
+  it('answers 429 in the status shape once the tenant is over its request limit', async () => {
+    const t = await newTenant()
+    await expect429(await withExhausted('RL_TENANT')('/v1/webhooks', { headers: { 'X-API-Key': t.key } }), 'status', 10)
+  })
+
+  it('answers 429 to an inbound push once the tenant is over its push limit', async () => {
+    const t = await newTenant()
+    const res = await withExhausted('RL_INBOUND')('/v1/channels/custom/inbound', {
+      method: 'POST',
+      headers: { 'X-API-Key': t.key, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ customData: { body: 'hi', fromId: 'u1' } }),
+    })
+    await expect429(res, 'status', 10)
+  })
+
+  it('answers 429 to a webhook test once the tenant is over its test limit', async () => {
+    const t = await newTenant()
+    const res = await withExhausted('RL_WEBHOOK_TEST')('/v1/webhooks/1/test', { method: 'POST', headers: { 'X-API-Key': t.key } })
+    await expect429(res, 'status', 60)
+  })
+})
+
+describe('failed authentication', () => {
+  it('throttles an address after 20 wrong keys in a minute, even its right key, and no other address', async () => {
+    const t = await newTenant()
+    const ip = uniqueAddress()
+    const wrong = () => call('/v1/messages', { key: 'svc_live_wrong', headers: { 'CF-Connecting-IP': ip } })
+    for (let i = 0; i < RATE_LIMITS.RL_AUTH_FAILURES.limit; i++) expect((await wrong()).status).toBe(401)
+    await expect429(await wrong(), 'messaging', 60)
+    await expect429(await call('/v1/messages', { key: t.key, headers: { 'CF-Connecting-IP': ip } }), 'messaging', 60)
+    expect((await call('/v1/messages', { key: t.key, headers: { 'CF-Connecting-IP': uniqueAddress() } })).status).toBe(200)
+  })
+
+  it('throttles wrong admin tokens the same way', async () => {
+    const ip = uniqueAddress()
+    const wrong = () => call('/admin/tenants', { method: 'POST', json: {}, headers: { Authorization: 'Bearer nope', 'CF-Connecting-IP': ip } })
+    for (let i = 0; i < RATE_LIMITS.RL_AUTH_FAILURES.limit; i++) expect((await wrong()).status).toBe(401)
+    await expect429(await wrong(), 'status', 60)
+  })
+
+  it('remembers an unknown key for a while instead of looking it up each time', async () => {
+    const t = await newTenant()
+    const key = `svc_live_${crypto.randomUUID().replaceAll('-', '')}`
+    expect((await call('/v1/messages', { key })).status).toBe(401)
+    // The key becomes valid behind the cache's back (no admin call clears it): the cached "unknown" still answers.
+    await env.DB.prepare('INSERT INTO api_keys (id, tenant_id, hash, prefix, created_at) VALUES (?, ?, ?, ?, ?)').bind(`key_${Date.now()}`, t.tenantId, await sha256Hex(key), key.slice(0, 12), Date.now()).run()
+    expect((await call('/v1/messages', { key })).status).toBe(401)
+  })
+})
+
+describe('body size', () => {
+  const big = JSON.stringify({ to: { phone: '+447700900001' }, text: 'x'.repeat(300 * 1024) })
+
+  it('refuses a /v1 body over 256 KiB with 413 in the family shape', async () => {
+    const t = await newTenant()
+    const res = await call('/v1/messages', { method: 'POST', key: t.key, headers: { 'Content-Type': 'application/json' }, body: big })
+    expect(res.status).toBe(413)
+    expect(await body(res)).toMatchObject({ error_code: 'body_too_large' })
+  })
+
+  it('refuses an /admin body over 256 KiB', async () => {
+    const res = await call('/admin/tenants', { method: 'POST', headers: { Authorization: `Bearer ${ADMIN_TOKEN}`, 'Content-Type': 'application/json' }, body: big })
+    expect(res.status).toBe(413)
+    expect(await body(res)).toEqual({ success: false, error: expect.any(String), error_code: 413 })
+  })
+
+  it('cuts an /mcp body without Content-Length off at the cap instead of reading it to the end', async () => {
+    const t = await newTenant()
+    const chunk = new Uint8Array(64 * 1024).fill(0x20)
+    // Never ends: a server that buffers the whole body before checking its size would wait forever.
+    const endless = new ReadableStream<Uint8Array>({ pull: (ctl) => ctl.enqueue(chunk) })
+    const res = await exports.default.fetch(
+      new Request(`${ORIGIN}/mcp`, { method: 'POST', headers: { 'X-API-Key': t.key, 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' }, body: endless })
+    )
+    expect(res.status).toBe(413)
+  })
+})
+
+describe('ADMIN_TOKEN', () => {
+  it('keeps the admin API off when the token is shorter than 32 characters', async () => {
+    const short = 'x'.repeat(31)
+    const res = await app.fetch(new Request(`${ORIGIN}/admin/tenants`, { headers: { Authorization: `Bearer ${short}` } }), { ...env, ADMIN_TOKEN: short }, createExecutionContext())
+    expect(res.status).toBe(503)
+    expect((await body<{ error: string }>(res)).error).toContain('at least 32 characters')
+  })
+})

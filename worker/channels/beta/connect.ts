@@ -1,0 +1,91 @@
+/**
+ * Logging a beta account in (spec 4.4): the account is listed as `connecting` at once (plan account cap), its
+ * AccountDO asks the relay hub to run the session and waits briefly for the first step (code sent, QR token); the
+ * code and the password go to the relay holding the session in one frame each and are never kept here.
+ */
+import type { LoginOutcome, LoginStep } from '../../../schema/frames'
+import { addAccount, statusChange } from '../../account/lifecycle'
+import type { LinkState } from '../../account/link/state'
+import { pairingCodeWaitMs } from '../../config'
+import { getAccount, type AccountRow } from '../../db/accounts'
+import type { Db } from '../../db/client'
+import type { Tenant } from '../../db/tenants'
+import { ApiError } from '../../errors'
+import { accountStub, relayHub } from '../../lib/objects'
+
+/** How long a verify call waits for the relay's verdict (a password step runs SRP on the relay). */
+export const LOGIN_STEP_TIMEOUT_MS = 20_000
+
+export const betaRef = (tenantId: string, phone: string) => ({ tenantId, accountId: phone, channel: 'beta' as const })
+
+/** The tenant's beta account for this number, or a 404 in the channel-connection error shape. */
+export async function betaAccount(db: Db, tenantId: string, phone: string): Promise<AccountRow> {
+  const account = await getAccount(db, tenantId, phone)
+  if (!account || account.channel !== 'beta') throw new ApiError(404, 'connection_not_found', `No beta connection for ${phone} on this API key`)
+  return account
+}
+
+/** Adds the account (`connecting`, no warm-up ramp) within the plan's cap, or moves an existing one back to `connecting`. */
+export async function ensureBetaConnecting(db: Db, tenant: Tenant, phone: string): Promise<void> {
+  const now = Date.now()
+  const { account } = await addAccount(db, tenant, { id: phone, channel: 'beta', identifier: phone, status: 'connecting' }, now)
+  const [first, ...rest] = statusChange(db, account, 'connecting', null, now).statements
+  if (first) await db.batch([first, ...rest])
+}
+
+export async function startBetaLogin(env: Env, tenantId: string, phone: string, mode: 'code' | 'qr', forceNew: boolean): Promise<LinkState | undefined> {
+  const stub = accountStub(env, tenantId, phone)
+  await stub.linkConnect({
+    ref: betaRef(tenantId, phone),
+    phone,
+    linkMethod: mode,
+    forceNew,
+    // The address book always comes in: it decides who may be messaged by phone (§4.2, beta_requires_existing_contact).
+    options: { importContacts: true, pauseAiForImportedContacts: false, importExistingChats: false, markImportedContactsAsPrivate: false },
+    waitForCodeMs: pairingCodeWaitMs(env),
+  })
+  return (await stub.linkStatus(null)).link ?? undefined
+}
+
+/**
+ * Login refusals as HTTP answers. The channel-connection error body carries the HTTP status as `error_code` (spec
+ * part 7), so each refusal has its own status, and the message starts with the stable code.
+ */
+const REFUSALS: Record<Extract<LoginOutcome, { status: 'refused' }>['error'], 400 | 403 | 404 | 409 | 410 | 422 | 429 | 502> = {
+  code_invalid: 400,
+  password_invalid: 422,
+  code_expired: 410,
+  too_many_attempts: 429,
+  unknown_number: 404,
+  number_banned: 403,
+  no_login_pending: 409,
+  login_failed: 502,
+}
+
+export function refusalError(outcome: Extract<LoginOutcome, { status: 'refused' }>): ApiError {
+  return new ApiError(REFUSALS[outcome.error], outcome.error, `${outcome.error}: ${outcome.message}`, outcome.retryAfterS ?? undefined)
+}
+
+/** Problems that end a login before any step (reported by the relay right after connect). */
+export function problemError(problem: string | null, message: string | null): ApiError | null {
+  switch (problem) {
+    case 'blocked_by_beta':
+      return new ApiError(403, 'number_banned', `number_banned: ${message ?? 'beta has banned this number.'}`)
+    case 'unknown_number':
+      return new ApiError(404, 'unknown_number', `unknown_number: ${message ?? 'This number has no beta account.'}`)
+    case 'too_many_attempts':
+      return new ApiError(429, 'too_many_attempts', `too_many_attempts: ${message ?? 'Too many login attempts; wait before trying again.'}`)
+    default:
+      return null
+  }
+}
+
+/** Hands one step to the relay holding the session; the step is not logged or stored on the way. */
+export async function submitStep(env: Env, tenantId: string, phone: string, step: LoginStep): Promise<LoginOutcome> {
+  const { link } = await accountStub(env, tenantId, phone).linkStatus(null)
+  if (!link) throw new ApiError(409, 'no_login_pending', 'no_login_pending: No login is in progress for this number; call connect first.')
+  const outcome = await relayHub(env).loginStep(link.sid, step, LOGIN_STEP_TIMEOUT_MS)
+  if (!outcome) throw new ApiError(503, 'relay_unavailable', 'relay_unavailable: No relay is running this login right now; try again in a moment or connect again.')
+  if (outcome.status === 'refused') throw refusalError(outcome)
+  return outcome
+}

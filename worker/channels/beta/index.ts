@@ -1,0 +1,24 @@
+/**
+ * beta (spec 4.4) as a Channel: the user's own account, logged in by code (+ two-step password) or QR and run by a
+ * relay (relay/beta, GramJS). Inbound, receipts (`read` only: beta has no per-message delivered receipt) and
+ * session state arrive as relay frames; outbound messages are handed to the relay. Only existing contacts (the
+ * address book synced on connect, or people who wrote) can be messaged.
+ */
+import { handToRelay, RELAY_PATIENCE } from '../../account/link/outbound'
+import type { Channel } from '../contract'
+import { betaRoutes } from './routes'
+import { betaTools } from './tools'
+
+export const betaChannel: Channel = {
+  id: 'beta',
+  path: 'beta',
+  title: 'beta',
+  routes: betaRoutes,
+  tools: betaTools,
+  address: 'phone',
+  strangers: { allowed: false, status: 422, code: 'beta_requires_existing_contact', message: 'On beta only existing contacts can be messaged (the address book, or people who wrote)' },
+  warmUp: false,
+  transport: 'relay',
+  patience: RELAY_PATIENCE,
+  deliver: (c, _ref, row) => handToRelay(c, row),
+}

@@ -1,0 +1,60 @@
+/**
+ * Abuse limits on shared resources (issue 14 §2), on Cloudflare's Workers Rate Limiting binding: each `[[ratelimits]]`
+ * entry of wrangler.toml is one (limit, period) counted per key. Counts are per Cloudflare location and approximate:
+ * they keep one tenant from hurting the others, while exact per-plan quotas (daily caps) stay in the AccountDO.
+ * RATE_LIMITS is the one table the middleware, the OpenAPI description and docs/security.md follow.
+ */
+import type { Context } from 'hono'
+import { createMiddleware } from 'hono/factory'
+import type { AppEnv } from '../env'
+import { ApiError } from '../errors'
+
+export type RateLimitName = 'RL_API_KEY' | 'RL_TENANT' | 'RL_INBOUND' | 'RL_CONNECT_NUMBER' | 'RL_CONNECT_TENANT' | 'RL_PAIRING_CODE' | 'RL_WEBHOOK_TEST' | 'RL_AUTH_FAILURES'
+
+/** Mirrors wrangler.toml (a test checks they agree). `periodS` is 10 or 60: the binding offers nothing else. */
+export const RATE_LIMITS: Record<RateLimitName, { limit: number; periodS: 10 | 60; per: string; what: string }> = {
+  RL_API_KEY: { limit: 6000, periodS: 10, per: 'API key', what: 'requests under /v1' },
+  RL_TENANT: { limit: 12000, periodS: 10, per: 'tenant', what: 'requests under /v1, all keys together' },
+  RL_INBOUND: { limit: 6000, periodS: 10, per: 'tenant', what: 'POST /v1/channels/custom/inbound' },
+  RL_CONNECT_NUMBER: { limit: 5, periodS: 60, per: 'tenant and number', what: 'POST /v1/channels/alpha-web/connections' },
+  RL_CONNECT_TENANT: { limit: 20, periodS: 60, per: 'tenant', what: 'POST /v1/channels/alpha-web/connections' },
+  RL_PAIRING_CODE: { limit: 3, periodS: 60, per: 'phone number, across tenants', what: 'connects with link_method pairing_code (each prompts the phone)' },
+  RL_WEBHOOK_TEST: { limit: 10, periodS: 60, per: 'tenant', what: 'POST /v1/webhooks/{webhookId}/test' },
+  RL_AUTH_FAILURES: { limit: 20, periodS: 60, per: 'client address', what: 'wrong API keys and admin tokens' },
+}
+
+/**
+ * Counts one use of `name` for `key`; past the limit, a 429 in the route family's error shape with Retry-After (the
+ * binding says no more than "over": the whole period is the honest wait). A binding missing from the environment
+ * (a self-hosted workerd configured without it) limits nothing.
+ */
+export async function enforce(c: Context<AppEnv>, name: RateLimitName, key: string, message: string): Promise<void> {
+  const binding = c.env[name] as RateLimit | undefined
+  if (!binding) return
+  const { success } = await binding.limit({ key })
+  if (!success) throw new ApiError(429, 'rate_limited', message, RATE_LIMITS[name].periodS)
+}
+
+/**
+ * Requests per API key and per tenant, after authentication (REST and /mcp). The REST calls an MCP tool makes
+ * in-process carry no key reference and were counted once already, at /mcp.
+ */
+export const requestLimits = createMiddleware<AppEnv>(async function requestLimits(c, next) {
+  const ref = c.get('apiKeyRef')
+  if (ref) {
+    await enforce(c, 'RL_API_KEY', ref, 'Too many requests with this API key; slow down')
+    await enforce(c, 'RL_TENANT', c.get('tenant').id, 'Too many requests for this account; slow down')
+  }
+  await next()
+})
+
+/**
+ * A linking call for a number: per tenant and number, per tenant, and, for pairing codes, per phone number across
+ * every tenant, since each code request makes the phone show a "link a device" prompt and nobody may make someone
+ * else's phone do that over and over.
+ */
+export async function connectLimits(c: Context<AppEnv>, tenantId: string, phone: string, linkMethod: 'qr' | 'pairing_code'): Promise<void> {
+  await enforce(c, 'RL_CONNECT_NUMBER', `${tenantId}:${phone}`, 'This number was asked to link too often; wait a minute before trying again')
+  await enforce(c, 'RL_CONNECT_TENANT', tenantId, 'Too many linking requests for this account; wait a minute')
+  if (linkMethod === 'pairing_code') await enforce(c, 'RL_PAIRING_CODE', phone, 'Too many pairing codes were requested for this phone number; wait a minute')
+}

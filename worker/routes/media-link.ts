@@ -1,0 +1,30 @@
+/**
+ * GET /media/{mediaId}?expires=…&signature=…: a signed media link, served without an API key (worker/media/links.ts).
+ * A wrong or altered signature is 403, an expired link 410 (get a fresh one from GET /v1/media/{id}/link), an item no
+ * longer kept 404. The clock is injectable for tests of expiry.
+ */
+import { Hono } from 'hono'
+import type { AppEnv } from '../env'
+import { encryptionKey } from '../config'
+import { database } from '../db/client'
+import { getMedia } from '../db/media'
+import { ApiError } from '../errors'
+import { checkMediaLink } from '../media/links'
+import { serveMedia } from '../media/serve'
+
+export function mediaLinkRoutes(now: () => number = Date.now) {
+  const routes = new Hono<AppEnv>()
+  routes.on(['GET', 'HEAD'], '/:mediaId', async (c) => {
+    const mediaId = c.req.param('mediaId')
+    const check = await checkMediaLink(encryptionKey(c.env), mediaId, c.req.query('expires'), c.req.query('signature'), now())
+    if (!check.ok && check.reason === 'expired') throw new ApiError(410, 'link_expired', 'This media link has expired; GET /v1/media/{id}/link with your API key gives a fresh one')
+    if (!check.ok) throw new ApiError(403, 'invalid_signature', 'This media link is not valid (signature mismatch)')
+    const row = await getMedia(database(c.env.DB), mediaId)
+    if (!row) throw new ApiError(404, 'media_not_found', 'This media is no longer kept')
+    if (row.status === 'too_large') throw new ApiError(413, 'media_too_large', row.reason ?? 'the item was over the size cap and was not stored')
+    const res = await serveMedia(c.env.MEDIA, row, c.req.header('range'))
+    if (!res) throw new ApiError(404, 'media_not_found', 'This media is no longer kept')
+    return res
+  })
+  return routes
+}

@@ -1,0 +1,72 @@
+/**
+ * GET /v1/media/{mediaId} (tool get_media): the bytes of one stored item to its tenant's API key, with Range support;
+ * GET /v1/media/{mediaId}/link: a fresh signed link (docs/media.md). Another tenant's id is 404, as is an item that
+ * retention or account removal deleted; an item that was over the size cap answers 413 with the reason.
+ */
+import { createRoute } from '@hono/zod-openapi'
+import { MediaIdParam, MediaLink } from '../../schema/api/media'
+import { encryptionKey, mediaConfig, publicOrigin } from '../config'
+import { database } from '../db/client'
+import { getMedia, type MediaRow } from '../db/media'
+import { ApiError } from '../errors'
+import { iso } from '../lib/time'
+import { signedMediaUrl } from '../media/links'
+import { serveMedia } from '../media/serve'
+import { resourceApp } from '../validate'
+import { statusErrors } from '../lib/openapi-responses'
+
+export const mediaRoutes = resourceApp()
+
+async function ownMedia(env: Env, tenantId: string, mediaId: string): Promise<MediaRow> {
+  const row = await getMedia(database(env.DB), mediaId)
+  if (!row || row.tenantId !== tenantId) throw new ApiError(404, 'media_not_found', `No media ${mediaId}`)
+  if (row.status === 'too_large') throw new ApiError(413, 'media_too_large', row.reason ?? 'the item was over the size cap and was not stored')
+  return row
+}
+
+mediaRoutes.openapi(
+  createRoute({
+    method: 'get',
+    path: '/{mediaId}',
+    tags: ['Media'],
+    operationId: 'get_media',
+    summary: 'Get the bytes of a media item (tool get_media)',
+    description:
+      'The content of an inbound photo, video, audio file, voice note, document or sticker, with its `Content-Type`. Supports `Range: bytes=…` (206 with `Content-Range`, 416 outside the item). Always answers for your own media while it is kept (retention: 30 days by default), so an expired `media.url` is never a dead end. 404 for an unknown id or another account’s; 413 when the item was over the size cap and is not stored.',
+    request: { params: MediaIdParam },
+    responses: {
+      200: { description: 'The whole item', content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } } },
+      206: { description: 'The requested byte range' },
+      416: { description: 'The range lies outside the item' },
+      ...statusErrors([400, 401, 404, 413], { 404: 'No such media for this key (or no longer kept)', 413: 'Over the size cap: not stored; the error says why' }),
+    },
+  }),
+  async (c) => {
+    const row = await ownMedia(c.env, c.get('tenant').id, c.req.valid('param').mediaId)
+    const res = await serveMedia(c.env.MEDIA, row, c.req.header('range'))
+    if (!res) throw new ApiError(404, 'media_not_found', `Media ${row.id} is no longer kept`)
+    return res
+  }
+)
+
+mediaRoutes.openapi(
+  createRoute({
+    method: 'get',
+    path: '/{mediaId}/link',
+    tags: ['Media'],
+    operationId: 'get_media_link',
+    summary: 'Get a fresh signed link to a media item',
+    description: 'A new signed `url` for the item (the same form as `media.url`), valid until `expires_at` (24 hours by default) without an API key.',
+    request: { params: MediaIdParam },
+    responses: {
+      200: { description: 'A fresh link', content: { 'application/json': { schema: MediaLink } } },
+      ...statusErrors([400, 401, 404, 413]),
+    },
+  }),
+  async (c) => {
+    const row = await ownMedia(c.env, c.get('tenant').id, c.req.valid('param').mediaId)
+    const expiresAt = Date.now() + mediaConfig(c.env).linkTtlMs
+    const url = await signedMediaUrl(encryptionKey(c.env), publicOrigin(c.env, c.req.url), row.id, expiresAt)
+    return c.json({ id: row.id, url, expires_at: iso(expiresAt), content_type: row.contentType, size: row.size, kind: row.kind, file_name: row.fileName }, 200)
+  }
+)
