@@ -8,7 +8,12 @@ const Port = z.union([z.literal('off'), z.coerce.number().int().min(0).max(65535
 
 export const RelayEnv = z.object({
   GATEWAY_URL: z.url({ protocol: /^(https?|wss?)$/, error: 'GATEWAY_URL must be the http(s) or ws(s) origin of the gateway, e.g. https://gateway.example.com' }),
-  RELAY_TOKEN: z.string().regex(/^rly_[0-9A-Za-z]{20,}$/, 'RELAY_TOKEN must be a relay token from POST /admin/relays (rly_…)'),
+  // A token is rly_ + 40 base62 characters; the relay's id (rly_ + 20) looks alike and is the usual wrong paste, so
+  // exactly 20 is refused by name (other lengths are left to the gateway: it refuses an unknown token and the relay exits 78).
+  RELAY_TOKEN: z
+    .string()
+    .refine((v) => !/^rly_[0-9A-Za-z]{20}$/.test(v), 'RELAY_TOKEN is a relay id (rly_ + 20 characters): use the "token" field of POST /admin/relays, not "id"')
+    .refine((v) => /^rly_[0-9A-Za-z]{21,}$/.test(v), 'RELAY_TOKEN must be the "token" from POST /admin/relays (rly_ + 40 characters)'),
   RELAY_SESSION_KEY: z
     .string()
     .min(32, 'RELAY_SESSION_KEY must be at least 32 characters; create one with: openssl rand -base64 32'),

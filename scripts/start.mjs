@@ -132,16 +132,29 @@ if (!(await ready(Date.now() + 90_000))) {
     relayLine = `Relay           not running: ${err.message}${sim ? '' : '\n                (no alpha driver in this build? try `npm start -- --sim`)'}`
   }
 
+  // The simulator gets its own tenant and key: the tour connects the custom channel on the main key, and a free plan
+  // holds one account, so the printed --sim commands would otherwise answer 409 account_cap_reached.
+  let simKey = vars.DEV_SIM_API_KEY
+  if (simUrl) {
+    const simOk = simKey && (await fetch(`${base}/v1/usage`, { headers: { Authorization: `Bearer ${simKey}` } })).ok
+    if (!simOk) {
+      simKey = (await issueTenantKey(base, vars.ADMIN_TOKEN)).key.key
+      saveDevVar('DEV_SIM_API_KEY', simKey)
+    }
+  }
+
   const phone = '%2B15551234567'
   const simTour = simUrl
     ? `
   Sim control API ${simUrl}
-  Try the whole flow offline (the sim plays the phone and its contacts):
-    curl -H "Authorization: Bearer ${key}" -H 'Content-Type: application/json' \\
+  Try the whole flow offline (the sim plays the phone and its contacts; its own key, so the tour's account does
+  not take the free plan's one place):
+    export SIM_KEY=${simKey}
+    curl -H "Authorization: Bearer $SIM_KEY" -H 'Content-Type: application/json' \\
          -d '{"phone_number":"+15551234567"}' ${base}/v1/channels/alpha-web/connections
     curl -X POST ${simUrl}/alpha/${phone}/link
     curl -X POST -H 'Content-Type: application/json' -d '{"from":"+447700900123","text":"Hi!"}' ${simUrl}/alpha/${phone}/inbound
-    curl -H "Authorization: Bearer ${key}" ${base}/v1/messages
+    curl -H "Authorization: Bearer $SIM_KEY" ${base}/v1/messages
     curl ${simUrl}/alpha/${phone}/outbox          # what the contacts received from your replies
 `
     : ''
@@ -155,7 +168,9 @@ if (!(await ready(Date.now() + 90_000))) {
   Admin token     in .dev.vars (ADMIN_TOKEN); \`npm run key\` issues another tenant's key
   ${relayLine}
 ${simTour}
-  Try:  curl -H "Authorization: Bearer ${key}" ${base}/v1/usage
+  Try:  export GW=${base}/v1 KEY=${key}
+        curl -H "Authorization: Bearer $KEY" $GW/usage
+  Docs  README.md (start here: the five-minute tour), guides and reference in docs/
   Ctrl-C stops everything.
 `)
 }

@@ -1,4 +1,4 @@
-/** Reads the Worker's configuration (vars and secrets) into typed values, with the defaults documented in the README. */
+/** Reads the Worker's configuration (vars and secrets) into typed values, with the defaults documented in docs/deploy.md (Configuration). */
 import { normalizeHost, type UrlPolicy } from '../common/public-url'
 
 export function allowLoopbackUrls(env: Env): boolean {
@@ -70,7 +70,7 @@ export const DEFAULT_RELAY_LEASE_MS = 10_000
 export const DEFAULT_RELAY_HEARTBEAT_MS = 3_000
 export const DEFAULT_RELAY_UNASSIGNED_GRACE_MS = 30_000
 
-/** Relay link timing (README: relay configuration). Tests shorten them; production keeps the defaults. */
+/** Relay link timing (docs/deploy.md, Configuration). Tests shorten them; production keeps the defaults. */
 export function relayConfig(env: Env) {
   return {
     leaseMs: positiveMs(env.RELAY_LEASE_MS, DEFAULT_RELAY_LEASE_MS),

@@ -2,7 +2,7 @@
  * The hosted connect page in headless Chromium on a phone-sized screen, against the real local server, a relay in
  * sim mode and the simulated phone: the QR code appears and refreshes, the pairing code shows with its
  * instructions, and linking on the phone turns the page to its success state. With UPDATE_SCREENSHOTS=1 the
- * screenshots are written to docs/screenshots/ (the README shows them); otherwise to a temporary directory.
+ * screenshots are written to docs/screenshots/ (docs/channels/alpha.md shows them); otherwise to a temporary directory.
  * Needs headless Chromium: scripts/chromium.mjs finds it (or installs Debian's package; `npm test` runs it first).
  */
 import { execFileSync } from 'node:child_process'

@@ -55,7 +55,7 @@ webhooksRoutes.openapi(
     path: '/events',
     tags: ['Webhooks'],
     summary: 'List the subscribable events (tool list_webhook_events)',
-    description: 'The nine event names with one line each. Payload shapes are in the README (Webhooks).',
+    description: 'The nine event names with one line each. Payload shapes are in docs/webhooks.md.',
     responses: { 200: { description: 'The events', content: { 'application/json': { schema: EventList } } }, ...errors([401, 403]) },
   }),
   (c) => c.json({ success: true as const, events: [...EVENT_TYPES], extension_events: [...EXTENSION_EVENT_TYPES], descriptions: EVENT_DESCRIPTIONS }, 200)
@@ -85,7 +85,7 @@ webhooksRoutes.openapi(
     description: [
       'Each subscribed event is POSTed as JSON to `url` (a public https URL; private, loopback and link-local addresses and this service’s own hosts are refused).',
       'With `generate_signing_secret` the answer carries `signing_secret` once; deliveries are then signed (`X-Webhook-Signature: v1=<hex HMAC-SHA256(secret, timestamp + "." + raw body)>`).',
-      `The name defaults to a timestamped one and must be unique; at most ${MAX_WEBHOOKS_PER_TENANT} subscriptions per account (409 beyond).`,
+      `The name defaults to a timestamped one and must be unique; at most ${MAX_WEBHOOKS_PER_TENANT} subscriptions per tenant, over all its accounts (409 beyond).`,
     ].join(' '),
     request: { body: { required: true, content: { 'application/json': { schema: CreateWebhookBody } } } },
     responses: { 201: { description: 'Created', content: { 'application/json': { schema: WebhookCreated } } }, ...errors([400, 401, 403, 409]) },
@@ -129,7 +129,7 @@ webhooksRoutes.openapi(
         if (body.name !== undefined || tries >= 4) throw new ApiError(409, 'webhook_name_taken', `A subscription named '${name}' already exists`)
       }
     }
-    if (!added) throw new ApiError(409, 'webhook_limit', `At most ${MAX_WEBHOOKS_PER_TENANT} webhook subscriptions per account; delete one first`)
+    if (!added) throw new ApiError(409, 'webhook_limit', `At most ${MAX_WEBHOOKS_PER_TENANT} webhook subscriptions per tenant; delete one first`)
     const all = await listWebhooks(db, tenant.id)
     const position = all.findIndex((w) => w.id === id)
     return c.json({ success: true as const, webhook: toWireWebhook(all[position]!, position), signing_secret: secret }, 201)

@@ -1,5 +1,5 @@
 /**
- * The simulator's control API (README: "Trying it offline"): plays the user's phone and their contacts.
+ * The simulator's control API (docs/simulator.md): plays the user's phone and their contacts.
  *   POST /sim/alpha/{phone}/link      {passkey?, contacts?}   completes the pending QR or pairing-code link
  *   POST /sim/alpha/{phone}/inbound   {from, text, name?, media_url?, media?, lid?}   a contact writes; `media`
  *        {content_type, file_name?, data_base64, voice_note?} is an attachment the relay downloads and stores
@@ -99,7 +99,7 @@ export async function handleControl(net: SimNetwork, req: IncomingMessage, res: 
       case 'GET outbox':
         return reply(res, 200, { messages: net.known(phone).outbox })
       default:
-        throw new SimError(404, `unknown sim route ${req.method} ${url.pathname}; see the README`)
+        throw new SimError(404, `unknown sim route ${req.method} ${url.pathname}; see docs/simulator.md`)
     }
   } catch (err) {
     if (err instanceof SimError) return reply(res, err.status, { error: err.message })

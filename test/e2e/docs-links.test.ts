@@ -1,0 +1,21 @@
+/** Links between the pages of README.md and docs/**: every relative link and #anchor resolves (no server needed). */
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { brokenLinks, docPages, headingAnchors } from './docs-markdown'
+import { repoRoot } from './local-server'
+
+const pages = docPages(repoRoot).map((file) => ({ file, text: readFileSync(file, 'utf8') }))
+
+describe('links between the pages', () => {
+  it('every relative link and #anchor in README.md and docs/ resolves', () => {
+    expect(pages.flatMap((p) => brokenLinks(repoRoot, p.file, p.text))).toEqual([])
+  })
+
+  it('reports a missing file and a missing anchor, and ignores links in code', () => {
+    const md = '# Top\n\n## Trying alpha offline (`--sim`)\n\n[ok](#trying-alpha-offline---sim) [bad](#nope) [gone](docs/none.md)\n`[x](y.md)`\n```\n[z](z.md)\n```\n'
+    const file = join(repoRoot, 'README.md')
+    expect(headingAnchors(md)).toEqual(new Set(['top', 'trying-alpha-offline---sim']))
+    expect(brokenLinks(repoRoot, file, md).map((b) => b.target)).toEqual(['#nope', 'docs/none.md'])
+  })
+})
