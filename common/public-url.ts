@@ -34,7 +34,10 @@ const INTERNAL_DOMAINS = [LOOPBACK_DOMAIN, 'local', 'internal', 'lan', 'home.arp
 
 /** Lower case, no trailing or leading dot: how hosts are compared. */
 export function normalizeHost(host: string): string {
-  return host.trim().toLowerCase().replace(/^\.+|\.+$/g, '')
+  return host
+    .trim()
+    .toLowerCase()
+    .replace(/^\.+|\.+$/g, '')
 }
 
 /** The host is one of `domains` or a name under one of them. */

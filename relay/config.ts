@@ -7,16 +7,17 @@ import { z } from 'zod'
 const Port = z.union([z.literal('off'), z.coerce.number().int().min(0).max(65535)])
 
 export const RelayEnv = z.object({
-  GATEWAY_URL: z.url({ protocol: /^(https?|wss?)$/, error: 'GATEWAY_URL must be the http(s) or ws(s) origin of the gateway, e.g. https://gateway.example.com' }),
+  GATEWAY_URL: z.url({
+    protocol: /^(https?|wss?)$/,
+    error: 'GATEWAY_URL must be the http(s) or ws(s) origin of the gateway, e.g. https://gateway.example.com',
+  }),
   // A token is rly_ + 40 base62 characters; the relay's id (rly_ + 20) looks alike and is the usual wrong paste, so
   // exactly 20 is refused by name (other lengths are left to the gateway: it refuses an unknown token and the relay exits 78).
   RELAY_TOKEN: z
     .string()
     .refine((v) => !/^rly_[0-9A-Za-z]{20}$/.test(v), 'RELAY_TOKEN is a relay id (rly_ + 20 characters): use the "token" field of POST /admin/relays, not "id"')
     .refine((v) => /^rly_[0-9A-Za-z]{21,}$/.test(v), 'RELAY_TOKEN must be the "token" from POST /admin/relays (rly_ + 40 characters)'),
-  RELAY_SESSION_KEY: z
-    .string()
-    .min(32, 'RELAY_SESSION_KEY must be at least 32 characters; create one with: openssl rand -base64 32'),
+  RELAY_SESSION_KEY: z.string().min(32, 'RELAY_SESSION_KEY must be at least 32 characters; create one with: openssl rand -base64 32'),
   RELAY_DRIVER: z.string().min(1).default('alpha'),
   RELAY_HEALTH_HOST: z.string().default('127.0.0.1'),
   /** `0` picks a free port (logged at start), `off` disables the health endpoint. */
@@ -29,10 +30,17 @@ export const RelayEnv = z.object({
    * Inbound media larger than this is not downloaded past it: the message is stored marked too large. Set it to the
    * gateway's MEDIA_MAX_BYTES when that is raised (both default to 64 MiB).
    */
-  RELAY_MEDIA_MAX_BYTES: z.coerce.number().int().min(1).default(64 * 1024 * 1024),
+  RELAY_MEDIA_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(64 * 1024 * 1024),
   /** beta's app credentials (the relay is the app logging users in): the operator's, or a tenant relay's own. */
   RELAY_BETA_API_ID: z.coerce.number().int().positive().optional(),
-  RELAY_BETA_API_HASH: z.string().regex(/^[0-9a-f]{32}$/, 'RELAY_BETA_API_HASH must be the 32-hex-digit api_hash of the app').optional(),
+  RELAY_BETA_API_HASH: z
+    .string()
+    .regex(/^[0-9a-f]{32}$/, 'RELAY_BETA_API_HASH must be the 32-hex-digit api_hash of the app')
+    .optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 })
 

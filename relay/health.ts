@@ -27,7 +27,7 @@ const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOStrin
 
 /** Problems the relay's operator must act on, with what to do; the status stays as the link says (sessions are down, not the relay). */
 export const OPERATOR_PROBLEMS: Record<string, string> = {
-  client_outdated: 'alpha refuses this relay\'s web client version (error 405, repeated): upgrade @whiskeysockets/baileys and restart the relay.',
+  client_outdated: "alpha refuses this relay's web client version (error 405, repeated): upgrade @whiskeysockets/baileys and restart the relay.",
 }
 
 export function healthReport(h: HealthSource) {

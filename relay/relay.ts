@@ -59,7 +59,12 @@ export async function startRelay(config: RelayConfig): Promise<Relay> {
   }
 
   const uploadMedia = makeMediaUploader({ gatewayUrl: config.connectUrl.replace(/\/relay\/connect$/, ''), token: config.token, maxBytes: config.mediaMaxBytes })
-  const manager = new SessionManager({ driverFor: (ch) => (channels.some((c) => c === ch) ? driver : null), crypto: new SessionCrypto(config.sessionKey), log, uploadMedia })
+  const manager = new SessionManager({
+    driverFor: (ch) => (channels.some((c) => c === ch) ? driver : null),
+    crypto: new SessionCrypto(config.sessionKey),
+    log,
+    uploadMedia,
+  })
   let finish: (code: number) => void = () => undefined
   const done = new Promise<number>((resolve) => (finish = resolve))
 

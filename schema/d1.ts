@@ -23,7 +23,9 @@ export type MediaKind = (typeof MEDIA_KINDS)[number]
 export const tenants = sqliteTable('tenants', {
   id: text('id').primaryKey(),
   plan: text('plan').notNull(),
-  status: text('status', { enum: ['active', 'suspended'] }).notNull().default('active'),
+  status: text('status', { enum: ['active', 'suspended'] })
+    .notNull()
+    .default('active'),
   suspendedReason: text('suspended_reason'),
   suspendedAt: integer('suspended_at'),
   apiEnabled: integer('api_enabled', { mode: 'boolean' }).notNull().default(true),
@@ -169,9 +171,7 @@ export const messages = sqliteTable(
     uniqueIndex('messages_upstream').on(t.tenantId, t.accountId, t.direction, t.upstreamId),
     index('messages_tenant_seq').on(t.tenantId, t.seq),
     index('messages_account_seq').on(t.tenantId, t.accountId, t.seq),
-    index('messages_queued')
-      .on(t.tenantId, t.accountId, t.status)
-      .where(sql`status = 'queued'`),
+    index('messages_queued').on(t.tenantId, t.accountId, t.status).where(sql`status = 'queued'`),
   ]
 )
 
@@ -193,9 +193,7 @@ export const events = sqliteTable(
   },
   (t) => [
     index('events_tenant_created').on(t.tenantId, t.createdAt),
-    index('events_pending')
-      .on(t.tenantId, t.accountId, t.createdAt)
-      .where(sql`dispatched_at is null`),
+    index('events_pending').on(t.tenantId, t.accountId, t.createdAt).where(sql`dispatched_at is null`),
     // The retention sweep deletes by age across tenants (worker/webhooks/sweeper.ts).
     index('events_created').on(t.createdAt),
   ]
@@ -290,12 +288,8 @@ export const webhookDeliveries = sqliteTable(
   },
   (t) => [
     index('webhook_deliveries_log').on(t.tenantId, t.webhookId, t.createdAt),
-    index('webhook_deliveries_due')
-      .on(t.tenantId, t.accountId, t.nextAttemptAt)
-      .where(sql`status = 'pending'`),
-    index('webhook_deliveries_overdue')
-      .on(t.nextAttemptAt)
-      .where(sql`status = 'pending'`),
+    index('webhook_deliveries_due').on(t.tenantId, t.accountId, t.nextAttemptAt).where(sql`status = 'pending'`),
+    index('webhook_deliveries_overdue').on(t.nextAttemptAt).where(sql`status = 'pending'`),
     index('webhook_deliveries_created').on(t.createdAt),
   ]
 )

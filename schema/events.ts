@@ -54,7 +54,14 @@ export const MessageEventPayload = z
     contact: z.object({ id: z.string(), phone: z.string().nullable(), name: z.string().nullable() }),
     /** `message.approval_required` only: where the owner decides, until `expires_at`. */
     approval: z
-      .object({ page_url: z.string(), approve_url: z.string(), reject_url: z.string(), expires_at: z.iso.datetime(), key_id: z.string(), key_label: z.string().nullable() })
+      .object({
+        page_url: z.string(),
+        approve_url: z.string(),
+        reject_url: z.string(),
+        expires_at: z.iso.datetime(),
+        key_id: z.string(),
+        key_label: z.string().nullable(),
+      })
       .optional(),
   })
   .meta({ id: 'MessageEventPayload' })

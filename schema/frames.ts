@@ -132,7 +132,13 @@ export const DrainingFrame = z.object({ type: z.literal('draining') })
 export const StateFrame = z.object({ type: z.literal('state'), id: FrameId, ...session, state: SessionState, at: EpochMs })
 export const InboundFrame = z.object({ type: z.literal('inbound'), id: FrameId, ...session, message: InboundMessage })
 export const ReceiptFrame = z.object({ type: z.literal('receipt'), id: FrameId, ...session, receipt: Receipt })
-export const SentFrame = z.object({ type: z.literal('sent'), id: FrameId, ...session, messageId: z.string().min(1).max(64), upstreamId: z.string().min(1).max(256) })
+export const SentFrame = z.object({
+  type: z.literal('sent'),
+  id: FrameId,
+  ...session,
+  messageId: z.string().min(1).max(64),
+  upstreamId: z.string().min(1).max(256),
+})
 export const SendFailedFrame = z.object({
   type: z.literal('send_failed'),
   id: FrameId,
@@ -143,11 +149,26 @@ export const SendFailedFrame = z.object({
 })
 export const ContactsFrame = z.object({ type: z.literal('contacts'), id: FrameId, ...session, contacts: z.array(ImportedContact).max(20_000) })
 export const SessionLoadFrame = z.object({ type: z.literal('session_load'), id: FrameId, ...session })
-export const SessionWriteFrame = z.object({ type: z.literal('session_write'), id: FrameId, ...session, clear: z.boolean(), changes: z.record(z.string().min(1).max(128), z.string().max(2_000_000).nullable()) })
+export const SessionWriteFrame = z.object({
+  type: z.literal('session_write'),
+  id: FrameId,
+  ...session,
+  clear: z.boolean(),
+  changes: z.record(z.string().min(1).max(128), z.string().max(2_000_000).nullable()),
+})
 export const ReleasedFrame = z.object({ type: z.literal('released'), id: FrameId, ...session, reason: z.enum(['draining', 'stopped']) })
 export const ProbeResultFrame = z.object({ type: z.literal('probe_result'), id: FrameId, sid: SessionId, state: SessionState.nullable() })
 
-export const LOGIN_ERRORS = ['code_invalid', 'code_expired', 'password_invalid', 'too_many_attempts', 'unknown_number', 'number_banned', 'no_login_pending', 'login_failed'] as const
+export const LOGIN_ERRORS = [
+  'code_invalid',
+  'code_expired',
+  'password_invalid',
+  'too_many_attempts',
+  'unknown_number',
+  'number_banned',
+  'no_login_pending',
+  'login_failed',
+] as const
 export const LoginOutcome = z.discriminatedUnion('status', [
   z.object({ status: z.literal('connected'), userId: z.string().max(64), username: z.string().max(64).nullable() }),
   z.object({ status: z.literal('password_required'), hint: z.string().max(256).nullable() }),

@@ -40,7 +40,9 @@ export function ensureDevVars() {
   if (JSON.stringify(wanted) !== JSON.stringify(vars)) writeDevVars(wanted)
   // The Worker keeps /admin off with a guessable token; say so at start rather than on the first admin call.
   if (wanted.ADMIN_TOKEN.length < ADMIN_TOKEN_MIN_CHARS) {
-    throw new Error(`ADMIN_TOKEN in .dev.vars is shorter than ${ADMIN_TOKEN_MIN_CHARS} characters: delete the line (npm start makes a new one) or set a longer one`)
+    throw new Error(
+      `ADMIN_TOKEN in .dev.vars is shorter than ${ADMIN_TOKEN_MIN_CHARS} characters: delete the line (npm start makes a new one) or set a longer one`
+    )
   }
   return wanted
 }

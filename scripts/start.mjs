@@ -109,7 +109,12 @@ if (!(await ready(Date.now() + 90_000))) {
   try {
     const relayToken = await ensureRelayToken(base, vars.ADMIN_TOKEN, vars)
     if (sim) {
-      const net = startNode('relay/sim/network/main.ts', { SIM_PORT: process.env.SIM_PORT ?? '0' }, join(logDir, 'sim.log'), (l) => /^Sim control API: (\S+)/.exec(l)?.[1])
+      const net = startNode(
+        'relay/sim/network/main.ts',
+        { SIM_PORT: process.env.SIM_PORT ?? '0' },
+        join(logDir, 'sim.log'),
+        (l) => /^Sim control API: (\S+)/.exec(l)?.[1]
+      )
       simUrl = await net.first
     }
     const relay = startNode(

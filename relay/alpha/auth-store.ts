@@ -44,9 +44,7 @@ function revive<T extends KeyType>(type: T, text: string): SignalDataTypeMap[T] 
   const parsed: unknown = JSON.parse(text, BufferJSON.reviver)
   // Baileys reads app-state keys as protobuf objects (`keyData` as bytes); plain JSON loses the class, as in its own store.
   const value: unknown =
-    type === 'app-state-sync-key' && typeof parsed === 'object' && parsed !== null
-      ? proto.Message.AppStateSyncKeyData.fromObject(parsed)
-      : parsed
+    type === 'app-state-sync-key' && typeof parsed === 'object' && parsed !== null ? proto.Message.AppStateSyncKeyData.fromObject(parsed) : parsed
   return value as SignalDataTypeMap[T]
 }
 

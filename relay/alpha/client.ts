@@ -187,7 +187,12 @@ export function createAlphaConnector(opts: ConnectorOptions, deps: AlphaDeps): C
         onPasskey: () => abandon(s, 'passkey'),
       })
     } else {
-      s.unwatch.push(watchOpening(() => s.open, (reason) => abandon(s, null, closeError(408, reason))))
+      s.unwatch.push(
+        watchOpening(
+          () => s.open,
+          (reason) => abandon(s, null, closeError(408, reason))
+        )
+      )
       outage.arm()
     }
     if (!outage.reported) emit({ state: 'connecting' })
@@ -279,7 +284,11 @@ export function createAlphaConnector(opts: ConnectorOptions, deps: AlphaDeps): C
     if (s.intent === 'wrong_number') {
       if (s.newDevice) await a.wipe()
       const linked = jidToPhone(s.sock.user?.id)
-      return halt('disconnected', 'logged_out', `The device was linked from ${linked ?? 'another number'}, not ${opts.phone}; link again from the phone that owns ${opts.phone}.`)
+      return halt(
+        'disconnected',
+        'logged_out',
+        `The device was linked from ${linked ?? 'another number'}, not ${opts.phone}; link again from the phone that owns ${opts.phone}.`
+      )
     }
     const verdict = classifyClose(error, deps.now())
     if (verdict.kind === 'restart') return connect()
@@ -314,7 +323,12 @@ export function createAlphaConnector(opts: ConnectorOptions, deps: AlphaDeps): C
         outdatedCloses += 1
         if (outdatedCloses >= CLIENT_OUTDATED_CLOSES_MAX) {
           log.error(
-            { problem: 'client_outdated', statusCode: CLOSE_CODES.clientOutdated, closes: outdatedCloses, version: deps.versions.current()?.join('.') ?? 'built-in' },
+            {
+              problem: 'client_outdated',
+              statusCode: CLOSE_CODES.clientOutdated,
+              closes: outdatedCloses,
+              version: deps.versions.current()?.join('.') ?? 'built-in',
+            },
             'alpha: the web client version is refused (405); upgrade @whiskeysockets/baileys on this relay. The session stays down until then.'
           )
           if (s.link && !s.link.paired) await a.wipe()

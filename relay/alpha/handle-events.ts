@@ -94,7 +94,8 @@ async function handleUpsert(upsert: BaileysEventMap['messages.upsert'], ctx: Eve
     // Our own send echoed back (Baileys' emitOwnEvents, off in socket.ts): a receipt or error ack that arrived while
     // the echo sat in the event buffer was merged into it, so its status is the receipt (event-buffer.js).
     if (msg.key.fromMe) {
-      if (msg.status !== undefined && msg.status !== null) handleReceipt({ key: msg.key, update: { status: msg.status, messageStubParameters: msg.messageStubParameters } }, ctx)
+      if (msg.status !== undefined && msg.status !== null)
+        handleReceipt({ key: msg.key, update: { status: msg.status, messageStubParameters: msg.messageStubParameters } }, ctx)
       skipped['own message'] = (skipped['own message'] ?? 0) + 1
       continue
     }

@@ -16,8 +16,10 @@ function mediaItem(msg: WAMessage): Item | null {
   if (!c) return null
   if (c.imageMessage) return { kind: 'image', mimetype: c.imageMessage.mimetype, fileName: null, fileLength: c.imageMessage.fileLength }
   if (c.videoMessage) return { kind: 'video', mimetype: c.videoMessage.mimetype, fileName: null, fileLength: c.videoMessage.fileLength }
-  if (c.audioMessage) return { kind: c.audioMessage.ptt ? 'voice_note' : 'audio', mimetype: c.audioMessage.mimetype, fileName: null, fileLength: c.audioMessage.fileLength }
-  if (c.documentMessage) return { kind: 'document', mimetype: c.documentMessage.mimetype, fileName: c.documentMessage.fileName ?? null, fileLength: c.documentMessage.fileLength }
+  if (c.audioMessage)
+    return { kind: c.audioMessage.ptt ? 'voice_note' : 'audio', mimetype: c.audioMessage.mimetype, fileName: null, fileLength: c.audioMessage.fileLength }
+  if (c.documentMessage)
+    return { kind: 'document', mimetype: c.documentMessage.mimetype, fileName: c.documentMessage.fileName ?? null, fileLength: c.documentMessage.fileLength }
   if (c.stickerMessage) return { kind: 'sticker', mimetype: c.stickerMessage.mimetype, fileName: null, fileLength: c.stickerMessage.fileLength }
   return null
 }
@@ -41,9 +43,14 @@ export function alphaAttachment(msg: WAMessage, sock: { updateMediaMessage?: WAS
     fileName: item.fileName,
     declaredSize: declared !== null && Number.isFinite(declared) && declared > 0 ? declared : null,
     open: () =>
-      downloadMediaMessage(msg, 'stream', {}, {
-        logger: log,
-        reuploadRequest: (m) => (sock.updateMediaMessage ? sock.updateMediaMessage(m) : Promise.reject(new Error('this socket cannot request a re-upload'))),
-      }),
+      downloadMediaMessage(
+        msg,
+        'stream',
+        {},
+        {
+          logger: log,
+          reuploadRequest: (m) => (sock.updateMediaMessage ? sock.updateMediaMessage(m) : Promise.reject(new Error('this socket cannot request a re-upload'))),
+        }
+      ),
   }
 }

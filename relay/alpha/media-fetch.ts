@@ -20,7 +20,11 @@ export const MEDIA_MAX_BYTES = 16 * 1024 * 1024
 export const MEDIA_FETCH_TIMEOUT_MS = 20_000
 export const MEDIA_MAX_REDIRECTS = 3
 
-type Request = (url: URL, options: RequestOptions, onResponse: (res: IncomingMessage) => void) => { on(e: 'error', f: (err: Error) => void): unknown; end(): void }
+type Request = (
+  url: URL,
+  options: RequestOptions,
+  onResponse: (res: IncomingMessage) => void
+) => { on(e: 'error', f: (err: Error) => void): unknown; end(): void }
 
 export type MediaFetchOptions = {
   maxBytes?: number

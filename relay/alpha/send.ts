@@ -96,7 +96,11 @@ export function makeSender(deps: SenderDeps): Sender {
         // The last part carries the gateway message's upstream id; a leading text part gets an id of its own.
         const messageId = upstreamIdFor(m.messageId, parts.length - 1 - i)
         try {
-          const sent = await withTimeout(sock.sendMessage(jid, content, sendOptions(messageId)), SEND_TIMEOUT_MS, () => new SendError('upstream_timeout', 'alpha did not take the message in time'))
+          const sent = await withTimeout(
+            sock.sendMessage(jid, content, sendOptions(messageId)),
+            SEND_TIMEOUT_MS,
+            () => new SendError('upstream_timeout', 'alpha did not take the message in time')
+          )
           if (sent?.message) remember(messageId, sent.message)
         } catch (err) {
           if (err instanceof SendError) throw err

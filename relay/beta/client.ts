@@ -211,9 +211,7 @@ export function createBetaConnector(opts: ConnectorOptions, deps: BetaDeps): Con
     outbox.load(opts.forceNew ? undefined : entries.get(OUTBOX_KEY))
     const c = deps.makeClient(saved)
     client = c
-    c.onUpdate((update) =>
-      enqueue(() => handleUpdate(update, { log, events: opts.events, peers, outbox, onLoginToken: () => login?.onLoginToken() }))
-    )
+    c.onUpdate((update) => enqueue(() => handleUpdate(update, { log, events: opts.events, peers, outbox, onLoginToken: () => login?.onLoginToken() })))
     emit({ state: 'connecting' })
     await c.connect()
     if (saved) return resume()
@@ -228,7 +226,9 @@ export function createBetaConnector(opts: ConnectorOptions, deps: BetaDeps): Con
       log,
       onAuthorized,
       onFailed: (problem) =>
-        void halt(problem === 'blocked_by_beta' ? 'restricted' : 'disconnected', problem).catch((err: unknown) => log.error({ err: errText(err) }, 'beta: halting failed')),
+        void halt(problem === 'blocked_by_beta' ? 'restricted' : 'disconnected', problem).catch((err: unknown) =>
+          log.error({ err: errText(err) }, 'beta: halting failed')
+        ),
     })
     await login.begin()
   }

@@ -23,7 +23,11 @@ function parse(raw: string | undefined): Map<string, number[]> {
     const data: unknown = JSON.parse(raw)
     if (typeof data !== 'object' || data === null) return out
     for (const [k, v] of Object.entries(data)) {
-      if (Array.isArray(v)) out.set(k, v.filter((x): x is number => Number.isInteger(x)))
+      if (Array.isArray(v))
+        out.set(
+          k,
+          v.filter((x): x is number => Number.isInteger(x))
+        )
     }
   } catch {
     // A damaged entry only costs read receipts for messages sent before it.

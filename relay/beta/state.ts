@@ -12,7 +12,7 @@ export const PROBLEM_MESSAGES: Record<BetaProblem, string> = {
   link_expired: 'The login was not finished in time; start the connection again.',
   unresponsive: 'beta stopped answering and reconnecting keeps failing; the relay keeps retrying in the background.',
   blocked_by_beta: 'beta has banned or deactivated this number, so sending is stopped.',
-  stranger_flag: 'beta flagged this account for messaging people who do not know it (PEER_FLOOD); sending is stopped. Check with the app\'s spam support.',
+  stranger_flag: "beta flagged this account for messaging people who do not know it (PEER_FLOOD); sending is stopped. Check with the app's spam support.",
   flood_wait: 'beta asked this account to slow down; sends are paused and go out in order when the pause ends.',
   unknown_number: 'This number has no beta account (or is not a valid number there).',
   too_many_attempts: 'Too many login attempts for this number; beta refuses new ones for a while.',

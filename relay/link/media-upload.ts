@@ -21,7 +21,13 @@ import { reconnectDelayMs } from './backoff'
 export const UPLOAD_ATTEMPTS = 6
 export const UPLOAD_TIMEOUT_MS = 120_000
 
-const UploadAnswer = z.object({ media_id: z.string(), url: z.string(), status: z.enum(['stored', 'too_large']), reason: z.string().nullable(), size: z.number().int() })
+const UploadAnswer = z.object({
+  media_id: z.string(),
+  url: z.string(),
+  status: z.enum(['stored', 'too_large']),
+  reason: z.string().nullable(),
+  size: z.number().int(),
+})
 export type UploadAnswer = z.infer<typeof UploadAnswer>
 
 /** The frame's media for a stored (or refused) item. */
@@ -101,12 +107,15 @@ export function makeMediaUploader(opts: MediaUploaderOptions): MediaUploader {
     const res = await put(url, headers, file ? createReadStream(file) : null)
     if (res.status === 200) return UploadAnswer.parse(JSON.parse(res.text))
     if (res.status === 401 || res.status === 409) throw new UploadRefusedError(`the gateway refused the upload (HTTP ${res.status})`, res.status)
-    if (res.status >= 400 && res.status < 500) throw new UploadRefusedError(`the gateway refused the upload (HTTP ${res.status}: ${res.text.slice(0, 200)})`, res.status)
+    if (res.status >= 400 && res.status < 500)
+      throw new UploadRefusedError(`the gateway refused the upload (HTTP ${res.status}: ${res.text.slice(0, 200)})`, res.status)
     throw new Error(`the gateway answered HTTP ${res.status} to the upload`)
   }
 
   return async (sid, fence, upstreamId, a) => {
-    const url = new URL(`${opts.gatewayUrl.replace(/^ws/, 'http').replace(/\/+$/, '')}/relay/media/${encodeURIComponent(sid)}/${encodeURIComponent(upstreamId)}`)
+    const url = new URL(
+      `${opts.gatewayUrl.replace(/^ws/, 'http').replace(/\/+$/, '')}/relay/media/${encodeURIComponent(sid)}/${encodeURIComponent(upstreamId)}`
+    )
     const base: Record<string, string> = {
       authorization: `Bearer ${opts.token}`,
       'content-type': a.contentType,
@@ -136,7 +145,12 @@ export function makeMediaUploader(opts: MediaUploaderOptions): MediaUploader {
           return {
             url: answer.url,
             contentType: a.contentType,
-            stored: { kind: a.kind, size: answer.size, fileName: a.fileName, tooLarge: answer.status === 'too_large' ? (answer.reason ?? 'over the size cap') : null },
+            stored: {
+              kind: a.kind,
+              size: answer.size,
+              fileName: a.fileName,
+              tooLarge: answer.status === 'too_large' ? (answer.reason ?? 'over the size cap') : null,
+            },
           }
         } catch (err) {
           if (err instanceof UploadRefusedError || attempt >= UPLOAD_ATTEMPTS) throw err

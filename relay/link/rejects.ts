@@ -30,17 +30,29 @@ export class RejectLog {
     this.times.push(at)
     this.prune(at)
     this.last = { reason: frame.reason, at }
-    this.log.warn({ sid: frame.sid, fence: frame.fence ?? null, reason: frame.reason, frame: refused, recent_rejects: this.times.length }, 'the edge refused a frame')
+    this.log.warn(
+      { sid: frame.sid, fence: frame.fence ?? null, reason: frame.reason, frame: refused, recent_rejects: this.times.length },
+      'the edge refused a frame'
+    )
     if (this.times.length >= REJECTS_ALARM && !this.alarmed) {
       this.alarmed = true
-      this.log.error({ recent_rejects: this.times.length, window_s: REJECTS_WINDOW_MS / 1000, reason: frame.reason }, 'the edge keeps refusing this relay’s frames')
+      this.log.error(
+        { recent_rejects: this.times.length, window_s: REJECTS_WINDOW_MS / 1000, reason: frame.reason },
+        'the edge keeps refusing this relay’s frames'
+      )
     }
   }
 
   stats(): RejectStats {
     this.prune(this.now())
     if (this.times.length < REJECTS_ALARM) this.alarmed = false
-    return { total: this.total, recent: this.times.length, lastReason: this.last?.reason ?? null, lastAt: this.last?.at ?? null, alarming: this.times.length >= REJECTS_ALARM }
+    return {
+      total: this.total,
+      recent: this.times.length,
+      lastReason: this.last?.reason ?? null,
+      lastAt: this.last?.at ?? null,
+      alarming: this.times.length >= REJECTS_ALARM,
+    }
   }
 
   private prune(at: number): void {

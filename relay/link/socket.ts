@@ -8,15 +8,7 @@
 import { WebSocket } from 'ws'
 import type { Logger } from 'pino'
 import { CLOSE, EdgeFrame, PING_TEXT, type FrameOf, type RelayFrame, type ReliableRelayFrame } from '../../schema/frames'
-import {
-  ACK_TIMEOUT_MS,
-  CONNECT_TIMEOUT_MS,
-  DEFAULT_HEARTBEAT_MS,
-  HEARTBEAT_MISSES,
-  MIN_UPTIME_MS,
-  reconnectDelayMs,
-  SEND_WINDOW,
-} from './backoff'
+import { ACK_TIMEOUT_MS, CONNECT_TIMEOUT_MS, DEFAULT_HEARTBEAT_MS, HEARTBEAT_MISSES, MIN_UPTIME_MS, reconnectDelayMs, SEND_WINDOW } from './backoff'
 import { Outbox, type Reply } from './outbox'
 import { RejectLog, type RejectStats } from './rejects'
 

@@ -87,6 +87,6 @@ export class EdgeSessionStore implements SessionStore {
     // Wiping a session the edge no longer has (the account was removed) has nothing left to do.
     const gone = reply.type === 'reject' && reply.reason === 'unknown_session' && p.clear && p.changes.size === 0
     const err = reply.type === 'reject' && !gone ? new LeaseLostError(this.sid) : null
-    for (const w of p.waiters) (err ? w.reject(err) : w.resolve())
+    for (const w of p.waiters) err ? w.reject(err) : w.resolve()
   }
 }

@@ -90,7 +90,12 @@ export class SessionManager {
       case 'login': {
         // Answered once, never queued or resent: the step holds a secret, and the edge waits only a short while.
         const s = this.find(frame.sid)
-        const refused = { status: 'refused', error: 'no_login_pending', message: 'No session of this relay is waiting for that login.', retryAfterS: null } as const
+        const refused = {
+          status: 'refused',
+          error: 'no_login_pending',
+          message: 'No session of this relay is waiting for that login.',
+          retryAfterS: null,
+        } as const
         const answer = s && s.fence === frame.fence ? s.login(frame.step) : Promise.resolve(refused)
         void answer.then((outcome) => this.link?.send({ type: 'login_result', id: frame.id, sid: frame.sid, outcome }))
         return

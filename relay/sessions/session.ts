@@ -10,7 +10,17 @@
  */
 import type { Logger } from 'pino'
 import type { FrameOf, OutboundMessage, RelayChannel, SessionState } from '../../schema/frames'
-import { isPermanentSendError, PermanentSendError, type Connector, type Driver, type ImportedContact, type InboundMessage, type LoginOutcome, type LoginStep, type Receipt } from '../connector'
+import {
+  isPermanentSendError,
+  PermanentSendError,
+  type Connector,
+  type Driver,
+  type ImportedContact,
+  type InboundMessage,
+  type LoginOutcome,
+  type LoginStep,
+  type Receipt,
+} from '../connector'
 import { SessionUnreadableError, type SessionCrypto } from '../crypto'
 import type { Reply } from '../link/outbox'
 import type { RelayFrame, ReliableRelayFrame } from '../../schema/frames'
@@ -102,7 +112,11 @@ export class RunningSession {
       if (err instanceof LeaseLostError) return this.deps.onLeaseLost(this.sid, this.fence)
       if (err instanceof SessionUnreadableError) {
         this.log.error('the stored session does not decrypt with this RELAY_SESSION_KEY')
-        this.onState({ state: 'disconnected', problem: 'session_unreadable', message: 'The stored session was written with another RELAY_SESSION_KEY; link again with force_new.' })
+        this.onState({
+          state: 'disconnected',
+          problem: 'session_unreadable',
+          message: 'The stored session was written with another RELAY_SESSION_KEY; link again with force_new.',
+        })
         return
       }
       this.log.error({ err: err instanceof Error ? err.message : String(err) }, 'session failed to start')
@@ -130,7 +144,8 @@ export class RunningSession {
    * kind and the verdict are.
    */
   async login(step: LoginStep): Promise<LoginOutcome> {
-    if (this.stopped || !this.connector?.login) return { status: 'refused', error: 'no_login_pending', message: 'This session is not waiting for a login step.', retryAfterS: null }
+    if (this.stopped || !this.connector?.login)
+      return { status: 'refused', error: 'no_login_pending', message: 'This session is not waiting for a login step.', retryAfterS: null }
     try {
       const outcome = await this.connector.login(step)
       this.log.info({ step: step.kind, outcome: outcome.status, error: outcome.status === 'refused' ? outcome.error : undefined }, 'login step answered')
@@ -144,7 +159,8 @@ export class RunningSession {
   send(message: OutboundMessage, expiresAt: number): void {
     if (this.stopped) return
     const known = this.sent.get(message.messageId)
-    if (known) return void this.report({ type: 'sent', id: this.deps.nextId(), sid: this.sid, fence: this.fence, messageId: message.messageId, upstreamId: known })
+    if (known)
+      return void this.report({ type: 'sent', id: this.deps.nextId(), sid: this.sid, fence: this.fence, messageId: message.messageId, upstreamId: known })
     if (this.inflight.has(message.messageId)) return
     if (!canSend(this.state)) {
       this.held.set(message.messageId, { message, expiresAt })
@@ -180,7 +196,15 @@ export class RunningSession {
         // A numeric upstream code travels to the message's error; a driver's own string codes stay in the log.
         const code = err instanceof PermanentSendError ? err.code : null
         log.warn({ code: 'code' in err ? err.code : null, error: err.message }, 'upstream refused the message')
-        await this.report({ type: 'send_failed', id: this.deps.nextId(), sid: this.sid, fence: this.fence, messageId: message.messageId, error: err.message, code })
+        await this.report({
+          type: 'send_failed',
+          id: this.deps.nextId(),
+          sid: this.sid,
+          fence: this.fence,
+          messageId: message.messageId,
+          error: err.message,
+          code,
+        })
       } else if (this.state?.state !== 'connected' && !this.stopped) {
         // Restricted with the socket down (a ban): hold it like any send while not connected.
         this.held.set(message.messageId, { message, expiresAt })

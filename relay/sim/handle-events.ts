@@ -37,10 +37,15 @@ export async function handleEvent(s: SimSession, msg: ServerMsg): Promise<void> 
 async function onMessage(s: SimSession, msg: Extract<ServerMsg, { t: 'message' }>): Promise<void> {
   // A first message from someone sets up an encryption session with them, which the real driver persists: the
   // simulator writes one too, so the session store sees the same kind of traffic.
-  const peerKey = `session-${createHash('sha256').update(msg.from.lid ?? msg.from.phone ?? '').digest('hex').slice(0, 16)}`
+  const peerKey = `session-${createHash('sha256')
+    .update(msg.from.lid ?? msg.from.phone ?? '')
+    .digest('hex')
+    .slice(0, 16)}`
   if (!s.knownPeers.has(peerKey)) {
     s.knownPeers.add(peerKey)
-    void s.opts.store.write(new Map([[peerKey, randomBytes(32).toString('base64')]])).catch((err: unknown) => s.opts.log.warn({ err: String(err) }, 'session write failed'))
+    void s.opts.store
+      .write(new Map([[peerKey, randomBytes(32).toString('base64')]]))
+      .catch((err: unknown) => s.opts.log.warn({ err: String(err) }, 'session write failed'))
   }
   // Acknowledged upstream only once the edge stored it: a relay crash before that means the network sends it again.
   s.opts.events.inbound({ ...fromNetMessage(msg), onCommitted: () => s.transmit({ t: 'ack', ids: [msg.id] }) })

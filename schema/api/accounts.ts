@@ -20,7 +20,9 @@ export const Account = z
     identifier: z.string(),
     status: z.enum(ACCOUNT_STATUSES),
     status_reason: z.string().nullable().meta({ description: 'Why the account is disconnected or restricted (logged_out, blocked_by_alpha, opener_burst, …)' }),
-    connected_at: DateTime.nullable().meta({ description: 'When the account became connected; null in every other status (connecting, disconnected, restricted)' }),
+    connected_at: DateTime.nullable().meta({
+      description: 'When the account became connected; null in every other status (connecting, disconnected, restricted)',
+    }),
     limits: AccountLimits,
   })
   .meta({ id: 'Account' })
@@ -43,6 +45,9 @@ export const Usage = z
     accounts_cap: z
       .number()
       .int()
-      .meta({ description: 'Accounts that may hold a place at once: connected, connecting or restricted ones do; a disconnected account does not block connecting another' }),
+      .meta({
+        description:
+          'Accounts that may hold a place at once: connected, connecting or restricted ones do; a disconnected account does not block connecting another',
+      }),
   })
   .meta({ id: 'Usage' })

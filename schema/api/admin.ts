@@ -30,7 +30,12 @@ export const AdminOk = z.object({ success: SuccessFlag })
 
 export const CreateRelayBody = z
   .object({
-    tenant_id: z.string().min(1).max(64).optional().meta({ description: "Scope the relay to one tenant: it only ever receives that tenant's accounts (a user's own relay)" }),
+    tenant_id: z
+      .string()
+      .min(1)
+      .max(64)
+      .optional()
+      .meta({ description: "Scope the relay to one tenant: it only ever receives that tenant's accounts (a user's own relay)" }),
     name: z.string().min(1).max(100).optional().meta({ description: 'A label, e.g. the host it runs on' }),
   })
   .meta({ id: 'CreateRelayBody' })

@@ -44,10 +44,15 @@ export const AlphaConnectResult = z
     success: SuccessFlag,
     phone_number: z.string(),
     session_id: z.string(),
-    status: z.enum(PAIRING_STATUSES).meta({ description: '`qr_pending` while linking; `connected` when the number was already linked and force_new was not set' }),
+    status: z
+      .enum(PAIRING_STATUSES)
+      .meta({ description: '`qr_pending` while linking; `connected` when the number was already linked and force_new was not set' }),
     link_method: z.enum(['qr', 'pairing_code']),
     ...pairingCode,
-    connect_url: z.string().nullable().meta({ description: 'Hosted page (no login needed) showing a self-refreshing QR code or the pairing code, and a success state' }),
+    connect_url: z
+      .string()
+      .nullable()
+      .meta({ description: 'Hosted page (no login needed) showing a self-refreshing QR code or the pairing code, and a success state' }),
     connect_url_expires_at: z.number().int().nullable().meta({ description: 'Unix epoch milliseconds' }),
     poll_qr_path: z.string().meta({ description: 'Relative to the REST base URL' }),
     poll_status_path: z.string().meta({ description: 'Relative to the REST base URL' }),
@@ -76,7 +81,8 @@ export const AlphaStatus = z
     status: z.enum(PAIRING_STATUSES),
     account_status: z.enum(ACCOUNT_STATUSES).nullable(),
     reason: z.string().nullable().meta({
-      description: 'Why the link is not connected: logged_out, blocked_by_alpha, replaced, passkey_required, link_expired, unresponsive, session_unreadable, relay_unavailable',
+      description:
+        'Why the link is not connected: logged_out, blocked_by_alpha, replaced, passkey_required, link_expired, unresponsive, session_unreadable, relay_unavailable',
     }),
     message: z.string().nullable().meta({ description: 'One human sentence about the reason' }),
     has_qr: z.boolean(),

@@ -17,7 +17,10 @@ export const BetaPhoneParam = z.object({
 export const BetaConnectBody = z
   .object({
     phone_number: E164.meta({ description: 'The number of the beta account to log in, in E.164 format' }),
-    mode: z.enum(['code', 'qr']).default('code').meta({ description: '`code`: a one-time code is sent to the beta app (then verify it); `qr`: a login QR link is returned' }),
+    mode: z
+      .enum(['code', 'qr'])
+      .default('code')
+      .meta({ description: '`code`: a one-time code is sent to the beta app (then verify it); `qr`: a login QR link is returned' }),
     force_new: z.boolean().default(false).meta({ description: 'Discard any existing session and log in from scratch' }),
   })
   .meta({ id: 'BetaConnectBody' })
@@ -27,18 +30,33 @@ export const BetaConnectResult = z
     success: SuccessFlag,
     phone_number: z.string(),
     status: z.enum(['code_required', 'qr_required', 'initializing', 'connected']).meta({
-      description: '`initializing` while the session is still starting (no relay yet, or it has not answered); `connected` when the account was already logged in and force_new was not set',
+      description:
+        '`initializing` while the session is still starting (no relay yet, or it has not answered); `connected` when the account was already logged in and force_new was not set',
     }),
     session_id: z.string().nullable(),
     login_token: z.string().optional().meta({ description: 'qr mode: the login token, base64url' }),
-    qr_url: z.string().optional().meta({ description: 'qr mode: the deep link to show as a QR code (`tg://login?token=…`); it is replaced about every 30 s, the hosted page does that by itself' }),
-    connect_url: z.string().nullable().meta({ description: 'Hosted page (no login of its own): the user enters the code and any two-step password, or scans a refreshing QR. Valid about 30 minutes' }),
+    qr_url: z
+      .string()
+      .optional()
+      .meta({
+        description: 'qr mode: the deep link to show as a QR code (`tg://login?token=…`); it is replaced about every 30 s, the hosted page does that by itself',
+      }),
+    connect_url: z
+      .string()
+      .nullable()
+      .meta({
+        description: 'Hosted page (no login of its own): the user enters the code and any two-step password, or scans a refreshing QR. Valid about 30 minutes',
+      }),
     connect_url_expires_at: z.number().int().nullable().meta({ description: 'Unix epoch milliseconds' }),
   })
   .meta({ id: 'BetaConnectResult' })
 
-export const BetaCodeBody = z.object({ code: z.string().trim().min(1).max(16).meta({ description: 'The one-time login code from the beta app' }) }).meta({ id: 'BetaCodeBody' })
-export const BetaPasswordBody = z.object({ password: z.string().min(1).max(256).meta({ description: 'The two-step verification password; never stored or echoed' }) }).meta({ id: 'BetaPasswordBody' })
+export const BetaCodeBody = z
+  .object({ code: z.string().trim().min(1).max(16).meta({ description: 'The one-time login code from the beta app' }) })
+  .meta({ id: 'BetaCodeBody' })
+export const BetaPasswordBody = z
+  .object({ password: z.string().min(1).max(256).meta({ description: 'The two-step verification password; never stored or echoed' }) })
+  .meta({ id: 'BetaPasswordBody' })
 
 export const BetaVerifyResult = z
   .object({
@@ -58,11 +76,12 @@ export const BetaStatusResult = z
     status: z.enum(BETA_STATUSES),
     telegram_user_id: z.string().nullable(),
     live: z.boolean().meta({ description: 'True when the relay running the session answered just now' }),
-    reason: z.string().nullable().meta({ description: 'Why it is not connected, or why sends wait (flood_wait, stranger_flag, logged_out, blocked_by_beta, relay_unavailable, …)' }),
+    reason: z
+      .string()
+      .nullable()
+      .meta({ description: 'Why it is not connected, or why sends wait (flood_wait, stranger_flag, logged_out, blocked_by_beta, relay_unavailable, …)' }),
     message: z.string().nullable(),
   })
   .meta({ id: 'BetaStatusResult' })
 
-export const BetaRemoved = z
-  .object({ success: SuccessFlag, phone_number: z.string(), status: z.literal('removed') })
-  .meta({ id: 'BetaRemoved' })
+export const BetaRemoved = z.object({ success: SuccessFlag, phone_number: z.string(), status: z.literal('removed') }).meta({ id: 'BetaRemoved' })

@@ -16,7 +16,9 @@ export const CustomChannelState = z
     success: SuccessFlag,
     account_id: z.literal('custom'),
     channel: z.literal('custom'),
-    status: z.enum(['connected', 'restricted', 'not_connected']).meta({ description: 'restricted: a safety limit stopped sending until the service reviews it' }),
+    status: z
+      .enum(['connected', 'restricted', 'not_connected'])
+      .meta({ description: 'restricted: a safety limit stopped sending until the service reviews it' }),
     webhook_url: z.string().nullable().meta({ description: 'Masked: origin only, the secret part is hidden' }),
     inbound_url: z.string().meta({ description: 'Where your bridge POSTs inbound messages' }),
     connected_at: DateTime.nullable(),
@@ -36,7 +38,11 @@ export const CustomData = z
     messageSid: id.optional().meta({ description: 'Your id for this message; a repeated push with it is stored once' }),
     toId: id.optional(),
     // http is let through here only so the dev loopback allowance can apply; the route's SSRF guard demands public https.
-    mediaUrl: z.url({ protocol: /^https?$/ }).max(2048).optional().meta({ description: 'Public https URL of the attachment' }),
+    mediaUrl: z
+      .url({ protocol: /^https?$/ })
+      .max(2048)
+      .optional()
+      .meta({ description: 'Public https URL of the attachment' }),
     mediaContentType: z.string().max(200).optional(),
     firstName: z.string().max(200).optional(),
     lastName: z.string().max(200).optional(),

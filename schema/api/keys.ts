@@ -7,12 +7,24 @@ const MAX_REPLY_WINDOW_S = 30 * 86_400
 
 /** The fields that narrow a key; every one is optional and defaults to the minting key's value (admin: a full key). */
 export const KeyFields = z.strictObject({
-  scope: z.enum(KEY_SCOPES).optional().meta({ description: '`full` (everything), `reply` (reads, and sends only to people who wrote within reply_window_s) or `read` (reads only)' }),
+  scope: z
+    .enum(KEY_SCOPES)
+    .optional()
+    .meta({ description: '`full` (everything), `reply` (reads, and sends only to people who wrote within reply_window_s) or `read` (reads only)' }),
   label: z.string().min(1).max(100).optional().meta({ description: 'A name for the key, shown in the key list and the audit log' }),
   accounts: z.array(z.string().min(1).max(64)).min(1).max(100).optional().meta({ description: 'The account ids the key may use; omitted: every account' }),
   expires_at: DateTime.optional().meta({ description: 'After this instant the key answers 403 key_expired' }),
-  reply_window_s: z.number().int().min(60).max(MAX_REPLY_WINDOW_S).optional().meta({ description: 'reply keys: how long after a person’s last message they may be answered; default 86400 (24 h)' }),
-  approval: z.boolean().optional().meta({ description: 'Hold a send to anyone who never wrote to the account as awaiting_approval until the owner approves it' }),
+  reply_window_s: z
+    .number()
+    .int()
+    .min(60)
+    .max(MAX_REPLY_WINDOW_S)
+    .optional()
+    .meta({ description: 'reply keys: how long after a person’s last message they may be answered; default 86400 (24 h)' }),
+  approval: z
+    .boolean()
+    .optional()
+    .meta({ description: 'Hold a send to anyone who never wrote to the account as awaiting_approval until the owner approves it' }),
 })
 export type KeyFields = z.infer<typeof KeyFields>
 

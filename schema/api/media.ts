@@ -4,7 +4,10 @@ import { MEDIA_KINDS } from '../d1'
 import { DateTime } from './common'
 
 export const MediaIdParam = z.object({
-  mediaId: z.string().regex(/^med_[0-9a-f]{24}$/, 'must be a media id (med_…)').meta({ description: 'The media id: `media.id` of a message' }),
+  mediaId: z
+    .string()
+    .regex(/^med_[0-9a-f]{24}$/, 'must be a media id (med_…)')
+    .meta({ description: 'The media id: `media.id` of a message' }),
 })
 
 export const MediaLink = z

@@ -13,7 +13,8 @@ export const MessageContact = z
     name: z.string().nullable(),
     external_id: z.string().nullable().meta({ description: 'Custom channel: the sender id on your side (its fromId)' }),
     ai_paused: z.boolean().meta({
-      description: 'Set on contacts imported with pause_ai_for_imported_contacts: your agent should leave them to you. The gateway itself runs no AI; this is a flag for your client.',
+      description:
+        'Set on contacts imported with pause_ai_for_imported_contacts: your agent should leave them to you. The gateway itself runs no AI; this is a flag for your client.',
     }),
   })
   .meta({ id: 'MessageContact' })
@@ -63,7 +64,9 @@ export const SendMessageBody = z
 export const SendAccepted = z
   .object({
     message_id: z.string(),
-    status: z.enum(['queued', 'awaiting_approval']).meta({ description: '`queued`; `awaiting_approval` (extension) when the key holds first messages for the owner' }),
+    status: z
+      .enum(['queued', 'awaiting_approval'])
+      .meta({ description: '`queued`; `awaiting_approval` (extension) when the key holds first messages for the owner' }),
   })
   .meta({ id: 'SendAccepted' })
 
@@ -74,15 +77,19 @@ export const ListMessagesQuery = z.object({
   before: z.string().min(1).max(200).optional().meta({ description: 'The previous page’s next_cursor' }),
 })
 
-export const MessageList = z
-  .object({ messages: z.array(Message), next_cursor: z.string().nullable() })
-  .meta({ id: 'MessageList' })
+export const MessageList = z.object({ messages: z.array(Message), next_cursor: z.string().nullable() }).meta({ id: 'MessageList' })
 
 export const WAIT_MAX_S = 55
 export const WaitQuery = z.object({
   cursor: z.string().min(1).max(200).optional().meta({ description: 'The cursor of the previous wait; omitted = from now' }),
   account_id: z.string().min(1).max(64).optional().meta({ description: "Omitted = all of the caller's accounts" }),
-  timeout_s: z.coerce.number().int().min(0).max(WAIT_MAX_S).default(25).meta({ description: `0 to ${WAIT_MAX_S}, default 25` }),
+  timeout_s: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(WAIT_MAX_S)
+    .default(25)
+    .meta({ description: `0 to ${WAIT_MAX_S}, default 25` }),
 })
 
 export const WaitResult = z

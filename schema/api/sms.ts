@@ -19,7 +19,10 @@ export const ConnectAndroidSmsBody = z
     username: z.string().min(1).max(128).meta({ description: 'From the app’s Home tab (cloud) or Settings → Local server (local)' }),
     password: z.string().min(1).max(256).meta({ description: 'Stored sealed; never returned' }),
     phone_number: E164.meta({ description: "The phone's own number" }),
-    mode: z.enum(['cloud', 'local']).default('cloud').meta({ description: 'cloud: through the gateway’s cloud server; local: the phone is reached directly at base_url' }),
+    mode: z
+      .enum(['cloud', 'local'])
+      .default('cloud')
+      .meta({ description: 'cloud: through the gateway’s cloud server; local: the phone is reached directly at base_url' }),
     base_url: z
       .string()
       .min(1)
@@ -76,7 +79,9 @@ export const AndroidTransportState = z
     webhook_url: z.string().meta({ description: 'The URL registered on the gateway for every event' }),
     webhooks: z.array(z.object({ id: z.string(), event: z.string() })),
     device_id: z.string().nullable(),
-    last_seen: DateTime.nullable().meta({ description: 'When the phone last reached the gateway (cloud: GET /devices lastSeen; local: the last answer or webhook)' }),
+    last_seen: DateTime.nullable().meta({
+      description: 'When the phone last reached the gateway (cloud: GET /devices lastSeen; local: the last answer or webhook)',
+    }),
     error: z.string().nullable(),
     live: z.boolean(),
   })

@@ -100,14 +100,20 @@ export const WebhookIdParam = z.object({
     .string()
     .min(1)
     .max(MAX_WEBHOOK_NAME_CHARS)
-    .meta({ param: { name: 'webhookId', in: 'path' }, description: 'The subscription’s exact name (preferred) or its id, the 0-based position in the list, which shifts after a deletion', example: 'crm-sync' }),
+    .meta({
+      param: { name: 'webhookId', in: 'path' },
+      description: 'The subscription’s exact name (preferred) or its id, the 0-based position in the list, which shifts after a deletion',
+      example: 'crm-sync',
+    }),
 })
 
 export const EventList = z
   .object({
     success: SuccessFlag,
     events: z.array(z.enum(EVENT_TYPES)).meta({ description: 'The nine events of spec part 6' }),
-    extension_events: z.array(z.enum(EXTENSION_EVENT_TYPES)).meta({ description: 'Events beyond the spec, equally subscribable: message.approval_required (docs/agent-safety.md)' }),
+    extension_events: z
+      .array(z.enum(EXTENSION_EVENT_TYPES))
+      .meta({ description: 'Events beyond the spec, equally subscribable: message.approval_required (docs/agent-safety.md)' }),
     descriptions: z.record(z.string(), z.string()),
   })
   .meta({ id: 'WebhookEventList' })
@@ -118,7 +124,10 @@ export const WebhookCreated = z
   .object({
     success: SuccessFlag,
     webhook: WebhookSubscription,
-    signing_secret: z.string().nullable().meta({ description: 'Only when generate_signing_secret was true; shown this once (GET …/signing-secret reads it later)' }),
+    signing_secret: z
+      .string()
+      .nullable()
+      .meta({ description: 'Only when generate_signing_secret was true; shown this once (GET …/signing-secret reads it later)' }),
   })
   .meta({ id: 'WebhookCreated' })
 
@@ -129,7 +138,12 @@ export const WebhookDeleted = z
   .meta({ id: 'WebhookDeleted' })
 
 export const HealthAnswer = z
-  .object({ success: SuccessFlag, webhook_id: z.string(), url: z.string(), health: WebhookHealth.nullable().meta({ description: 'null until the first delivery attempt' }) })
+  .object({
+    success: SuccessFlag,
+    webhook_id: z.string(),
+    url: z.string(),
+    health: WebhookHealth.nullable().meta({ description: 'null until the first delivery attempt' }),
+  })
   .meta({ id: 'WebhookHealthAnswer' })
 
 export const SigningSecretAnswer = z

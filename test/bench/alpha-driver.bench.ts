@@ -21,7 +21,12 @@ const log = pino({ level: 'silent' })
 
 function message(i: number) {
   return {
-    key: { remoteJid: `9900000000${String(i % 500).padStart(4, '0')}@lid`, remoteJidAlt: `1555000${String(i % 500).padStart(4, '0')}@s.whatsapp.net`, fromMe: false, id: `B${i}` },
+    key: {
+      remoteJid: `9900000000${String(i % 500).padStart(4, '0')}@lid`,
+      remoteJidAlt: `1555000${String(i % 500).padStart(4, '0')}@s.whatsapp.net`,
+      fromMe: false,
+      id: `B${i}`,
+    },
     message: { conversation: `message ${i}` },
     messageTimestamp: 1_788_000_000,
     pushName: 'Bench',
@@ -114,9 +119,19 @@ export const alphaDriverBench: Bench = {
     return {
       title: 'alpha driver overhead (fake socket)',
       rows: [
-        { metric: `offline backlog of ${BACKLOG_MESSAGES} messages (append) to inbound`, value: `${ms(backlogMs)} (${backlogRate.toFixed(0)} msg/s)`, target: '< 2000 ms', ok: backlogMs < 2000 },
+        {
+          metric: `offline backlog of ${BACKLOG_MESSAGES} messages (append) to inbound`,
+          value: `${ms(backlogMs)} (${backlogRate.toFixed(0)} msg/s)`,
+          target: '< 2000 ms',
+          ok: backlogMs < 2000,
+        },
         { metric: 'live message (notify) to inbound, p50', value: ms(percentile(perMessage, 50)) },
-        { metric: 'live message (notify) to inbound, p99', value: ms(percentile(perMessage, 99)), target: '< baseline p50', ok: percentile(perMessage, 99) < baseline.usageP50Ms },
+        {
+          metric: 'live message (notify) to inbound, p99',
+          value: ms(percentile(perMessage, 99)),
+          target: '< baseline p50',
+          ok: percentile(perMessage, 99) < baseline.usageP50Ms,
+        },
         {
           metric: `${KEY_WRITES} key writes in bursts of ${KEY_BURST} every ${KEY_BURST_EVERY_MS} ms, store round trip ${ms(baseline.usageP50Ms)}`,
           value: `${storeWrites} store writes, all durable in ${ms(writesMs)}`,

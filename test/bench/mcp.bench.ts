@@ -72,11 +72,14 @@ export const mcpBench: Bench = {
         { metric: `tools/call get_usage p50 / p99 (${SAMPLES} calls, interleaved)`, value: `${ms(m50)} / ${ms(percentile(mcpMs, 99))}` },
         { metric: 'MCP overhead ratio (p50 tools/call ÷ p50 direct)', value: `${ratio.toFixed(2)}x`, target: `≤ ${TARGET_RATIO}x`, ok: ratio <= TARGET_RATIO },
         { metric: `tools/list p50 (${listMs.length} calls)`, value: ms(percentile(listMs, 50)) },
-        { metric: `official SDK client callTool(get_usage) p50 / p99 (${SAMPLES} calls)`, value: `${ms(percentile(sdkMs, 50))} / ${ms(percentile(sdkMs, 99))}` },
+        {
+          metric: `official SDK client callTool(get_usage) p50 / p99 (${SAMPLES} calls)`,
+          value: `${ms(percentile(sdkMs, 50))} / ${ms(percentile(sdkMs, 99))}`,
+        },
       ],
       notes: [
         'Each tools/call authenticates at /mcp, builds a fresh SDK server and transport, then runs GET /v1/usage through the same Hono app in-process (the key is vouched for, not looked up again).',
-        'Direct calls and tools/call use the same Node HTTP client and keep-alive agent, past wrangler dev\'s proxy; the official SDK client uses its own fetch-based transport to the same address.',
+        "Direct calls and tools/call use the same Node HTTP client and keep-alive agent, past wrangler dev's proxy; the official SDK client uses its own fetch-based transport to the same address.",
       ],
     }
   },

@@ -61,9 +61,19 @@ export const mediaBench: Bench = {
         const bytes = Buffer.alloc(IMAGE_BYTES, i % 251)
         sentAt.set(`img-${i}`, performance.now())
         // In-process: the network keeps the image on its media server; the relay downloads it like alpha's CDN.
-        sim.network.inbound(phone, { from: '+447700900500', text: `img-${i}`, name: null, mediaUrl: null, lid: null, attachment: { contentType: 'image/jpeg', fileName: null, bytes, voiceNote: false } })
+        sim.network.inbound(phone, {
+          from: '+447700900500',
+          text: `img-${i}`,
+          name: null,
+          mediaUrl: null,
+          lid: null,
+          attachment: { contentType: 'image/jpeg', fileName: null, bytes, voiceNote: false },
+        })
       }
-      await Promise.race([waiter, new Promise((_, reject) => setTimeout(() => reject(new Error(`only ${arrived.size} of ${IMAGES} images arrived in 10 min`)), 600_000))])
+      await Promise.race([
+        waiter,
+        new Promise((_, reject) => setTimeout(() => reject(new Error(`only ${arrived.size} of ${IMAGES} images arrived in 10 min`)), 600_000)),
+      ])
       const seconds = (Math.max(...arrived.values()) - started) / 1000
       clearInterval(sampler)
       const latencies = [...arrived].map(([text, at]) => at - sentAt.get(text)!)
@@ -73,16 +83,30 @@ export const mediaBench: Bench = {
       const listed: string[] = []
       let before: string | null = null
       do {
-        const page: { json: { messages: Array<{ text: string }>; next_cursor: string | null } } = await api(server, key, 'GET', `/messages?direction=inbound&limit=100${before ? `&before=${before}` : ''}`)
+        const page: { json: { messages: Array<{ text: string }>; next_cursor: string | null } } = await api(
+          server,
+          key,
+          'GET',
+          `/messages?direction=inbound&limit=100${before ? `&before=${before}` : ''}`
+        )
         listed.push(...page.json.messages.map((m) => m.text))
         before = page.json.next_cursor
       } while (before)
       const lost = IMAGES - new Set(listed).size
       const duplicated = listed.length - new Set(listed).size
       rows.push(
-        { metric: `throughput, ${IMAGES} images of 1 MiB (upstream → stored in R2 → wait)`, value: `${(IMAGES / seconds).toFixed(1)} images/s (${((IMAGES * IMAGE_BYTES) / 1024 / 1024 / seconds).toFixed(1)} MiB/s)` },
-        { metric: 'latency p50 / p99 (upstream message → wait returned, burst)', value: `${ms(p50)} / ${ms(p99)} (${(p50 / baseline.usageP50Ms).toFixed(0)}x / ${(p99 / baseline.usageP50Ms).toFixed(0)}x baseline p50)` },
-        { metric: 'relay resident memory before / peak during the burst', value: `${rssBefore.toFixed(0)} MiB / ${rssPeak.toFixed(0)} MiB (${((rssPeak - rssBefore) / (IMAGE_BYTES / 1024 / 1024)).toFixed(1)}x one image)` },
+        {
+          metric: `throughput, ${IMAGES} images of 1 MiB (upstream → stored in R2 → wait)`,
+          value: `${(IMAGES / seconds).toFixed(1)} images/s (${((IMAGES * IMAGE_BYTES) / 1024 / 1024 / seconds).toFixed(1)} MiB/s)`,
+        },
+        {
+          metric: 'latency p50 / p99 (upstream message → wait returned, burst)',
+          value: `${ms(p50)} / ${ms(p99)} (${(p50 / baseline.usageP50Ms).toFixed(0)}x / ${(p99 / baseline.usageP50Ms).toFixed(0)}x baseline p50)`,
+        },
+        {
+          metric: 'relay resident memory before / peak during the burst',
+          value: `${rssBefore.toFixed(0)} MiB / ${rssPeak.toFixed(0)} MiB (${((rssPeak - rssBefore) / (IMAGE_BYTES / 1024 / 1024)).toFixed(1)}x one image)`,
+        },
         { metric: 'images lost / duplicated', value: `${lost} / ${duplicated}`, target: '0 / 0', ok: lost === 0 && duplicated === 0 }
       )
       return {

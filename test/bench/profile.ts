@@ -187,10 +187,16 @@ export function formatSummary(s: ProfileSummary, top = 25): string {
     `isolate CPU profile: ${(s.totalMs / 1000).toFixed(1)} s sampled, ${pct(s.idleMs).trim()} idle`,
     '',
     `top ${top} by self time (self, inclusive, function, bundle module:line)`,
-    ...[...s.functions].sort((a, b) => b.selfMs - a.selfMs).slice(0, top).map(row),
+    ...[...s.functions]
+      .sort((a, b) => b.selfMs - a.selfMs)
+      .slice(0, top)
+      .map(row),
     '',
     `top ${top} by inclusive time`,
-    ...[...real].sort((a, b) => b.inclusiveMs - a.inclusiveMs).slice(0, top).map(row),
+    ...[...real]
+      .sort((a, b) => b.inclusiveMs - a.inclusiveMs)
+      .slice(0, top)
+      .map(row),
     '',
     'self time per module or package',
     ...s.modules.slice(0, top).map((m) => `${pct(m.selfMs)}  ${m.module}`),

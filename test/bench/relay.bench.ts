@@ -90,7 +90,11 @@ async function latency(server: LocalServer, sim: SimServer): Promise<number[]> {
 
 async function throughput(server: LocalServer, sim: SimServer): Promise<{ rate: number; lost: number; duplicated: number; total: number }> {
   const accounts: Linked[] = []
-  await pool(Array.from({ length: THROUGHPUT_ACCOUNTS }, (_, i) => i), 8, async (i) => void accounts.push(await linkedAccount(server, sim, phoneOf(100 + i))))
+  await pool(
+    Array.from({ length: THROUGHPUT_ACCOUNTS }, (_, i) => i),
+    8,
+    async (i) => void accounts.push(await linkedAccount(server, sim, phoneOf(100 + i)))
+  )
   const total = THROUGHPUT_ACCOUNTS * THROUGHPUT_PER_ACCOUNT
   // Read back from the local D1 file: the figure is the bridge, not the API reading it (the e2e suite covers waits).
   const db = openLocalD1(server)
@@ -101,13 +105,16 @@ async function throughput(server: LocalServer, sim: SimServer): Promise<{ rate: 
   try {
     const started = performance.now()
     for (let n = 0; n < THROUGHPUT_PER_ACCOUNT; n++) {
-      for (const phone of phones) sim.network.inbound(phone, { from: `+4477009${String(n % 40).padStart(5, '0')}`, text: `${phone}#${n}`, name: null, mediaUrl: null, lid: null })
+      for (const phone of phones)
+        sim.network.inbound(phone, { from: `+4477009${String(n % 40).padStart(5, '0')}`, text: `${phone}#${n}`, name: null, mediaUrl: null, lid: null })
       if (n % 25 === 0) await new Promise((r) => setImmediate(r))
     }
     await eventually(() => stored() >= total, 120_000, 'all messages stored')
     const elapsed = (performance.now() - started) / 1000
     await new Promise((r) => setTimeout(r, 1000)) // anything late would show as a duplicate
-    const texts = (db.prepare(`SELECT text FROM messages WHERE direction = 'inbound' AND account_id IN (${marks})`).all(...phones) as Array<{ text: string }>).map((r) => r.text)
+    const texts = (
+      db.prepare(`SELECT text FROM messages WHERE direction = 'inbound' AND account_id IN (${marks})`).all(...phones) as Array<{ text: string }>
+    ).map((r) => r.text)
     const unique = new Set(texts)
     return { rate: total / elapsed, lost: total - unique.size, duplicated: texts.length - unique.size, total }
   } finally {
@@ -119,13 +126,21 @@ async function throughput(server: LocalServer, sim: SimServer): Promise<{ rate: 
  * RSS of a fresh relay process: restarted first (so the earlier phases' garbage is gone), measured with the few
  * sessions it resumed, then again with IDLE_SESSIONS linked and idle (heartbeats only).
  */
-async function idleSessions(server: LocalServer, sim: SimServer, restart: () => Promise<RelayProc>): Promise<{ before: number; beforeSessions: number; rss: number; setupS: number; relay: RelayProc }> {
+async function idleSessions(
+  server: LocalServer,
+  sim: SimServer,
+  restart: () => Promise<RelayProc>
+): Promise<{ before: number; beforeSessions: number; rss: number; setupS: number; relay: RelayProc }> {
   const relay = await restart()
   await new Promise((r) => setTimeout(r, 3000))
   const beforeSessions = sim.network.all().filter((p) => p.open.size === 1).length
   const before = rssMiB(relay.proc.pid!)
   const started = performance.now()
-  await pool(Array.from({ length: IDLE_SESSIONS - beforeSessions }, (_, i) => i), SETUP_CONCURRENCY, async (i) => void (await linkedAccount(server, sim, phoneOf(10_000 + i))))
+  await pool(
+    Array.from({ length: IDLE_SESSIONS - beforeSessions }, (_, i) => i),
+    SETUP_CONCURRENCY,
+    async (i) => void (await linkedAccount(server, sim, phoneOf(10_000 + i)))
+  )
   const setupS = (performance.now() - started) / 1000
   await new Promise((r) => setTimeout(r, 5000))
   return { before, beforeSessions, rss: rssMiB(relay.proc.pid!), setupS, relay }
@@ -136,7 +151,11 @@ async function resume(sim: SimServer, kill: () => Promise<unknown>, start: () =>
   await kill()
   const t0 = performance.now()
   const relay = start()
-  await eventually(() => sim.network.all().every((p) => !p.linked || (p.open.size === 1 && p.logins > (logins.get(p.phone) ?? 0))), 180_000, 'every session resumed')
+  await eventually(
+    () => sim.network.all().every((p) => !p.linked || (p.open.size === 1 && p.logins > (logins.get(p.phone) ?? 0))),
+    180_000,
+    'every session resumed'
+  )
   return { seconds: (performance.now() - t0) / 1000, relay }
 }
 
@@ -156,7 +175,12 @@ export const relayBench: Bench = {
         const p50 = percentile(lat, 50)
         const p99 = percentile(lat, 99)
         rows.push(
-          { metric: `bridge latency p50 (upstream message → wait returned, ${LATENCY_SAMPLES} messages)`, value: `${ms(p50)} (${(p50 / baseline.usageP50Ms).toFixed(2)}x baseline)`, target: '< 10 ms', ok: p50 < 10 },
+          {
+            metric: `bridge latency p50 (upstream message → wait returned, ${LATENCY_SAMPLES} messages)`,
+            value: `${ms(p50)} (${(p50 / baseline.usageP50Ms).toFixed(2)}x baseline)`,
+            target: '< 10 ms',
+            ok: p50 < 10,
+          },
           { metric: 'bridge latency p99', value: ms(p99) }
         )
       }
@@ -164,32 +188,61 @@ export const relayBench: Bench = {
       if (PHASES.has('throughput')) {
         const tp = await throughput(server, sim)
         rows.push(
-          { metric: `bridge throughput over one relay link (${THROUGHPUT_ACCOUNTS} sessions, ${tp.total} messages, each stored in D1 with its event)`, value: `${tp.rate.toFixed(0)} msg/s`, target: '≥ 1,000 msg/s', ok: tp.rate >= 1000 },
-        { metric: 'lost / duplicated', value: `${tp.lost} / ${tp.duplicated}`, target: '0 / 0', ok: tp.lost === 0 && tp.duplicated === 0 }
+          {
+            metric: `bridge throughput over one relay link (${THROUGHPUT_ACCOUNTS} sessions, ${tp.total} messages, each stored in D1 with its event)`,
+            value: `${tp.rate.toFixed(0)} msg/s`,
+            target: '≥ 1,000 msg/s',
+            ok: tp.rate >= 1000,
+          },
+          { metric: 'lost / duplicated', value: `${tp.lost} / ${tp.duplicated}`, target: '0 / 0', ok: tp.lost === 0 && tp.duplicated === 0 }
         )
       }
 
       if (PHASES.has('idle')) {
-        const restart = async () => (await resume(sim, () => relay.kill('SIGTERM'), () => spawnRelay(server, token, sim))).relay
+        const restart = async () =>
+          (
+            await resume(
+              sim,
+              () => relay.kill('SIGTERM'),
+              () => spawnRelay(server, token, sim)
+            )
+          ).relay
         const idle = await idleSessions(server, sim, restart)
         relay = idle.relay
         const perSession = ((idle.rss - idle.before) * 1024) / (IDLE_SESSIONS - idle.beforeSessions)
         rows.push(
           { metric: `relay resident memory, fresh process with ${idle.beforeSessions} sessions`, value: `${idle.before.toFixed(0)} MiB` },
-          { metric: `relay resident memory with ${IDLE_SESSIONS} idle sim sessions`, value: `${idle.rss.toFixed(0)} MiB (${perSession.toFixed(0)} KiB per added session)` },
-          { metric: `time to link ${IDLE_SESSIONS - idle.beforeSessions} numbers (QR, link, connected; ${SETUP_CONCURRENCY} at a time)`, value: `${idle.setupS.toFixed(1)} s` }
+          {
+            metric: `relay resident memory with ${IDLE_SESSIONS} idle sim sessions`,
+            value: `${idle.rss.toFixed(0)} MiB (${perSession.toFixed(0)} KiB per added session)`,
+          },
+          {
+            metric: `time to link ${IDLE_SESSIONS - idle.beforeSessions} numbers (QR, link, connected; ${SETUP_CONCURRENCY} at a time)`,
+            value: `${idle.setupS.toFixed(1)} s`,
+          }
         )
       }
 
       if (PHASES.has('resume')) {
-      const graceful = await resume(sim, () => relay.kill('SIGTERM'), () => spawnRelay(server, token, sim))
-      relay = graceful.relay
-      rows.push({ metric: `${IDLE_SESSIONS} sessions resumed after a relay restart (SIGTERM drain, new process)`, value: `${graceful.seconds.toFixed(1)} s` })
-      const crash = await resume(sim, () => relay.kill('SIGKILL'), () => spawnRelay(server, token, sim))
-      relay = crash.relay
-      rows.push({ metric: `${IDLE_SESSIONS} sessions resumed after a relay crash (SIGKILL; includes the 10 s lease)`, value: `${crash.seconds.toFixed(1)} s` })
-      const twice = sim.network.all().filter((p) => p.maxConcurrent > 1).length
-      rows.push({ metric: 'numbers that ever had two live sessions', value: String(twice), target: '0', ok: twice === 0 })
+        const graceful = await resume(
+          sim,
+          () => relay.kill('SIGTERM'),
+          () => spawnRelay(server, token, sim)
+        )
+        relay = graceful.relay
+        rows.push({ metric: `${IDLE_SESSIONS} sessions resumed after a relay restart (SIGTERM drain, new process)`, value: `${graceful.seconds.toFixed(1)} s` })
+        const crash = await resume(
+          sim,
+          () => relay.kill('SIGKILL'),
+          () => spawnRelay(server, token, sim)
+        )
+        relay = crash.relay
+        rows.push({
+          metric: `${IDLE_SESSIONS} sessions resumed after a relay crash (SIGKILL; includes the 10 s lease)`,
+          value: `${crash.seconds.toFixed(1)} s`,
+        })
+        const twice = sim.network.all().filter((p) => p.maxConcurrent > 1).length
+        rows.push({ metric: 'numbers that ever had two live sessions', value: String(twice), target: '0', ok: twice === 0 })
       }
     } catch (err) {
       writeFileSync('/tmp/relay-bench-wrangler.log', server.output())

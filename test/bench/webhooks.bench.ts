@@ -16,7 +16,18 @@ const WARMUP = 20
 
 type Payload = { created_at: string; message: { text: string } }
 
-type Round = { rate: number; p50: number; p99: number; pushP50: number; received: number; lost: number; duplicated: number; retried: number; unverified: number; pushS: number }
+type Round = {
+  rate: number
+  p50: number
+  p99: number
+  pushP50: number
+  received: number
+  lost: number
+  duplicated: number
+  retried: number
+  unverified: number
+  pushS: number
+}
 
 async function round(server: LocalServer, receiver: Receiver, label: string, clients: number): Promise<Round> {
   const { key } = await server.newTenant()
@@ -24,7 +35,12 @@ async function round(server: LocalServer, receiver: Receiver, label: string, cli
   await api(server, key, 'PUT', '/channels/custom', { webhook_url: `${receiver.url}/r/bench-fan-bridge` })
   const channels = Array.from({ length: SUBSCRIPTIONS }, (_, i) => `bench-${label}-${i}-${Date.now().toString(36)}`)
   for (const [i, ch] of channels.entries()) {
-    const created = await api(server, key, 'POST', '/webhooks', { url: `${receiver.url}/r/${ch}`, subscribed_to: ['message.received'], name: `fan-${i}`, generate_signing_secret: true })
+    const created = await api(server, key, 'POST', '/webhooks', {
+      url: `${receiver.url}/r/${ch}`,
+      subscribed_to: ['message.received'],
+      name: `fan-${i}`,
+      generate_signing_secret: true,
+    })
     if (created.status !== 201) throw new Error(`subscription ${i} answered ${created.status}`)
     await control(`/__behaviour/${ch}`, { method: 'PUT', body: JSON.stringify({ secret: created.json.signing_secret }) })
   }
@@ -97,10 +113,20 @@ function rows(name: string, r: Round, baselineP50: number, latencyTarget: boolea
   return [
     { metric: `${name}: deliveries per second`, value: `${r.rate.toFixed(0)} deliveries/s (${MESSAGES} pushes in ${r.pushS.toFixed(1)} s)` },
     latencyTarget
-      ? { metric: `${name}: event created → received, p50`, value: `${ms(r.p50)} (${(r.p50 / baselineP50).toFixed(2)}x baseline)`, target: '< 50 ms', ok: r.p50 < 50 }
+      ? {
+          metric: `${name}: event created → received, p50`,
+          value: `${ms(r.p50)} (${(r.p50 / baselineP50).toFixed(2)}x baseline)`,
+          target: '< 50 ms',
+          ok: r.p50 < 50,
+        }
       : { metric: `${name}: event created → received, p50 (mostly queueing)`, value: ms(r.p50) },
     { metric: `${name}: event created → received, p99`, value: ms(r.p99) },
-    { metric: `${name}: received / expected; lost / duplicated / retried / bad signature`, value: `${r.received} / ${MESSAGES * SUBSCRIPTIONS}; ${r.lost} / ${r.duplicated} / ${r.retried} / ${r.unverified}`, target: 'all / 0 / 0 / 0 / 0', ok: clean && r.received === MESSAGES * SUBSCRIPTIONS },
+    {
+      metric: `${name}: received / expected; lost / duplicated / retried / bad signature`,
+      value: `${r.received} / ${MESSAGES * SUBSCRIPTIONS}; ${r.lost} / ${r.duplicated} / ${r.retried} / ${r.unverified}`,
+      target: 'all / 0 / 0 / 0 / 0',
+      ok: clean && r.received === MESSAGES * SUBSCRIPTIONS,
+    },
   ]
 }
 

@@ -16,7 +16,15 @@ import { repoRoot } from './local-server'
 import { localSuite } from './local-suite'
 
 const CHROMIUM = '/usr/bin/chromium'
-const FLAGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync']
+const FLAGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+]
 const shotsDir = process.env.UPDATE_SCREENSHOTS === '1' ? join(repoRoot, 'docs/screenshots') : mkdtempSync(join(tmpdir(), 'approval-shots-'))
 
 const local = localSuite()
@@ -25,7 +33,14 @@ let profile: string
 
 beforeAll(async () => {
   profile = mkdtempSync(join(tmpdir(), 'chromium-profile-'))
-  browser = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: FLAGS, viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, isMobile: true })
+  browser = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: FLAGS,
+    viewport: { width: 390, height: 844 },
+    deviceScaleFactor: 2,
+    isMobile: true,
+  })
 })
 afterAll(async () => {
   await browser?.close()
@@ -89,7 +104,11 @@ describe('MCP with the official SDK client and scoped keys', () => {
 
       const hidden = await tool(read, 'send_message', { body: { to: { external_id: 'x' }, text: 'hi' } })
       expect(hidden).toMatchObject({ status: 403, isError: true, json: { error_code: 'key_scope' } })
-      const rest = await fetch(`${local.server.url}/v1/messages`, { method: 'POST', headers: { Authorization: `Bearer ${await mint(owner, { scope: 'read' })}`, 'Content-Type': 'application/json' }, body: JSON.stringify({ to: { external_id: 'x' }, text: 'hi' }) })
+      const rest = await fetch(`${local.server.url}/v1/messages`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${await mint(owner, { scope: 'read' })}`, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ to: { external_id: 'x' }, text: 'hi' }),
+      })
       expect({ status: rest.status, json: await rest.json() }).toEqual({ status: hidden.status, json: hidden.json })
       expect(await tool(reply, 'connect_alpha', { body: { phone_number: '+15550001111' } })).toMatchObject({ status: 403, isError: true })
     } finally {
@@ -105,7 +124,10 @@ describe('MCP with the official SDK client and scoped keys', () => {
       const inbox = await tool(agent, 'list_messages', { direction: 'inbound' })
       const contactId = (inbox.json.messages as { contact: { id: string } }[])[0]!.contact.id
       expect((await tool(agent, 'send_message', { body: { to: { contact_id: contactId }, text: 'Yes, until six.' } })).status).toBe(202)
-      expect(await tool(agent, 'send_message', { body: { to: { external_id: 'someone-else' }, text: 'Hi!' } })).toMatchObject({ status: 403, json: { error_code: 'key_scope' } })
+      expect(await tool(agent, 'send_message', { body: { to: { external_id: 'someone-else' }, text: 'Hi!' } })).toMatchObject({
+        status: 403,
+        json: { error_code: 'key_scope' },
+      })
       const audit = await tool(agent, 'list_audit', {})
       expect((audit.json.entries as { action: string; outcome: string }[]).slice(0, 2).map((e) => [e.action, e.outcome])).toEqual([
         ['send_message', 'refused'],
@@ -128,7 +150,9 @@ type HeldEvent = { event: string; message: { id: string }; approval: { page_url:
 describe('the approval page in Chromium', () => {
   it('shows the held message from the signed webhook link, sends it on approve, and drops the other on reject', async () => {
     const owner = await bridged('approval-bridge')
-    expect((await local.api(owner, 'POST', '/webhooks', { url: `${local.receiver.url}/r/approval-hooks`, subscribed_to: ['message.approval_required'] })).status).toBe(201)
+    expect(
+      (await local.api(owner, 'POST', '/webhooks', { url: `${local.receiver.url}/r/approval-hooks`, subscribed_to: ['message.approval_required'] })).status
+    ).toBe(201)
     const agent = await mint(owner, { approval: true, label: 'outreach agent' })
     const held = async (to: string, text: string) => {
       const res = await local.api<{ message_id: string; status: string }>(agent, 'POST', '/messages', { to: { external_id: to }, text })
@@ -151,7 +175,10 @@ describe('the approval page in Chromium', () => {
     await page.getByRole('button', { name: 'Approve and send' }).click()
     await page.getByRole('heading', { name: 'Approved' }).waitFor({ timeout: 15_000 })
     await shot(page, 'approval-approved.png')
-    const delivered = await until(() => local.receiver.log('approval-bridge').find((d) => (d.json as { messageId?: string })?.messageId === first), 'the approved message at the bridge')
+    const delivered = await until(
+      () => local.receiver.log('approval-bridge').find((d) => (d.json as { messageId?: string })?.messageId === first),
+      'the approved message at the bridge'
+    )
     expect(delivered.json).toMatchObject({ body: 'Hi Dana, your order #1042 is ready for pickup at the Main St. store.', toId: 'new-customer' })
 
     await page.goto(eventOf(second).approval.reject_url)

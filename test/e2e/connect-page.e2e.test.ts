@@ -15,7 +15,15 @@ import type { SimServer } from '../../relay/sim/network/server'
 import { repoRoot, startLocalServer, type LocalServer } from './local-server'
 import { issueRelayToken, simPost, spawnRelay, startSim, type RelayProc } from './relay-harness'
 
-const FLAGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync']
+const FLAGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+]
 const shotsDir = process.env.UPDATE_SCREENSHOTS === '1' ? join(repoRoot, 'docs/screenshots') : mkdtempSync(join(tmpdir(), 'connect-shots-'))
 
 let server: LocalServer

@@ -44,6 +44,12 @@ describe('custom channel end to end on the local server', () => {
     const delivered = local.receiver.log('bridge')
     expect(delivered).toHaveLength(1)
     expect(delivered[0]!.path).toBe('/r/bridge?token=abc')
-    expect(delivered[0]!.json).toMatchObject({ messageId: reply.json.message_id, contactId: contact.id, toId: 'user-7', body: 'Yes, until 6pm.', isVoiceNote: false })
+    expect(delivered[0]!.json).toMatchObject({
+      messageId: reply.json.message_id,
+      contactId: contact.id,
+      toId: 'user-7',
+      body: 'Yes, until 6pm.',
+      isVoiceNote: false,
+    })
   })
 })

@@ -13,7 +13,8 @@ describe('links between the pages', () => {
   })
 
   it('reports a missing file and a missing anchor, and ignores links in code', () => {
-    const md = '# Top\n\n## Trying alpha offline (`--sim`)\n\n[ok](#trying-alpha-offline---sim) [bad](#nope) [gone](docs/none.md)\n`[x](y.md)`\n```\n[z](z.md)\n```\n'
+    const md =
+      '# Top\n\n## Trying alpha offline (`--sim`)\n\n[ok](#trying-alpha-offline---sim) [bad](#nope) [gone](docs/none.md)\n`[x](y.md)`\n```\n[z](z.md)\n```\n'
     const file = join(repoRoot, 'README.md')
     expect(headingAnchors(md)).toEqual(new Set(['top', 'trying-alpha-offline---sim']))
     expect(brokenLinks(repoRoot, file, md).map((b) => b.target)).toEqual(['#nope', 'docs/none.md'])

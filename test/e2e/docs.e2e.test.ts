@@ -16,10 +16,7 @@ const blocks = pages.flatMap((p) => runnableBlocks(p.file.slice(repoRoot.length 
 
 /** What a reader pastes by hand: the local URL npm start prints and the key / admin token placeholders. */
 function substitute(code: string, env: { base: string; key: string; adminToken: string }): string {
-  return code
-    .replaceAll('http://127.0.0.1:8787', env.base)
-    .replaceAll('svc_live_...', env.key)
-    .replaceAll('adm_...', env.adminToken)
+  return code.replaceAll('http://127.0.0.1:8787', env.base).replaceAll('svc_live_...', env.key).replaceAll('adm_...', env.adminToken)
 }
 
 function runBlock(code: string, env: { base: string; key: string; adminToken: string }) {

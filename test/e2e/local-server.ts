@@ -120,7 +120,12 @@ export async function startLocalServer(opts: { vars?: Record<string, string> } =
     ...opts.vars,
   }
   const envFile = join(dir, 'vars.env')
-  writeFileSync(envFile, Object.entries(vars).map(([k, v]) => `${k}=${v}`).join('\n'))
+  writeFileSync(
+    envFile,
+    Object.entries(vars)
+      .map(([k, v]) => `${k}=${v}`)
+      .join('\n')
+  )
   const persist = join(dir, 'state')
 
   const migrate = spawnSync(bin('wrangler'), ['d1', 'migrations', 'apply', 'DB', '--local', '--persist-to', persist], {
@@ -136,7 +141,22 @@ export async function startLocalServer(opts: { vars?: Record<string, string> } =
   let directPort: string | undefined
   const child = spawn(
     bin('wrangler'),
-    ['dev', '--port', String(port), '--ip', '127.0.0.1', '--inspector-port', String(inspector), '--persist-to', persist, '--env-file', envFile, '--show-interactive-dev-session=false', '--log-level', 'debug'],
+    [
+      'dev',
+      '--port',
+      String(port),
+      '--ip',
+      '127.0.0.1',
+      '--inspector-port',
+      String(inspector),
+      '--persist-to',
+      persist,
+      '--env-file',
+      envFile,
+      '--show-interactive-dev-session=false',
+      '--log-level',
+      'debug',
+    ],
     { cwd: repoRoot, env: childEnv(), stdio: ['ignore', 'pipe', 'pipe'] }
   )
   const collect = (d: Buffer) => {

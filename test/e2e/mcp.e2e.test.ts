@@ -96,6 +96,9 @@ describe('MCP with the official SDK client on the local server', () => {
     const { key } = await local.server.newTenant()
     // The SDK puts the HTTP status in `code` and the server's sentence in the message the user sees.
     await expect(connect({})).rejects.toMatchObject({ code: 401, message: expect.stringContaining('An API key is required') })
-    await expect(connect({ 'X-API-Key': key }, `?apiKey=${key}`)).rejects.toMatchObject({ code: 400, message: expect.stringContaining('not take an API key in the URL') })
+    await expect(connect({ 'X-API-Key': key }, `?apiKey=${key}`)).rejects.toMatchObject({
+      code: 400,
+      message: expect.stringContaining('not take an API key in the URL'),
+    })
   })
 })

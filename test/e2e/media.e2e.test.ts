@@ -36,7 +36,11 @@ const enc = encodeURIComponent
 const sha = (b: Uint8Array) => createHash('sha256').update(b).digest('hex')
 
 async function api(key: string, method: string, path: string, body?: unknown): Promise<{ status: number; json: Json }> {
-  const res = await fetch(`${server.url}/v1${path}`, { method, headers: { 'X-API-Key': key, 'Content-Type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) })
+  const res = await fetch(`${server.url}/v1${path}`, {
+    method,
+    headers: { 'X-API-Key': key, 'Content-Type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  })
   return { status: res.status, json: (await res.json()) as Json }
 }
 
@@ -82,10 +86,18 @@ describe('inbound media through the relay', () => {
       const cursor = (await api(key, 'GET', '/messages/wait?timeout_s=0')).json.cursor
       const waiting = api(key, 'GET', `/messages/wait?timeout_s=30&cursor=${cursor}`)
       const media = { content_type: item.content_type, file_name: item.file_name, data_base64: item.data.toString('base64'), voice_note: item.voice_note }
-      expect((await simPost(sim, `/alpha/${enc(phone)}/inbound`, { from: '+447700900222', text: item.kind === 'image' ? 'look' : '', name: 'Bo', media })).status).toBe(200)
+      expect(
+        (await simPost(sim, `/alpha/${enc(phone)}/inbound`, { from: '+447700900222', text: item.kind === 'image' ? 'look' : '', name: 'Bo', media })).status
+      ).toBe(200)
       const [answer, received] = await Promise.all([waiting, hook.next()])
       const [m] = answer.json.messages
-      expect(m.media, item.label).toMatchObject({ content_type: item.content_type, kind: item.kind, size: item.data.length, file_name: item.file_name, too_large: false })
+      expect(m.media, item.label).toMatchObject({
+        content_type: item.content_type,
+        kind: item.kind,
+        size: item.data.length,
+        file_name: item.file_name,
+        too_large: false,
+      })
       expect(m.media.url).toMatch(/\/media\/med_[0-9a-f]{24}\?expires=\d+&signature=[0-9a-f]{64}$/)
       // Fetched like an agent hands it to another service: no API key.
       const got = await fetch(m.media.url)
@@ -120,7 +132,11 @@ describe('inbound media through the relay', () => {
       expect(audio.content[1]).toEqual({ type: 'audio', mimeType: 'audio/ogg', data: ITEMS[1]!.data.toString('base64') })
       const pdf = (await client.callTool({ name: 'get_media', arguments: { mediaId: doc!.media.id } })) as CallToolResult
       expect(pdf.content).toHaveLength(1)
-      expect(JSON.parse((pdf.content[0] as { text: string }).text.replace(/^HTTP 200\n/, ''))).toMatchObject({ content_type: 'application/pdf', size: ITEMS[2]!.data.length, inlined: false })
+      expect(JSON.parse((pdf.content[0] as { text: string }).text.replace(/^HTTP 200\n/, ''))).toMatchObject({
+        content_type: 'application/pdf',
+        size: ITEMS[2]!.data.length,
+        inlined: false,
+      })
       const foreign = (await client.callTool({ name: 'get_media', arguments: { mediaId: 'med_000000000000000000000000' } })) as CallToolResult
       expect(foreign.isError).toBe(true)
       expect(foreign.content[0]).toMatchObject({ type: 'text', text: expect.stringMatching(/^HTTP 404\n/) })
@@ -149,10 +165,14 @@ describe('inbound media through the relay', () => {
     }
     const second = relay(token)
     await second.linked
-    const stored = await eventually(async () => {
-      const list = (await api(key, 'GET', '/messages?direction=inbound')).json.messages
-      return list.length > 0 ? list : undefined
-    }, 90_000, 'the message after the retry').catch((err: unknown) => {
+    const stored = await eventually(
+      async () => {
+        const list = (await api(key, 'GET', '/messages?direction=inbound')).json.messages
+        return list.length > 0 ? list : undefined
+      },
+      90_000,
+      'the message after the retry'
+    ).catch((err: unknown) => {
       throw new Error(`${String(err)}\n--- second relay:\n${second.output().slice(-3000)}`)
     })
     expect(stored).toHaveLength(1)

@@ -30,7 +30,9 @@ describe('GET /v1/openapi.json', () => {
     await writeFile(file, JSON.stringify(await document()))
     const cli = join(repoRoot, 'node_modules/@redocly/cli/bin/cli.js')
     // Exit code 1 means problems were found; the JSON report says which, so read it either way.
-    const out = await run(process.execPath, [cli, 'lint', file, '--extends=recommended', '--format=json'], { cwd: dir }).catch((err: { stdout?: string }) => ({ stdout: err.stdout ?? '' }))
+    const out = await run(process.execPath, [cli, 'lint', file, '--extends=recommended', '--format=json'], { cwd: dir }).catch((err: { stdout?: string }) => ({
+      stdout: err.stdout ?? '',
+    }))
     const report = JSON.parse(out.stdout) as { problems: Problem[] }
     const problems = report.problems.map((p) => `${p.severity} ${p.ruleId}: ${p.message} at ${p.location[0]?.pointer ?? ''}`)
     expect(problems).toEqual([])

@@ -35,7 +35,11 @@ type Json = Record<string, any>
 const enc = encodeURIComponent
 
 async function api(key: string, method: string, path: string, body?: unknown): Promise<{ status: number; json: Json }> {
-  const res = await fetch(`${server.url}/v1${path}`, { method, headers: { 'X-API-Key': key, 'Content-Type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) })
+  const res = await fetch(`${server.url}/v1${path}`, {
+    method,
+    headers: { 'X-API-Key': key, 'Content-Type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  })
   return { status: res.status, json: (await res.json()) as Json }
 }
 
@@ -107,10 +111,14 @@ describe('relay failover', () => {
 
     const second = relay(token)
     await second.linked
-    const texts = await eventually(async () => {
-      const t = await inboundTexts(key)
-      return t.length >= TOTAL ? t : undefined
-    }, 40_000, `${TOTAL} inbound messages`)
+    const texts = await eventually(
+      async () => {
+        const t = await inboundTexts(key)
+        return t.length >= TOTAL ? t : undefined
+      },
+      40_000,
+      `${TOTAL} inbound messages`
+    )
     await new Promise((r) => setTimeout(r, 500))
     const final = await inboundTexts(key)
     expect(final.length).toBe(TOTAL)
@@ -132,7 +140,11 @@ describe('relay failover', () => {
     await first.linked
     const { key, phone, hook } = await linkedAccount()
     await simPost(sim, `/alpha/${enc(phone)}/inbound`, { from: '+447700900222', text: 'ping' })
-    const contact = await eventually(async () => (await api(key, 'GET', '/messages?direction=inbound')).json.messages[0]?.contact, 10_000, 'the inbound message')
+    const contact = await eventually(
+      async () => (await api(key, 'GET', '/messages?direction=inbound')).json.messages[0]?.contact,
+      10_000,
+      'the inbound message'
+    )
     expect(await first.kill('SIGTERM')).toBe(0)
 
     const ids: string[] = []
@@ -146,10 +158,14 @@ describe('relay failover', () => {
     expect((await simGet<{ messages: Json[] }>(sim, `/alpha/${enc(phone)}/outbox`)).messages).toEqual([])
 
     relay(token)
-    await eventually(async () => {
-      const statuses = await Promise.all(ids.map(async (id) => (await api(key, 'GET', `/messages/${id}`)).json.status))
-      return statuses.every((s) => s === 'sent')
-    }, 20_000, 'all sent')
+    await eventually(
+      async () => {
+        const statuses = await Promise.all(ids.map(async (id) => (await api(key, 'GET', `/messages/${id}`)).json.status))
+        return statuses.every((s) => s === 'sent')
+      },
+      20_000,
+      'all sent'
+    )
     const outbox = (await simGet<{ messages: Json[] }>(sim, `/alpha/${enc(phone)}/outbox`)).messages
     expect(outbox.map((m) => m.text).sort()).toEqual(['one', 'three', 'two'])
     const events = await hook.take(4)
@@ -173,13 +189,17 @@ describe('relay failover', () => {
 
     const killedAt = Date.now()
     await a.kill('SIGKILL')
-    await eventually(async () => {
-      const now = await relayList()
-      if (!onA.every((x) => holderOf(now, x.phone) === tb.id)) return false
-      const phones = await Promise.all(onA.map((x) => simGet(sim, `/alpha/${enc(x.phone)}`)))
-      const statuses = await Promise.all(onA.map(async (x) => (await api(x.key, 'GET', '/accounts')).json.accounts[0]?.status))
-      return phones.every((p) => p.open_connections === 1) && statuses.every((s) => s === 'connected')
-    }, 15_000, 'accounts moved and connected')
+    await eventually(
+      async () => {
+        const now = await relayList()
+        if (!onA.every((x) => holderOf(now, x.phone) === tb.id)) return false
+        const phones = await Promise.all(onA.map((x) => simGet(sim, `/alpha/${enc(x.phone)}`)))
+        const statuses = await Promise.all(onA.map(async (x) => (await api(x.key, 'GET', '/accounts')).json.accounts[0]?.status))
+        return phones.every((p) => p.open_connections === 1) && statuses.every((s) => s === 'connected')
+      },
+      15_000,
+      'accounts moved and connected'
+    )
     const tookMs = Date.now() - killedAt
     expect(tookMs).toBeLessThan(15_000)
     for (const x of accounts) expect((await simGet(sim, `/alpha/${enc(x.phone)}`)).max_concurrent_connections).toBe(1)
@@ -205,19 +225,27 @@ describe('relay failover', () => {
     await linkAgain({})
     // Every session write of the re-added number is acked: nothing waits at the relay, and it is healthy.
     const health = await first.healthUrl
-    const h = await eventually(async () => {
-      const r = (await (await fetch(health)).json()) as Json
-      return r.link.unacked_frames === 0 ? r : undefined
-    }, 10_000, 'session writes acked')
+    const h = await eventually(
+      async () => {
+        const r = (await (await fetch(health)).json()) as Json
+        return r.link.unacked_frames === 0 ? r : undefined
+      },
+      10_000,
+      'session writes acked'
+    )
     expect(h.status).toBe('ok')
     expect(await first.kill('SIGTERM')).toBe(0)
 
     const loginsBefore = (await simGet(sim, `/alpha/${enc(phone)}`)).logins as number
     relay(token)
-    await eventually(async () => {
-      const p = await simGet(sim, `/alpha/${enc(phone)}`)
-      return (p.logins as number) > loginsBefore && p.open_connections === 1 && (await api(key, 'GET', '/accounts')).json.accounts[0]?.status === 'connected'
-    }, 15_000, 'resumed on the new relay')
+    await eventually(
+      async () => {
+        const p = await simGet(sim, `/alpha/${enc(phone)}`)
+        return (p.logins as number) > loginsBefore && p.open_connections === 1 && (await api(key, 'GET', '/accounts')).json.accounts[0]?.status === 'connected'
+      },
+      15_000,
+      'resumed on the new relay'
+    )
     expect(await qrNow()).toBeFalsy()
     expect((await simGet(sim, `/alpha/${enc(phone)}`)).link_pending).toBe(false)
   })

@@ -33,7 +33,11 @@ afterAll(async () => {
 type Json = Record<string, any>
 
 async function api(key: string, method: string, path: string, body?: unknown): Promise<{ status: number; json: Json }> {
-  const res = await fetch(`${server.url}/v1${path}`, { method, headers: { 'X-API-Key': key, 'Content-Type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) })
+  const res = await fetch(`${server.url}/v1${path}`, {
+    method,
+    headers: { 'X-API-Key': key, 'Content-Type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  })
   return { status: res.status, json: (await res.json()) as Json }
 }
 
@@ -45,7 +49,13 @@ async function tenantWithHook(): Promise<{ tenantId: string; key: string; hook: 
 
 /** The payload of an account event as spec part 6 shows it, for an alpha number. */
 function accountEvent(event: string, phone: string, status: string, reason: string | null) {
-  return { event, created_at: ISO_DATE_TIME, account_id: phone, channel: 'alpha_web', account: { id: phone, channel: 'alpha_web', identifier: phone, status, reason } }
+  return {
+    event,
+    created_at: ISO_DATE_TIME,
+    account_id: phone,
+    channel: 'alpha_web',
+    account: { id: phone, channel: 'alpha_web', identifier: phone, status, reason },
+  }
 }
 
 let phoneSeq = 0
@@ -55,10 +65,14 @@ const enc = encodeURIComponent
 async function connectAndLink(key: string, phone = newPhone()) {
   const started = await api(key, 'POST', '/channels/alpha-web/connections', { phone_number: phone })
   expect(started.status).toBe(200)
-  const qr = await eventually(async () => {
-    const r = await api(key, 'GET', `/channels/alpha-web/connections/${enc(phone)}/qr`)
-    return r.json.qr_code ? r.json : undefined
-  }, 10_000, 'a QR code')
+  const qr = await eventually(
+    async () => {
+      const r = await api(key, 'GET', `/channels/alpha-web/connections/${enc(phone)}/qr`)
+      return r.json.qr_code ? r.json : undefined
+    },
+    10_000,
+    'a QR code'
+  )
   expect((await simPost(sim, `/alpha/${enc(phone)}/link`)).json).toMatchObject({ linked: true })
   await eventually(async () => (await api(key, 'GET', `/channels/alpha-web/connections/${enc(phone)}/status`)).json.status === 'connected', 10_000, 'connected')
   return { phone, started: started.json, qr }
@@ -86,18 +100,41 @@ describe('alpha through a relay in sim mode', () => {
     const waiting = api(key, 'GET', `/messages/wait?timeout_s=20&cursor=${cursor}`)
     await simPost(sim, `/alpha/${enc(phone)}/inbound`, { from: '+447700900111', text: 'Are you open today?', name: 'Ada' })
     const [got, received] = await Promise.all([waiting.then((r) => r.json.messages), hook.next()])
-    expect(got).toEqual([expect.objectContaining({ direction: 'inbound', status: 'received', text: 'Are you open today?', contact: expect.objectContaining({ phone: '+447700900111', name: 'Ada' }) })])
+    expect(got).toEqual([
+      expect.objectContaining({
+        direction: 'inbound',
+        status: 'received',
+        text: 'Are you open today?',
+        contact: expect.objectContaining({ phone: '+447700900111', name: 'Ada' }),
+      }),
+    ])
     const contact = { id: got[0].contact.id, phone: '+447700900111', name: 'Ada' }
     const inbound = { id: got[0].id, direction: 'inbound', text: 'Are you open today?', media: null, status: 'received', error: null }
-    expect(received.payload).toEqual({ event: 'message.received', created_at: ISO_DATE_TIME, account_id: phone, channel: 'alpha_web', message: inbound, contact })
+    expect(received.payload).toEqual({
+      event: 'message.received',
+      created_at: ISO_DATE_TIME,
+      account_id: phone,
+      channel: 'alpha_web',
+      message: inbound,
+      contact,
+    })
 
     const reply = await api(key, 'POST', '/messages', { to: { contact_id: contact.id }, text: 'Yes, until 6pm.' })
     expect(reply.status).toBe(202)
     const id = reply.json.message_id
-    const outbound = (status: string) => ({ event: `message.${status}`, created_at: ISO_DATE_TIME, account_id: phone, channel: 'alpha_web', message: { id, direction: 'outbound', text: 'Yes, until 6pm.', media: null, status, error: null }, contact })
+    const outbound = (status: string) => ({
+      event: `message.${status}`,
+      created_at: ISO_DATE_TIME,
+      account_id: phone,
+      channel: 'alpha_web',
+      message: { id, direction: 'outbound', text: 'Yes, until 6pm.', media: null, status, error: null },
+      contact,
+    })
     expect((await hook.next()).payload).toEqual(outbound('sent'))
     const outbox = (await simGet<{ messages: Json[] }>(sim, `/alpha/${enc(phone)}/outbox`)).messages
-    expect(outbox).toEqual([expect.objectContaining({ message_id: id, to: '+447700900111', text: 'Yes, until 6pm.', media_url: null, id: expect.stringMatching(/^3EB0/) })])
+    expect(outbox).toEqual([
+      expect.objectContaining({ message_id: id, to: '+447700900111', text: 'Yes, until 6pm.', media_url: null, id: expect.stringMatching(/^3EB0/) }),
+    ])
 
     await simPost(sim, `/alpha/${enc(phone)}/receipt`, { message_id: id, status: 'delivered' })
     expect((await hook.next()).payload).toEqual(outbound('delivered'))
@@ -115,7 +152,10 @@ describe('alpha through a relay in sim mode', () => {
     expect((await a.hook.next()).payload).toEqual(accountEvent('account.disconnected', phone, 'disconnected', 'logged_out'))
     // The event commits with the status, so both read models show it once the webhook has come.
     expect((await api(a.key, 'GET', '/accounts')).json.accounts).toEqual([expect.objectContaining({ id: phone, status: 'disconnected' })])
-    expect((await api(a.key, 'GET', `/channels/alpha-web/connections/${enc(phone)}/status`)).json).toMatchObject({ status: 'disconnected', reason: 'logged_out' })
+    expect((await api(a.key, 'GET', `/channels/alpha-web/connections/${enc(phone)}/status`)).json).toMatchObject({
+      status: 'disconnected',
+      reason: 'logged_out',
+    })
     await a.hook.expectExactly(['account.connected', 'account.disconnected'])
 
     const b = await tenantWithHook()

@@ -84,7 +84,7 @@ export function spawnRelay(server: LocalServer, token: string, sim: SimServer, e
       const timer = setTimeout(() => reject(new Error(`relay: no "${what}" within 30 s:\n${out.slice(-3000)}`)), 30_000)
       lines.push((l) => {
         const v = pick(l)
-        if (v !== undefined) (clearTimeout(timer), resolve(v))
+        if (v !== undefined) clearTimeout(timer), resolve(v)
       })
       proc.once('exit', (code) => reject(new Error(`relay exited (${code}) before "${what}":\n${out.slice(-3000)}`)))
     })
@@ -115,7 +115,11 @@ export function openLocalD1(server: LocalServer): DatabaseSync {
 }
 
 /** Polls until `check` answers something truthy, or fails after `timeoutMs`. */
-export async function eventually<T>(check: () => Promise<T | undefined | null | false> | T | undefined | null | false, timeoutMs = 10_000, what = 'condition'): Promise<T> {
+export async function eventually<T>(
+  check: () => Promise<T | undefined | null | false> | T | undefined | null | false,
+  timeoutMs = 10_000,
+  what = 'condition'
+): Promise<T> {
   const deadline = Date.now() + timeoutMs
   let last: unknown
   while (Date.now() < deadline) {

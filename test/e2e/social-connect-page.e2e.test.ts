@@ -15,7 +15,15 @@ import { fakeGraphApp } from '../fixtures/fake-graph-types'
 import { repoRoot, startLocalServer, type LocalServer } from './local-server'
 
 const CHROMIUM = '/usr/bin/chromium'
-const FLAGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync']
+const FLAGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+]
 const shotsDir = process.env.UPDATE_SCREENSHOTS === '1' ? join(repoRoot, 'docs/screenshots') : mkdtempSync(join(tmpdir(), 'social-shots-'))
 const PAGE = { id: '3001', name: 'Harbour Café', instagram: { id: '17841400000301', username: 'harbourcafe' } }
 const SECRET = 'e2e-app-secret-123'
@@ -58,7 +66,11 @@ describe('the page-inbox connect page on a phone screen', () => {
     const appId = `9${Date.now()}`
     const app = fakeGraphApp(graph.url, appId)
     await app.register(SECRET, '4242', [PAGE, { id: '3002', name: 'Harbour Events' }])
-    const saved = await server.api<{ callback_url: string; verify_token: string; redirect_uri: string }>(key, 'PUT', '/channels/meta/app', { app_id: appId, app_secret: SECRET, configuration_id: '4242' })
+    const saved = await server.api<{ callback_url: string; verify_token: string; redirect_uri: string }>(key, 'PUT', '/channels/meta/app', {
+      app_id: appId,
+      app_secret: SECRET,
+      configuration_id: '4242',
+    })
     expect(saved.status).toBe(200)
     expect(saved.json.redirect_uri).toBe(`${server.url}/v1/channels/meta/oauth/callback`)
     const connect = await server.api<{ connect_url: string }>(key, 'POST', '/channels/meta/connect', {})
@@ -89,18 +101,34 @@ describe('the page-inbox connect page on a phone screen', () => {
     expect((await server.api(key, 'GET', '/channels/meta/status')).json).toMatchObject({ status: 'pages_loaded' })
     const pages = await server.api<{ pages: { id: string }[] }>(key, 'GET', '/channels/meta/pages')
     expect(pages.json.pages.map((p) => p.id)).toEqual(['3001', '3002'])
-    expect((await server.api(key, 'POST', '/channels/meta/pages/select', { page_id: '3001' })).json).toMatchObject({ status: 'connected', instagram: { username: 'harbourcafe' } })
+    expect((await server.api(key, 'POST', '/channels/meta/pages/select', { page_id: '3001' })).json).toMatchObject({
+      status: 'connected',
+      instagram: { username: 'harbourcafe' },
+    })
 
     // Graph's handshake and a signed message, over real HTTP.
     const hookUrl = saved.json.callback_url
     const challenge = await fetch(`${hookUrl}?hub.mode=subscribe&hub.verify_token=${saved.json.verify_token}&hub.challenge=77`)
     expect(await challenge.text()).toBe('77')
-    const hook = await app.webhook({ kind: 'message', surface: 'instagram', owner_id: PAGE.instagram.id, sender_id: '555', sender_name: 'Mia', text: 'Open on Sunday?' })
-    const posted = await fetch(hookUrl, { method: 'POST', headers: { 'Content-Type': 'application/json', 'X-Hub-Signature-256': hook.signature }, body: hook.body })
+    const hook = await app.webhook({
+      kind: 'message',
+      surface: 'instagram',
+      owner_id: PAGE.instagram.id,
+      sender_id: '555',
+      sender_name: 'Mia',
+      text: 'Open on Sunday?',
+    })
+    const posted = await fetch(hookUrl, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', 'X-Hub-Signature-256': hook.signature },
+      body: hook.body,
+    })
     expect(posted.status).toBe(200)
     const reply = await server.api<{ message_id: string }>(key, 'POST', '/messages', { to: { social_id: '555' }, text: 'Yes, 9 to 3' })
     expect(reply.status).toBe(202)
-    await expect.poll(async () => (await server.api<{ status: string }>(key, 'GET', `/messages/${reply.json.message_id}`)).json.status, { timeout: 10_000 }).toBe('sent')
+    await expect
+      .poll(async () => (await server.api<{ status: string }>(key, 'GET', `/messages/${reply.json.message_id}`)).json.status, { timeout: 10_000 })
+      .toBe('sent')
     expect((await app.sent()).map((s) => [s.surface, s.recipient_id, s.text])).toEqual([['instagram', '555', 'Yes, 9 to 3']])
   })
 

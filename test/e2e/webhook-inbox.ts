@@ -117,7 +117,10 @@ export async function subscribeInbox(server: LocalServer, receiver: Receiver, ke
     take,
     async expectExactly(events) {
       const log = receiver.log(name)
-      expect(log.map((r) => r.headers['x-webhook-event']), 'events received, in order').toEqual(events)
+      expect(
+        log.map((r) => r.headers['x-webhook-event']),
+        'events received, in order'
+      ).toEqual(events)
       const ids = log.map((r) => r.headers['x-webhook-delivery'])
       expect(new Set(ids).size, 'no delivery arrived twice').toBe(ids.length)
       // The gateway records an outcome after the receiver answered, so its log may lag the receiver by a moment.
@@ -130,7 +133,9 @@ export async function subscribeInbox(server: LocalServer, receiver: Receiver, ke
       }
       const byId = (a: { id: string }, b: { id: string }) => a.id.localeCompare(b.id)
       const logged = rows.map((d) => ({ id: d.delivery_id, event: d.event, status: d.status, attempts: d.attempts })).sort(byId)
-      const received = log.map((r) => ({ id: r.headers['x-webhook-delivery'] ?? '', event: r.headers['x-webhook-event'], status: 'delivered', attempts: 1 })).sort(byId)
+      const received = log
+        .map((r) => ({ id: r.headers['x-webhook-delivery'] ?? '', event: r.headers['x-webhook-event'], status: 'delivered', attempts: 1 }))
+        .sort(byId)
       expect(logged, 'the gateway delivery log and what the receiver got').toEqual(received)
     },
   }

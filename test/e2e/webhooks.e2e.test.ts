@@ -40,7 +40,9 @@ describe('webhooks end to end on the local server', () => {
     const secret = created.json.signing_secret
     await fetch(`${local.receiver.url}/__behaviour/hook`, { method: 'PUT', body: JSON.stringify({ secret }) })
 
-    const pushed = await api<{ message_id: string }>(key, 'POST', '/channels/custom/inbound', { customData: { body: 'Ping from the bridge — ünïcode ✓', fromId: 'user-9' } })
+    const pushed = await api<{ message_id: string }>(key, 'POST', '/channels/custom/inbound', {
+      customData: { body: 'Ping from the bridge — ünïcode ✓', fromId: 'user-9' },
+    })
     expect(pushed.status).toBe(200)
     const deadline = Date.now() + 10_000
     while (local.receiver.log('hook').length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20))
@@ -51,7 +53,12 @@ describe('webhooks end to end on the local server', () => {
     const r = got[0]!
     expect(r.headers['x-webhook-event']).toBe('message.received')
     expect(r.verified).toBe(true)
-    expect(r.json).toMatchObject({ event: 'message.received', account_id: 'custom', channel: 'custom', message: { id: pushed.json.message_id, text: 'Ping from the bridge — ünïcode ✓' } })
+    expect(r.json).toMatchObject({
+      event: 'message.received',
+      account_id: 'custom',
+      channel: 'custom',
+      message: { id: pushed.json.message_id, text: 'Ping from the bridge — ünïcode ✓' },
+    })
 
     for (const snippet of [NODE, PYTHON]) {
       expect(snippetAccepts(snippet, secret, r), `${snippet[1]} accepts the delivery`).toBe(true)

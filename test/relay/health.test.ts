@@ -8,7 +8,16 @@ function source(over: Partial<HealthSource> = {}): HealthSource {
     driver: 'alpha',
     version: 't',
     startedAt: Date.now(),
-    link: () => ({ state: 'open', since: 0, lastFrameInAt: null, lastFrameOutAt: null, lastPongAt: null, unacked: 0, reconnects: 0, rejects: { total: 0, recent: 0, lastReason: null, lastAt: null, alarming: false } }),
+    link: () => ({
+      state: 'open',
+      since: 0,
+      lastFrameInAt: null,
+      lastFrameOutAt: null,
+      lastPongAt: null,
+      unacked: 0,
+      reconnects: 0,
+      rejects: { total: 0, recent: 0, lastReason: null, lastAt: null, alarming: false },
+    }),
     sessions: () => ({ connected: 3, disconnected: 2 }),
     draining: () => false,
     simUrl: null,
@@ -20,7 +29,9 @@ describe('relay health report', () => {
   it('names a terminal 405 (client_outdated) with the upgrade the operator must make', () => {
     const report = healthReport(source({ problems: () => ({ client_outdated: 2, logged_out: 1 }) }))
     expect(report.sessions.by_problem).toEqual({ client_outdated: 2, logged_out: 1 })
-    expect(report.operator_action).toEqual([{ problem: 'client_outdated', sessions: 2, action: expect.stringMatching(/405.*upgrade @whiskeysockets\/baileys/) }])
+    expect(report.operator_action).toEqual([
+      { problem: 'client_outdated', sessions: 2, action: expect.stringMatching(/405.*upgrade @whiskeysockets\/baileys/) },
+    ])
     expect(report.status).toBe('ok')
   })
 

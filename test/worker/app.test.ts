@@ -9,7 +9,16 @@ import { body, call, newTenant, ORIGIN } from './helpers'
 describe('errorFamilyFor', () => {
   it('puts messages, accounts and usage in the messaging family and everything else in the status family', () => {
     for (const p of ['/v1/messages', '/v1/messages/wait', '/v1/messages/msg_1', '/v1/accounts', '/v1/usage']) expect(errorFamilyFor(p), p).toBe('messaging')
-    for (const p of ['/v1/channels/custom', '/v1/channels/custom/inbound', '/v1/webhooks', '/admin/tenants', '/v1/messagesX', '/v1/usage-report', '/docs', '/v1/nope']) {
+    for (const p of [
+      '/v1/channels/custom',
+      '/v1/channels/custom/inbound',
+      '/v1/webhooks',
+      '/admin/tenants',
+      '/v1/messagesX',
+      '/v1/usage-report',
+      '/docs',
+      '/v1/nope',
+    ]) {
       expect(errorFamilyFor(p), p).toBe('status')
     }
   })

@@ -47,7 +47,10 @@ export class FakeRelay {
   closed: { code: number; reason: string } | null = null
   private frameId = 0
 
-  private constructor(readonly ws: WebSocket, instance?: string) {
+  private constructor(
+    readonly ws: WebSocket,
+    instance?: string
+  ) {
     this.instance = instance ?? `inst-test-${Date.now().toString(36)}-${instanceSeq++}`
     ws.addEventListener('message', (e) => {
       this.frames.push(EdgeFrame.parse(JSON.parse(String(e.data))))
@@ -59,7 +62,10 @@ export class FakeRelay {
     })
   }
 
-  static async open(token: string, opts: { instance?: string; sessions?: Array<{ sid: string; fence: number }>; hello?: boolean; channels?: Array<'alpha_web' | 'beta'> } = {}): Promise<FakeRelay> {
+  static async open(
+    token: string,
+    opts: { instance?: string; sessions?: Array<{ sid: string; fence: number }>; hello?: boolean; channels?: Array<'alpha_web' | 'beta'> } = {}
+  ): Promise<FakeRelay> {
     const res = await relayConnect(token)
     if (res.status !== 101 || !res.webSocket) throw new Error(`relay connect: ${res.status} ${await res.text()}`)
     res.webSocket.accept()
@@ -102,7 +108,10 @@ export class FakeRelay {
           reject(new Error(`link closed (${this.closed.code}) while waiting for ${type}`))
         }
       }
-      const timer = setTimeout(() => (done(), reject(new Error(`no ${type} frame within ${timeoutMs} ms; have ${this.frames.map((f) => f.type).join(', ')}`))), timeoutMs)
+      const timer = setTimeout(
+        () => (done(), reject(new Error(`no ${type} frame within ${timeoutMs} ms; have ${this.frames.map((f) => f.type).join(', ')}`))),
+        timeoutMs
+      )
       const done = () => (clearTimeout(timer), this.waiters.delete(check))
       this.waiters.add(check)
       check()
@@ -117,8 +126,8 @@ export class FakeRelay {
         const answer = this.frames.find(
           (f) => (f.type === 'ack' && f.ids.includes(frame.id)) || ((f.type === 'reject' || f.type === 'session_data') && f.id === frame.id)
         )
-        if (answer && (answer.type === 'ack' || answer.type === 'reject' || answer.type === 'session_data')) (done(), resolve(answer))
-        else if (this.closed) (done(), reject(new Error(`link closed (${this.closed.code}) before ${frame.type} ${frame.id} was answered`)))
+        if (answer && (answer.type === 'ack' || answer.type === 'reject' || answer.type === 'session_data')) done(), resolve(answer)
+        else if (this.closed) done(), reject(new Error(`link closed (${this.closed.code}) before ${frame.type} ${frame.id} was answered`))
       }
       const timer = setTimeout(() => (done(), reject(new Error(`${frame.type} ${frame.id} not answered within 5000 ms`))), 5000)
       const done = () => (clearTimeout(timer), this.waiters.delete(check))
@@ -135,7 +144,7 @@ export class FakeRelay {
   waitClosed(timeoutMs = 5000): Promise<{ code: number; reason: string }> {
     return new Promise((resolve, reject) => {
       const check = () => {
-        if (this.closed) (done(), resolve(this.closed))
+        if (this.closed) done(), resolve(this.closed)
       }
       const timer = setTimeout(() => (done(), reject(new Error('link not closed'))), timeoutMs)
       const done = () => (clearTimeout(timer), this.waiters.delete(check))

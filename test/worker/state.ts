@@ -18,10 +18,7 @@ import { contactIdFor } from '../../worker/lib/ids'
 export const db = database(env.DB)
 
 /** Inserts an account directly (no plan cap), as a channel connect would; alpha accounts also start their ramp. */
-export async function addAccount(
-  tenantId: string,
-  a: { id: string; channel: Channel; status?: AccountStatus; identifier?: string }
-): Promise<AccountRef> {
+export async function addAccount(tenantId: string, a: { id: string; channel: Channel; status?: AccountStatus; identifier?: string }): Promise<AccountRef> {
   const status = a.status ?? 'connected'
   const now = Date.now()
   const ok = await insertAccountWithinCap(
@@ -59,7 +56,11 @@ export async function eventsOf(tenantId: string, type?: string): Promise<StoredE
 }
 
 export async function contactRow(tenantId: string, id: string): Promise<ContactRow | undefined> {
-  return db.select().from(contacts).where(and(eq(contacts.tenantId, tenantId), eq(contacts.id, id))).get()
+  return db
+    .select()
+    .from(contacts)
+    .where(and(eq(contacts.tenantId, tenantId), eq(contacts.id, id)))
+    .get()
 }
 
 export async function setContactFlags(id: string, flags: Partial<Pick<ContactRow, 'private' | 'doNotDisturb' | 'optedOut'>>) {
@@ -81,9 +82,12 @@ export async function openWaits(tenantId: string, accountId: string): Promise<nu
 
 /** Resolves once the account's DO holds `n` open waits (polls its in-memory room; a wait registers asynchronously). */
 export async function untilOpenWaits(tenantId: string, accountId: string, n: number): Promise<void> {
-  await vi.waitFor(async () => {
-    if ((await openWaits(tenantId, accountId)) !== n) throw new Error(`waiting for ${n} open waits`)
-  }, { timeout: 5000, interval: 5 })
+  await vi.waitFor(
+    async () => {
+      if ((await openWaits(tenantId, accountId)) !== n) throw new Error(`waiting for ${n} open waits`)
+    },
+    { timeout: 5000, interval: 5 }
+  )
 }
 
 /** Freezes Date (also inside the Durable Objects, which share the test isolate) at `at`; timers stay real. */

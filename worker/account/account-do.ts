@@ -167,7 +167,13 @@ export class AccountObject extends DurableObject<Env> {
   }
 
   /** null when stored; otherwise why not (the hub rejects the frame with it). */
-  async relaySessionWrite(_ref: AccountRef, sid: string, fence: number, clear: boolean, changes: Record<string, string | null>): Promise<SessionWriteRefusal | null> {
+  async relaySessionWrite(
+    _ref: AccountRef,
+    sid: string,
+    fence: number,
+    clear: boolean,
+    changes: Record<string, string | null>
+  ): Promise<SessionWriteRefusal | null> {
     return writeSessionEntries(this.context, sid, fence, clear, changes)
   }
 
@@ -235,4 +241,3 @@ export class AccountObject extends DurableObject<Env> {
     else await this.ctx.storage.setAlarm(next)
   }
 }
-

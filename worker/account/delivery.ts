@@ -8,7 +8,16 @@ import { and, eq } from 'drizzle-orm'
 import { messages } from '../../schema/d1'
 import type { ChannelRuntime, DeliveryResult } from '../channels/contract'
 import { insertEventIfMessage } from '../db/events'
-import { deferAttempt, getMessage, hasQueued, markAttempt, queuedMessages, updateMessageStatus, type MessageWithContact, type StatusChange } from '../db/messages'
+import {
+  deferAttempt,
+  getMessage,
+  hasQueued,
+  markAttempt,
+  queuedMessages,
+  updateMessageStatus,
+  type MessageWithContact,
+  type StatusChange,
+} from '../db/messages'
 import { messageEventFromRow } from '../events/payloads'
 import type { AccountContext } from './context'
 import type { AccountRef } from './storage'

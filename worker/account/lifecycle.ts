@@ -6,14 +6,7 @@
 import type { BatchItem } from 'drizzle-orm/batch'
 import { removeAccountMedia } from '../media/retention'
 import type { AccountStatus, Channel } from '../../schema/d1'
-import {
-  accountStatusUpdate,
-  deleteAccountStatement,
-  getAccount,
-  insertAccountWithinCap,
-  reviveAccountWithinCap,
-  type AccountRow,
-} from '../db/accounts'
+import { accountStatusUpdate, deleteAccountStatement, getAccount, insertAccountWithinCap, reviveAccountWithinCap, type AccountRow } from '../db/accounts'
 import { deleteConnectionConfig } from '../db/channel-connections'
 import type { Db } from '../db/client'
 import { insertEvent } from '../db/events'
@@ -62,7 +55,11 @@ export async function addAccount(db: Db, tenant: Tenant, a: NewAccountInput, now
     return { account: { ...existing, status: 'connecting', statusReason: null, connectedAt: null, updatedAt: now }, created: false }
   }
   const connectedAt = a.status === 'connected' ? now : null
-  const added = await insertAccountWithinCap(db, { tenantId: tenant.id, id: a.id, channel: a.channel, identifier: a.identifier, status: a.status, connectedAt, now }, cap)
+  const added = await insertAccountWithinCap(
+    db,
+    { tenantId: tenant.id, id: a.id, channel: a.channel, identifier: a.identifier, status: a.status, connectedAt, now },
+    cap
+  )
   const account = await getAccount(db, tenant.id, a.id)
   if (account?.channel === a.channel) return { account, created: added }
   if (account) throw new ApiError(409, 'account_exists', `${a.id} is already an account on the ${account.channel} channel`)

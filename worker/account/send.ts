@@ -14,17 +14,7 @@ import { accountEventPayload, limitReachedPayload, messageEventPayload } from '.
 import { planOf } from '../plans'
 import type { AccountContext } from './context'
 import { deliverMessage, DELIVERY_LEASE_MS } from './delivery'
-import {
-  checkSend,
-  countersFor,
-  countSend,
-  EMPTY_GUARD,
-  limitsToFire,
-  OPENER_WINDOW_MS,
-  openerKey,
-  type ContactGuard,
-  type Refusal,
-} from './guards'
+import { checkSend, countersFor, countSend, EMPTY_GUARD, limitsToFire, OPENER_WINDOW_MS, openerKey, type ContactGuard, type Refusal } from './guards'
 import { rampAllowance, rampDay, NEW_RAMP } from './ramp'
 import type { AccountRef } from './storage'
 
@@ -126,7 +116,16 @@ async function failHeld(c: AccountContext, input: SendInput, reason: string, now
   const { ref, contact } = input
   const event = messageEventPayload(
     'message.failed',
-    { id: input.messageId, accountId: ref.accountId, direction: 'outbound', text: input.text, mediaUrl: input.mediaUrl, mediaContentType: input.mediaContentType, status: 'failed', errorMessage: reason },
+    {
+      id: input.messageId,
+      accountId: ref.accountId,
+      direction: 'outbound',
+      text: input.text,
+      mediaUrl: input.mediaUrl,
+      mediaContentType: input.mediaContentType,
+      status: 'failed',
+      errorMessage: reason,
+    },
     { id: contact.id, phone: contact.phone ?? null, name: null },
     ref.channel,
     now

@@ -154,9 +154,7 @@ export class AccountStore {
   }
 
   countOpeners(textHash: string, since: number): number {
-    return this.storage.sql
-      .exec<{ n: number }>('SELECT count(*) AS n FROM openers WHERE text_hash = ? AND at > ?', textHash, since)
-      .one().n
+    return this.storage.sql.exec<{ n: number }>('SELECT count(*) AS n FROM openers WHERE text_hash = ? AND at > ?', textHash, since).one().n
   }
 
   addOpener(textHash: string, contactId: string, at: number, pruneBefore: number): void {
@@ -169,7 +167,12 @@ export class AccountStore {
   }
 
   private timerMap(): Map<TimerName, number> {
-    this.timers ??= new Map(this.storage.sql.exec<{ name: TimerName; due_at: number }>('SELECT name, due_at FROM timers').toArray().map((r) => [r.name, r.due_at]))
+    this.timers ??= new Map(
+      this.storage.sql
+        .exec<{ name: TimerName; due_at: number }>('SELECT name, due_at FROM timers')
+        .toArray()
+        .map((r) => [r.name, r.due_at])
+    )
     return this.timers
   }
 

@@ -24,7 +24,11 @@ export async function tenantAndAccounts(db: Db, tenantId: string): Promise<{ ten
 }
 
 export async function getAccount(db: Db, tenantId: string, id: string): Promise<AccountRow | undefined> {
-  return db.select().from(accounts).where(and(eq(accounts.tenantId, tenantId), eq(accounts.id, id))).get()
+  return db
+    .select()
+    .from(accounts)
+    .where(and(eq(accounts.tenantId, tenantId), eq(accounts.id, id)))
+    .get()
 }
 
 export type NewAccount = {
@@ -102,7 +106,10 @@ export function accountStatusUpdate(db: Db, tenantId: string, id: string, p: Acc
   const values: Partial<AccountRow> = { status: p.status, statusReason: p.reason, updatedAt: p.now }
   if (p.identifier !== undefined) values.identifier = p.identifier
   values.connectedAt = p.status === 'connected' ? (p.connectedAt ?? p.now) : null
-  return db.update(accounts).set(values).where(and(eq(accounts.tenantId, tenantId), eq(accounts.id, id)))
+  return db
+    .update(accounts)
+    .set(values)
+    .where(and(eq(accounts.tenantId, tenantId), eq(accounts.id, id)))
 }
 
 /** Accounts restricted by a safety limit go back to connected when the service lifts the tenant's suspension. */

@@ -50,7 +50,10 @@ export async function dueApprovals(db: Db, now: number, limit: number): Promise<
 export function failHeldMessage(db: Db, tenantId: string, accountId: string, messageId: string, reason: string, event: MessageEvent, now: number) {
   const held = and(eq(messages.id, messageId), eq(messages.status, 'awaiting_approval'))!
   const failed = and(eq(messages.id, messageId), eq(messages.status, 'failed'), eq(messages.errorMessage, reason))!
-  return [updateMessageStatus(db, { status: 'failed', errorCode: null, errorMessage: reason }, now, held), insertEventIfMessage(db, tenantId, accountId, event, now, failed)] as const
+  return [
+    updateMessageStatus(db, { status: 'failed', errorCode: null, errorMessage: reason }, now, held),
+    insertEventIfMessage(db, tenantId, accountId, event, now, failed),
+  ] as const
 }
 
 /**

@@ -10,7 +10,11 @@ import { compiledVariants, placeholders } from './compiled'
 export type ContactRow = typeof contacts.$inferSelect
 
 export async function getContact(db: Db, tenantId: string, id: string): Promise<ContactRow | undefined> {
-  return db.select().from(contacts).where(and(eq(contacts.tenantId, tenantId), eq(contacts.id, id))).get()
+  return db
+    .select()
+    .from(contacts)
+    .where(and(eq(contacts.tenantId, tenantId), eq(contacts.id, id)))
+    .get()
 }
 
 export type ContactSeed = {

@@ -158,7 +158,10 @@ export async function pendingEvents(db: Db, owner: EventOwner, limit: number): P
 
 /** A statement marking events as fanned out. */
 export function markDispatched(db: Db, ids: string[], now: number) {
-  return db.update(events).set({ dispatchedAt: now }).where(and(inArray(events.id, ids), isNull(events.dispatchedAt)))
+  return db
+    .update(events)
+    .set({ dispatchedAt: now })
+    .where(and(inArray(events.id, ids), isNull(events.dispatchedAt)))
 }
 
 export async function eventsByIds(db: Db, ids: string[]): Promise<EventRow[]> {

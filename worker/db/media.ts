@@ -21,7 +21,11 @@ export async function mediaCreatedBefore(db: Db, before: number, limit: number):
 }
 
 export async function mediaOfAccount(db: Db, tenantId: string, accountId: string, limit: number): Promise<MediaRow[]> {
-  return db.select().from(media).where(and(eq(media.tenantId, tenantId), eq(media.accountId, accountId))).limit(limit)
+  return db
+    .select()
+    .from(media)
+    .where(and(eq(media.tenantId, tenantId), eq(media.accountId, accountId)))
+    .limit(limit)
 }
 
 export async function deleteMediaRows(db: Db, ids: string[]): Promise<void> {

@@ -47,29 +47,20 @@ export async function listMessages(db: Db, f: ListFilter): Promise<{ rows: Messa
 }
 
 /** Inbound messages after `afterSeq`, oldest first: what a long-poll wait hands out. */
-export async function inboundAfter(
-  db: Db,
-  tenantId: string,
-  accountIds: string[],
-  afterSeq: number,
-  limit: number
-): Promise<MessageWithContact[]> {
+export async function inboundAfter(db: Db, tenantId: string, accountIds: string[], afterSeq: number, limit: number): Promise<MessageWithContact[]> {
   return selectWithContact(db)
-    .where(
-      and(
-        eq(messages.tenantId, tenantId),
-        inArray(messages.accountId, accountIds),
-        eq(messages.direction, 'inbound'),
-        gt(messages.seq, afterSeq)
-      )
-    )
+    .where(and(eq(messages.tenantId, tenantId), inArray(messages.accountId, accountIds), eq(messages.direction, 'inbound'), gt(messages.seq, afterSeq)))
     .orderBy(asc(messages.seq))
     .limit(limit)
 }
 
 /** The tenant's newest seq (0 when it has none): where a wait without a cursor starts. */
 export async function latestSeq(db: Db, tenantId: string): Promise<number> {
-  const row = await db.select({ seq: max(messages.seq) }).from(messages).where(eq(messages.tenantId, tenantId)).get()
+  const row = await db
+    .select({ seq: max(messages.seq) })
+    .from(messages)
+    .where(eq(messages.tenantId, tenantId))
+    .get()
   return row?.seq ?? 0
 }
 
@@ -163,14 +154,7 @@ export async function findByUpstreamId(
   upstreamId: string
 ): Promise<MessageWithContact | undefined> {
   return selectWithContact(db)
-    .where(
-      and(
-        eq(messages.tenantId, tenantId),
-        eq(messages.accountId, accountId),
-        eq(messages.direction, direction),
-        eq(messages.upstreamId, upstreamId)
-      )
-    )
+    .where(and(eq(messages.tenantId, tenantId), eq(messages.accountId, accountId), eq(messages.direction, direction), eq(messages.upstreamId, upstreamId)))
     .get()
 }
 

@@ -4,7 +4,13 @@ import type { SQLiteColumn, SQLiteTable } from 'drizzle-orm/sqlite-core'
 import type { Db } from './client'
 
 /** Deletes up to `limit` rows of `table` created before `before`; answers how many went. */
-export async function pruneOlderThan(db: Db, table: SQLiteTable, columns: { id: SQLiteColumn; createdAt: SQLiteColumn }, before: number, limit: number): Promise<number> {
+export async function pruneOlderThan(
+  db: Db,
+  table: SQLiteTable,
+  columns: { id: SQLiteColumn; createdAt: SQLiteColumn },
+  before: number,
+  limit: number
+): Promise<number> {
   const oldest = db.select({ id: columns.id }).from(table).where(lt(columns.createdAt, before)).limit(limit)
   const rows = await db.delete(table).where(inArray(columns.id, oldest)).returning({ id: columns.id })
   return rows.length

@@ -50,13 +50,20 @@ export function socialFlowByState(db: Db, stateHash: string): Promise<SocialFlow
 }
 
 export function getSocialFlow(db: Db, tenantId: string, id: string): Promise<SocialFlowRow | undefined> {
-  return db.select().from(socialFlows).where(and(eq(socialFlows.tenantId, tenantId), eq(socialFlows.id, id))).get()
+  return db
+    .select()
+    .from(socialFlows)
+    .where(and(eq(socialFlows.tenantId, tenantId), eq(socialFlows.id, id)))
+    .get()
 }
 
 export type FlowPatch = Partial<Pick<SocialFlowRow, 'status' | 'reason' | 'pages' | 'accountId' | 'expiresAt'>>
 
 export function updateSocialFlow(db: Db, id: string, patch: FlowPatch, now: number) {
-  return db.update(socialFlows).set({ ...patch, updatedAt: now }).where(eq(socialFlows.id, id))
+  return db
+    .update(socialFlows)
+    .set({ ...patch, updatedAt: now })
+    .where(eq(socialFlows.id, id))
 }
 
 export function insertSocialPage(db: Db, row: SocialPageRow) {
@@ -70,7 +77,11 @@ export function insertSocialPage(db: Db, row: SocialPageRow) {
 }
 
 export function getSocialPage(db: Db, tenantId: string, accountId: string): Promise<SocialPageRow | undefined> {
-  return db.select().from(socialPages).where(and(eq(socialPages.tenantId, tenantId), eq(socialPages.accountId, accountId))).get()
+  return db
+    .select()
+    .from(socialPages)
+    .where(and(eq(socialPages.tenantId, tenantId), eq(socialPages.accountId, accountId)))
+    .get()
 }
 
 export function listSocialPages(db: Db, tenantId: string): Promise<SocialPageRow[]> {

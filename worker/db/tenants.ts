@@ -7,7 +7,10 @@ import type { Db } from './client'
 export type Tenant = typeof tenants.$inferSelect
 
 export async function createTenant(db: Db, plan: string, now: number): Promise<Tenant> {
-  const [row] = await db.insert(tenants).values({ id: newId('ten', 20), plan, createdAt: now }).returning()
+  const [row] = await db
+    .insert(tenants)
+    .values({ id: newId('ten', 20), plan, createdAt: now })
+    .returning()
   return row!
 }
 

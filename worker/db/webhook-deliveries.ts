@@ -144,7 +144,14 @@ export async function nextWakeAt(db: Db, owner: EventOwner): Promise<number | nu
   return row?.at ?? null
 }
 
-export type LogFilter = { tenantId: string; webhookId: string; since: number; before?: { createdAt: number; id: string }; status?: DeliveryStatus; limit: number }
+export type LogFilter = {
+  tenantId: string
+  webhookId: string
+  since: number
+  before?: { createdAt: number; id: string }
+  status?: DeliveryStatus
+  limit: number
+}
 
 /** One subscription's log, newest first, one extra row to know whether another page exists. */
 export async function listDeliveries(db: Db, f: LogFilter): Promise<{ rows: DeliveryRow[]; more: boolean }> {

@@ -28,7 +28,9 @@ export async function startReplay(db: Db, webhookId: string, now: number): Promi
     sql`SELECT started_at FROM webhook_replays WHERE webhook_id = ${webhookId} AND finished_at IS NULL AND started_at > ${now - REPLAY_LEASE_MS} LIMIT 1`
   )
   if (running[0]) return { ok: false, reason: 'in_flight', retryAfterS: Math.max(1, Math.ceil((running[0].started_at + REPLAY_LEASE_MS - now) / 1000)) }
-  const oldest = await db.all<{ started_at: number }>(sql`SELECT min(started_at) AS started_at FROM webhook_replays WHERE webhook_id = ${webhookId} AND started_at > ${hourAgo}`)
+  const oldest = await db.all<{ started_at: number }>(
+    sql`SELECT min(started_at) AS started_at FROM webhook_replays WHERE webhook_id = ${webhookId} AND started_at > ${hourAgo}`
+  )
   return { ok: false, reason: 'quota', retryAfterS: Math.max(1, Math.ceil(((oldest[0]?.started_at ?? now) + HOUR_MS - now) / 1000)) }
 }
 

@@ -39,7 +39,9 @@ export async function insertWebhookWithinCap(db: Db, row: NewWebhook & { created
   return inserted.length > 0
 }
 
-export type WebhookPatch = Partial<Pick<WebhookRow, 'name' | 'url' | 'subscribedTo' | 'enabled' | 'retriesEnabled' | 'signingSecret' | 'signingSecretCreatedAt'>>
+export type WebhookPatch = Partial<
+  Pick<WebhookRow, 'name' | 'url' | 'subscribedTo' | 'enabled' | 'retriesEnabled' | 'signingSecret' | 'signingSecretCreatedAt'>
+>
 
 /** A statement (for a D1 batch) changing one subscription. */
 export function updateWebhook(db: Db, tenantId: string, id: string, patch: WebhookPatch, now: number) {

@@ -6,9 +6,17 @@ import { iso } from '../lib/time'
 import { toWireContact, type WireContact } from '../db/wire'
 import { wireMedia, type MediaFacts } from '../db/wire-media'
 
-type MessageFacts = Pick<MessageRow, 'id' | 'accountId' | 'direction' | 'text' | 'status' | 'errorMessage'> & Partial<MediaFacts> & Pick<MessageRow, 'mediaUrl' | 'mediaContentType'>
+type MessageFacts = Pick<MessageRow, 'id' | 'accountId' | 'direction' | 'text' | 'status' | 'errorMessage'> &
+  Partial<MediaFacts> &
+  Pick<MessageRow, 'mediaUrl' | 'mediaContentType'>
 
-export function messageEventPayload(type: MessageEventType, m: MessageFacts, contact: Pick<WireContact, 'id' | 'phone' | 'name'>, channel: string, now: number): MessageEvent {
+export function messageEventPayload(
+  type: MessageEventType,
+  m: MessageFacts,
+  contact: Pick<WireContact, 'id' | 'phone' | 'name'>,
+  channel: string,
+  now: number
+): MessageEvent {
   return {
     event: type,
     created_at: iso(now),

@@ -27,9 +27,7 @@ export async function sha256Hex(input: string): Promise<string> {
 }
 
 export async function hmacSha256Hex(secret: string, message: string): Promise<string> {
-  const key = await crypto.subtle.importKey('raw', encoder.encode(secret), { name: 'HMAC', hash: 'SHA-256' }, false, [
-    'sign',
-  ])
+  const key = await crypto.subtle.importKey('raw', encoder.encode(secret), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign'])
   return toHex(await crypto.subtle.sign('HMAC', key, encoder.encode(message)))
 }
 
@@ -48,9 +46,7 @@ const keyCache = new Map<string, Promise<CryptoKey>>()
 function aesKey(secret: string): Promise<CryptoKey> {
   let key = keyCache.get(secret)
   if (!key) {
-    key = crypto.subtle
-      .digest('SHA-256', encoder.encode(secret))
-      .then((raw) => crypto.subtle.importKey('raw', raw, 'AES-GCM', false, ['encrypt', 'decrypt']))
+    key = crypto.subtle.digest('SHA-256', encoder.encode(secret)).then((raw) => crypto.subtle.importKey('raw', raw, 'AES-GCM', false, ['encrypt', 'decrypt']))
     keyCache.set(secret, key)
   }
   return key

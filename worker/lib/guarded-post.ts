@@ -12,7 +12,11 @@ export type GuardedPostResult =
   /** Any HTTP answer; `location` is set for a redirect. */
   | { kind: 'answered'; status: number; headers: Headers }
 
-export async function guardedPost(url: string, policy: UrlPolicy, init: { headers: Record<string, string>; body: string; timeoutMs: number }): Promise<GuardedPostResult> {
+export async function guardedPost(
+  url: string,
+  policy: UrlPolicy,
+  init: { headers: Record<string, string>; body: string; timeoutMs: number }
+): Promise<GuardedPostResult> {
   const check = checkPublicUrl(url, policy)
   if (!check.ok) return { kind: 'refused', reason: check.reason }
   let res: Response

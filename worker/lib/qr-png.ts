@@ -61,7 +61,12 @@ export async function qrPng(text: string): Promise<Uint8Array> {
   hv.setUint32(0, size)
   hv.setUint32(4, size)
   header.set([1, 0, 0, 0, 0], 8) // bit depth 1, grayscale, deflate, no filter, no interlace
-  const parts = [new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk('IHDR', header), chunk('IDAT', await deflate(raw)), chunk('IEND', new Uint8Array())]
+  const parts = [
+    new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+    chunk('IHDR', header),
+    chunk('IDAT', await deflate(raw)),
+    chunk('IEND', new Uint8Array()),
+  ]
   const png = new Uint8Array(parts.reduce((n, p) => n + p.length, 0))
   let at = 0
   for (const p of parts) {

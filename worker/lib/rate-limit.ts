@@ -9,7 +9,15 @@ import { createMiddleware } from 'hono/factory'
 import type { AppEnv } from '../env'
 import { ApiError } from '../errors'
 
-export type RateLimitName = 'RL_API_KEY' | 'RL_TENANT' | 'RL_INBOUND' | 'RL_CONNECT_NUMBER' | 'RL_CONNECT_TENANT' | 'RL_PAIRING_CODE' | 'RL_WEBHOOK_TEST' | 'RL_AUTH_FAILURES'
+export type RateLimitName =
+  | 'RL_API_KEY'
+  | 'RL_TENANT'
+  | 'RL_INBOUND'
+  | 'RL_CONNECT_NUMBER'
+  | 'RL_CONNECT_TENANT'
+  | 'RL_PAIRING_CODE'
+  | 'RL_WEBHOOK_TEST'
+  | 'RL_AUTH_FAILURES'
 
 /** Mirrors wrangler.toml (a test checks they agree). `periodS` is 10 or 60: the binding offers nothing else. */
 export const RATE_LIMITS: Record<RateLimitName, { limit: number; periodS: 10 | 60; per: string; what: string }> = {

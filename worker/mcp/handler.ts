@@ -66,7 +66,9 @@ export function mcpRoutes(workerFetch: WorkerFetch): Hono<AppEnv> {
 
   // No SSE stream and no sessions: the two MAY-405s of the transport spec.
   mcp.on(['GET', 'DELETE'], '/', (c) =>
-    rpcError(c, new ApiError(405, 'method_not_allowed', `${c.req.method} is not supported: this stateless server answers POST with JSON only`), { Allow: 'POST' })
+    rpcError(c, new ApiError(405, 'method_not_allowed', `${c.req.method} is not supported: this stateless server answers POST with JSON only`), {
+      Allow: 'POST',
+    })
   )
 
   mcp.post('/', refuseKeyInUrl, mcpAuth, requestLimits, async (c) => {

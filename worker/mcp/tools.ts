@@ -14,13 +14,7 @@ import { auditTools } from './tools/audit'
 import { messagingTools } from './tools/messaging'
 import { webhookTools } from './tools/webhooks'
 
-export const TOOLS: readonly ToolSpec[] = [
-  ...messagingTools,
-  ...CHANNELS.flatMap((c) => c.tools),
-  ...PLANNED_TOOLS,
-  ...webhookTools,
-  ...auditTools,
-]
+export const TOOLS: readonly ToolSpec[] = [...messagingTools, ...CHANNELS.flatMap((c) => c.tools), ...PLANNED_TOOLS, ...webhookTools, ...auditTools]
 
 const byName = new Map(TOOLS.map((t) => [t.name, t]))
 

@@ -20,7 +20,13 @@ export async function signedMediaUrl(secret: string, origin: string, mediaId: st
 }
 
 /** Checks a link's query; `now` is injected so expiry is tested without waiting. */
-export async function checkMediaLink(secret: string, mediaId: string, expires: string | undefined, signature: string | undefined, now: number): Promise<LinkCheck> {
+export async function checkMediaLink(
+  secret: string,
+  mediaId: string,
+  expires: string | undefined,
+  signature: string | undefined,
+  now: number
+): Promise<LinkCheck> {
   if (!MEDIA_ID.test(mediaId) || !expires || !/^\d{1,12}$/.test(expires) || !signature) return { ok: false, reason: 'bad_signature' }
   if (!timingSafeEqual(signature, await signatureFor(secret, mediaId, Number(expires)))) return { ok: false, reason: 'bad_signature' }
   if (Number(expires) * 1000 <= now) return { ok: false, reason: 'expired' }

@@ -15,7 +15,10 @@ export async function sweepExpiredMedia(bucket: R2Bucket, db: Db, retentionMs: n
   const rows = await mediaCreatedBefore(db, now - retentionMs, MEDIA_SWEEP_PAGE)
   if (rows.length === 0) return 0
   await bucket.delete(rows.map((r) => mediaKey(r.tenantId, r.accountId, r.id)))
-  await deleteMediaRows(db, rows.map((r) => r.id))
+  await deleteMediaRows(
+    db,
+    rows.map((r) => r.id)
+  )
   return rows.length
 }
 
@@ -26,7 +29,10 @@ export async function removeAccountMedia(bucket: R2Bucket, db: Db, tenantId: str
     const rows = await mediaOfAccount(db, tenantId, accountId, MEDIA_SWEEP_PAGE)
     if (rows.length === 0) break
     await bucket.delete(rows.map((r) => mediaKey(r.tenantId, r.accountId, r.id)))
-    await deleteMediaRows(db, rows.map((r) => r.id))
+    await deleteMediaRows(
+      db,
+      rows.map((r) => r.id)
+    )
     removed += rows.length
   }
   let cursor: string | undefined

@@ -57,7 +57,8 @@ export async function storeUpload(
     size: header(h, UPLOAD_HEADERS.size) ?? header(h, 'content-length'),
     fileName,
   })
-  if (!meta.success) throw new ApiError(400, 'invalid_request', `upload headers: ${meta.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`)
+  if (!meta.success)
+    throw new ApiError(400, 'invalid_request', `upload headers: ${meta.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`)
   const id = await mediaIdFor(scope.tenantId, scope.accountId, upstreamId)
   const row: MediaRow = { id, ...scope, ...meta.data, status: 'stored', reason: null, createdAt: now }
   const relayCap = Number(header(h, UPLOAD_HEADERS.overCap))

@@ -28,7 +28,11 @@ export function resolveAccount(tenant: Tenant, accounts: AccountRow[], accountId
   const account = accounts.find((a) => a.id === accountId)
   if (!account) throw new ApiError(404, 'account_not_found', `No account ${accountId} on this API key`)
   if (account.status === 'restricted') {
-    throw new ApiError(403, 'account_restricted', `Account ${account.id} is restricted${account.statusReason ? ` (${account.statusReason})` : ''} and cannot send`)
+    throw new ApiError(
+      403,
+      'account_restricted',
+      `Account ${account.id} is restricted${account.statusReason ? ` (${account.statusReason})` : ''} and cannot send`
+    )
   }
   if (account.status !== 'connected') {
     throw new ApiError(409, 'account_not_connected', `Account ${account.id} is ${account.status}; it can send once connected`)
@@ -50,7 +54,11 @@ function addressFor(rules: SendRules, to: To): ContactAddress {
     throw new ApiError(400, 'invalid_recipient', 'Name the recipient with to.phone, to.contact_id, to.external_id or to.social_id')
   }
   if (given !== rules.address) {
-    throw new ApiError(400, 'invalid_recipient', `${ADDRESS_MEMBER[given]} does not address people on the ${rules.title}; use ${ADDRESS_MEMBER[rules.address]} or to.contact_id`)
+    throw new ApiError(
+      400,
+      'invalid_recipient',
+      `${ADDRESS_MEMBER[given]} does not address people on the ${rules.title}; use ${ADDRESS_MEMBER[rules.address]} or to.contact_id`
+    )
   }
   return { kind: given, value }
 }
@@ -72,7 +80,11 @@ export async function resolveRecipient(db: Db, tenantId: string, account: Accoun
     const contact = await getContact(db, tenantId, to.contact_id)
     if (!contact) throw new ApiError(404, 'contact_not_found', `No contact ${to.contact_id}`)
     if (contact.channel !== account.channel) {
-      throw new ApiError(422, 'contact_channel_mismatch', `Contact ${contact.id} is on the ${contact.channel} channel, account ${account.id} on ${account.channel}`)
+      throw new ApiError(
+        422,
+        'contact_channel_mismatch',
+        `Contact ${contact.id} is on the ${contact.channel} channel, account ${account.id} on ${account.channel}`
+      )
     }
     if (contact.accountId !== account.id) {
       throw new ApiError(422, 'contact_channel_mismatch', `Contact ${contact.id} belongs to account ${contact.accountId}, not ${account.id}`)

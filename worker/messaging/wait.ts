@@ -64,6 +64,12 @@ export async function waitForInbound(
     stop.abort()
     clientSignal.removeEventListener('abort', onClientGone)
   }
-  const rows = await inboundAfter(db, tenantId, targets.map((a) => a.id), afterSeq, WAIT_BATCH)
+  const rows = await inboundAfter(
+    db,
+    tenantId,
+    targets.map((a) => a.id),
+    afterSeq,
+    WAIT_BATCH
+  )
   return { messages: rows.map(toWireMessage), lastSeq: rows.at(-1)?.message.seq ?? afterSeq }
 }

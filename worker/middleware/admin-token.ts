@@ -18,6 +18,7 @@ export const adminToken = createMiddleware<AppEnv>(async function adminToken(c, 
   }
   refuseThrottled(c)
   const given = /^Bearer\s+(.+)$/i.exec(c.req.header('authorization')?.trim() ?? '')?.[1] ?? ''
-  if (!timingSafeEqual(given, expected)) return authFailed(c, new ApiError(401, 'unauthorized', 'A valid admin token is required (Authorization: Bearer <ADMIN_TOKEN>)'))
+  if (!timingSafeEqual(given, expected))
+    return authFailed(c, new ApiError(401, 'unauthorized', 'A valid admin token is required (Authorization: Bearer <ADMIN_TOKEN>)'))
   await next()
 })

@@ -48,7 +48,10 @@ export class RelayHubDO extends DurableObject<Env> {
     if (request.headers.get('upgrade')?.toLowerCase() !== 'websocket' || !relayId) return new Response('expected a relay WebSocket upgrade', { status: 400 })
     // Budget per relay token (issue 14 §2): a leaked or looping token cannot pile up sockets in the one hub.
     if (openLinks(this.ctx, relayTag(relayId)).length >= RELAY_LINKS_PER_TOKEN) {
-      return Response.json({ success: false, error: `this relay token already has ${RELAY_LINKS_PER_TOKEN} live links`, error_code: 429 }, { status: 429, headers: { 'Retry-After': '10' } })
+      return Response.json(
+        { success: false, error: `this relay token already has ${RELAY_LINKS_PER_TOKEN} live links`, error_code: 429 },
+        { status: 429, headers: { 'Retry-After': '10' } }
+      )
     }
     const pair = new WebSocketPair()
     const [client, server] = [pair[0], pair[1]]
@@ -155,4 +158,3 @@ export class RelayHubDO extends DurableObject<Env> {
     }
   }
 }
-

@@ -105,7 +105,10 @@ export class HubStore {
   }
 
   private rows(query: string, ...bindings: unknown[]): SessionRow[] {
-    return this.storage.sql.exec<Raw>(query, ...bindings).toArray().map(toRow)
+    return this.storage.sql
+      .exec<Raw>(query, ...bindings)
+      .toArray()
+      .map(toRow)
   }
 
   bySid(sid: string): SessionRow | undefined {
@@ -136,7 +139,9 @@ export class HubStore {
   /** Sessions held per relay process, for least-loaded placement. */
   loads(): Map<string, number> {
     const out = new Map<string, number>()
-    for (const r of this.storage.sql.exec<{ instance: string; n: number }>('SELECT instance, count(*) AS n FROM sessions WHERE instance IS NOT NULL GROUP BY instance')) {
+    for (const r of this.storage.sql.exec<{ instance: string; n: number }>(
+      'SELECT instance, count(*) AS n FROM sessions WHERE instance IS NOT NULL GROUP BY instance'
+    )) {
       out.set(r.instance, r.n)
     }
     return out

@@ -35,7 +35,13 @@ function parse(raw: string | ArrayBuffer): { frame: RelayFrame } | { error: stri
   const parsed = RelayFrame.safeParse(json)
   if (parsed.success) return { frame: parsed.data }
   const id = typeof json === 'object' && json !== null && 'id' in json && typeof json.id === 'string' ? json.id : null
-  return { error: parsed.error.issues.slice(0, 2).map((i) => `${i.path.join('.')}: ${i.message}`).join('; '), id }
+  return {
+    error: parsed.error.issues
+      .slice(0, 2)
+      .map((i) => `${i.path.join('.')}: ${i.message}`)
+      .join('; '),
+    id,
+  }
 }
 
 export async function onRelayMessage(c: HubContext, link: Link, raw: string | ArrayBuffer): Promise<void> {
@@ -171,7 +177,11 @@ async function flushInbound(c: HubContext, sid: string): Promise<void> {
   })
   if (!row || accepted.length === 0) return
   try {
-    await accountStub(c.env, row.tenantId, row.accountId).relayInbound(refOf(row), sid, accepted.map((a) => a.frame.message))
+    await accountStub(c.env, row.tenantId, row.accountId).relayInbound(
+      refOf(row),
+      sid,
+      accepted.map((a) => a.frame.message)
+    )
   } catch (err) {
     // Not acked: the relay sends them again after its ack timeout or reconnect.
     c.log('relay frame failed', { sid, type: 'inbound', count: accepted.length, error: String(err) })

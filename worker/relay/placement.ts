@@ -66,7 +66,14 @@ export async function placeWaiting(c: HubContext): Promise<number> {
     sendFrame(link.ws, assignFrame(row))
     // force_new wipes the stored session once; a later move of the same session must resume it instead.
     if (row.forceNew) c.store.clearForceNew(row.sid)
-    c.log('session assigned', { sid: row.sid, tenant: row.tenantId, account: row.accountId, relay: link.att.relayId, instance: link.att.instance, fence: row.fence })
+    c.log('session assigned', {
+      sid: row.sid,
+      tenant: row.tenantId,
+      account: row.accountId,
+      relay: link.att.relayId,
+      instance: link.att.instance,
+      fence: row.fence,
+    })
     placed++
   }
   return placed

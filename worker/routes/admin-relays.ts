@@ -24,7 +24,8 @@ adminRelayRoutes.openapi(
     path: '/',
     tags: ['Admin'],
     summary: 'Issue a relay token',
-    description: 'The token (`rly_` + 40 base62 characters) is in this answer only. Without `tenant_id` the relay serves every tenant that runs no relay of its own; with it, only that tenant.',
+    description:
+      'The token (`rly_` + 40 base62 characters) is in this answer only. Without `tenant_id` the relay serves every tenant that runs no relay of its own; with it, only that tenant.',
     security,
     request: { body: { required: false, content: { 'application/json': { schema: CreateRelayBody } } } },
     responses: { 201: { description: 'The new token', content: { 'application/json': { schema: AdminRelayToken } } }, ...errors([400, 401, 404]) },
@@ -47,7 +48,10 @@ adminRelayRoutes.openapi(
     description:
       'Every relay token that is not revoked, with its scope (the whole service, or one tenant) and the relay processes connected with it now: instance, version, driver, channels, whether it is draining, and the sessions it holds.',
     security,
-    responses: { 200: { description: 'Unrevoked relay tokens and their live connections', content: { 'application/json': { schema: AdminRelayList } } }, ...errors([401]) },
+    responses: {
+      200: { description: 'Unrevoked relay tokens and their live connections', content: { 'application/json': { schema: AdminRelayList } } },
+      ...errors([401]),
+    },
   }),
   async (c) => {
     const [rows, links] = await Promise.all([listRelays(database(c.env.DB)), relayHub(c.env).relayLinks()])

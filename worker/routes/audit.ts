@@ -62,7 +62,14 @@ auditRoutes.openapi(
       throw new ApiError(400, 'invalid_account_id', `This key is limited to ${grant.accounts.join(', ')}: name one in account_id`)
     }
     const accountId = q.account_id ?? grant.accounts?.[0]
-    const { rows, more } = await listAudit(database(c.env.DB), { tenantId: c.get('tenant').id, keyId: q.key_id, accountId, outcome: q.outcome, beforeSeq, limit: q.limit })
+    const { rows, more } = await listAudit(database(c.env.DB), {
+      tenantId: c.get('tenant').id,
+      keyId: q.key_id,
+      accountId,
+      outcome: q.outcome,
+      beforeSeq,
+      limit: q.limit,
+    })
     const last = rows.at(-1)
     return c.json({ entries: rows.map(entry), next_cursor: more && last ? encodeCursor('audit', last.seq) : null }, 200)
   }

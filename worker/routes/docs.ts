@@ -44,7 +44,10 @@ const VERB: Record<string, string> = { get: 'get', post: 'create', put: 'set', p
 
 /** An operation no tool maps to gets a name of the same style from its method and path (`get_openapi_json`). */
 function derivedOperationId(method: string, path: string): string {
-  const words = path.split('/').filter((p) => p && !p.startsWith('{')).map((p) => p.replace(/[^a-z0-9]+/gi, '_'))
+  const words = path
+    .split('/')
+    .filter((p) => p && !p.startsWith('{'))
+    .map((p) => p.replace(/[^a-z0-9]+/gi, '_'))
   return [VERB[method] ?? method, ...words].join('_').toLowerCase()
 }
 
@@ -87,7 +90,10 @@ export function docsPage(doc: OpenAPIObject): string {
       const body = requestBody?.content['application/json']?.schema
       const responses = Object.entries(op.responses ?? {})
         .filter((e): e is [string, ResponseObject] => !isRef(e[1]))
-        .map(([status, r]) => `<details><summary><b>${esc(status)}</b> ${code(r.description ?? '')}</summary><pre>${schemaText(r.content?.['application/json']?.schema ?? null)}</pre></details>`)
+        .map(
+          ([status, r]) =>
+            `<details><summary><b>${esc(status)}</b> ${code(r.description ?? '')}</summary><pre>${schemaText(r.content?.['application/json']?.schema ?? null)}</pre></details>`
+        )
         .join('')
       ops.push(`<section id="${esc(method + path)}"><h3><span class="m ${esc(method)}">${esc(method.toUpperCase())}</span> <code>${esc(path)}</code></h3>
 <p><b>${esc(op.summary ?? '')}</b></p><p>${code(op.description ?? '')}</p>
@@ -101,6 +107,6 @@ body{font:15px/1.5 system-ui,sans-serif;max-width:960px;margin:0 auto;padding:1r
 h1{margin-bottom:0}section{border-top:1px solid #dde;padding:.5rem 0}code{background:#f2f4f8;padding:0 .25rem;border-radius:3px}
 pre{background:#f6f8fa;padding:.5rem;overflow:auto;font-size:12px}.m{display:inline-block;min-width:4.5rem;text-align:center;border-radius:4px;color:#fff;font-size:13px;padding:.1rem .3rem}
 .get{background:#2b7bb9}.post{background:#2f9e44}.put{background:#e67700}.delete{background:#c92a2a}.patch{background:#7048e8}
-</style></head><body><h1>${esc(doc.info.title)}</h1><p>Base URL: <code>${esc(doc.servers?.[0]?.url ?? '/v1')}</code> · <a href="/v1/openapi.json">openapi.json</a></p><p id="terms">${esc(doc.info.license?.name ?? "")}</p>
+</style></head><body><h1>${esc(doc.info.title)}</h1><p>Base URL: <code>${esc(doc.servers?.[0]?.url ?? '/v1')}</code> · <a href="/v1/openapi.json">openapi.json</a></p><p id="terms">${esc(doc.info.license?.name ?? '')}</p>
 <p>${code(doc.info.description ?? '')}</p>${ops.join('\n')}</body></html>`
 }

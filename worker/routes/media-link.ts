@@ -17,7 +17,8 @@ export function mediaLinkRoutes(now: () => number = Date.now) {
   routes.on(['GET', 'HEAD'], '/:mediaId', async (c) => {
     const mediaId = c.req.param('mediaId')
     const check = await checkMediaLink(encryptionKey(c.env), mediaId, c.req.query('expires'), c.req.query('signature'), now())
-    if (!check.ok && check.reason === 'expired') throw new ApiError(410, 'link_expired', 'This media link has expired; GET /v1/media/{id}/link with your API key gives a fresh one')
+    if (!check.ok && check.reason === 'expired')
+      throw new ApiError(410, 'link_expired', 'This media link has expired; GET /v1/media/{id}/link with your API key gives a fresh one')
     if (!check.ok) throw new ApiError(403, 'invalid_signature', 'This media link is not valid (signature mismatch)')
     const row = await getMedia(database(c.env.DB), mediaId)
     if (!row) throw new ApiError(404, 'media_not_found', 'This media is no longer kept')

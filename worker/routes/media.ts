@@ -38,7 +38,10 @@ mediaRoutes.openapi(
       200: { description: 'The whole item', content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } } },
       206: { description: 'The requested byte range' },
       416: { description: 'The range lies outside the item' },
-      ...statusErrors([400, 401, 404, 413], { 404: 'No such media for this key (or no longer kept)', 413: 'Over the size cap: not stored; the error says why' }),
+      ...statusErrors([400, 401, 404, 413], {
+        404: 'No such media for this key (or no longer kept)',
+        413: 'Over the size cap: not stored; the error says why',
+      }),
     },
   }),
   async (c) => {

@@ -44,7 +44,8 @@ for (const decision of ['approve', 'reject'] as const) {
       const tenantId = c.get('tenant').id
       const { id } = c.req.valid('param')
       // An agent's key that holds its first messages must not release them itself.
-      if (c.get('key').approval) throw new ApiError(403, 'key_scope', 'A key whose first messages wait for approval cannot decide them; a full key without approval may')
+      if (c.get('key').approval)
+        throw new ApiError(403, 'key_scope', 'A key whose first messages wait for approval cannot decide them; a full key without approval may')
       const held = await getMessage(db, tenantId, id)
       if (!held) throw new ApiError(404, 'message_not_found', 'No such message on this API key')
       checkAccount(c.get('key'), held.message.accountId)

@@ -1,16 +1,7 @@
 /** /v1/messages (spec 4.2): send, list, long-poll wait, get one. */
 import { createRoute } from '@hono/zod-openapi'
 import { MessagingError } from '../../schema/api/common'
-import {
-  ListMessagesQuery,
-  Message,
-  MessageIdParam,
-  MessageList,
-  SendAccepted,
-  SendMessageBody,
-  WaitQuery,
-  WaitResult,
-} from '../../schema/api/messages'
+import { ListMessagesQuery, Message, MessageIdParam, MessageList, SendAccepted, SendMessageBody, WaitQuery, WaitResult } from '../../schema/api/messages'
 import { sendRulesFor } from '../channels/registry'
 import { accountStub } from '../lib/objects'
 import { urlPolicy } from '../config'
@@ -65,18 +56,27 @@ messagesRoutes.openapi(
       'message (`loop_guard`), and the same first message to more than 5 never-written people within 30 minutes',
       '(`opener_burst`, which suspends sending until the service reviews it). An alpha number warms up: 0 new contacts',
       'on its first two active days, then one more per day up to the cap. `media_url` must be a public https URL',
-    '(private, loopback, link-local and internal addresses are refused). Daily-limit refusals carry `retry_after_s`,',
+      '(private, loopback, link-local and internal addresses are refused). Daily-limit refusals carry `retry_after_s`,',
       'the seconds until the next UTC day. A refused send changes no counter.',
       'A `reply` key may send only to people who wrote to the account within its reply window (default 24 h); a key with',
       'approval on holds a send to someone who never wrote as `awaiting_approval` until the owner decides (docs/agent-safety.md).',
     ].join(' '),
     request: { body: { required: true, content: { 'application/json': { schema: SendMessageBody } } } },
     responses: {
-      202: { description: 'Queued (or, for a key with approval on and a person who never wrote, `awaiting_approval`)', content: { 'application/json': { schema: SendAccepted } } },
+      202: {
+        description: 'Queued (or, for a key with approval on and a person who never wrote, `awaiting_approval`)',
+        content: { 'application/json': { schema: SendAccepted } },
+      },
       ...errors,
-      403: json(MessagingError, '`account_suspended` (after an opener burst), `account_restricted`, or the key\'s `key_scope` (a read key; a reply key outside its window), `key_account`, `key_expired`'),
+      403: json(
+        MessagingError,
+        "`account_suspended` (after an opener burst), `account_restricted`, or the key's `key_scope` (a read key; a reply key outside its window), `key_account`, `key_expired`"
+      ),
       409: json(MessagingError, '`no_connected_account` or `account_not_connected`'),
-      422: json(MessagingError, '`contact_channel_mismatch`, `contact_do_not_disturb`, `contact_opted_out`, `contact_private`, `beta_requires_existing_contact`'),
+      422: json(
+        MessagingError,
+        '`contact_channel_mismatch`, `contact_do_not_disturb`, `contact_opted_out`, `contact_private`, `beta_requires_existing_contact`'
+      ),
       429: json(MessagingError, '`daily_send_cap`, `new_contact_cap`, `loop_guard` or `opener_burst`'),
     },
   }),
@@ -99,14 +99,27 @@ messagesRoutes.openapi(
     const { known, lastInboundAt, ...contact } = await resolveRecipient(db, tenant.id, account, channel, body.to)
     noteAudit(c, { contactId: contact.id })
     if (grant.scope === 'reply') checkReplyWindow(grant, lastInboundAt, Date.now())
-    await channel.checkSend?.({ env: c.env, db, account, contact: { id: contact.id, known, hasInbound: contact.hasInbound, lastInboundAt }, mediaUrl: body.media_url ?? null, now: Date.now() })
+    await channel.checkSend?.({
+      env: c.env,
+      db,
+      account,
+      contact: { id: contact.id, known, hasInbound: contact.hasInbound, lastInboundAt },
+      mediaUrl: body.media_url ?? null,
+      now: Date.now(),
+    })
     const messageId = newId('msg')
     noteAudit(c, { messageId })
     const mediaUrl = body.media_url ?? null
     const mediaContentType = body.media_url ? contentTypeFromUrl(body.media_url) : null
     if (grant.approval && !contact.hasInbound) {
       const { hasInbound: _, ...seed } = contact
-      await holdMessage(c.env, db, c.req.url, { tenantId: tenant.id, account, contact: seed, grant, messageId, text: body.text, mediaUrl, mediaContentType }, Date.now())
+      await holdMessage(
+        c.env,
+        db,
+        c.req.url,
+        { tenantId: tenant.id, account, contact: seed, grant, messageId, text: body.text, mediaUrl, mediaContentType },
+        Date.now()
+      )
       noteAudit(c, { code: 'awaiting_approval' })
       return c.json({ message_id: messageId, status: 'awaiting_approval' as const }, 202)
     }
@@ -151,7 +164,10 @@ messagesRoutes.openapi(
     })
     const last = rows.at(-1)
     const sign = mediaSigner(c.env, Date.now())
-    return c.json({ messages: await signMessages(sign, rows.map(toWireMessage)), next_cursor: more && last ? encodeCursor('list', last.message.seq) : null }, 200)
+    return c.json(
+      { messages: await signMessages(sign, rows.map(toWireMessage)), next_cursor: more && last ? encodeCursor('list', last.message.seq) : null },
+      200
+    )
   }
 )
 

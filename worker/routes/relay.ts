@@ -29,7 +29,8 @@ relayRoutes.put('/media/:sid/:upstreamId', async (c) => {
   const relay = await relayOf(c)
   const fence = Number(c.req.header(UPLOAD_HEADERS.fence))
   const { sid, upstreamId } = c.req.param()
-  if (!Number.isInteger(fence) || fence < 1 || sid.length > 64 || upstreamId.length > 256) throw new ApiError(400, 'invalid_request', `${UPLOAD_HEADERS.fence} must name the session's fence`)
+  if (!Number.isInteger(fence) || fence < 1 || sid.length > 64 || upstreamId.length > 256)
+    throw new ApiError(400, 'invalid_request', `${UPLOAD_HEADERS.fence} must name the session's fence`)
   const scope = await relayHub(c.env).mediaUploadScope(relay.id, relay.tenantId, sid, fence)
   // The same answer as a frame for a session the relay does not hold: it stops the session, the upload is dropped.
   if (!scope) throw new ApiError(409, 'stale_fence', 'this relay does not hold the session under that fence')

@@ -51,7 +51,10 @@ webhookOperationsRoutes.openapi(
     description:
       'POSTs a sample payload of the chosen event (default message.delivered) exactly as a real delivery would be sent, signed when signing is on, with `X-Webhook-Test: true`. It is sent even when the subscription is switched off or its URL is paused, is not retried, and never changes health counters. A failed test still answers 200, with `delivered: false` and the failure.',
     request: { params: WebhookIdParam, body: { required: false, content: { 'application/json': { schema: TestWebhookBody } } } },
-    responses: { 200: { description: 'The test outcome', content: { 'application/json': { schema: TestWebhookResult } } }, ...errors([400, 401, 403, 404, 429]) },
+    responses: {
+      200: { description: 'The test outcome', content: { 'application/json': { schema: TestWebhookResult } } },
+      ...errors([400, 401, 403, 404, 429]),
+    },
   }),
   async (c) => {
     const tenant = c.get('tenant')
@@ -160,7 +163,8 @@ webhookOperationsRoutes.openapi(
     path: '/{webhookId}/signing-secret',
     tags: ['Webhooks'],
     summary: 'Mint or rotate the signing secret (tool rotate_webhook_signing_secret)',
-    description: 'Turns signing on with a new secret (`whsec_…`), returned here. A previous secret stops being used at once: deliveries sent after this answer are signed with the new one.',
+    description:
+      'Turns signing on with a new secret (`whsec_…`), returned here. A previous secret stops being used at once: deliveries sent after this answer are signed with the new one.',
     request: { params: WebhookIdParam },
     responses: { 200: { description: 'The new secret', content: { 'application/json': { schema: SigningSecretAnswer } } }, ...errors([401, 403, 404]) },
   }),
@@ -213,7 +217,14 @@ webhookOperationsRoutes.openapi(
     const q = c.req.valid('query')
     const before = q.cursor === undefined ? undefined : decodeLogCursor(q.cursor)
     if (before === null) throw new ApiError(400, 'invalid_cursor', 'cursor is not a next_cursor of this log')
-    const { rows, more } = await listDeliveries(db, { tenantId: tenant.id, webhookId: row.id, since: Date.now() - RETENTION_MS, before, status: q.status, limit: q.limit })
+    const { rows, more } = await listDeliveries(db, {
+      tenantId: tenant.id,
+      webhookId: row.id,
+      since: Date.now() - RETENTION_MS,
+      before,
+      status: q.status,
+      limit: q.limit,
+    })
     const last = rows.at(-1)
     return c.json(
       { success: true as const, webhook_id: String(position), deliveries: rows.map(toWireDelivery), next_cursor: more && last ? encodeLogCursor(last) : null },
@@ -257,11 +268,22 @@ webhookOperationsRoutes.openapi(
         started.retryAfterS
       )
     }
-    const { queued, alreadyDelivered, inFlight, nextSince } = await replayWindow(c.env, db, row, { since, until, includeDelivered: body.include_delivered }, now).finally(() =>
-      finishReplay(db, started.id, Date.now())
-    )
+    const { queued, alreadyDelivered, inFlight, nextSince } = await replayWindow(
+      c.env,
+      db,
+      row,
+      { since, until, includeDelivered: body.include_delivered },
+      now
+    ).finally(() => finishReplay(db, started.id, Date.now()))
     return c.json(
-      { success: true as const, webhook_id: String(position), queued, already_delivered: alreadyDelivered, in_flight: inFlight, next_since: isoOrNull(nextSince) },
+      {
+        success: true as const,
+        webhook_id: String(position),
+        queued,
+        already_delivered: alreadyDelivered,
+        in_flight: inFlight,
+        next_since: isoOrNull(nextSince),
+      },
       200
     )
   }

@@ -67,7 +67,8 @@ webhooksRoutes.openapi(
     path: '/',
     tags: ['Webhooks'],
     summary: 'List webhook subscriptions (tool list_webhooks)',
-    description: 'In creation order; `id` is the position in this list and shifts when an earlier subscription is deleted, so address subscriptions by name. Signing secrets are never listed.',
+    description:
+      'In creation order; `id` is the position in this list and shifts when an earlier subscription is deleted, so address subscriptions by name. Signing secrets are never listed.',
     responses: { 200: { description: 'The subscriptions', content: { 'application/json': { schema: WebhookList } } }, ...errors([401, 403]) },
   }),
   async (c) => {
@@ -162,7 +163,10 @@ webhooksRoutes.openapi(
     description:
       'Give at least one of `url`, `subscribed_to`, `name`; `retries_enabled` and `enabled` may come along. Omitted fields keep their values. A new `url` also resumes delivery if that URL was paused. Signing is managed under /signing-secret.',
     request: { params: WebhookIdParam, body: { required: true, content: { 'application/json': { schema: UpdateWebhookBody } } } },
-    responses: { 200: { description: 'The updated subscription', content: { 'application/json': { schema: WebhookAnswer } } }, ...errors([400, 401, 403, 404, 409]) },
+    responses: {
+      200: { description: 'The updated subscription', content: { 'application/json': { schema: WebhookAnswer } } },
+      ...errors([400, 401, 403, 404, 409]),
+    },
   }),
   async (c) => {
     const body = c.req.valid('json')

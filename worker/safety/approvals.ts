@@ -53,7 +53,13 @@ export async function holdMessage(env: Env, db: Db, requestUrl: string, h: HoldI
     errorMessage: null,
   }
   const event = {
-    ...messageEventPayload('message.approval_required', message, { id: h.contact.id, phone: h.contact.phone ?? null, name: h.contact.name ?? null }, h.account.channel, now),
+    ...messageEventPayload(
+      'message.approval_required',
+      message,
+      { id: h.contact.id, phone: h.contact.phone ?? null, name: h.contact.name ?? null },
+      h.account.channel,
+      now
+    ),
     approval: { ...links, expires_at: iso(expiresAt), key_id: h.grant.id, key_label: h.grant.label },
   }
   await commitEvents(env, db, [

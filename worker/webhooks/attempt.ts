@@ -48,13 +48,22 @@ export async function runAttempt(env: Env, db: Db, t: AttemptTarget): Promise<At
       policy: urlPolicy(env),
     })
   } catch (err) {
-    outcome = { ok: false, statusCode: null, failureType: 'unknown', message: `delivery failed: ${err instanceof Error ? err.message : String(err)}`, durationMs: 0 }
+    outcome = {
+      ok: false,
+      statusCode: null,
+      failureType: 'unknown',
+      message: `delivery failed: ${err instanceof Error ? err.message : String(err)}`,
+      durationMs: 0,
+    }
   }
   const now = Date.now()
   const { tenantId, url } = t.webhook
   if (outcome.ok) {
     return {
-      statements: [finishAttempt(db, t.deliveryId, t.attempt, { status: 'delivered', statusCode: outcome.statusCode }, now), recordSuccess(db, tenantId, url, now)],
+      statements: [
+        finishAttempt(db, t.deliveryId, t.attempt, { status: 'delivered', statusCode: outcome.statusCode }, now),
+        recordSuccess(db, tenantId, url, now),
+      ],
       nextAttemptAt: null,
     }
   }
@@ -64,10 +73,22 @@ export async function runAttempt(env: Env, db: Db, t: AttemptTarget): Promise<At
       db,
       t.deliveryId,
       t.attempt,
-      { status: next === null ? 'failed' : 'pending', statusCode: outcome.statusCode, failureType: outcome.failureType, error: outcome.message, nextAttemptAt: next },
+      {
+        status: next === null ? 'failed' : 'pending',
+        statusCode: outcome.statusCode,
+        failureType: outcome.failureType,
+        error: outcome.message,
+        nextAttemptAt: next,
+      },
       now
     ),
-    recordFailure(db, tenantId, url, { statusCode: outcome.statusCode, failureType: outcome.failureType, message: outcome.message, gone: outcome.gone ?? false, pause: PAUSE_RULE }, now),
+    recordFailure(
+      db,
+      tenantId,
+      url,
+      { statusCode: outcome.statusCode, failureType: outcome.failureType, message: outcome.message, gone: outcome.gone ?? false, pause: PAUSE_RULE },
+      now
+    ),
   ]
   return { statements, nextAttemptAt: next }
 }

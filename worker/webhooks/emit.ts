@@ -11,7 +11,10 @@ import { eventsWritten, type EventOwner } from '../db/events'
 export async function commitEvents<U extends BatchItem<'sqlite'>, T extends Readonly<[U, ...U[]]>>(env: Env, db: Db, statements: T): Promise<BatchResponse<T>> {
   const results = await db.batch(statements)
   // Only events written undispatched wait for a fan-out; one nobody subscribes to needs no notice.
-  await notifyOwners(env, eventsWritten(statements, results).filter((e) => e.dispatchedAt === null))
+  await notifyOwners(
+    env,
+    eventsWritten(statements, results).filter((e) => e.dispatchedAt === null)
+  )
   return results
 }
 
@@ -23,7 +26,9 @@ export async function notifyOwners(env: Env, owners: Array<EventOwner | undefine
     [...unique.values()].map((o) =>
       accountStub(env, o.tenantId, o.accountId)
         .eventsAdded(o)
-        .catch((err: unknown) => console.error(JSON.stringify({ msg: 'webhook fan-out notice failed; the sweeper will pick it up', owner: o, error: String(err) })))
+        .catch((err: unknown) =>
+          console.error(JSON.stringify({ msg: 'webhook fan-out notice failed; the sweeper will pick it up', owner: o, error: String(err) }))
+        )
     )
   )
 }

@@ -175,7 +175,8 @@ export class WebhookOutbox {
     if (!webhooksEnabled) return { status: 'skipped', notSent: true, error: 'not sent: webhooks are switched off for this account' }
     if (!sub.enabled) return { status: 'skipped', notSent: true, error: 'not sent: the subscription is switched off' }
     if (!event || !isEventType(event.type)) return { status: 'failed', notSent: true, error: 'not sent: the event is older than the 7-day retention' }
-    if (!subscribedTo(sub).includes(event.type)) return { status: 'skipped', notSent: true, error: 'not sent: the subscription no longer subscribes to this event' }
+    if (!subscribedTo(sub).includes(event.type))
+      return { status: 'skipped', notSent: true, error: 'not sent: the subscription no longer subscribes to this event' }
     if (health.get(sub.url)?.isDisabled) return { status: 'paused', notSent: true, error: PAUSED_MESSAGE }
     return { deliveryId: row.id, attempt: row.attempts, cycleStart: row.cycleStart, webhook: sub, eventType: event.type, payload: event.payload }
   }

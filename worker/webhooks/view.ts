@@ -38,7 +38,12 @@ export function toWireHealth(h: HealthRow | undefined): z.infer<typeof WebhookHe
     disabled_reason: h.disabledReason,
     last_failure:
       h.lastFailureType !== null
-        ? { timestamp: isoOrNull(h.lastFailureAt), status_code: h.lastFailureStatus, failure_type: h.lastFailureType, error_message: h.lastFailureMessage ?? '' }
+        ? {
+            timestamp: isoOrNull(h.lastFailureAt),
+            status_code: h.lastFailureStatus,
+            failure_type: h.lastFailureType,
+            error_message: h.lastFailureMessage ?? '',
+          }
         : null,
     last_success_at: isoOrNull(h.lastSuccessAt),
     created_at: iso(h.createdAt),

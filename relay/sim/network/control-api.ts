@@ -19,7 +19,14 @@ const E164 = z.string().regex(/^\+[1-9]\d{6,14}$/, 'must be E.164, e.g. +1555123
 const LinkBody = z.object({
   passkey: z.boolean().default(false),
   contacts: z
-    .array(z.object({ phone: E164, name: z.string().max(200).nullable().default(null), lid: z.string().max(100).nullable().default(null), has_chat: z.boolean().default(false) }))
+    .array(
+      z.object({
+        phone: E164,
+        name: z.string().max(200).nullable().default(null),
+        lid: z.string().max(100).nullable().default(null),
+        has_chat: z.boolean().default(false),
+      })
+    )
     .max(20_000)
     .default([]),
 })
@@ -77,14 +84,27 @@ export async function handleControl(net: SimNetwork, req: IncomingMessage, res: 
         return reply(res, 200, net.known(phone).view())
       case 'POST link': {
         const b = parse(LinkBody, await readJson(req))
-        return reply(res, 200, net.link(phone, { passkey: b.passkey, contacts: b.contacts.map((c) => ({ phone: c.phone, name: c.name, lid: c.lid, hasChat: c.has_chat })) }))
+        return reply(
+          res,
+          200,
+          net.link(phone, { passkey: b.passkey, contacts: b.contacts.map((c) => ({ phone: c.phone, name: c.name, lid: c.lid, hasChat: c.has_chat })) })
+        )
       }
       case 'POST inbound': {
         const b = parse(InboundBody, await readJson(req))
         const attachment = b.media
-          ? { contentType: b.media.content_type, fileName: b.media.file_name ?? null, bytes: Buffer.from(b.media.data_base64, 'base64'), voiceNote: b.media.voice_note }
+          ? {
+              contentType: b.media.content_type,
+              fileName: b.media.file_name ?? null,
+              bytes: Buffer.from(b.media.data_base64, 'base64'),
+              voiceNote: b.media.voice_note,
+            }
           : undefined
-        return reply(res, 200, net.inbound(phone, { from: b.from, text: b.text, name: b.name ?? null, mediaUrl: b.media_url ?? null, lid: b.lid ?? null, attachment }))
+        return reply(
+          res,
+          200,
+          net.inbound(phone, { from: b.from, text: b.text, name: b.name ?? null, mediaUrl: b.media_url ?? null, lid: b.lid ?? null, attachment })
+        )
       }
       case 'POST receipt': {
         const b = parse(ReceiptBody, await readJson(req))

@@ -193,7 +193,10 @@ export class SimNetwork {
     return { linked: true, passkey_required: false }
   }
 
-  inbound(number: string, m: { from: string; text: string; name: string | null; mediaUrl: string | null; lid: string | null; attachment?: SimAttachment }): { id: string } {
+  inbound(
+    number: string,
+    m: { from: string; text: string; name: string | null; mediaUrl: string | null; lid: string | null; attachment?: SimAttachment }
+  ): { id: string } {
     const p = this.known(number)
     if (!p.linked) throw new SimError(409, `${number} has no linked device`)
     if (m.lid) p.lidToPhone.set(m.lid, m.from)
@@ -250,6 +253,15 @@ export class SimNetwork {
 
 function guessType(url: string): string | null {
   const ext = url.split('?')[0]?.split('.').at(-1)?.toLowerCase()
-  const types: Record<string, string> = { jpg: 'image/jpeg', jpeg: 'image/jpeg', png: 'image/png', gif: 'image/gif', mp4: 'video/mp4', ogg: 'audio/ogg', mp3: 'audio/mpeg', pdf: 'application/pdf' }
+  const types: Record<string, string> = {
+    jpg: 'image/jpeg',
+    jpeg: 'image/jpeg',
+    png: 'image/png',
+    gif: 'image/gif',
+    mp4: 'video/mp4',
+    ogg: 'audio/ogg',
+    mp3: 'audio/mpeg',
+    pdf: 'application/pdf',
+  }
   return (ext && types[ext]) || null
 }

@@ -42,13 +42,15 @@ export async function startSimNetwork(opts: { host?: string; port?: number; timi
         close: (code, reason) => ws.close(code, reason),
       }
       ws.on('message', (data) => {
-        const parsed = ClientMsg.safeParse((() => {
-          try {
-            return JSON.parse(String(data))
-          } catch {
-            return null
-          }
-        })())
+        const parsed = ClientMsg.safeParse(
+          (() => {
+            try {
+              return JSON.parse(String(data))
+            } catch {
+              return null
+            }
+          })()
+        )
         if (!parsed.success) return ws.close(4400, 'bad device message')
         bound = network.onDevice(conn, bound, parsed.data)
       })

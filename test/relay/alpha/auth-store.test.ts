@@ -17,7 +17,11 @@ function everyKeyType(): SignalDataSet {
     'sender-key': { 'group@g.us::15551234567::0': new Uint8Array([9, 8, 7]) },
     'sender-key-memory': { 'group@g.us': { '15551234567:0@s.whatsapp.net': true } },
     'app-state-sync-key': {
-      'AAAAAQ==': proto.Message.AppStateSyncKeyData.fromObject({ keyData: Buffer.alloc(32, 7), fingerprint: { rawId: 5, currentIndex: 1, deviceIndexes: [0, 1] }, timestamp: 1_700_000_000 }),
+      'AAAAAQ==': proto.Message.AppStateSyncKeyData.fromObject({
+        keyData: Buffer.alloc(32, 7),
+        fingerprint: { rawId: 5, currentIndex: 1, deviceIndexes: [0, 1] },
+        timestamp: 1_700_000_000,
+      }),
     },
     'app-state-sync-version': { regular: { version: 3, hash: Buffer.alloc(128, 1), indexValueMap: { 'a/b+c=': { valueMac: Buffer.alloc(32, 4) } } } },
     'lid-mapping': { '15551234567': '99000000000777', '99000000000777_reverse': '15551234567' },
@@ -84,11 +88,7 @@ describe('alpha auth store', () => {
     const release = store.holdWrites()
     const first = auth.state.keys.set({ session: { a: new Uint8Array([1]) } })
     await new Promise((r) => setImmediate(r))
-    const more = [
-      auth.state.keys.set({ session: { b: new Uint8Array([2]) } }),
-      auth.state.keys.set({ session: { c: new Uint8Array([3]) } }),
-      auth.saveCreds(),
-    ]
+    const more = [auth.state.keys.set({ session: { b: new Uint8Array([2]) } }), auth.state.keys.set({ session: { c: new Uint8Array([3]) } }), auth.saveCreds()]
     release()
     await Promise.all([first, ...more])
     expect(store.writes.map((w) => [...w.keys()].sort())).toEqual([['session/a'], ['creds', 'session/b', 'session/c']])

@@ -107,7 +107,12 @@ describe('link previews on a real Baileys socket', () => {
     const auth = { creds: initAuthCreds(), keys: { get: async () => ({}), set: async () => undefined } }
     auth.creds.me = { id: '15551234567:12@s.whatsapp.net', name: 'Phone' }
     const sock = makeWASocket({
-      ...baileysConfig({ auth, logger: pino({ level: 'silent' }), getMessage: async () => undefined, msgRetryCounterCache: { get: () => undefined, set: () => undefined, del: () => undefined, flushAll: () => undefined } }),
+      ...baileysConfig({
+        auth,
+        logger: pino({ level: 'silent' }),
+        getMessage: async () => undefined,
+        msgRetryCounterCache: { get: () => undefined, set: () => undefined, del: () => undefined, flushAll: () => undefined },
+      }),
       waWebSocketUrl: wsUrl,
       connectTimeoutMs: 2_000,
     })

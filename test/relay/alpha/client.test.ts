@@ -397,7 +397,11 @@ describe('alpha web client version', () => {
     expect(fetchVersion).toHaveBeenCalledTimes(CLIENT_OUTDATED_CLOSES_MAX)
     h.sockets.latest.failure(405)
     await settle()
-    expect(h.lastState()).toEqual({ state: 'disconnected', problem: 'client_outdated', message: expect.stringMatching(/405.*upgrade @whiskeysockets\/baileys/) })
+    expect(h.lastState()).toEqual({
+      state: 'disconnected',
+      problem: 'client_outdated',
+      message: expect.stringMatching(/405.*upgrade @whiskeysockets\/baileys/),
+    })
     const made = h.sockets.sockets.length
     await vi.advanceTimersByTimeAsync(10 * MAX_RECONNECT_MS)
     expect(h.sockets.sockets).toHaveLength(made)

@@ -41,7 +41,10 @@ describe('alpha inbound messages', () => {
 
   it('keys a phone-addressed message by the LID from its envelope', async () => {
     const h = await connected()
-    await h.sockets.latest.receive([incoming({ key: { remoteJid: '15550000777@s.whatsapp.net', remoteJidAlt: '99000000000777@lid', addressingMode: 'pn' } })], 'notify')
+    await h.sockets.latest.receive(
+      [incoming({ key: { remoteJid: '15550000777@s.whatsapp.net', remoteJidAlt: '99000000000777@lid', addressingMode: 'pn' } })],
+      'notify'
+    )
     await settle()
     expect(h.inbound[0]!.from).toMatchObject({ id: '99000000000777@lid', lid: '99000000000777@lid', phone: '+15550000777' })
   })
@@ -109,7 +112,10 @@ describe('alpha inbound messages', () => {
   it('delivers inbound media as its caption, without a media URL', async () => {
     const h = await connected()
     await h.sockets.latest.receive(
-      [incoming({ message: { imageMessage: { caption: 'the receipt', mimetype: 'image/jpeg' } } }), incoming({ message: { audioMessage: { ptt: true, seconds: 4 } } })],
+      [
+        incoming({ message: { imageMessage: { caption: 'the receipt', mimetype: 'image/jpeg' } } }),
+        incoming({ message: { audioMessage: { ptt: true, seconds: 4 } } }),
+      ],
       'notify'
     )
     await settle()
@@ -136,7 +142,9 @@ describe('alpha inbound media', () => {
       'notify'
     )
     await settle()
-    const seen = h.inbound.map((m) => (m.attachment ? { kind: m.attachment.kind, type: m.attachment.contentType, name: m.attachment.fileName, size: m.attachment.declaredSize } : null))
+    const seen = h.inbound.map((m) =>
+      m.attachment ? { kind: m.attachment.kind, type: m.attachment.contentType, name: m.attachment.fileName, size: m.attachment.declaredSize } : null
+    )
     expect(seen).toEqual([
       { kind: 'image', type: 'image/jpeg', name: null, size: 1234 },
       { kind: 'voice_note', type: 'audio/ogg; codecs=opus', name: null, size: null },
@@ -218,7 +226,10 @@ describe('alpha creds and logs', () => {
 
   it('never writes message text to the logs, even at trace level', async () => {
     const h = await connected({ logLevel: 'trace' })
-    await h.sockets.latest.receive([incoming({ text: 'my secret pin is 4711' }), incoming({ message: { imageMessage: { caption: 'secret caption 4711' } } })], 'notify')
+    await h.sockets.latest.receive(
+      [incoming({ text: 'my secret pin is 4711' }), incoming({ message: { imageMessage: { caption: 'secret caption 4711' } } })],
+      'notify'
+    )
     await h.connector.send({ messageId: 'msg_1', to: { phone: '+15550000777', peerId: null }, text: 'reply with secret 4711', mediaUrl: null })
     await settle()
     expect(h.inbound).toHaveLength(2)

@@ -44,7 +44,14 @@ export type Harness = Awaited<ReturnType<typeof harness>>
 const builtInVersion: FetchVersion = async () => ({ version: [2, 3000, 1], isLatest: false })
 
 export async function harness(
-  opts: { linkMethod?: LinkMethod; forceNew?: boolean; store?: SealedSessionStore; fetchMedia?: FetchMedia; fetchVersion?: FetchVersion; logLevel?: pino.Level } = {}
+  opts: {
+    linkMethod?: LinkMethod
+    forceNew?: boolean
+    store?: SealedSessionStore
+    fetchMedia?: FetchMedia
+    fetchVersion?: FetchVersion
+    logLevel?: pino.Level
+  } = {}
 ) {
   const sockets = fakeSockets()
   const states: SessionState[] = []

@@ -129,7 +129,9 @@ describe('alpha linking with a pairing code', () => {
     await settle()
     expect(h.sockets.latest.pairingCodeRequests).toEqual([DIGITS])
     const codes = h.states.filter((s) => s.state === 'pairing_code')
-    expect(codes).toEqual([{ state: 'pairing_code', code: expect.stringMatching(/^[1-9A-HJ-NP-TV-Z]{8}$/), expiresAt: t0 + QR_FIRST_TTL_MS + 3 * QR_NEXT_TTL_MS }])
+    expect(codes).toEqual([
+      { state: 'pairing_code', code: expect.stringMatching(/^[1-9A-HJ-NP-TV-Z]{8}$/), expiresAt: t0 + QR_FIRST_TTL_MS + 3 * QR_NEXT_TTL_MS },
+    ])
     expect(h.states.some((s) => s.state === 'qr_pending')).toBe(false)
   })
 

@@ -69,7 +69,17 @@ async function refusal(p: Promise<unknown>): Promise<SendError> {
 describe('outbound media fetch', () => {
   it('refuses every URL that is not a public https URL before connecting anywhere', async () => {
     const fetchMedia = makeMediaFetcher()
-    for (const url of ['http://example.com/a.jpg', 'file:///etc/passwd', '/etc/passwd', 'data:image/png;base64,AAAA', 'https://127.0.0.1/a.jpg', 'https://[::1]/a', 'https://localhost/a.jpg', 'https://metadata.google.internal/x', 'https://169.254.169.254/x']) {
+    for (const url of [
+      'http://example.com/a.jpg',
+      'file:///etc/passwd',
+      '/etc/passwd',
+      'data:image/png;base64,AAAA',
+      'https://127.0.0.1/a.jpg',
+      'https://[::1]/a',
+      'https://localhost/a.jpg',
+      'https://metadata.google.internal/x',
+      'https://169.254.169.254/x',
+    ]) {
       const err = await refusal(fetchMedia(url))
       expect(err.code, url).toBe('media_url_refused')
     }

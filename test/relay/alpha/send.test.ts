@@ -95,11 +95,20 @@ describe('alpha send with media', () => {
 
     const doc = await connected(media('application/pdf', 'invoice.pdf'))
     await doc.connector.send(message({ text: 'Invoice attached', mediaUrl: 'https://cdn.example.com/invoice.pdf' }))
-    expect(doc.sockets.latest.sent[0]!.content).toEqual({ document: Buffer.from('bytes'), mimetype: 'application/pdf', fileName: 'invoice.pdf', caption: 'Invoice attached' })
+    expect(doc.sockets.latest.sent[0]!.content).toEqual({
+      document: Buffer.from('bytes'),
+      mimetype: 'application/pdf',
+      fileName: 'invoice.pdf',
+      caption: 'Invoice attached',
+    })
 
     const unknown = await connected(media(null))
     await unknown.connector.send(message({ text: '', mediaUrl: 'https://cdn.example.com/blob' }))
-    expect(unknown.sockets.latest.sent[0]!.content).toMatchObject({ document: Buffer.from('bytes'), mimetype: 'application/octet-stream', fileName: 'attachment' })
+    expect(unknown.sockets.latest.sent[0]!.content).toMatchObject({
+      document: Buffer.from('bytes'),
+      mimetype: 'application/octet-stream',
+      fileName: 'attachment',
+    })
   })
 
   it('sends Ogg audio as a voice note after its text, and reports the voice note id', async () => {
@@ -206,7 +215,12 @@ describe('alpha media types', () => {
     const h = await connected(media(type, 'song.bin'))
     await h.connector.send(message({ text: 'the song', mediaUrl: 'https://cdn.example.com/song.bin' }))
     expect(h.sockets.latest.sent).toHaveLength(1)
-    expect(h.sockets.latest.sent[0]!.content).toEqual({ document: Buffer.from('bytes'), mimetype: type.split(';')[0], fileName: 'song.bin', caption: 'the song' })
+    expect(h.sockets.latest.sent[0]!.content).toEqual({
+      document: Buffer.from('bytes'),
+      mimetype: type.split(';')[0],
+      fileName: 'song.bin',
+      caption: 'the song',
+    })
   })
 })
 
@@ -224,7 +238,11 @@ describe('alpha sends while restricted from new chats (463)', () => {
     expect(sock.sent.map((c) => c.jid)).toEqual(['15550000777@s.whatsapp.net'])
 
     const err = await sendError(h.connector.send(message({ messageId: 'msg_new', to: { phone: '+15550000888', peerId: null } })))
-    expect(err).toMatchObject({ code: 'account_restricted', retryable: false, message: expect.stringMatching(/^account_restricted: .*new chats.*replies to existing chats still go through/) })
+    expect(err).toMatchObject({
+      code: 'account_restricted',
+      retryable: false,
+      message: expect.stringMatching(/^account_restricted: .*new chats.*replies to existing chats still go through/),
+    })
     expect(sock.sent).toHaveLength(1)
     expect(h.lastState()).toMatchObject({ state: 'restricted' })
   })

@@ -21,7 +21,13 @@ describe('beta inbound', () => {
     expect(h.inbound).toEqual([
       {
         upstreamId: String(id),
-        from: { id: encodePeerId(friend.userId, h.net.accessHash(me.userId, friend.userId).toString()), phone: FRIEND, lid: null, name: 'Fran Friend', username: 'fran' },
+        from: {
+          id: encodePeerId(friend.userId, h.net.accessHash(me.userId, friend.userId).toString()),
+          phone: FRIEND,
+          lid: null,
+          name: 'Fran Friend',
+          username: 'fran',
+        },
         text: 'hello there',
         media: null,
         sentAt: Date.now() - (Date.now() % 1000),

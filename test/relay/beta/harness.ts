@@ -28,7 +28,9 @@ export async function settle(rounds = 10) {
 
 export type BetaHarness = Awaited<ReturnType<typeof betaHarness>>
 
-export async function betaHarness(opts: { net?: FakeBetaNetwork; linkMethod?: LinkMethod; forceNew?: boolean; store?: SealedSessionStore; fetchMedia?: FetchMedia } = {}) {
+export async function betaHarness(
+  opts: { net?: FakeBetaNetwork; linkMethod?: LinkMethod; forceNew?: boolean; store?: SealedSessionStore; fetchMedia?: FetchMedia } = {}
+) {
   const net = opts.net ?? new FakeBetaNetwork()
   const states: SessionState[] = []
   const inbound: InboundMessage[] = []

@@ -6,7 +6,15 @@ import { betaHarness, PHONE, settle, useFakeClock } from './harness'
 
 function network(opts: { password?: string; hint?: string; dc?: number; banned?: boolean; unknown?: boolean } = {}) {
   const net = new FakeBetaNetwork()
-  if (!opts.unknown) net.addAccount(PHONE, { firstName: 'Owner', username: 'owner', password: opts.password ?? null, hint: opts.hint ?? null, dc: opts.dc ?? 2, banned: opts.banned ?? false })
+  if (!opts.unknown)
+    net.addAccount(PHONE, {
+      firstName: 'Owner',
+      username: 'owner',
+      password: opts.password ?? null,
+      hint: opts.hint ?? null,
+      dc: opts.dc ?? 2,
+      banned: opts.banned ?? false,
+    })
   return net
 }
 
@@ -75,7 +83,9 @@ describe('beta login by code', { timeout: 30_000 }, () => {
     const h = await betaHarness({ net: network() })
     await h.connector.start()
     h.net.floodNext('auth.SignIn', 120)
-    expect(await h.connector.login!({ kind: 'code', code: '11111' })).toEqual(expect.objectContaining({ status: 'refused', error: 'too_many_attempts', retryAfterS: 120 }))
+    expect(await h.connector.login!({ kind: 'code', code: '11111' })).toEqual(
+      expect.objectContaining({ status: 'refused', error: 'too_many_attempts', retryAfterS: 120 })
+    )
     expect(await h.connector.login!({ kind: 'code', code: h.net.codesReceived.get(PHONE)! })).toMatchObject({ status: 'connected' })
   })
 

@@ -37,10 +37,19 @@ async function fakeEdge(answer: (seen: Seen, n: number) => { status: number; jso
 }
 
 function item(bytes: Buffer, declared: number | null = bytes.length): InboundAttachment {
-  return { kind: 'image', contentType: 'image/jpeg', fileName: 'a b.jpg', declaredSize: declared, open: async () => Readable.from([bytes.subarray(0, 1000), bytes.subarray(1000)]) }
+  return {
+    kind: 'image',
+    contentType: 'image/jpeg',
+    fileName: 'a b.jpg',
+    declaredSize: declared,
+    open: async () => Readable.from([bytes.subarray(0, 1000), bytes.subarray(1000)]),
+  }
 }
 
-const stored = (s: Seen) => ({ status: 200, json: { media_id: 'med_x', url: 'http://edge/media/med_x', status: 'stored', reason: null, size: Number(s.headers['x-media-size']) } })
+const stored = (s: Seen) => ({
+  status: 200,
+  json: { media_id: 'med_x', url: 'http://edge/media/med_x', status: 'stored', reason: null, size: Number(s.headers['x-media-size']) },
+})
 
 describe('media upload', () => {
   it('sends the whole item once, with its fence, kind, name and exact length', async () => {
@@ -48,20 +57,34 @@ describe('media upload', () => {
     const upload = makeMediaUploader({ gatewayUrl: edge.url, token: 'rly_test', maxBytes: 1 << 20 })
     const bytes = Buffer.alloc(5000, 9)
     const media = await upload('sid-1', 3, 'UP1', item(bytes))
-    expect(media).toEqual({ url: 'http://edge/media/med_x', contentType: 'image/jpeg', stored: { kind: 'image', size: 5000, fileName: 'a b.jpg', tooLarge: null } })
+    expect(media).toEqual({
+      url: 'http://edge/media/med_x',
+      contentType: 'image/jpeg',
+      stored: { kind: 'image', size: 5000, fileName: 'a b.jpg', tooLarge: null },
+    })
     expect(edge.seen).toHaveLength(1)
-    expect(edge.seen[0]).toMatchObject({ url: '/relay/media/sid-1/UP1', headers: { 'x-media-fence': '3', 'x-media-kind': 'image', 'x-media-file-name': 'a%20b.jpg', 'x-media-size': '5000' } })
+    expect(edge.seen[0]).toMatchObject({
+      url: '/relay/media/sid-1/UP1',
+      headers: { 'x-media-fence': '3', 'x-media-kind': 'image', 'x-media-file-name': 'a%20b.jpg', 'x-media-size': '5000' },
+    })
     expect(edge.seen[0]!.body.equals(bytes)).toBe(true)
   })
 
   it('reports an item over its cap without downloading it or sending its bytes', async () => {
-    const edge = await fakeEdge((s) => ({ status: 200, json: { media_id: 'med_x', url: 'http://edge/media/med_x', status: 'too_large', reason: 'over the cap', size: Number(s.headers['x-media-size']) } }))
+    const edge = await fakeEdge((s) => ({
+      status: 200,
+      json: { media_id: 'med_x', url: 'http://edge/media/med_x', status: 'too_large', reason: 'over the cap', size: Number(s.headers['x-media-size']) },
+    }))
     const upload = makeMediaUploader({ gatewayUrl: edge.url, token: 'rly_test', maxBytes: 1000 })
     let opened = false
-    const media = await upload('sid-1', 1, 'UP2', { ...item(Buffer.alloc(10)), declaredSize: 5000, open: async () => {
+    const media = await upload('sid-1', 1, 'UP2', {
+      ...item(Buffer.alloc(10)),
+      declaredSize: 5000,
+      open: async () => {
         opened = true
         return Readable.from([])
-      } })
+      },
+    })
     expect(opened).toBe(false)
     expect(edge.seen[0]!.body.length).toBe(0)
     expect(edge.seen[0]!.headers).toMatchObject({ 'x-media-size': '5000', 'x-media-over-cap': '1000' })

@@ -21,7 +21,10 @@ describe('Outbox', () => {
     const b = box.push(inbound('b'))
     expect(box.due(0).map((f) => f.id)).toEqual(['a', 'b'])
     box.settle({ type: 'ack', ids: ['b', 'a'] })
-    await expect(Promise.all([a, b])).resolves.toEqual([{ type: 'ack', ids: ['b', 'a'] }, { type: 'ack', ids: ['b', 'a'] }])
+    await expect(Promise.all([a, b])).resolves.toEqual([
+      { type: 'ack', ids: ['b', 'a'] },
+      { type: 'ack', ids: ['b', 'a'] },
+    ])
     expect(box.size).toBe(0)
   })
 

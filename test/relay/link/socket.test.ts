@@ -20,12 +20,23 @@ afterEach(async () => {
   await edge.close()
 })
 
-function link(opts: { token?: string; sessions?: Array<{ sid: string; fence: number }>; onFrame?: (f: EdgeFrame) => void; onRefused?: (r: string) => void } = {}) {
+function link(
+  opts: { token?: string; sessions?: Array<{ sid: string; fence: number }>; onFrame?: (f: EdgeFrame) => void; onRefused?: (r: string) => void } = {}
+) {
   const l = new RelayLink({
     url: connectUrlFor(edge.url),
     token: opts.token ?? TOKEN,
     log,
-    hello: () => ({ type: 'hello', protocol: 1, instance: 'inst-test-0001', version: 't', driver: 'sim', channels: ['alpha_web'], sessions: opts.sessions ?? [], draining: false }),
+    hello: () => ({
+      type: 'hello',
+      protocol: 1,
+      instance: 'inst-test-0001',
+      version: 't',
+      driver: 'sim',
+      channels: ['alpha_web'],
+      sessions: opts.sessions ?? [],
+      draining: false,
+    }),
     onFrame: opts.onFrame ?? (() => undefined),
     onRefused: opts.onRefused ?? (() => undefined),
   })

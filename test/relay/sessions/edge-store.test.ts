@@ -33,7 +33,16 @@ function relayStore(key = KEY): EdgeSessionStore {
     url: connectUrlFor(edge.url),
     token: TOKEN,
     log: pino({ level: 'silent' }),
-    hello: () => ({ type: 'hello', protocol: 1, instance: `inst-${randomBytes(6).toString('hex')}`, version: 't', driver: 'alpha', channels: ['alpha_web'], sessions: [], draining: false }),
+    hello: () => ({
+      type: 'hello',
+      protocol: 1,
+      instance: `inst-${randomBytes(6).toString('hex')}`,
+      version: 't',
+      driver: 'alpha',
+      channels: ['alpha_web'],
+      sessions: [],
+      draining: false,
+    }),
     onFrame: () => undefined,
     onRefused: () => undefined,
   })

@@ -28,7 +28,16 @@ beforeEach(async () => {
     url: connectUrlFor(edge.url),
     token: TOKEN,
     log,
-    hello: () => ({ type: 'hello', protocol: 1, instance: 'inst-beta-1', version: 't', driver: 'beta', channels: ['beta'], sessions: manager.running(), draining: false }),
+    hello: () => ({
+      type: 'hello',
+      protocol: 1,
+      instance: 'inst-beta-1',
+      version: 't',
+      driver: 'beta',
+      channels: ['beta'],
+      sessions: manager.running(),
+      draining: false,
+    }),
     onFrame: (f) => manager.onFrame(f),
     onRefused: () => undefined,
   })
@@ -43,7 +52,15 @@ afterEach(async () => {
 })
 
 function assign(sid: string, linkMethod: 'code' | 'qr' = 'code'): FrameOf<'assign'> {
-  return { type: 'assign', sid, fence: 1, account: { tenantId: 'ten_1', accountId: PHONE, channel: 'beta', phone: PHONE }, linkMethod, forceNew: false, importContacts: false }
+  return {
+    type: 'assign',
+    sid,
+    fence: 1,
+    account: { tenantId: 'ten_1', accountId: PHONE, channel: 'beta', phone: PHONE },
+    linkMethod,
+    forceNew: false,
+    importContacts: false,
+  }
 }
 
 describe('login frames', () => {

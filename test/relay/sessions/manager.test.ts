@@ -49,7 +49,16 @@ async function setup(leaseMs = 10_000) {
     url: connectUrlFor(edge.url),
     token: TOKEN,
     log,
-    hello: () => ({ type: 'hello', protocol: 1, instance: 'inst-manager-1', version: 't', driver: 'sim', channels: ['alpha_web'], sessions: manager.running(), draining: manager.isDraining }),
+    hello: () => ({
+      type: 'hello',
+      protocol: 1,
+      instance: 'inst-manager-1',
+      version: 't',
+      driver: 'sim',
+      channels: ['alpha_web'],
+      sessions: manager.running(),
+      draining: manager.isDraining,
+    }),
     onFrame: (f) => manager.onFrame(f),
     onRefused: () => undefined,
   })
@@ -74,7 +83,15 @@ const until = async (cond: () => boolean, timeoutMs = 5000) => {
 }
 
 function assign(sid: string, fence: number, accountId = '+15550001'): FrameOf<'assign'> {
-  return { type: 'assign', sid, fence, account: { tenantId: 'ten_1', accountId, channel: 'alpha_web', phone: accountId }, linkMethod: 'qr', forceNew: false, importContacts: false }
+  return {
+    type: 'assign',
+    sid,
+    fence,
+    account: { tenantId: 'ten_1', accountId, channel: 'alpha_web', phone: accountId },
+    linkMethod: 'qr',
+    forceNew: false,
+    importContacts: false,
+  }
 }
 
 const connected = (run: Run) => run.opts.events.state({ state: 'connected', identifier: run.opts.phone, upstreamUserId: null })
@@ -184,7 +201,10 @@ describe('SessionManager', () => {
     connected(runs[0]!)
     edge.send(send('ses_1', 1, 'msg_old'))
     edge.send(send('ses_1', 2, 'msg_late', Date.now() - 1))
-    await expect(edge.waitFor((f) => f.type === 'send_failed')).resolves.toMatchObject({ messageId: 'msg_late', error: expect.stringMatching(/^relay_unavailable/) })
+    await expect(edge.waitFor((f) => f.type === 'send_failed')).resolves.toMatchObject({
+      messageId: 'msg_late',
+      error: expect.stringMatching(/^relay_unavailable/),
+    })
     expect(runs[0]!.sent).toEqual([])
   })
 
@@ -218,7 +238,14 @@ describe('SessionManager', () => {
     await until(() => runs.length === 1)
     edge.autoAck = false
     let committed = false
-    runs[0]!.opts.events.inbound({ upstreamId: 'U1', from: { id: 'p', phone: '447700900001', lid: null, name: null }, text: 'x', media: null, sentAt: 1, onCommitted: () => (committed = true) })
+    runs[0]!.opts.events.inbound({
+      upstreamId: 'U1',
+      from: { id: 'p', phone: '447700900001', lid: null, name: null },
+      text: 'x',
+      media: null,
+      sentAt: 1,
+      onCommitted: () => (committed = true),
+    })
     const f = await edge.waitFor((x) => x.type === 'inbound')
     await new Promise((r) => setTimeout(r, 30))
     expect(committed).toBe(false)
@@ -243,7 +270,14 @@ describe('SessionManager', () => {
     await until(() => runs.length === 2)
     await manager.drain(3000)
     expect(framesOf('draining')).toHaveLength(1)
-    expect(framesOf('released').map((f) => [f.sid, f.fence]).sort()).toEqual([['ses_1', 1], ['ses_2', 3]])
+    expect(
+      framesOf('released')
+        .map((f) => [f.sid, f.fence])
+        .sort()
+    ).toEqual([
+      ['ses_1', 1],
+      ['ses_2', 3],
+    ])
     expect(journal.filter((j) => j.startsWith('stop'))).toHaveLength(2)
     edge.send(assign('ses_3', 1, '+15550003'))
     await edge.waitFor((f) => f.type === 'released' && f.sid === 'ses_3')

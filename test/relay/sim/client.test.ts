@@ -22,7 +22,7 @@ function memoryStore(): SessionStore & { data: Map<string, string> } {
     data,
     loadAll: async () => new Map(data),
     write: async (changes) => {
-      for (const [k, v] of changes) (v === null ? data.delete(k) : data.set(k, v))
+      for (const [k, v] of changes) v === null ? data.delete(k) : data.set(k, v)
     },
     clear: async () => data.clear(),
   }
@@ -55,7 +55,8 @@ const until = async (cond: () => boolean, timeoutMs = 3000) => {
   }
 }
 const last = (r: Run) => r.states.at(-1)?.state
-const control = (path: string, body: unknown = {}) => fetch(`${sim.url}/sim${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
+const control = (path: string, body: unknown = {}) =>
+  fetch(`${sim.url}/sim${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
 
 async function linked(store = memoryStore()) {
   const r = run(store)

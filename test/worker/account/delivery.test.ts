@@ -105,7 +105,10 @@ describe('how the answer settles the message', () => {
     expect(m.status).toBe('failed')
     expect(m.error).toEqual({ code: 500, message: 'the custom channel webhook answered HTTP 500' })
     const [event] = await eventsOf(t.tenantId, 'message.failed')
-    expect(event?.payload).toMatchObject({ event: 'message.failed', message: { id: messageId, status: 'failed', error: 'the custom channel webhook answered HTTP 500' } })
+    expect(event?.payload).toMatchObject({
+      event: 'message.failed',
+      message: { id: messageId, status: 'failed', error: 'the custom channel webhook answered HTTP 500' },
+    })
     expect(await eventsOf(t.tenantId, 'message.sent')).toHaveLength(0)
   })
 
@@ -232,7 +235,12 @@ describe('the delivery sweep (alarm)', () => {
     vi.setSystemTime(T0 + DELIVERY_LEASE_MS)
     expect(await runDurableObjectAlarm(stub)).toBe(true)
     // The alarm may stay armed for the webhook fan-out of message.sent; the delivery timer itself must be gone.
-    const timers = await runInDurableObject(stub, (_, state) => state.storage.sql.exec<{ name: string }>('SELECT name FROM timers').toArray().map((t) => t.name))
+    const timers = await runInDurableObject(stub, (_, state) =>
+      state.storage.sql
+        .exec<{ name: string }>('SELECT name FROM timers')
+        .toArray()
+        .map((t) => t.name)
+    )
     expect(timers).not.toContain('delivery')
   })
 })

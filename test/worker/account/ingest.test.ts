@@ -22,7 +22,14 @@ describe('inbound on the custom channel', () => {
     expect(r.status).toBe(200)
     expect(r.body).toEqual({ success: true, message_id: expect.stringMatching(/^msg_/), contact_id: expect.stringMatching(/^con_/), duplicate: false })
     const contact = await contactRow(t.tenantId, String(r.body.contact_id))
-    expect(contact).toMatchObject({ accountId: 'custom', channel: 'custom', externalId: 'crm-42', firstName: 'Ada', lastName: 'Lovelace', email: 'ada@example.com' })
+    expect(contact).toMatchObject({
+      accountId: 'custom',
+      channel: 'custom',
+      externalId: 'crm-42',
+      firstName: 'Ada',
+      lastName: 'Lovelace',
+      email: 'ada@example.com',
+    })
     expect(contact?.firstInboundAt).not.toBeNull()
 
     const m = await getMessageVia(t, String(r.body.message_id))

@@ -84,7 +84,9 @@ describe('the account cap', () => {
     const other = await tenantRow(u)
     await addAccount(u.tenantId, { id: '+15550001007', channel: 'alpha_web', status: 'disconnected' })
     await connectCustom(u)
-    await expect(addVia(db, other, { id: '+15550001007', channel: 'alpha_web', identifier: '+15550001007', status: 'connecting' }, Date.now())).rejects.toMatchObject({
+    await expect(
+      addVia(db, other, { id: '+15550001007', channel: 'alpha_web', identifier: '+15550001007', status: 'connecting' }, Date.now())
+    ).rejects.toMatchObject({
       status: 409,
       code: 'account_cap_reached',
     })
@@ -94,7 +96,9 @@ describe('the account cap', () => {
     const t = await newTenant()
     const tenant = await tenantRow(t)
     await addAccount(t.tenantId, { id: '+15550001008', channel: 'alpha_web', status: 'connected' })
-    await expect(addVia(db, tenant, { id: '+15550001008', channel: 'beta', identifier: '+15550001008', status: 'connecting' }, Date.now())).rejects.toMatchObject({
+    await expect(
+      addVia(db, tenant, { id: '+15550001008', channel: 'beta', identifier: '+15550001008', status: 'connecting' }, Date.now())
+    ).rejects.toMatchObject({
       status: 409,
       code: 'account_exists',
     })

@@ -124,7 +124,12 @@ describe('the alpha warm-up ramp in the AccountDO', () => {
 
   it('grows about one a day and reaches the plan cap of 10 on day 12', async () => {
     const { t } = await alphaTenant()
-    for (const [n, cap] of [[4, 2], [8, 6], [12, 10], [20, 10]] as const) {
+    for (const [n, cap] of [
+      [4, 2],
+      [8, 6],
+      [12, 10],
+      [20, 10],
+    ] as const) {
       vi.setSystemTime(at(n))
       expect(await limits(t), `day ${n}`).toMatchObject({ ramp_day: n, new_contacts_cap: cap })
     }
@@ -147,7 +152,9 @@ describe('the alpha warm-up ramp in the AccountDO', () => {
     const { t } = await alphaTenant()
     for (let i = 1; i <= 3; i++) await send(t, { to: { phone: stranger(i) }, text: `try ${i}` })
     const fired = await eventsOf(t.tenantId, 'account.limit_reached')
-    expect(fired.map((e) => (e.payload as AccountEvent).account)).toEqual([{ id: null, channel: null, identifier: null, status: 'limited', reason: 'new_contact_cap' }])
+    expect(fired.map((e) => (e.payload as AccountEvent).account)).toEqual([
+      { id: null, channel: null, identifier: null, status: 'limited', reason: 'new_contact_cap' },
+    ])
   })
 
   it('reports ramp_day null and the plan cap for channels without a ramp', async () => {

@@ -33,7 +33,13 @@ function inbound(relay: FakeRelay, a: { sid: string; fence: number }, upstreamId
     id: relay.id(),
     sid: a.sid,
     fence: a.fence,
-    message: { upstreamId, from: { id: from.lid ?? `${from.phone.slice(1)}@s.whatsapp.net`, phone: from.phone, lid: from.lid ?? null, name: from.name ?? null }, text, media: null, sentAt: Date.now() },
+    message: {
+      upstreamId,
+      from: { id: from.lid ?? `${from.phone.slice(1)}@s.whatsapp.net`, phone: from.phone, lid: from.lid ?? null, name: from.name ?? null },
+      text,
+      media: null,
+      sentAt: Date.now(),
+    },
   })
 }
 
@@ -89,10 +95,14 @@ describe('inbound frames', () => {
     await stub.relayInbound(ref, assign.sid, burst)
     await stub.relayInbound(ref, assign.sid, burst.slice(0, 2)) // resent after the commit: nothing new
 
-    const stored = await env.DB.prepare("SELECT text FROM messages WHERE tenant_id = ? AND direction = 'inbound' ORDER BY seq").bind(t.tenantId).all<{ text: string }>()
+    const stored = await env.DB.prepare("SELECT text FROM messages WHERE tenant_id = ? AND direction = 'inbound' ORDER BY seq")
+      .bind(t.tenantId)
+      .all<{ text: string }>()
     expect(stored.results.map((r) => r.text)).toEqual([...burst.slice(0, 40).map((b) => b.text), 'STOP'])
     expect((await eventTypes(t.tenantId)).filter((e) => e === 'message.received')).toHaveLength(41)
-    const dnd = await env.DB.prepare('SELECT phone, do_not_disturb FROM contacts WHERE tenant_id = ? ORDER BY phone').bind(t.tenantId).all<{ phone: string; do_not_disturb: number }>()
+    const dnd = await env.DB.prepare('SELECT phone, do_not_disturb FROM contacts WHERE tenant_id = ? ORDER BY phone')
+      .bind(t.tenantId)
+      .all<{ phone: string; do_not_disturb: number }>()
     expect(dnd.results).toEqual([
       { phone: '+447700900200', do_not_disturb: 0 },
       { phone: '+447700900201', do_not_disturb: 1 },
@@ -122,7 +132,10 @@ describe('inbound frames', () => {
 
   it('are refused for a session the edge does not know', async () => {
     const { relay } = await linkedAccount()
-    expect(await inbound(relay, { sid: 'ses_unknown', fence: 1 }, 'UP4', { phone: '+447700900126' }, 'x')).toMatchObject({ type: 'reject', reason: 'unknown_session' })
+    expect(await inbound(relay, { sid: 'ses_unknown', fence: 1 }, 'UP4', { phone: '+447700900126' }, 'x')).toMatchObject({
+      type: 'reject',
+      reason: 'unknown_session',
+    })
   })
 })
 
@@ -149,13 +162,18 @@ describe('sends through the relay', () => {
     const id = (await send(t, { account_id: phone, to: { phone: '+447700900131' }, text: 'a' })).body.message_id as string
     await relay.next('send', (s) => s.message.messageId === id)
     await relay.request({ type: 'sent', id: relay.id(), sid: assign.sid, fence: assign.fence, messageId: id, upstreamId: '3EB0BBB' })
-    const receipt = (status: 'delivered' | 'read') => relay.request({ type: 'receipt', id: relay.id(), sid: assign.sid, fence: assign.fence, receipt: { upstreamId: '3EB0BBB', status } })
+    const receipt = (status: 'delivered' | 'read') =>
+      relay.request({ type: 'receipt', id: relay.id(), sid: assign.sid, fence: assign.fence, receipt: { upstreamId: '3EB0BBB', status } })
     await receipt('delivered')
     expect((await body(await call(`/v1/messages/${id}`, { key: t.key }))).status).toBe('delivered')
     await receipt('read')
     await receipt('delivered')
     expect((await body(await call(`/v1/messages/${id}`, { key: t.key }))).status).toBe('read')
-    expect((await eventTypes(t.tenantId)).filter((e) => e.startsWith('message.') && e !== 'message.received')).toEqual(['message.sent', 'message.delivered', 'message.read'])
+    expect((await eventTypes(t.tenantId)).filter((e) => e.startsWith('message.') && e !== 'message.received')).toEqual([
+      'message.sent',
+      'message.delivered',
+      'message.read',
+    ])
   })
 
   it('fail with the upstream reason and message.failed when the relay reports a refusal', async () => {
@@ -163,7 +181,15 @@ describe('sends through the relay', () => {
     await inbound(relay, assign, 'UP12', { phone: '+447700900132' }, 'q')
     const id = (await send(t, { account_id: phone, to: { phone: '+447700900132' }, text: 'a' })).body.message_id as string
     await relay.next('send', (s) => s.message.messageId === id)
-    await relay.request({ type: 'send_failed', id: relay.id(), sid: assign.sid, fence: assign.fence, messageId: id, error: 'the number is not on alpha', code: 404 })
+    await relay.request({
+      type: 'send_failed',
+      id: relay.id(),
+      sid: assign.sid,
+      fence: assign.fence,
+      messageId: id,
+      error: 'the number is not on alpha',
+      code: 404,
+    })
     const m = await body(await call(`/v1/messages/${id}`, { key: t.key }))
     expect(m).toMatchObject({ status: 'failed', error: { code: 404, message: 'the number is not on alpha' } })
     expect(await eventTypes(t.tenantId)).toContain('message.failed')
@@ -239,7 +265,9 @@ describe('a number removed and added again (issue 14 §1)', () => {
     }
     await connect({ force_new: true })
     const second = await relay.next('assign', (a) => a.account.accountId === phone && a.fence > first.fence)
-    expect(await relay.request({ type: 'session_write', id: relay.id(), sid: second.sid, fence: second.fence, clear: false, changes: { k: 'v2' } })).toMatchObject({ type: 'ack' })
+    expect(
+      await relay.request({ type: 'session_write', id: relay.id(), sid: second.sid, fence: second.fence, clear: false, changes: { k: 'v2' } })
+    ).toMatchObject({ type: 'ack' })
     expect((await call(`/v1/channels/alpha-web/connections/${encodeURIComponent(phone)}`, { method: 'DELETE', key: t.key })).status).toBe(200)
     await relay.next('logout', (l) => l.sid === second.sid)
 
@@ -247,15 +275,23 @@ describe('a number removed and added again (issue 14 §1)', () => {
     const third = await relay.next('assign', (a) => a.account.accountId === phone)
     expect(third.fence).toBeGreaterThan(second.fence)
     expect(third.sid).not.toBe(second.sid)
-    expect(await relay.request({ type: 'session_write', id: relay.id(), sid: third.sid, fence: third.fence, clear: false, changes: { k: 'v3' } })).toMatchObject({ type: 'ack' })
-    expect(await relay.request({ type: 'session_load', id: relay.id(), sid: third.sid, fence: third.fence })).toMatchObject({ type: 'session_data', entries: { k: 'v3' } })
+    expect(
+      await relay.request({ type: 'session_write', id: relay.id(), sid: third.sid, fence: third.fence, clear: false, changes: { k: 'v3' } })
+    ).toMatchObject({ type: 'ack' })
+    expect(await relay.request({ type: 'session_load', id: relay.id(), sid: third.sid, fence: third.fence })).toMatchObject({
+      type: 'session_data',
+      entries: { k: 'v3' },
+    })
   })
 
   it('answers a write the account refuses with a reject naming the reason, instead of leaving it unanswered', async () => {
     const { t, relay, phone, assign } = await linkedAccount()
     // The account remembers a higher fence than the hub hands out (as an old session id left behind once did).
     const stub = accountStub(env, t.tenantId, phone)
-    await runInDurableObject(stub, (_o, state) => void state.storage.sql.exec("INSERT INTO kv (key, value) VALUES ('session_fence', '99') ON CONFLICT (key) DO UPDATE SET value = '99'"))
+    await runInDurableObject(
+      stub,
+      (_o, state) => void state.storage.sql.exec("INSERT INTO kv (key, value) VALUES ('session_fence', '99') ON CONFLICT (key) DO UPDATE SET value = '99'")
+    )
     const answer = await relay.request({ type: 'session_write', id: relay.id(), sid: assign.sid, fence: assign.fence, clear: false, changes: { k: 'v' } })
     expect(answer).toMatchObject({ type: 'reject', sid: assign.sid, fence: assign.fence, reason: 'stale_fence' })
   })
@@ -283,12 +319,19 @@ describe('contacts frames', () => {
     // ramp day 1 allows no new contacts; Grace has a chat, so writing to her is a reply, Linus is a new contact.
     const toGrace = await send(t, { account_id: phone, to: { phone: '+447700900140' }, text: 'hi Grace' })
     expect(toGrace.status).toBe(202)
-    expect((await body<{ contact: Record<string, unknown> }>(await call(`/v1/messages/${toGrace.body.message_id}`, { key: t.key }))).contact).toMatchObject({ name: 'Grace', ai_paused: true })
+    expect((await body<{ contact: Record<string, unknown> }>(await call(`/v1/messages/${toGrace.body.message_id}`, { key: t.key }))).contact).toMatchObject({
+      name: 'Grace',
+      ai_paused: true,
+    })
     expect((await send(t, { account_id: phone, to: { phone: '+447700900141' }, text: 'hi Linus' })).body.error_code).toBe('new_contact_cap')
   })
 
   it('mark imported contacts private so nothing to or from them is stored or sent', async () => {
-    const { t, relay, phone, assign } = await linkedAccount({ import_contacts: true, mark_imported_contacts_as_private: true, pause_ai_for_imported_contacts: false })
+    const { t, relay, phone, assign } = await linkedAccount({
+      import_contacts: true,
+      mark_imported_contacts_as_private: true,
+      pause_ai_for_imported_contacts: false,
+    })
     await relay.request({
       type: 'contacts',
       id: relay.id(),
@@ -303,7 +346,13 @@ describe('contacts frames', () => {
 
   it('are ignored when import_contacts was not asked for', async () => {
     const { t, relay, assign } = await linkedAccount()
-    await relay.request({ type: 'contacts', id: relay.id(), sid: assign.sid, fence: assign.fence, contacts: [{ id: 'x@s.whatsapp.net', phone: '447700900160', lid: null, name: 'N', hasChat: false }] })
+    await relay.request({
+      type: 'contacts',
+      id: relay.id(),
+      sid: assign.sid,
+      fence: assign.fence,
+      contacts: [{ id: 'x@s.whatsapp.net', phone: '447700900160', lid: null, name: 'N', hasChat: false }],
+    })
     const n = await env.DB.prepare('SELECT count(*) AS n FROM contacts WHERE tenant_id = ?').bind(t.tenantId).first<{ n: number }>()
     expect(n?.n).toBe(0)
   })

@@ -48,7 +48,9 @@ describe('POST /v1/channels/beta/connect', () => {
     expect(res.status).toBe(200)
     expect(await body(res)).toMatchObject({ success: true, phone_number: phone, status: 'code_required', session_id: assign.sid })
     const accounts = await body<{ accounts: Array<Record<string, unknown>> }>(await call('/v1/accounts', { key: t.key }))
-    expect(accounts.accounts).toEqual([expect.objectContaining({ id: phone, channel: 'beta', status: 'connecting', limits: expect.objectContaining({ ramp_day: null }) })])
+    expect(accounts.accounts).toEqual([
+      expect.objectContaining({ id: phone, channel: 'beta', status: 'connecting', limits: expect.objectContaining({ ramp_day: null }) }),
+    ])
   })
 
   it('answers qr_required with the login token and its tg://login link in qr mode', async () => {

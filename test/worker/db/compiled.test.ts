@@ -54,7 +54,10 @@ describe('compiled statements', () => {
     type V = { tenantId: string }
     const byChannel = compiledVariants<'custom' | 'sms', V>((d, channel) => {
       const p = placeholders<V>()
-      return d.select({ id: contacts.id }).from(contacts).where(and(eq(contacts.tenantId, p.tenantId), eq(contacts.channel, channel), eq(contacts.private, false)))
+      return d
+        .select({ id: contacts.id })
+        .from(contacts)
+        .where(and(eq(contacts.tenantId, p.tenantId), eq(contacts.channel, channel), eq(contacts.private, false)))
     })
     expect(byChannel(db, 'custom')).toBe(byChannel(db, 'custom'))
     expect(byChannel(db, 'custom')).not.toBe(byChannel(db, 'sms'))

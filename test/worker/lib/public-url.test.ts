@@ -31,13 +31,30 @@ describe('checkPublicUrl in production', () => {
   })
 
   it('refuses loopback, in every spelling the URL parser turns into 127.0.0.1', () => {
-    for (const url of ['https://127.0.0.1/', 'https://127.8.9.10/', 'https://2130706433/', 'https://0x7f000001/', 'https://0177.0.0.1/', 'https://127.1/', 'https://0x7f.1/']) {
+    for (const url of [
+      'https://127.0.0.1/',
+      'https://127.8.9.10/',
+      'https://2130706433/',
+      'https://0x7f000001/',
+      'https://0177.0.0.1/',
+      'https://127.1/',
+      'https://0x7f.1/',
+    ]) {
       expect(refused(url), url).toMatch(/loopback/)
     }
   })
 
   it('refuses loopback and internal names', () => {
-    for (const url of ['https://localhost/', 'https://api.localhost/', 'https://localhost./', 'https://printer.local/', 'https://db.internal/', 'https://metadata.google.internal/', 'https://router.lan/', 'https://nas.home.arpa/']) {
+    for (const url of [
+      'https://localhost/',
+      'https://api.localhost/',
+      'https://localhost./',
+      'https://printer.local/',
+      'https://db.internal/',
+      'https://metadata.google.internal/',
+      'https://router.lan/',
+      'https://nas.home.arpa/',
+    ]) {
       expect(refused(url), url).toMatch(/internal|single-label/)
     }
   })
@@ -129,7 +146,7 @@ describe('urlPolicy', () => {
     expect(checkPublicUrl('https://edge.example.net/hook', p).ok).toBe(false)
   })
 
-  it('refuses the operator\'s INTERNAL_URL_HOSTS with every name under them, on top of the built-in internal names', () => {
+  it("refuses the operator's INTERNAL_URL_HOSTS with every name under them, on top of the built-in internal names", () => {
     const p = urlPolicy(env({ INTERNAL_URL_HOSTS: ' Corp.Example.com., svc.cluster ,' }))
     expect(p.internalHosts).toEqual(['corp.example.com', 'svc.cluster'])
     expect(checkPublicUrl('https://corp.example.com/hook', p).ok).toBe(false)

@@ -30,7 +30,10 @@ describe('inputJsonSchema', () => {
   })
 
   it('drops the OpenAPI param metadata of a path parameter and turns example into examples', () => {
-    const id = z.string().min(1).meta({ param: { name: 'webhookId', in: 'path' }, description: 'The id', example: 'crm-sync' })
+    const id = z
+      .string()
+      .min(1)
+      .meta({ param: { name: 'webhookId', in: 'path' }, description: 'The id', example: 'crm-sync' })
     const schema = inputJsonSchema(z.strictObject({ webhookId: id, param: z.string() }))
     expect(schema.properties).toEqual({
       webhookId: { type: 'string', minLength: 1, description: 'The id', examples: ['crm-sync'] },

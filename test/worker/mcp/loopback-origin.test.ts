@@ -10,7 +10,13 @@ function ping(base: string, origin: string, key: string) {
   return exports.default.fetch(
     new Request(`${base}/mcp`, {
       method: 'POST',
-      headers: { Origin: origin, 'X-API-Key': key, 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', 'MCP-Protocol-Version': '2025-06-18' },
+      headers: {
+        Origin: origin,
+        'X-API-Key': key,
+        'Content-Type': 'application/json',
+        Accept: 'application/json, text/event-stream',
+        'MCP-Protocol-Version': '2025-06-18',
+      },
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }),
     })
   )

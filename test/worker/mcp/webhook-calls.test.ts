@@ -84,7 +84,11 @@ describe('create_webhook and list_webhooks', () => {
       sameAsRest(tool, await rest(t, 'POST', '/webhooks', body))
     }
     const unknown = await callTool(t.key, 'create_webhook', { body: { url: URL_A, subscribed_to: ['message.exploded'] } })
-    expect(unknown.json).toEqual({ success: false, error: expect.stringContaining("unknown event 'message.exploded'; valid events are message.received"), error_code: 400 })
+    expect(unknown.json).toEqual({
+      success: false,
+      error: expect.stringContaining("unknown event 'message.exploded'; valid events are message.received"),
+      error_code: 400,
+    })
     expect((await callTool(t.key, 'list_webhooks')).json).toEqual({ success: true, webhooks: [] })
   })
 
@@ -156,8 +160,16 @@ describe('every per-subscription tool', () => {
     const byId = TOOLS.filter((tool) => tool.path.includes('{webhookId}'))
     expect(byId.map((tool) => tool.name).sort()).toEqual(
       [
-        'update_webhook', 'delete_webhook', 'test_webhook', 'get_webhook_health', 'reenable_webhook', 'get_webhook_signing_secret',
-        'rotate_webhook_signing_secret', 'turn_off_webhook_signing', 'list_webhook_deliveries', 'replay_webhook',
+        'update_webhook',
+        'delete_webhook',
+        'test_webhook',
+        'get_webhook_health',
+        'reenable_webhook',
+        'get_webhook_signing_secret',
+        'rotate_webhook_signing_secret',
+        'turn_off_webhook_signing',
+        'list_webhook_deliveries',
+        'replay_webhook',
       ].sort()
     )
     for (const tool of byId) {
@@ -214,7 +226,13 @@ describe('test_webhook', () => {
     const tool = await callTool(t.key, 'test_webhook', { webhookId: 'down', body: { event: 'account.connected' } })
     expect(tool.status).toBe(200)
     expect(tool.isError).toBe(false)
-    expect(tool.json).toMatchObject({ event: 'account.connected', delivered: false, status_code: 500, failure_type: 'temporary', error_message: 'answered HTTP 500' })
+    expect(tool.json).toMatchObject({
+      event: 'account.connected',
+      delivered: false,
+      status_code: 500,
+      failure_type: 'temporary',
+      error_message: 'answered HTTP 500',
+    })
     const [r] = await ch.waitFor(1)
     expect(r!.headers['x-webhook-event']).toBe('account.connected')
     // A test never touches health.
@@ -243,7 +261,13 @@ describe('get_webhook_signing_secret, rotate_webhook_signing_secret, turn_off_we
 
     const minted = await callTool(t.key, 'rotate_webhook_signing_secret', { webhookId: 's' })
     expect(minted.status).toBe(200)
-    expect(minted.json).toEqual({ success: true, webhook_id: '0', signing_enabled: true, signing_secret: expect.stringMatching(/^whsec_/), signing_secret_created_at: expect.any(String) })
+    expect(minted.json).toEqual({
+      success: true,
+      webhook_id: '0',
+      signing_enabled: true,
+      signing_secret: expect.stringMatching(/^whsec_/),
+      signing_secret_created_at: expect.any(String),
+    })
     const read = await callTool(t.key, 'get_webhook_signing_secret', { webhookId: 's' })
     expect(read.json).toEqual(minted.json)
     sameAsRest(read, await rest(t, 'GET', '/webhooks/s/signing-secret'))
@@ -277,7 +301,11 @@ describe('recovering a paused URL through the tools', () => {
 
     const health = await callTool(t.key, 'get_webhook_health', { webhookId: 'hook' })
     sameAsRest(health, await rest(t, 'GET', '/webhooks/hook/health'))
-    expect(health.json).toMatchObject({ webhook_id: '0', url: ch.url, health: { is_disabled: true, consecutive_failures: 1, last_failure: { status_code: 410 } } })
+    expect(health.json).toMatchObject({
+      webhook_id: '0',
+      url: ch.url,
+      health: { is_disabled: true, consecutive_failures: 1, last_failure: { status_code: 410 } },
+    })
 
     const log = await callTool(t.key, 'list_webhook_deliveries', { webhookId: 'hook' })
     sameAsRest(log, await rest(t, 'GET', '/webhooks/hook/deliveries'))

@@ -40,7 +40,10 @@ describe('signPayload', () => {
   const sign: MediaSigner = async (url) => `${url}?signed`
 
   it('signs the media link of a stored message event and leaves other bodies byte for byte', async () => {
-    const withMedia = JSON.stringify({ event: 'message.received', message: { id: 'm', media: { url: `https://gw.example/media/${ID}`, content_type: 'image/jpeg', id: ID } } })
+    const withMedia = JSON.stringify({
+      event: 'message.received',
+      message: { id: 'm', media: { url: `https://gw.example/media/${ID}`, content_type: 'image/jpeg', id: ID } },
+    })
     expect(JSON.parse(await signPayload(sign, withMedia)).message.media.url).toBe(`https://gw.example/media/${ID}?signed`)
     const linkOnly = JSON.stringify({ event: 'message.received', message: { id: 'm', media: { url: 'https://cdn.example.com/a.jpg', content_type: null } } })
     expect(await signPayload(sign, linkOnly)).toBe(linkOnly)

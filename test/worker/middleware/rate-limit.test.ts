@@ -106,7 +106,9 @@ describe('failed authentication', () => {
     const key = `svc_live_${crypto.randomUUID().replaceAll('-', '')}`
     expect((await call('/v1/messages', { key })).status).toBe(401)
     // The key becomes valid behind the cache's back (no admin call clears it): the cached "unknown" still answers.
-    await env.DB.prepare('INSERT INTO api_keys (id, tenant_id, hash, prefix, created_at) VALUES (?, ?, ?, ?, ?)').bind(`key_${Date.now()}`, t.tenantId, await sha256Hex(key), key.slice(0, 12), Date.now()).run()
+    await env.DB.prepare('INSERT INTO api_keys (id, tenant_id, hash, prefix, created_at) VALUES (?, ?, ?, ?, ?)')
+      .bind(`key_${Date.now()}`, t.tenantId, await sha256Hex(key), key.slice(0, 12), Date.now())
+      .run()
     expect((await call('/v1/messages', { key })).status).toBe(401)
   })
 })
@@ -122,7 +124,11 @@ describe('body size', () => {
   })
 
   it('refuses an /admin body over 256 KiB', async () => {
-    const res = await call('/admin/tenants', { method: 'POST', headers: { Authorization: `Bearer ${ADMIN_TOKEN}`, 'Content-Type': 'application/json' }, body: big })
+    const res = await call('/admin/tenants', {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${ADMIN_TOKEN}`, 'Content-Type': 'application/json' },
+      body: big,
+    })
     expect(res.status).toBe(413)
     expect(await body(res)).toEqual({ success: false, error: expect.any(String), error_code: 413 })
   })
@@ -133,7 +139,11 @@ describe('body size', () => {
     // Never ends: a server that buffers the whole body before checking its size would wait forever.
     const endless = new ReadableStream<Uint8Array>({ pull: (ctl) => ctl.enqueue(chunk) })
     const res = await exports.default.fetch(
-      new Request(`${ORIGIN}/mcp`, { method: 'POST', headers: { 'X-API-Key': t.key, 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' }, body: endless })
+      new Request(`${ORIGIN}/mcp`, {
+        method: 'POST',
+        headers: { 'X-API-Key': t.key, 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' },
+        body: endless,
+      })
     )
     expect(res.status).toBe(413)
   })
@@ -142,7 +152,11 @@ describe('body size', () => {
 describe('ADMIN_TOKEN', () => {
   it('keeps the admin API off when the token is shorter than 32 characters', async () => {
     const short = 'x'.repeat(31)
-    const res = await app.fetch(new Request(`${ORIGIN}/admin/tenants`, { headers: { Authorization: `Bearer ${short}` } }), { ...env, ADMIN_TOKEN: short }, createExecutionContext())
+    const res = await app.fetch(
+      new Request(`${ORIGIN}/admin/tenants`, { headers: { Authorization: `Bearer ${short}` } }),
+      { ...env, ADMIN_TOKEN: short },
+      createExecutionContext()
+    )
     expect(res.status).toBe(503)
     expect((await body<{ error: string }>(res)).error).toContain('at least 32 characters')
   })

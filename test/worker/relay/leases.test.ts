@@ -80,7 +80,11 @@ describe('pickLink', () => {
   }
 
   it('takes the least loaded relay', () => {
-    const loads = new Map([['a', 3], ['b', 1], ['c', 2]])
+    const loads = new Map([
+      ['a', 3],
+      ['b', 1],
+      ['c', 2],
+    ])
     expect(pickLink(row, [link('a'), link('b'), link('c')], loads, new Set())?.att.instance).toBe('b')
   })
 
@@ -135,7 +139,13 @@ describe('leases', () => {
     const back = await open(token, { instance: relay.instance, sessions: [{ sid: assign.sid, fence: assign.fence }] })
     await elapse(11_000, [back])
     expect(back.frames.filter((f) => f.type === 'assign' || f.type === 'revoke')).toEqual([])
-    const ack = await back.request({ type: 'inbound', id: back.id(), sid: assign.sid, fence: assign.fence, message: { upstreamId: 'X1', from: { id: 'p', phone: '+447700900999', lid: null, name: null }, text: 'still here', media: null, sentAt: Date.now() } })
+    const ack = await back.request({
+      type: 'inbound',
+      id: back.id(),
+      sid: assign.sid,
+      fence: assign.fence,
+      message: { upstreamId: 'X1', from: { id: 'p', phone: '+447700900999', lid: null, name: null }, text: 'still here', media: null, sentAt: Date.now() },
+    })
     expect(ack).toMatchObject({ type: 'ack' })
     expect((await accountOf(t))?.status).toBe('connected')
     expect(phone).toBeTruthy()

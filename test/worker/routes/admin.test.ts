@@ -6,7 +6,15 @@ import { sha256Hex } from '../../../worker/lib/crypto'
 import { ADMIN_HEADERS, admin, body, call, newTenant } from '../helpers'
 import { db } from '../state'
 
-type TenantBody = { id: string; plan: string; status: string; suspended_reason: string | null; api_enabled: boolean; webhooks_enabled: boolean; created_at: string }
+type TenantBody = {
+  id: string
+  plan: string
+  status: string
+  suspended_reason: string | null
+  api_enabled: boolean
+  webhooks_enabled: boolean
+  created_at: string
+}
 type KeyBody = { id: string; tenant_id: string; key: string; prefix: string; created_at: string }
 
 async function createTenant(json: unknown = {}) {
@@ -21,7 +29,12 @@ async function issueKey(tenantId: string) {
 
 describe('admin token', () => {
   it('answers 401 in the status shape without the token or with a wrong one', async () => {
-    const attempts: Record<string, string>[] = [{}, { Authorization: 'Bearer nope' }, { Authorization: 'test-admin-token' }, { 'X-API-Key': 'test-admin-token' }]
+    const attempts: Record<string, string>[] = [
+      {},
+      { Authorization: 'Bearer nope' },
+      { Authorization: 'test-admin-token' },
+      { 'X-API-Key': 'test-admin-token' },
+    ]
     for (const headers of attempts) {
       const res = await call('/admin/tenants', { method: 'POST', headers, json: {} })
       expect(res.status).toBe(401)
@@ -80,7 +93,13 @@ describe('POST /admin/tenants/{id}/keys', () => {
     const t = await createTenant()
     const k = await issueKey(t.body.id)
     expect(k.status).toBe(201)
-    expect(k.body).toEqual({ id: expect.stringMatching(/^key_/), tenant_id: t.body.id, key: expect.stringMatching(/^svc_live_[0-9A-Za-z]{40}$/), prefix: k.body.key.slice(0, 13), created_at: expect.any(String) })
+    expect(k.body).toEqual({
+      id: expect.stringMatching(/^key_/),
+      tenant_id: t.body.id,
+      key: expect.stringMatching(/^svc_live_[0-9A-Za-z]{40}$/),
+      prefix: k.body.key.slice(0, 13),
+      created_at: expect.any(String),
+    })
     const [row] = await db.select().from(apiKeys).where(eq(apiKeys.id, k.body.id))
     expect(row?.hash).toBe(await sha256Hex(k.body.key))
     expect(JSON.stringify(row)).not.toContain(k.body.key)

@@ -9,7 +9,20 @@ import { body, call, connectCustom, newTenant, pushInbound, type TestTenant } fr
 import { adminKey } from '../safety/helpers'
 import { db } from '../state'
 
-type Minted = { success: true; id: string; key: string; prefix: string; scope: string; label: string | null; accounts: string[] | null; expires_at: string | null; reply_window_s: number; approval: boolean; parent_id: string | null; created_at: string }
+type Minted = {
+  success: true
+  id: string
+  key: string
+  prefix: string
+  scope: string
+  label: string | null
+  accounts: string[] | null
+  expires_at: string | null
+  reply_window_s: number
+  approval: boolean
+  parent_id: string | null
+  created_at: string
+}
 
 async function mint(key: string, fields: Record<string, unknown> = {}) {
   const res = await call('/v1/keys', { method: 'POST', key, json: fields })
@@ -113,7 +126,11 @@ describe('expiry', () => {
     const t = await newTenant()
     const minted = await adminKey(t.tenantId, { expires_at: new Date(Date.now() + 1000).toISOString() })
     keyClock.now = () => Date.now() + 2000
-    const res = await call('/mcp', { method: 'POST', headers: { 'X-API-Key': minted.key, Accept: 'application/json, text/event-stream' }, json: { jsonrpc: '2.0', id: 1, method: 'tools/list' } })
+    const res = await call('/mcp', {
+      method: 'POST',
+      headers: { 'X-API-Key': minted.key, Accept: 'application/json, text/event-stream' },
+      json: { jsonrpc: '2.0', id: 1, method: 'tools/list' },
+    })
     expect(res.status).toBe(403)
     expect(await body(res)).toMatchObject({ error: { data: { error_code: 'key_expired' } } })
   })
@@ -156,7 +173,10 @@ describe('reply keys', () => {
     expect(await body(stranger)).toEqual({ error_code: 'key_scope', error: expect.stringContaining('never wrote') })
     // The friend's last message moves out of the one-hour window.
     const id = await contactIdFor(t.tenantId, 'custom', { kind: 'external', value: 'friend' })
-    await db.update(contacts).set({ lastInboundAt: Date.now() - 3600_000 - 5000 }).where(eq(contacts.id, id))
+    await db
+      .update(contacts)
+      .set({ lastInboundAt: Date.now() - 3600_000 - 5000 })
+      .where(eq(contacts.id, id))
     const late = await to('friend')
     expect(late.status).toBe(403)
     expect(await body(late)).toEqual({ error_code: 'key_scope', error: expect.stringContaining('last 1 h') })
@@ -169,7 +189,10 @@ describe('an empty body', () => {
     const res = await call('/v1/keys', { method: 'POST', key: t.key, headers: { 'Content-Type': 'application/json' } })
     expect(res.status).toBe(201)
     expect(await body(res)).toMatchObject({ scope: 'full', accounts: null })
-    const adminRes = await call(`/admin/tenants/${t.tenantId}/keys`, { method: 'POST', headers: { Authorization: 'Bearer test-admin-token', 'Content-Type': 'application/json' } })
+    const adminRes = await call(`/admin/tenants/${t.tenantId}/keys`, {
+      method: 'POST',
+      headers: { Authorization: 'Bearer test-admin-token', 'Content-Type': 'application/json' },
+    })
     expect(adminRes.status).toBe(201)
     expect(Object.keys(await body(adminRes)).sort()).toEqual(['created_at', 'id', 'key', 'prefix', 'tenant_id'])
   })

@@ -39,12 +39,15 @@ function upload(a: Linked, upstreamId: string, bytes: Uint8Array, meta: { type: 
   }
   if (meta.name) headers['x-media-file-name'] = encodeURIComponent(meta.name)
   const tooLarge = meta.declared !== undefined && meta.declared !== bytes.byteLength
-  return exports.default.fetch(
-    new Request(`${ORIGIN}/relay/media/${a.assign.sid}/${upstreamId}`, { method: 'PUT', headers, body: tooLarge ? null : bytes })
-  )
+  return exports.default.fetch(new Request(`${ORIGIN}/relay/media/${a.assign.sid}/${upstreamId}`, { method: 'PUT', headers, body: tooLarge ? null : bytes }))
 }
 
-async function inboundWithMedia(a: Linked, upstreamId: string, up: { media_id: string; url: string; status: string; reason: string | null; size: number }, meta: { type: string; kind: 'image' | 'video'; name?: string }) {
+async function inboundWithMedia(
+  a: Linked,
+  upstreamId: string,
+  up: { media_id: string; url: string; status: string; reason: string | null; size: number },
+  meta: { type: string; kind: 'image' | 'video'; name?: string }
+) {
   return a.relay.request({
     type: 'inbound',
     id: a.relay.id(),
@@ -54,13 +57,26 @@ async function inboundWithMedia(a: Linked, upstreamId: string, up: { media_id: s
       upstreamId,
       from: { id: '447700900123@s.whatsapp.net', phone: '+447700900123', lid: null, name: 'Ada' },
       text: '',
-      media: { url: up.url, contentType: meta.type, stored: { kind: meta.kind, size: up.size, fileName: meta.name ?? null, tooLarge: up.status === 'too_large' ? up.reason : null } },
+      media: {
+        url: up.url,
+        contentType: meta.type,
+        stored: { kind: meta.kind, size: up.size, fileName: meta.name ?? null, tooLarge: up.status === 'too_large' ? up.reason : null },
+      },
       sentAt: Date.now(),
     },
   })
 }
 
-type WireMedia = { url: string; content_type: string | null; id: string; kind: string; size: number; file_name: string | null; too_large: boolean; reason: string | null }
+type WireMedia = {
+  url: string
+  content_type: string | null
+  id: string
+  kind: string
+  size: number
+  file_name: string | null
+  too_large: boolean
+  reason: string | null
+}
 
 async function lastMessage(t: TestTenant) {
   const list = await body<{ messages: Array<{ media: WireMedia | null; text: string }> }>(await call('/v1/messages', { key: t.key }))

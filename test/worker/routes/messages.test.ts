@@ -431,7 +431,10 @@ describe('GET /v1/messages/wait parameters', () => {
   it("answers 404 account_not_found for an unknown or another tenant's account", async () => {
     const a = await customTenant()
     const b = await newTenant()
-    for (const [t, id] of [[a, 'nope'], [b, 'custom']] as const) {
+    for (const [t, id] of [
+      [a, 'nope'],
+      [b, 'custom'],
+    ] as const) {
       const res = await call(`/v1/messages/wait?timeout_s=0&account_id=${id}`, { key: t.key })
       expect(res.status).toBe(404)
       expect(await body(res)).toEqual({ error_code: 'account_not_found', error: expect.any(String) })

@@ -32,7 +32,16 @@ describe('GET /relay/connect', () => {
   it('upgrades with a valid token and welcomes the relay with its lease settings', async () => {
     const { id, token } = await issueRelay()
     const relay = await FakeRelay.open(token, { hello: false })
-    relay.send({ type: 'hello', protocol: 1, instance: relay.instance, version: '1.2.3', driver: 'sim', channels: ['alpha_web'], sessions: [], draining: false })
+    relay.send({
+      type: 'hello',
+      protocol: 1,
+      instance: relay.instance,
+      version: '1.2.3',
+      driver: 'sim',
+      channels: ['alpha_web'],
+      sessions: [],
+      draining: false,
+    })
     const welcome = await relay.next('welcome')
     expect(welcome).toEqual({ type: 'welcome', relayId: id, tenantId: null, leaseMs: 10_000, heartbeatMs: 3_000 })
     relay.close()
@@ -90,7 +99,9 @@ describe('GET /admin/relays', () => {
   it('lists each token with its live links', async () => {
     const { id, token } = await issueRelay()
     const relay = await FakeRelay.open(token)
-    const list = await body<{ relays: Array<{ id: string; connected: boolean; links: Array<{ instance: string; driver: string }> }> }>(await admin('/admin/relays'))
+    const list = await body<{ relays: Array<{ id: string; connected: boolean; links: Array<{ instance: string; driver: string }> }> }>(
+      await admin('/admin/relays')
+    )
     const mine = list.relays.find((r) => r.id === id)
     expect(mine).toMatchObject({ connected: true, links: [{ instance: relay.instance, driver: 'sim' }] })
     relay.close()

@@ -123,7 +123,15 @@ describe('POST /v1/webhooks', () => {
 
   it('refuses URLs that are not public https with 400 (the shared SSRF guard)', async () => {
     const t = await newTenant()
-    for (const url of ['http://hooks.example.com/x', 'https://10.0.0.1/x', 'https://169.254.169.254/latest', 'https://intranet/x', 'https://gateway.test/v1/x', 'ftp://x.example.com', 'not a url']) {
+    for (const url of [
+      'http://hooks.example.com/x',
+      'https://10.0.0.1/x',
+      'https://169.254.169.254/latest',
+      'https://intranet/x',
+      'https://gateway.test/v1/x',
+      'ftp://x.example.com',
+      'not a url',
+    ]) {
       const res = await api<{ error: string }>(t, 'POST', '/webhooks', { url, subscribed_to: ['message.received'] })
       expect(res.status, url).toBe(400)
       expect(res.body.error).toContain('url is not allowed')
@@ -165,10 +173,17 @@ describe('GET /v1/webhooks and addressing', () => {
     const t = await newTenant()
     for (const name of ['first', 'second', 'third']) await createWebhook(t, { url: URL_A, subscribed_to: ['message.received'], name })
     const before = await api<{ webhooks: WireWebhook[] }>(t, 'GET', '/webhooks')
-    expect(before.body.webhooks.map((w) => [w.id, w.name])).toEqual([['0', 'first'], ['1', 'second'], ['2', 'third']])
+    expect(before.body.webhooks.map((w) => [w.id, w.name])).toEqual([
+      ['0', 'first'],
+      ['1', 'second'],
+      ['2', 'third'],
+    ])
     expect((await api(t, 'DELETE', '/webhooks/0')).status).toBe(200)
     const after = await api<{ webhooks: WireWebhook[] }>(t, 'GET', '/webhooks')
-    expect(after.body.webhooks.map((w) => [w.id, w.name])).toEqual([['0', 'second'], ['1', 'third']])
+    expect(after.body.webhooks.map((w) => [w.id, w.name])).toEqual([
+      ['0', 'second'],
+      ['1', 'third'],
+    ])
     const byName = await api<{ webhook: WireWebhook }>(t, 'GET', '/webhooks/third')
     expect(byName.body.webhook.id).toBe('1')
   })
@@ -208,7 +223,10 @@ describe('PUT /v1/webhooks/{webhookId}', () => {
   it('changes only the given fields', async () => {
     const t = await newTenant()
     const created = await createWebhook(t, { url: URL_A, subscribed_to: ['message.received'], name: 'crm', retries_enabled: true })
-    const res = await api<{ success: boolean; webhook: WireWebhook }>(t, 'PUT', '/webhooks/crm', { subscribed_to: ['message.sent', 'message.failed'], enabled: false })
+    const res = await api<{ success: boolean; webhook: WireWebhook }>(t, 'PUT', '/webhooks/crm', {
+      subscribed_to: ['message.sent', 'message.failed'],
+      enabled: false,
+    })
     expect(res.status).toBe(200)
     expect(res.body.webhook).toEqual({ ...created.webhook, subscribed_to: ['message.sent', 'message.failed'], enabled: false })
   })
@@ -265,14 +283,27 @@ describe('signing secret', () => {
     expect((await api<{ webhook: WireWebhook }>(t, 'GET', '/webhooks/s')).body.webhook.signing_enabled).toBe(true)
     const off = await api(t, 'DELETE', '/webhooks/s/signing-secret')
     expect(off.body).toEqual({ success: true, webhook_id: '0', signing_enabled: false, signing_secret: null, signing_secret_created_at: null })
-    expect((await api<{ webhook: WireWebhook }>(t, 'GET', '/webhooks/s')).body.webhook).toMatchObject({ signing_enabled: false, signing_secret_created_at: null })
+    expect((await api<{ webhook: WireWebhook }>(t, 'GET', '/webhooks/s')).body.webhook).toMatchObject({
+      signing_enabled: false,
+      signing_secret_created_at: null,
+    })
   })
 })
 
 describe('OpenAPI', () => {
   it('describes every webhook route', async () => {
     const doc = await (await call('/v1/openapi.json')).json<{ paths: Record<string, Record<string, unknown>> }>()
-    for (const path of ['/webhooks', '/webhooks/events', '/webhooks/{webhookId}', '/webhooks/{webhookId}/test', '/webhooks/{webhookId}/health', '/webhooks/{webhookId}/reenable', '/webhooks/{webhookId}/signing-secret', '/webhooks/{webhookId}/deliveries', '/webhooks/{webhookId}/replay']) {
+    for (const path of [
+      '/webhooks',
+      '/webhooks/events',
+      '/webhooks/{webhookId}',
+      '/webhooks/{webhookId}/test',
+      '/webhooks/{webhookId}/health',
+      '/webhooks/{webhookId}/reenable',
+      '/webhooks/{webhookId}/signing-secret',
+      '/webhooks/{webhookId}/deliveries',
+      '/webhooks/{webhookId}/replay',
+    ]) {
       expect(doc.paths[path], path).toBeDefined()
     }
   })

@@ -12,7 +12,14 @@ import { createWebhook } from '../webhook-helpers'
 import { adminKey } from './helpers'
 
 type Approval = { page_url: string; approve_url: string; reject_url: string; expires_at: string; key_id: string; key_label: string | null }
-type HeldEvent = { event: string; account_id: string; channel: string; message: { id: string; text: string; status: string; error: string | null }; contact: { id: string }; approval: Approval }
+type HeldEvent = {
+  event: string
+  account_id: string
+  channel: string
+  message: { id: string; text: string; status: string; error: string | null }
+  contact: { id: string }
+  approval: Approval
+}
 
 afterEach(() => {
   vi.useRealTimers()
@@ -33,7 +40,11 @@ const decideAs = (key: string, id: string, decision: 'approve' | 'reject') => ca
 const local = (url: string) => url.replace(/^https?:\/\/[^/]+/, ORIGIN)
 
 async function postPage(token: string, decision: string) {
-  return call('/approvals', { method: 'POST', body: new URLSearchParams({ token, decision }), headers: { 'Content-Type': 'application/x-www-form-urlencoded' } })
+  return call('/approvals', {
+    method: 'POST',
+    body: new URLSearchParams({ token, decision }),
+    headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+  })
 }
 
 describe('a key with approval', () => {
@@ -48,7 +59,12 @@ describe('a key with approval', () => {
     expect(delivery?.verified).toBe(true)
     expect(delivery?.headers['x-webhook-event']).toBe('message.approval_required')
     const event = delivery!.json as HeldEvent
-    expect(event).toMatchObject({ event: 'message.approval_required', account_id: 'custom', channel: 'custom', message: { id, text: 'Hello from the shop', status: 'awaiting_approval' } })
+    expect(event).toMatchObject({
+      event: 'message.approval_required',
+      account_id: 'custom',
+      channel: 'custom',
+      message: { id, text: 'Hello from the shop', status: 'awaiting_approval' },
+    })
     expect(event.approval).toMatchObject({ key_id: agent.id, key_label: 'outreach agent', page_url: expect.stringContaining('/approvals?token=') })
     expect(Date.parse(event.approval.expires_at) - Date.now()).toBeGreaterThan(APPROVAL_TTL_MS - 60_000)
 
@@ -111,7 +127,8 @@ describe('a key with approval', () => {
     const { t, agent } = await setup()
     const ids: string[] = []
     // Distinct texts: the same opener to more than 5 strangers would trip opener_burst instead.
-    for (let i = 0; i < 11; i++) ids.push((await body<{ message_id: string }>(await sendAs(agent.key, `stranger-${i}`, `Hello number ${i}, a note from us`))).message_id)
+    for (let i = 0; i < 11; i++)
+      ids.push((await body<{ message_id: string }>(await sendAs(agent.key, `stranger-${i}`, `Hello number ${i}, a note from us`))).message_id)
     for (const id of ids.slice(0, 10)) expect((await decideAs(t.key, id, 'approve')).status).toBe(200)
     const refused = await decideAs(t.key, ids[10]!, 'approve')
     expect(refused.status).toBe(429)
@@ -129,7 +146,10 @@ describe('a key with approval', () => {
     const token = new URL(event.approval.page_url).searchParams.get('token')!
     const report = await sweepSafety(env, db, Date.now() + APPROVAL_TTL_MS + 1000)
     expect(report.expiredApprovals).toBeGreaterThanOrEqual(1)
-    expect(await body(await call(`/v1/messages/${id}`, { key: t.key }))).toMatchObject({ status: 'failed', error: { message: expect.stringContaining('approval_expired') } })
+    expect(await body(await call(`/v1/messages/${id}`, { key: t.key }))).toMatchObject({
+      status: 'failed',
+      error: { message: expect.stringContaining('approval_expired') },
+    })
     expect((await hooks.waitFor(2)).map((d) => (d.json as HeldEvent).event)).toEqual(['message.approval_required', 'message.failed'])
     setClock(Date.now() + APPROVAL_TTL_MS + 1000)
     expect((await call(`/approvals?token=${encodeURIComponent(token)}`)).status).toBe(410)
@@ -155,4 +175,3 @@ describe('messages in the lists', () => {
     expect(list.messages.find((m) => m.id === id)).toMatchObject({ status: 'awaiting_approval', direction: 'outbound' })
   })
 })
-

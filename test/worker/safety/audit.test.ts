@@ -13,7 +13,20 @@ import { callTool } from '../mcp/rpc'
 import { db } from '../state'
 import { adminKey } from './helpers'
 
-type Entry = { id: string; key_id: string | null; key_label: string | null; action: string; route: string; account_id: string | null; contact_id: string | null; message_id: string | null; outcome: string; code: string | null; status: number; created_at: string }
+type Entry = {
+  id: string
+  key_id: string | null
+  key_label: string | null
+  action: string
+  route: string
+  account_id: string | null
+  contact_id: string | null
+  message_id: string | null
+  outcome: string
+  code: string | null
+  status: number
+  created_at: string
+}
 type Page = { entries: Entry[]; next_cursor: string | null }
 
 async function audit(t: TestTenant, query = '', key = t.key): Promise<Page> {
@@ -68,7 +81,13 @@ describe('completeness', () => {
     expect(entries.map((e) => e.outcome).reverse()).toEqual(['accepted', 'accepted', 'accepted', 'accepted', 'accepted', 'accepted', 'accepted', 'refused'])
     expect(entries[0]).toMatchObject({ outcome: 'refused', code: 'invalid_text', status: 400, key_id: t.keyId })
     const send = entries[5]!
-    expect(send).toMatchObject({ action: 'POST /v1/messages', account_id: 'custom', contact_id: expect.any(String), message_id: expect.stringMatching(/^msg/), status: 202 })
+    expect(send).toMatchObject({
+      action: 'POST /v1/messages',
+      account_id: 'custom',
+      contact_id: expect.any(String),
+      message_id: expect.stringMatching(/^msg/),
+      status: 202,
+    })
     // Message texts are never copied into the log.
     const raw = JSON.stringify(await db.select().from(auditLog))
     expect(raw).not.toContain('private reply text')
@@ -109,7 +128,9 @@ describe('completeness', () => {
     const t = await newTenant()
     await connectCustom(t)
     const agent = await adminKey(t.tenantId, { approval: true })
-    const held = async (to: string) => (await body<{ message_id: string }>(await call('/v1/messages', { method: 'POST', key: agent.key, json: { to: { external_id: to }, text: `hi ${to}` } }))).message_id
+    const held = async (to: string) =>
+      (await body<{ message_id: string }>(await call('/v1/messages', { method: 'POST', key: agent.key, json: { to: { external_id: to }, text: `hi ${to}` } })))
+        .message_id
     const [a, b] = [await held('p1'), await held('p2')]
     await call(`/v1/messages/${a}/approve`, { method: 'POST', key: t.key })
     await call(`/v1/messages/${b}/reject`, { method: 'POST', key: t.key })

@@ -20,7 +20,10 @@ describe('mintFrom', () => {
   it('copies the parent when nothing is asked, with a new label', () => {
     const parent = grant({ scope: 'reply', accounts: ['+15550001'], expiresAt: NOW + HOUR, replyWindowS: 600, approval: true, label: 'p' })
     const child = mintFrom(parent, { label: 'c' }, NOW)
-    expect(child).toEqual({ ok: true, grant: { label: 'c', scope: 'reply', accounts: ['+15550001'], expiresAt: NOW + HOUR, replyWindowS: 600, approval: true } })
+    expect(child).toEqual({
+      ok: true,
+      grant: { label: 'c', scope: 'reply', accounts: ['+15550001'], expiresAt: NOW + HOUR, replyWindowS: 600, approval: true },
+    })
   })
 
   it('lets a full key mint any narrower key', () => {

@@ -12,6 +12,9 @@ export async function adminKey(tenantId: string, fields: Record<string, unknown>
 
 /** A read, a reply and a full (default) key of one tenant. */
 export async function keysOfEveryScope(t: TestTenant): Promise<Record<'read' | 'reply' | 'full', string>> {
-  const [read, reply] = await Promise.all([adminKey(t.tenantId, { scope: 'read', label: 'reader' }), adminKey(t.tenantId, { scope: 'reply', label: 'replier' })])
+  const [read, reply] = await Promise.all([
+    adminKey(t.tenantId, { scope: 'read', label: 'reader' }),
+    adminKey(t.tenantId, { scope: 'reply', label: 'replier' }),
+  ])
   return { read: read.key, reply: reply.key, full: t.key }
 }

@@ -100,7 +100,11 @@ describe('every MCP tool with a key of each scope', () => {
     for (const scope of ['read', 'reply'] as const) {
       const grant = { ...fullGrant('k'), scope, label: 'x' }
       const listed = ((await rpc(keys[scope], 'tools/list')).result as { tools: Listed[] }).tools.map((x) => x.name).sort()
-      expect(listed, scope).toEqual(TOOLS.filter((tool) => toolAllowed(tool, grant)).map((x) => x.name).sort())
+      expect(listed, scope).toEqual(
+        TOOLS.filter((tool) => toolAllowed(tool, grant))
+          .map((x) => x.name)
+          .sort()
+      )
       for (const tool of TOOLS.filter((x) => !toolAllowed(x, grant))) {
         const args = Object.fromEntries([...tool.path.matchAll(/\{(\w+)\}/g)].map((m) => [m[1]!, SAMPLE[m[1]!] ?? 'x']))
         const answer = await callTool(keys[scope], tool.name, 'body' in tool.input.shape ? { ...args, body: {} } : args)
@@ -117,7 +121,9 @@ describe('every MCP tool with a key of each scope', () => {
     const read = ((await rpc(keys.read, 'tools/list')).result as { tools: Listed[] }).tools
     expect(read.map((x) => x.name)).not.toContain('send_message')
     expect(read.map((x) => x.name).filter((n) => /^(connect|disconnect|create|update|delete|set|push)_/.test(n))).toEqual([])
-    expect(read.map((x) => x.name)).toEqual(expect.arrayContaining(['list_accounts', 'wait_for_messages', 'get_message', 'list_messages', 'get_usage', 'list_audit']))
+    expect(read.map((x) => x.name)).toEqual(
+      expect.arrayContaining(['list_accounts', 'wait_for_messages', 'get_message', 'list_messages', 'get_usage', 'list_audit'])
+    )
     const reply = ((await rpc(keys.reply, 'tools/list')).result as { tools: Listed[] }).tools
     const send = reply.find((x) => x.name === 'send_message')
     expect(send?.description).toMatch(/only to a person who wrote to that account in the last 24 h/)

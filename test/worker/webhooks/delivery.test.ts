@@ -58,8 +58,21 @@ describe('message.received', () => {
     expect(r.headers['x-webhook-test']).toBeUndefined()
 
     const [row] = await settledLog(t, webhook.name, 1)
-    expect(row).toMatchObject({ delivery_id: r.headers['x-webhook-delivery'], event: 'message.received', status: 'delivered', attempts: 1, last_status_code: 200, next_attempt_at: null })
-    expect(await health(t, webhook.name)).toMatchObject({ consecutive_failures: 0, total_failures: 0, total_successes: 1, is_disabled: false, last_failure: null })
+    expect(row).toMatchObject({
+      delivery_id: r.headers['x-webhook-delivery'],
+      event: 'message.received',
+      status: 'delivered',
+      attempts: 1,
+      last_status_code: 200,
+      next_attempt_at: null,
+    })
+    expect(await health(t, webhook.name)).toMatchObject({
+      consecutive_failures: 0,
+      total_failures: 0,
+      total_successes: 1,
+      is_disabled: false,
+      last_failure: null,
+    })
   })
 
   it('sends no timestamp or signature headers when signing is off', async () => {
@@ -129,11 +142,18 @@ describe('events nobody subscribes to', () => {
     await subscribe(t, ['account.restricted'])
     const db = database(env.DB)
     const now = Date.now()
-    const restricted = accountEventPayload('account.restricted', { id: 'custom', channel: 'custom', identifier: 'x', status: 'restricted' }, 'blocked_by_alpha', now)
+    const restricted = accountEventPayload(
+      'account.restricted',
+      { id: 'custom', channel: 'custom', identifier: 'x', status: 'restricted' },
+      'blocked_by_alpha',
+      now
+    )
     const connected = accountEventPayload('account.connected', { id: 'custom', channel: 'custom', identifier: 'x', status: 'connected' }, null, now)
     // Bare batches: no AccountDO runs, so what the rows say was decided by the inserts themselves.
     await db.batch([insertEvent(db, t.tenantId, 'custom', restricted, now), insertEvent(db, t.tenantId, 'custom', connected, now)])
-    const rows = await env.DB.prepare("SELECT type, dispatched_at FROM events WHERE tenant_id = ? AND type IN ('account.restricted', 'account.connected') AND created_at = ?")
+    const rows = await env.DB.prepare(
+      "SELECT type, dispatched_at FROM events WHERE tenant_id = ? AND type IN ('account.restricted', 'account.connected') AND created_at = ?"
+    )
       .bind(t.tenantId, now)
       .all<{ type: string; dispatched_at: number | null }>()
     expect(Object.fromEntries(rows.results.map((r) => [r.type, r.dispatched_at]))).toEqual({ 'account.restricted': null, 'account.connected': now })
@@ -314,7 +334,13 @@ describe('POST /v1/webhooks/{webhookId}/test', () => {
     await api(t, 'POST', '/webhooks/shapes/test', { event: 'account.limit_reached' })
     await api(t, 'POST', '/webhooks/shapes/test', { event: 'message.failed' })
     const [limit, failed] = await ch.log()
-    expect(limit!.json).toEqual({ event: 'account.limit_reached', created_at: ISO, account_id: null, channel: null, account: { id: null, channel: null, identifier: null, status: 'limited', reason: 'daily_send_cap' } })
+    expect(limit!.json).toEqual({
+      event: 'account.limit_reached',
+      created_at: ISO,
+      account_id: null,
+      channel: null,
+      account: { id: null, channel: null, identifier: null, status: 'limited', reason: 'daily_send_cap' },
+    })
     expect(failed!.json).toMatchObject({ event: 'message.failed', message: { status: 'failed', error: expect.any(String) } })
     expect((await api(t, 'POST', '/webhooks/shapes/test', { event: 'message.nope' })).status).toBe(400)
   })

@@ -59,7 +59,12 @@ describe('health counters', () => {
       created_at: new Date(T0).toISOString(),
     })
     await events(t, 1, 3)
-    expect(await health(t, 'hook')).toMatchObject({ consecutive_failures: 0, total_failures: 2, total_successes: 1, last_success_at: new Date(T0 + 1000).toISOString() })
+    expect(await health(t, 'hook')).toMatchObject({
+      consecutive_failures: 0,
+      total_failures: 2,
+      total_successes: 1,
+      last_success_at: new Date(T0 + 1000).toISOString(),
+    })
     expect(await ch.log()).toHaveLength(3)
   })
 
@@ -103,7 +108,12 @@ describe('auto-pause', () => {
     const { t, ch } = await tenantWithHook({ sequence: [{ status: 410 }] }, true)
     const [gone] = await events(t, 1, 1)
     expect(gone).toMatchObject({ status: 'failed', last_status_code: 410, next_attempt_at: null })
-    expect(await health(t, 'hook')).toMatchObject({ is_disabled: true, disabled_at: new Date(T0).toISOString(), disabled_reason: 'the receiver answered 410 Gone', consecutive_failures: 1 })
+    expect(await health(t, 'hook')).toMatchObject({
+      is_disabled: true,
+      disabled_at: new Date(T0).toISOString(),
+      disabled_reason: 'the receiver answered 410 Gone',
+      consecutive_failures: 1,
+    })
     const log = await events(t, 2, 3)
     expect(log.slice(0, 2).map((d) => d.status)).toEqual(['paused', 'paused'])
     expect(log[0]!.attempts).toBe(0)
@@ -167,7 +177,14 @@ describe('re-enable, URL change, delete', () => {
     const res = await api<{ health: Record<string, unknown> }>(t, 'POST', '/webhooks/hook/reenable')
     expect(res.status).toBe(200)
     expect(res.body).toMatchObject({ success: true, webhook_id: '0', url: ch.url })
-    expect(res.body.health).toMatchObject({ is_disabled: false, disabled_at: null, disabled_reason: null, consecutive_failures: 0, total_failures: 0, total_successes: 1 })
+    expect(res.body.health).toMatchObject({
+      is_disabled: false,
+      disabled_at: null,
+      disabled_reason: null,
+      consecutive_failures: 0,
+      total_failures: 0,
+      total_successes: 1,
+    })
     expect(await ch.log()).toHaveLength(2)
     await events(t, 1, 4)
     expect((await deliveries(t, 'hook'))[0]!.status).toBe('delivered')

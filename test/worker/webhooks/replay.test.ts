@@ -42,8 +42,16 @@ describe('GET /v1/webhooks/{webhookId}/deliveries', () => {
     await createWebhook(t, { url: ch.url, subscribed_to: ['message.received'], name: 'hook' })
     await push(t, 5, 5)
     const page1 = await api<{ deliveries: WireDelivery[]; next_cursor: string | null }>(t, 'GET', '/webhooks/hook/deliveries?limit=2')
-    const page2 = await api<{ deliveries: WireDelivery[]; next_cursor: string | null }>(t, 'GET', `/webhooks/hook/deliveries?limit=2&cursor=${page1.body.next_cursor}`)
-    const page3 = await api<{ deliveries: WireDelivery[]; next_cursor: string | null }>(t, 'GET', `/webhooks/hook/deliveries?limit=2&cursor=${page2.body.next_cursor}`)
+    const page2 = await api<{ deliveries: WireDelivery[]; next_cursor: string | null }>(
+      t,
+      'GET',
+      `/webhooks/hook/deliveries?limit=2&cursor=${page1.body.next_cursor}`
+    )
+    const page3 = await api<{ deliveries: WireDelivery[]; next_cursor: string | null }>(
+      t,
+      'GET',
+      `/webhooks/hook/deliveries?limit=2&cursor=${page2.body.next_cursor}`
+    )
     expect(page3.body.next_cursor).toBeNull()
     const all = [...page1.body.deliveries, ...page2.body.deliveries, ...page3.body.deliveries]
     expect(all.map((d) => d.status)).toEqual(['failed', 'delivered', 'delivered', 'failed', 'delivered'])
@@ -52,7 +60,14 @@ describe('GET /v1/webhooks/{webhookId}/deliveries', () => {
     expect(all.map((d) => d.delivery_id)).toEqual(received)
     const failed = await api<{ deliveries: WireDelivery[] }>(t, 'GET', '/webhooks/hook/deliveries?status=failed')
     expect(failed.body.deliveries).toHaveLength(2)
-    expect(failed.body.deliveries[0]).toMatchObject({ event: 'message.received', event_id: expect.stringMatching(/^evt_/), attempts: 1, last_status_code: 500, last_failure_type: 'temporary', last_error: 'answered HTTP 500' })
+    expect(failed.body.deliveries[0]).toMatchObject({
+      event: 'message.received',
+      event_id: expect.stringMatching(/^evt_/),
+      attempts: 1,
+      last_status_code: 500,
+      last_failure_type: 'temporary',
+      last_error: 'answered HTTP 500',
+    })
   })
 
   it('refuses a bad limit, status or cursor with 400', async () => {
@@ -150,7 +165,12 @@ describe('sweeper (cron)', () => {
     const ch = receiverChannel('orphan')
     await createWebhook(t, { url: ch.url, subscribed_to: ['account.restricted'], name: 'hook' })
     const db = database(env.DB)
-    const payload = accountEventPayload('account.restricted', { id: 'custom', channel: 'custom', identifier: 'x', status: 'restricted' }, 'blocked_by_alpha', T0)
+    const payload = accountEventPayload(
+      'account.restricted',
+      { id: 'custom', channel: 'custom', identifier: 'x', status: 'restricted' },
+      'blocked_by_alpha',
+      T0
+    )
     // Written with a bare batch, as a producer that forgot the commit helper would: nobody is told.
     await db.batch([insertEvent(db, t.tenantId, 'custom', payload, T0)])
     await new Promise((r) => setTimeout(r, 200))
@@ -189,7 +209,9 @@ describe('replay limits (issue 14 §2)', () => {
     await createWebhook(t, { url: 'https://hooks.example.com/x', subscribed_to: ['message.received'], name: 'hook' })
     const id = (await env.DB.prepare('SELECT id FROM webhooks WHERE tenant_id = ?').bind(t.tenantId).first<{ id: string }>())!.id
     // A replay call that has started and not finished (another request, in flight right now).
-    await env.DB.prepare('INSERT INTO webhook_replays (id, webhook_id, started_at) VALUES (?, ?, ?)').bind(`rpl_test_${seq++}`, id, Date.now() - 1_000).run()
+    await env.DB.prepare('INSERT INTO webhook_replays (id, webhook_id, started_at) VALUES (?, ?, ?)')
+      .bind(`rpl_test_${seq++}`, id, Date.now() - 1_000)
+      .run()
     const refused = await call('/v1/webhooks/hook/replay', { method: 'POST', key: t.key, json: { since: new Date(Date.now() - 60_000).toISOString() } })
     expect(refused.status).toBe(429)
     expect(refused.headers.get('Retry-After')).toBe('59')

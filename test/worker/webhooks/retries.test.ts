@@ -45,7 +45,13 @@ async function fireAt(t: TestTenant, at: number) {
 describe('retry schedule', () => {
   it('retries after 1 min, 5 min, 30 min and 2 h with the same delivery id, then gives up', async () => {
     const { t, ch, row } = await setup([{ status: 500 }, { status: 500 }, { status: 502 }, { status: 503 }, { status: 500 }])
-    expect(row).toMatchObject({ status: 'pending', attempts: 1, last_status_code: 500, last_failure_type: 'temporary', next_attempt_at: new Date(T0 + MIN).toISOString() })
+    expect(row).toMatchObject({
+      status: 'pending',
+      attempts: 1,
+      last_status_code: 500,
+      last_failure_type: 'temporary',
+      next_attempt_at: new Date(T0 + MIN).toISOString(),
+    })
 
     // The fan-out's safety alarm comes first; running it points the alarm at the first retry.
     await fireAt(t, T0 + 5_000)

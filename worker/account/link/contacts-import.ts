@@ -20,7 +20,9 @@ export async function importContacts(c: AccountContext, ref: AccountRef, link: L
   const now = Date.now()
   const flags = { aiPaused: link.options.pauseAiForImportedContacts, private: link.options.markImportedContactsAsPrivate }
   const byPhone = await contactIdsByPhone(c.db, ref.tenantId, ref.accountId)
-  const seeds = await Promise.all(contacts.map(async (p) => ({ seed: await contactSeedFor(ref, p, (phone) => byPhone.get(phone)), hasChat: p.hasChat, addresses: peerAddresses(p) })))
+  const seeds = await Promise.all(
+    contacts.map(async (p) => ({ seed: await contactSeedFor(ref, p, (phone) => byPhone.get(phone)), hasChat: p.hasChat, addresses: peerAddresses(p) }))
+  )
   for (let i = 0; i < seeds.length; i += STATEMENTS_PER_BATCH) {
     const [first, ...rest] = seeds.slice(i, i + STATEMENTS_PER_BATCH).map(({ seed }) => upsertImportedContact(c.db, seed, flags, now))
     if (first) await c.db.batch([first, ...rest])

@@ -25,7 +25,11 @@ export async function onRelayInbound(c: AccountContext, ref: AccountRef, sid: st
   const link = currentLink(c)
   // The account was removed (or linked anew): nothing of the old session is stored.
   if (!link || link.sid !== sid || ms.length === 0) return
-  const fresh = [...new Set(ms.flatMap((m) => (peerAddresses(m.from).some((a) => c.store.peerContact(a)) ? [] : [e164(m.from.phone)]).filter((p): p is string => p !== null)))]
+  const fresh = [
+    ...new Set(
+      ms.flatMap((m) => (peerAddresses(m.from).some((a) => c.store.peerContact(a)) ? [] : [e164(m.from.phone)]).filter((p): p is string => p !== null))
+    ),
+  ]
   const byPhone = fresh.length > 0 ? await contactIdsByPhone(c.db, ref.tenantId, ref.accountId, fresh) : new Map<string, string>()
   const items: InboundItem[] = []
   for (const m of ms) {
@@ -63,7 +67,13 @@ export type SessionWriteRefusal = 'stale_fence' | 'unknown_session'
  * noticed yet cannot overwrite what the new holder wrote. A refusal is answered, never dropped: an unanswered write
  * is sent again forever while the credentials it carries are never stored (issue 14 §1).
  */
-export function writeSessionEntries(c: AccountContext, sid: string, fence: number, clear: boolean, changes: Record<string, string | null>): SessionWriteRefusal | null {
+export function writeSessionEntries(
+  c: AccountContext,
+  sid: string,
+  fence: number,
+  clear: boolean,
+  changes: Record<string, string | null>
+): SessionWriteRefusal | null {
   const link = currentLink(c)
   if (!link || link.sid !== sid) return 'unknown_session'
   const stored = c.store.get(SESSION_FENCE_KEY, z.number()) ?? 0

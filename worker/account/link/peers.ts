@@ -17,11 +17,19 @@ export function e164(phone: string | null): string | null {
 }
 
 /** `knownId` finds the id of a contact the account already has for a number (one query, or a prepared map when importing many). */
-export async function contactSeedFor(ref: AccountRef, peer: Peer, knownId: (phone: string) => Promise<string | undefined> | string | undefined): Promise<ContactSeed> {
+export async function contactSeedFor(
+  ref: AccountRef,
+  peer: Peer,
+  knownId: (phone: string) => Promise<string | undefined> | string | undefined
+): Promise<ContactSeed> {
   const phone = e164(peer.phone)
   const id =
     (phone ? await knownId(phone) : undefined) ??
-    (await contactIdFor(ref.tenantId, ref.accountId, peer.lid ? { kind: 'lid', value: peer.lid } : phone ? { kind: 'phone', value: phone } : { kind: 'lid', value: peer.id }))
+    (await contactIdFor(
+      ref.tenantId,
+      ref.accountId,
+      peer.lid ? { kind: 'lid', value: peer.lid } : phone ? { kind: 'phone', value: phone } : { kind: 'lid', value: peer.id }
+    ))
   return { id, tenantId: ref.tenantId, accountId: ref.accountId, channel: ref.channel, phone, peerId: peer.id, name: peer.name }
 }
 

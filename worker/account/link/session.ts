@@ -86,7 +86,13 @@ export async function connectLink(c: AccountContext, input: ConnectInput): Promi
   if ((input.linkMethod === 'pairing_code' || input.ref.channel === 'beta') && placed.assigned) {
     await c.linkSignal.until(() => {
       const l = currentLink(c)
-      return !l || l.sid !== link.sid || l.pairingCode !== null || l.qr !== null || ['code_required', 'password_required', 'connected', 'disconnected', 'restricted'].includes(l.session)
+      return (
+        !l ||
+        l.sid !== link.sid ||
+        l.pairingCode !== null ||
+        l.qr !== null ||
+        ['code_required', 'password_required', 'connected', 'disconnected', 'restricted'].includes(l.session)
+      )
     }, input.waitForCodeMs)
   }
   return { sid: link.sid, assigned: placed.assigned, view: linkView(currentLink(c), Date.now()) }
@@ -120,10 +126,27 @@ export function withState(link: LinkState, state: SessionState, at: number): Lin
     case 'password_required':
       return { ...base, session: state.state, qr: null, qrExpiresAt: null, problem: null, message: null }
     case 'connected':
-      return { ...base, session: 'connected', qr: null, qrExpiresAt: null, pairingCode: null, pairingCodeExpiresAt: null, problem: null, message: null, identifier: state.identifier, upstreamUserId: state.upstreamUserId }
+      return {
+        ...base,
+        session: 'connected',
+        qr: null,
+        qrExpiresAt: null,
+        pairingCode: null,
+        pairingCodeExpiresAt: null,
+        problem: null,
+        message: null,
+        identifier: state.identifier,
+        upstreamUserId: state.upstreamUserId,
+      }
     case 'slowed':
       // Still connected; the reason says why sends wait (beta's slow-down) and until when.
-      return { ...base, session: 'connected', qr: null, problem: state.problem, message: `${state.message} Sends resume at ${new Date(state.until).toISOString()}.` }
+      return {
+        ...base,
+        session: 'connected',
+        qr: null,
+        problem: state.problem,
+        message: `${state.message} Sends resume at ${new Date(state.until).toISOString()}.`,
+      }
     case 'disconnected':
     case 'restricted':
       return { ...base, session: state.state, qr: null, pairingCode: null, problem: state.problem, message: state.message }

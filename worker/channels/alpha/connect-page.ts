@@ -39,7 +39,17 @@ async function pageState(env: Env, c: ConnectClaims, pageExpiresAt: number) {
   const account = await getAccount(db, c.tenant, c.account)
   const base = { page_expires_at: pageExpiresAt, page_expired: false }
   if (account?.channel !== 'alpha_web') {
-    return { ...base, status: 'disconnected', reason: 'removed', message: 'This number is no longer on the account.', qr_data_url: null, qr_expires_at: null, pairing_code: null, pairing_code_expires_at: null, can_restart: false }
+    return {
+      ...base,
+      status: 'disconnected',
+      reason: 'removed',
+      message: 'This number is no longer on the account.',
+      qr_data_url: null,
+      qr_expires_at: null,
+      pairing_code: null,
+      pairing_code_expires_at: null,
+      can_restart: false,
+    }
   }
   const { view: v } = await accountStub(env, c.tenant, c.account).linkStatus(null)
   const status = account.status === 'connected' ? 'connected' : v.status
@@ -68,7 +78,13 @@ connectPageRoutes.get(CONNECT_PAGE_PATH, async (c) => {
   const nonce = randomBase62(22)
   const q = `?token=${encodeURIComponent(token ?? '')}`
   return c.html(
-    connectPageHtml({ phoneMasked: maskPhone(page.claims.account), statePath: `${CONNECT_PAGE_PATH}/state${q}`, restartPath: `${CONNECT_PAGE_PATH}/restart${q}`, pageExpiresAt: page.expiresAt, nonce }),
+    connectPageHtml({
+      phoneMasked: maskPhone(page.claims.account),
+      statePath: `${CONNECT_PAGE_PATH}/state${q}`,
+      restartPath: `${CONNECT_PAGE_PATH}/restart${q}`,
+      pageExpiresAt: page.expiresAt,
+      nonce,
+    }),
     200,
     {
       ...NO_STORE,
@@ -88,7 +104,11 @@ connectPageRoutes.post(`${CONNECT_PAGE_PATH}/restart`, async (c) => {
   if (!state.can_restart) return c.json(state, 200, NO_STORE)
   const { tenant: tenantId, account: phone } = page.claims
   const db = database(c.env.DB)
-  const [tenant, account, { link }] = await Promise.all([getTenant(db, tenantId), getAccount(db, tenantId, phone), accountStub(c.env, tenantId, phone).linkStatus(null)])
+  const [tenant, account, { link }] = await Promise.all([
+    getTenant(db, tenantId),
+    getAccount(db, tenantId, phone),
+    accountStub(c.env, tenantId, phone).linkStatus(null),
+  ])
   if (!tenant || !account || !link || link.linkMethod === 'code') return c.json(state, 200, NO_STORE)
   await ensureConnecting(db, tenant, phone)
   await startLink(c.env, tenantId, { phone, linkMethod: link.linkMethod, forceNew: false, options: link.options })

@@ -60,7 +60,20 @@ alphaRoutes.openapi(
 
     if (existing?.channel === 'alpha_web' && existing.status === 'connected' && !body.force_new) {
       const { link } = await accountStub(c.env, tenant.id, phone).linkStatus(null)
-      return c.json({ ...base, session_id: link?.sid ?? '', status: 'connected' as const, pairing_code: null, pairing_code_expires_at: null, connect_url: null, connect_url_expires_at: null, reason: null, message: 'Already connected; pass force_new to link again' }, 200)
+      return c.json(
+        {
+          ...base,
+          session_id: link?.sid ?? '',
+          status: 'connected' as const,
+          pairing_code: null,
+          pairing_code_expires_at: null,
+          connect_url: null,
+          connect_url_expires_at: null,
+          reason: null,
+          message: 'Already connected; pass force_new to link again',
+        },
+        200
+      )
     }
     await ensureConnecting(db, tenant, phone)
     const outcome = await startLink(c.env, tenant.id, {
@@ -99,9 +112,13 @@ alphaRoutes.openapi(
     path: '/connections/{phoneNumber}/qr',
     tags: ['alpha channel'],
     summary: 'Get the current QR code (tool get_alpha_qr)',
-    description: 'The QR code to scan under Linked devices, raw (`qr_code`) and as a PNG data URL. It is short-lived: poll every 10 to 15 s; `expires_at` says when it lapses. With a pairing code, `pairing_code` is set instead.',
+    description:
+      'The QR code to scan under Linked devices, raw (`qr_code`) and as a PNG data URL. It is short-lived: poll every 10 to 15 s; `expires_at` says when it lapses. With a pairing code, `pairing_code` is set instead.',
     request: { params: PhonePath },
-    responses: { 200: { description: 'The QR code (null while none is pending)', content: { 'application/json': { schema: AlphaQr } } }, ...errors([400, 401, 404]) },
+    responses: {
+      200: { description: 'The QR code (null while none is pending)', content: { 'application/json': { schema: AlphaQr } } },
+      ...errors([400, 401, 404]),
+    },
   }),
   async (c) => {
     const { phoneNumber: phone } = c.req.valid('param')

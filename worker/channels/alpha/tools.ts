@@ -19,7 +19,8 @@ export const alphaTools: ToolSpec[] = [
   {
     name: 'get_alpha_qr',
     title: 'Get the alpha QR code',
-    description: 'Returns the current QR code of an alpha link in progress; it expires quickly, so fetch a fresh one every 10 to 15 seconds while the user scans.',
+    description:
+      'Returns the current QR code of an alpha link in progress; it expires quickly, so fetch a fresh one every 10 to 15 seconds while the user scans.',
     input: toolInput(byPhone),
     method: 'GET',
     path: '/channels/alpha-web/connections/{phoneNumber}/qr',

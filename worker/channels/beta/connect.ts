@@ -85,7 +85,8 @@ export async function submitStep(env: Env, tenantId: string, phone: string, step
   const { link } = await accountStub(env, tenantId, phone).linkStatus(null)
   if (!link) throw new ApiError(409, 'no_login_pending', 'no_login_pending: No login is in progress for this number; call connect first.')
   const outcome = await relayHub(env).loginStep(link.sid, step, LOGIN_STEP_TIMEOUT_MS)
-  if (!outcome) throw new ApiError(503, 'relay_unavailable', 'relay_unavailable: No relay is running this login right now; try again in a moment or connect again.')
+  if (!outcome)
+    throw new ApiError(503, 'relay_unavailable', 'relay_unavailable: No relay is running this login right now; try again in a moment or connect again.')
   if (outcome.status === 'refused') throw refusalError(outcome)
   return outcome
 }

@@ -16,7 +16,12 @@ export const betaChannel: Channel = {
   routes: betaRoutes,
   tools: betaTools,
   address: 'phone',
-  strangers: { allowed: false, status: 422, code: 'beta_requires_existing_contact', message: 'On beta only existing contacts can be messaged (the address book, or people who wrote)' },
+  strangers: {
+    allowed: false,
+    status: 422,
+    code: 'beta_requires_existing_contact',
+    message: 'On beta only existing contacts can be messaged (the address book, or people who wrote)',
+  },
   warmUp: false,
   transport: 'relay',
   patience: RELAY_PATIENCE,

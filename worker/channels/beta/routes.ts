@@ -4,7 +4,17 @@
  * login refusals each have their own status, and the error text starts with a stable code (docs/channels/beta.md).
  */
 import { createRoute } from '@hono/zod-openapi'
-import { BetaCodeBody, BetaConnectBody, BetaConnectResult, BetaPasswordBody, BetaPhoneParam, BetaRemoved, BetaStatusResult, BetaVerifyResult, type BetaStatus } from '../../../schema/api/beta'
+import {
+  BetaCodeBody,
+  BetaConnectBody,
+  BetaConnectResult,
+  BetaPasswordBody,
+  BetaPhoneParam,
+  BetaRemoved,
+  BetaStatusResult,
+  BetaVerifyResult,
+  type BetaStatus,
+} from '../../../schema/api/beta'
 import { removeAccount } from '../../account/lifecycle'
 import type { LinkState } from '../../account/link/state'
 import { getAccount } from '../../db/accounts'
@@ -40,12 +50,20 @@ function tokenOf(qr: string): string {
 function statusOf(link: LinkState | null | undefined): { status: BetaStatus; reason: string | null; message: string | null } {
   if (!link) return { status: 'not_initialized', reason: null, message: null }
   if (link.relayLost && link.session !== 'disconnected' && link.session !== 'restricted')
-    return { status: 'initializing', reason: 'relay_unavailable', message: 'The relay running this session went away and no other relay has taken it over yet.' }
+    return {
+      status: 'initializing',
+      reason: 'relay_unavailable',
+      message: 'The relay running this session went away and no other relay has taken it over yet.',
+    }
   switch (link.session) {
     case 'starting':
       return link.relayAssigned
         ? { status: 'initializing', reason: null, message: 'The relay is starting the session.' }
-        : { status: 'initializing', reason: 'relay_unavailable', message: 'No relay is available to run this session right now; it starts as soon as one connects.' }
+        : {
+            status: 'initializing',
+            reason: 'relay_unavailable',
+            message: 'No relay is available to run this session right now; it starts as soon as one connects.',
+          }
     case 'qr_pending':
     case 'pairing_code':
     case 'connecting':
@@ -79,7 +97,10 @@ betaRoutes.openapi(
       'without a beta account 404, too many attempts 429.',
     ].join(' '),
     request: { body: { required: true, content: { 'application/json': { schema: BetaConnectBody } } } },
-    responses: { 200: { description: 'Login started', content: { 'application/json': { schema: BetaConnectResult } } }, ...statusErrors([400, 401, 403, 404, 409, 429]) },
+    responses: {
+      200: { description: 'Login started', content: { 'application/json': { schema: BetaConnectResult } } },
+      ...statusErrors([400, 401, 403, 404, 409, 429]),
+    },
   }),
   async (c) => {
     const body = c.req.valid('json')
@@ -149,9 +170,17 @@ betaRoutes.openapi(
 )
 
 function verifyAnswer(phone: string, outcome: Awaited<ReturnType<typeof submitStep>>) {
-  if (outcome.status === 'connected') return { success: true as const, phone_number: phone, status: 'connected' as const, telegram_user_id: outcome.userId, username: outcome.username }
+  if (outcome.status === 'connected')
+    return { success: true as const, phone_number: phone, status: 'connected' as const, telegram_user_id: outcome.userId, username: outcome.username }
   if (outcome.status === 'password_required')
-    return { success: true as const, phone_number: phone, status: 'password_required' as const, telegram_user_id: null, username: null, password_hint: outcome.hint }
+    return {
+      success: true as const,
+      phone_number: phone,
+      status: 'password_required' as const,
+      telegram_user_id: null,
+      username: null,
+      password_hint: outcome.hint,
+    }
   throw new ApiError(502, 'login_failed', 'login_failed: unexpected answer from the relay')
 }
 

@@ -37,7 +37,8 @@ export const betaTools: ToolSpec[] = [
   {
     name: 'get_beta_status',
     title: 'Get the beta connection status',
-    description: 'Reports a beta login or connection: connected (reason flood_wait while sends are paused), code_required, password_required, initializing, disconnected, not_initialized or error; on disconnected or error with a reason (logged_out, blocked_by_beta, stranger_flag, …) tell the user instead of retrying.',
+    description:
+      'Reports a beta login or connection: connected (reason flood_wait while sends are paused), code_required, password_required, initializing, disconnected, not_initialized or error; on disconnected or error with a reason (logged_out, blocked_by_beta, stranger_flag, …) tell the user instead of retrying.',
     input: toolInput(byBetaPhone),
     method: 'GET',
     path: '/channels/beta/connect/{phoneNumber}/status',

@@ -32,7 +32,14 @@ export async function setCustomWebhook(env: Env, db: Db, tenant: Tenant, webhook
   const { account } = await addAccount(db, tenant, { id: CUSTOM_ACCOUNT_ID, channel: 'custom', identifier: host, status: 'connecting' }, now)
   const sealed = await sealConnectionConfig(encryptionKey(env), { webhook_url: webhookUrl })
   // A URL change never lifts a restriction (only the service's review does); a disconnected account reconnects.
-  const change = statusChange(db, account, account.status === 'restricted' ? 'restricted' : 'connected', account.status === 'restricted' ? account.statusReason : null, now, host)
+  const change = statusChange(
+    db,
+    account,
+    account.status === 'restricted' ? 'restricted' : 'connected',
+    account.status === 'restricted' ? account.statusReason : null,
+    now,
+    host
+  )
   await commitEvents(env, db, [upsertConnectionConfig(db, tenant.id, CUSTOM_ACCOUNT_ID, CUSTOM_KIND, sealed, now), ...change.statements])
   return change.account
 }

@@ -36,12 +36,7 @@ export function customPayload({ message: m, contact }: MessageWithContact): z.in
   return payload
 }
 
-export async function postToCustomWebhook(
-  webhookUrl: string,
-  row: MessageWithContact,
-  policy: UrlPolicy,
-  timeoutMs: number
-): Promise<DeliveryResult> {
+export async function postToCustomWebhook(webhookUrl: string, row: MessageWithContact, policy: UrlPolicy, timeoutMs: number): Promise<DeliveryResult> {
   const result = await guardedPost(webhookUrl, policy, {
     headers: { 'Content-Type': 'application/json', 'User-Agent': DELIVERY_USER_AGENT },
     body: JSON.stringify(customPayload(row)),

@@ -3,13 +3,7 @@
  * `custom` account, connected at once), GET reads its state, DELETE disconnects it, POST /inbound pushes a message in.
  */
 import { createRoute } from '@hono/zod-openapi'
-import {
-  CustomChannelRemoved,
-  CustomChannelState,
-  CustomInboundBody,
-  CustomInboundResult,
-  SetCustomWebhookBody,
-} from '../../../schema/api/custom-channel'
+import { CustomChannelRemoved, CustomChannelState, CustomInboundBody, CustomInboundResult, SetCustomWebhookBody } from '../../../schema/api/custom-channel'
 import { removeAccount } from '../../account/lifecycle'
 import { encryptionKey, urlPolicy } from '../../config'
 import { getAccount } from '../../db/accounts'

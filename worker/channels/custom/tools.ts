@@ -29,7 +29,8 @@ export const customChannelTools: ToolSpec[] = [
   {
     name: 'get_custom_channel_status',
     title: 'Get the custom channel',
-    description: 'Reports whether the custom channel is connected, its webhook URL with the secret part masked, and the URL a bridge pushes inbound messages to.',
+    description:
+      'Reports whether the custom channel is connected, its webhook URL with the secret part masked, and the URL a bridge pushes inbound messages to.',
     input: none,
     method: 'GET',
     path: '/channels/custom',

@@ -33,8 +33,7 @@ export async function saveSmsConfig(env: Env, db: Db, account: AccountRow, creat
     await commitEvents(env, db, [write, insertEvent(db, account.tenantId, account.id, accountEventPayload('account.connected', account, null, now), now)])
     return account
   }
-  const change =
-    account.status === 'restricted' ? { account, statements: [] as BatchItem<'sqlite'>[] } : statusChange(db, account, 'connected', null, now)
+  const change = account.status === 'restricted' ? { account, statements: [] as BatchItem<'sqlite'>[] } : statusChange(db, account, 'connected', null, now)
   await commitEvents(env, db, [write, ...change.statements])
   return change.account
 }

@@ -128,7 +128,16 @@ smsCallbacks.post('/android-gateway/:tenantId/:number/events', async (c) => {
     const from = sender ? normalizeSender(sender, number) : null
     if (!p.success || !from) throw new ApiError(400, 'invalid_request', 'sms:received without a usable sender')
     // The phone retries a webhook with the same envelope id: that id de-duplicates.
-    await ingestSms(c.env, db, { tenantId, number, from, text: p.data.message, mediaUrl: null, mediaContentType: null, upstreamId: `gw:${envelope.data.id}`, optOutType: null })
+    await ingestSms(c.env, db, {
+      tenantId,
+      number,
+      from,
+      text: p.data.message,
+      mediaUrl: null,
+      mediaContentType: null,
+      upstreamId: `gw:${envelope.data.id}`,
+      optOutType: null,
+    })
   } else if (event === 'sms:sent' || event === 'sms:delivered' || event === 'sms:failed') {
     const p = Report.safeParse(payload)
     if (!p.success) throw new ApiError(400, 'invalid_request', `${event} without a messageId`)
@@ -141,4 +150,3 @@ smsCallbacks.post('/android-gateway/:tenantId/:number/events', async (c) => {
   // Other events (a webhook registered by hand in the app) are acknowledged and ignored.
   return c.body(null, 204)
 })
-

@@ -15,16 +15,7 @@ import { checkPublicUrl } from '../../../common/public-url'
 import { ensureSmsAccount, saveSmsConfig, undoAdded } from './account'
 import { refreshA2p } from './a2p'
 import { needsA2p, readSmsConfig, type AndroidTransport, type TwilioTransport } from './config'
-import {
-  GATEWAY_EVENTS,
-  GatewayError,
-  listDevices,
-  localInfo,
-  registerWebhook,
-  setSigningKey,
-  type GatewayCreds,
-  type GatewayDevice,
-} from './gateway-api'
+import { GATEWAY_EVENTS, GatewayError, listDevices, localInfo, registerWebhook, setSigningKey, type GatewayCreds, type GatewayDevice } from './gateway-api'
 import { fetchAccount, findIncomingNumber, type IncomingNumber, setSmsUrl, TwilioError, type TwilioCreds } from './twilio-api'
 import { gatewayWebhookUrl, twilioInboundUrl } from './urls'
 

@@ -39,7 +39,11 @@ export async function checkSmsSend(check: SendCheck): Promise<void> {
   if (!config || !via) return
   if (check.mediaUrl !== null) {
     if (via === 'android_gateway') {
-      throw new ApiError(422, 'media_not_supported', 'This number sends through the Android phone, which sends SMS only (no media); send text, or remove the phone transport to use MMS through Twilio')
+      throw new ApiError(
+        422,
+        'media_not_supported',
+        'This number sends through the Android phone, which sends SMS only (no media); send text, or remove the phone transport to use MMS through Twilio'
+      )
     }
     if (!config.twilio!.capabilities.mms) {
       throw new ApiError(422, 'media_not_supported', `${account.id} has no MMS capability at Twilio; send text only`)
@@ -90,13 +94,17 @@ async function viaTwilio(c: AccountContext, ref: AccountRef, t: TwilioTransport,
   if (row.message.mediaUrl && !t.capabilities.mms) return { ok: false, code: null, error: 'the number has no MMS capability at Twilio' }
   const now = Date.now()
   try {
-    const sent = await createMessage(c.env, { accountSid: t.account_sid, authToken: t.auth_token }, {
-      from: ref.accountId,
-      to,
-      body: row.message.text,
-      mediaUrl: row.message.mediaUrl,
-      statusCallback: await twilioStatusUrl(c.env, t.inbound_url, ref.tenantId, ref.accountId, row.message.id),
-    })
+    const sent = await createMessage(
+      c.env,
+      { accountSid: t.account_sid, authToken: t.auth_token },
+      {
+        from: ref.accountId,
+        to,
+        body: row.message.text,
+        mediaUrl: row.message.mediaUrl,
+        statusCallback: await twilioStatusUrl(c.env, t.inbound_url, ref.tenantId, ref.accountId, row.message.id),
+      }
+    )
     return { ok: true, upstreamId: sent.sid }
   } catch (err) {
     if (!(err instanceof TwilioError)) throw err

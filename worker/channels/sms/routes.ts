@@ -210,6 +210,9 @@ smsRoutes.openapi(
       return c.json({ success: true as const, phone_number: account.id, status: 'removed' as const, removed, remaining, upstream_cleared: cleared }, 200)
     }
     if (removed.length > 0) await writeSmsConfig(c.env, db, account.tenantId, account.id, next, now)
-    return c.json({ success: true as const, phone_number: account.id, status: 'transport_removed' as const, removed, remaining, upstream_cleared: cleared }, 200)
+    return c.json(
+      { success: true as const, phone_number: account.id, status: 'transport_removed' as const, removed, remaining, upstream_cleared: cleared },
+      200
+    )
   }
 )

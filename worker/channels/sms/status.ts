@@ -45,13 +45,20 @@ export function twilioReport(status: string, errorCode: number | null): SmsRepor
 
 export type ReportOutcome = 'applied' | 'unchanged' | 'unknown_message'
 
-export async function applySmsReport(env: Env, db: Db, tenantId: string, accountId: string, messageId: string, report: SmsReport, now: number): Promise<ReportOutcome> {
+export async function applySmsReport(
+  env: Env,
+  db: Db,
+  tenantId: string,
+  accountId: string,
+  messageId: string,
+  report: SmsReport,
+  now: number
+): Promise<ReportOutcome> {
   const row = await getMessage(db, tenantId, messageId)
   if (!row || row.message.accountId !== accountId || row.message.direction !== 'outbound') return 'unknown_message'
   const from = REPORT_FROM[report.status]
   if (!from.includes(row.message.status)) return 'unchanged'
-  const change =
-    report.status === 'failed' ? { status: report.status, errorCode: report.code, errorMessage: report.error } : { status: report.status }
+  const change = report.status === 'failed' ? { status: report.status, errorCode: report.code, errorMessage: report.error } : { status: report.status }
   const moved: MessageWithContact = { ...row, message: { ...row.message, ...change, updatedAt: now } }
   const movable = and(eq(messages.id, messageId), inArray(messages.status, from))!
   await commitEvents(env, db, [

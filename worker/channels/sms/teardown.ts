@@ -12,7 +12,9 @@ export async function clearTwilio(env: Env, t: TwilioTransport): Promise<boolean
     await setSmsUrl(env, { accountSid: t.account_sid, authToken: t.auth_token }, t.number_sid, '')
     return true
   } catch (err) {
-    console.error(JSON.stringify({ msg: 'sms teardown: Twilio webhook not cleared', number_sid: t.number_sid, error: err instanceof Error ? err.message : String(err) }))
+    console.error(
+      JSON.stringify({ msg: 'sms teardown: Twilio webhook not cleared', number_sid: t.number_sid, error: err instanceof Error ? err.message : String(err) })
+    )
     return false
   }
 }
@@ -25,7 +27,9 @@ export async function clearAndroid(a: AndroidTransport): Promise<boolean> {
       await deleteWebhook(creds, hook.id)
     } catch (err) {
       all = false
-      console.error(JSON.stringify({ msg: 'sms teardown: gateway webhook not deleted', webhook_id: hook.id, error: err instanceof Error ? err.message : String(err) }))
+      console.error(
+        JSON.stringify({ msg: 'sms teardown: gateway webhook not deleted', webhook_id: hook.id, error: err instanceof Error ? err.message : String(err) })
+      )
     }
   }
   return all

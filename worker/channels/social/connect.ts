@@ -7,7 +7,16 @@
 import { z } from 'zod'
 import { connectPageTtlMs, encryptionKey, publicOrigin } from '../../config'
 import type { Db } from '../../db/client'
-import { getSocialApp, insertSocialFlow, socialFlowByState, spendSocialState, updateSocialFlow, upsertSocialApp, type SocialAppRow, type SocialFlowRow } from '../../db/social'
+import {
+  getSocialApp,
+  insertSocialFlow,
+  socialFlowByState,
+  spendSocialState,
+  updateSocialFlow,
+  upsertSocialApp,
+  type SocialAppRow,
+  type SocialFlowRow,
+} from '../../db/social'
 import { ApiError } from '../../errors'
 import { randomBase62, seal, sha256Hex, unseal } from '../../lib/crypto'
 import { newId } from '../../lib/ids'
@@ -29,7 +38,13 @@ const PageClaims = z.object({ tenant: z.string(), flow: z.string(), state: z.str
 export type AppSecrets = { appId: string; configId: string; secret: string; verifyToken: string; webhookId: string }
 
 export async function appSecrets(env: Env, app: SocialAppRow): Promise<AppSecrets> {
-  return { appId: app.appId, configId: app.configId, secret: await unseal(encryptionKey(env), app.secret), verifyToken: app.verifyToken, webhookId: app.webhookId }
+  return {
+    appId: app.appId,
+    configId: app.configId,
+    secret: await unseal(encryptionKey(env), app.secret),
+    verifyToken: app.verifyToken,
+    webhookId: app.webhookId,
+  }
 }
 
 export function appAnswer(env: Env, requestUrl: string, app: SocialAppRow) {
@@ -45,7 +60,13 @@ export function appAnswer(env: Env, requestUrl: string, app: SocialAppRow) {
   }
 }
 
-export async function saveApp(env: Env, db: Db, tenantId: string, body: { app_id: string; app_secret: string; configuration_id?: string; config_id?: string }, now: number) {
+export async function saveApp(
+  env: Env,
+  db: Db,
+  tenantId: string,
+  body: { app_id: string; app_secret: string; configuration_id?: string; config_id?: string },
+  now: number
+) {
   const [row] = await upsertSocialApp(db, {
     tenantId,
     webhookId: randomBase62(24),
@@ -81,16 +102,27 @@ export type ConnectPage =
 export async function connectPage(env: Env, db: Db, requestUrl: string, token: string | undefined, now: number): Promise<ConnectPage> {
   if (!token) return { ok: false, status: 403, title: 'Link not valid', message: 'This link is incomplete.' }
   const check = await verifyToken(encryptionKey(env), TOKEN_PURPOSE, token, PageClaims, now)
-  if (!check.ok && check.reason === 'expired') return { ok: false, status: 410, title: 'Link expired', message: 'This link has expired. Ask your agent for a new one (connect_social_inbox).' }
+  if (!check.ok && check.reason === 'expired')
+    return { ok: false, status: 410, title: 'Link expired', message: 'This link has expired. Ask your agent for a new one (connect_social_inbox).' }
   if (!check.ok) return { ok: false, status: 403, title: 'Link not valid', message: 'This link is not valid.' }
   const { tenant, state } = check.payload
   const [app, flow] = await Promise.all([getSocialApp(db, tenant), socialFlowByState(db, await sha256Hex(state))])
   if (!app || !flow || flow.tenantId !== tenant) return { ok: false, status: 403, title: 'Link not valid', message: 'This link is not valid any more.' }
   if (flow.stateUsedAt !== null || flow.status !== 'pending') {
-    return { ok: false, status: 409, title: 'Link already used', message: 'This link was already used. Ask your agent for a new one if you need to connect again.' }
+    return {
+      ok: false,
+      status: 409,
+      title: 'Link already used',
+      message: 'This link was already used. Ask your agent for a new one if you need to connect again.',
+    }
   }
   const redirectUri = `${publicOrigin(env, requestUrl)}${CALLBACK_PATH}`
-  return { ok: true, dialogUrl: GraphClient.dialogUrl(env, { appId: app.appId, configId: app.configId, redirectUri, state }), expiresAt: check.expiresAt, appId: app.appId }
+  return {
+    ok: true,
+    dialogUrl: GraphClient.dialogUrl(env, { appId: app.appId, configId: app.configId, redirectUri, state }),
+    expiresAt: check.expiresAt,
+    appId: app.appId,
+  }
 }
 
 export type CallbackOutcome = { ok: true; pages: number } | { ok: false; status: 400 | 403 | 409 | 410 | 502; title: string; message: string }
@@ -111,15 +143,26 @@ export async function oauthCallback(
   const hash = await sha256Hex(q.state)
   const flow = await socialFlowByState(db, hash)
   if (!flow) return { ok: false, status: 403, title: 'Not valid', message: 'This answer does not belong to a connect link of this service.' }
-  if (flow.stateUsedAt !== null) return { ok: false, status: 409, title: 'Already used', message: 'This answer was already used. Start again from your agent if needed.' }
-  if (now > flow.expiresAt) return { ok: false, status: 410, title: 'Link expired', message: 'The connect link lapsed before the permission step finished. Ask your agent for a new one.' }
+  if (flow.stateUsedAt !== null)
+    return { ok: false, status: 409, title: 'Already used', message: 'This answer was already used. Start again from your agent if needed.' }
+  if (now > flow.expiresAt)
+    return {
+      ok: false,
+      status: 410,
+      title: 'Link expired',
+      message: 'The connect link lapsed before the permission step finished. Ask your agent for a new one.',
+    }
   const spent = await spendSocialState(db, hash, now)
   if (!spent) return { ok: false, status: 409, title: 'Already used', message: 'This answer was already used.' }
   const fail = async (reason: string, message: string, status: 400 | 502 = 400): Promise<CallbackOutcome> => {
     await updateSocialFlow(db, flow.id, { status: 'failed', reason }, now)
     return { ok: false, status, title: 'Not connected', message }
   }
-  if (q.error) return fail(q.error_reason === 'user_denied' ? 'permission_denied' : `oauth_${q.error}`, 'The permissions were not granted. Ask your agent for a new link to try again.')
+  if (q.error)
+    return fail(
+      q.error_reason === 'user_denied' ? 'permission_denied' : `oauth_${q.error}`,
+      'The permissions were not granted. Ask your agent for a new link to try again.'
+    )
   if (!q.code) return fail('code_missing', 'The permission screen returned no code.')
   const app = await getSocialApp(db, flow.tenantId)
   if (!app) return fail('app_removed', 'The app was removed from the service while you were connecting.')
@@ -129,7 +172,12 @@ export async function oauthCallback(
     const long = await graph.longLivedToken(secrets, short.access_token)
     const pages = await graph.pages(long.access_token)
     if (pages.length === 0) return fail('no_pages', 'No page was granted. Connect again and pick at least one page.')
-    await updateSocialFlow(db, flow.id, { status: 'pages_loaded', reason: null, pages: await seal(encryptionKey(env), JSON.stringify(pages)), expiresAt: now + PAGES_TTL_MS }, now)
+    await updateSocialFlow(
+      db,
+      flow.id,
+      { status: 'pages_loaded', reason: null, pages: await seal(encryptionKey(env), JSON.stringify(pages)), expiresAt: now + PAGES_TTL_MS },
+      now
+    )
     return { ok: true, pages: pages.length }
   } catch (err) {
     if (!(err instanceof GraphError)) throw err

@@ -111,7 +111,8 @@ export class GraphClient {
     const out: GraphPage[] = []
     let next: string | undefined = 'me/accounts'
     for (let i = 0; next && i < MAX_PAGE_REQUESTS; i++) {
-      const query: Record<string, string> = next === 'me/accounts' ? { fields: 'id,name,access_token,tasks,instagram_business_account{id,username}', access_token: userToken } : {}
+      const query: Record<string, string> =
+        next === 'me/accounts' ? { fields: 'id,name,access_token,tasks,instagram_business_account{id,username}', access_token: userToken } : {}
       const answer: z.infer<typeof PagesAnswer> = await this.call('GET', next, query, PagesAnswer)
       out.push(...answer.data)
       next = answer.paging?.next
@@ -120,7 +121,12 @@ export class GraphClient {
   }
 
   async subscribe(pageId: string, pageToken: string): Promise<void> {
-    const answer = await this.call('POST', `${encodeURIComponent(pageId)}/subscribed_apps`, { subscribed_fields: PAGE_FIELDS.join(','), access_token: pageToken }, SuccessAnswer)
+    const answer = await this.call(
+      'POST',
+      `${encodeURIComponent(pageId)}/subscribed_apps`,
+      { subscribed_fields: PAGE_FIELDS.join(','), access_token: pageToken },
+      SuccessAnswer
+    )
     if (!answer.success) throw new GraphError(200, null, null, 'the page refused the app subscription')
   }
 
@@ -134,7 +140,9 @@ export class GraphClient {
    */
   send(pageId: string, pageToken: string, recipientId: string, content: OutboundContent) {
     const message =
-      'text' in content ? { text: content.text } : { attachment: { type: content.attachment.type, payload: { url: content.attachment.url, is_reusable: true } } }
+      'text' in content
+        ? { text: content.text }
+        : { attachment: { type: content.attachment.type, payload: { url: content.attachment.url, is_reusable: true } } }
     return this.call('POST', `${encodeURIComponent(pageId)}/messages`, { access_token: pageToken }, SendAnswer, {
       recipient: { id: recipientId },
       messaging_type: 'RESPONSE',

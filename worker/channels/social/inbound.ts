@@ -52,7 +52,15 @@ export async function applyWebhookEvents(env: Env, db: Db, tenantId: string, eve
       const name = known?.name ?? (await profileName(env, graph, page, event.surface, event.senderId))
       const outcome = await accountStub(env, tenantId, page.accountId).ingest({
         ref,
-        contact: { id: contactId, tenantId, accountId: page.accountId, channel: 'social', socialId: event.senderId, peerId: peerIdFor(event.surface, event.senderId), name },
+        contact: {
+          id: contactId,
+          tenantId,
+          accountId: page.accountId,
+          channel: 'social',
+          socialId: event.senderId,
+          peerId: peerIdFor(event.surface, event.senderId),
+          name,
+        },
         text: event.text,
         mediaUrl: event.mediaUrl,
         mediaContentType: event.mediaType,

@@ -27,7 +27,11 @@ async function loadedFlow(env: Env, db: Db, tenantId: string, now: number): Prom
   const status = flow ? flowStatus(flow, now) : null
   if (!flow || status !== 'pages_loaded' || !flow.pages) {
     const hint = status === 'expired' ? 'the last connect flow expired' : status ? `the last connect flow is ${status}` : 'no connect flow was started'
-    throw new ApiError(409, 'pages_not_loaded', `pages_not_loaded: no pages to choose from: ${hint}; call POST /channels/meta/connect and finish the permission step`)
+    throw new ApiError(
+      409,
+      'pages_not_loaded',
+      `pages_not_loaded: no pages to choose from: ${hint}; call POST /channels/meta/connect and finish the permission step`
+    )
   }
   return { flow, pages: StoredPages.parse(JSON.parse(await unseal(encryptionKey(env), flow.pages))) }
 }
@@ -53,7 +57,8 @@ export async function selectPage(env: Env, db: Db, tenant: Tenant, pageId: strin
   const { flow, pages } = await loadedFlow(env, db, tenant.id, now)
   const page = pages.find((p) => p.id === pageId)
   if (!page) throw new ApiError(404, 'page_not_found', `page_not_found: page ${pageId} is not among the pages you granted; see GET /channels/meta/pages`)
-  if (!pageChoice(page).can_message) throw new ApiError(422, 'page_not_messageable', `page_not_messageable: your role on ${page.name} does not include messaging`)
+  if (!pageChoice(page).can_message)
+    throw new ApiError(422, 'page_not_messageable', `page_not_messageable: your role on ${page.name} does not include messaging`)
   // Added `connecting` within the plan's cap (a page already connected here is the same account: a reconnect).
   const { account, created } = await addAccount(db, tenant, { id: page.id, channel: 'social', identifier: page.name, status: 'connecting' }, now)
   try {

@@ -40,7 +40,17 @@ export type Surface = 'page' | 'instagram'
 
 /** What one messaging item means to the service. */
 export type WebhookEvent =
-  | { kind: 'message'; surface: Surface; ownerId: string; senderId: string; mid: string; text: string; mediaUrl: string | null; mediaType: string | null; at: number | null }
+  | {
+      kind: 'message'
+      surface: Surface
+      ownerId: string
+      senderId: string
+      mid: string
+      text: string
+      mediaUrl: string | null
+      mediaType: string | null
+      at: number | null
+    }
   | { kind: 'echo'; surface: Surface; ownerId: string; mid: string }
   | { kind: 'delivered'; surface: Surface; ownerId: string; senderId: string; mids: string[]; watermark: number }
   | { kind: 'read'; surface: Surface; ownerId: string; senderId: string; watermark: number | null; mid: string | null }
@@ -74,7 +84,8 @@ function eventOf(surface: Surface, ownerId: string, item: MessagingItem): Webhoo
       at: item.timestamp ?? null,
     }
   }
-  if (item.delivery) return { kind: 'delivered', surface, ownerId, senderId: item.sender.id, mids: item.delivery.mids ?? [], watermark: item.delivery.watermark }
+  if (item.delivery)
+    return { kind: 'delivered', surface, ownerId, senderId: item.sender.id, mids: item.delivery.mids ?? [], watermark: item.delivery.watermark }
   if (item.read) return { kind: 'read', surface, ownerId, senderId: item.sender.id, watermark: item.read.watermark ?? null, mid: item.read.mid ?? null }
   return { kind: 'other' }
 }

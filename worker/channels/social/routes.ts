@@ -4,7 +4,16 @@
  * (hosted page, OAuth callback, webhooks) are in public-routes.ts.
  */
 import { createRoute, type z } from '@hono/zod-openapi'
-import { SelectPageBody, SetSocialAppBody, SocialApp, SocialConnect, SocialConnectBody, SocialPages, SocialRemoved, SocialStatus } from '../../../schema/api/social'
+import {
+  SelectPageBody,
+  SetSocialAppBody,
+  SocialApp,
+  SocialConnect,
+  SocialConnectBody,
+  SocialPages,
+  SocialRemoved,
+  SocialStatus,
+} from '../../../schema/api/social'
 import { database } from '../../db/client'
 import { statusErrors } from '../../lib/openapi-responses'
 import { resourceApp } from '../../validate'
@@ -84,7 +93,8 @@ socialRoutes.openapi(
     operationId: 'list_pages',
     tags: TAG,
     summary: 'Pages to pick from (tool list_pages)',
-    description: 'The pages the user granted in the permission step, each with its linked Instagram professional account (or null). 409 `pages_not_loaded` unless the state is `pages_loaded`.',
+    description:
+      'The pages the user granted in the permission step, each with its linked Instagram professional account (or null). 409 `pages_not_loaded` unless the state is `pages_loaded`.',
     responses: { ...ok(SocialPages, 'The pages'), ...statusErrors([401, 409], { 409: '`pages_not_loaded`: no finished permission step to pick from' }) },
   }),
   async (c) => c.json({ success: true as const, pages: await loadedPages(c.env, database(c.env.DB), c.get('tenant').id, Date.now()) }, 200)

@@ -38,7 +38,8 @@ export const socialTools: ToolSpec[] = [
   {
     name: 'list_pages',
     title: 'List pages',
-    description: 'Lists the pages the user granted access to (state pages_loaded), each with its linked professional account, so one can be chosen with select_page.',
+    description:
+      'Lists the pages the user granted access to (state pages_loaded), each with its linked professional account, so one can be chosen with select_page.',
     input: none,
     method: 'GET',
     path: '/channels/meta/pages',

@@ -3,14 +3,7 @@
  * Every argument schema is the REST route's own (schema/api/webhooks.ts), so the two cannot disagree.
  * `GET /webhooks/{webhookId}` has no tool: the spec's tool list is fixed, and list_webhooks shows the same fields.
  */
-import {
-  CreateWebhookBody,
-  DeliveriesQuery,
-  ReplayBody,
-  TestWebhookBody,
-  UpdateWebhookBody,
-  WebhookIdParam,
-} from '../../../schema/api/webhooks'
+import { CreateWebhookBody, DeliveriesQuery, ReplayBody, TestWebhookBody, UpdateWebhookBody, WebhookIdParam } from '../../../schema/api/webhooks'
 import { EVENT_TYPES } from '../../../schema/events'
 import { PAUSE_AFTER_CONSECUTIVE_FAILURES, PAUSE_MIN_FAILING_MS, RETENTION_MS } from '../../webhooks/policy'
 import { REPLAY_MAX_EVENTS } from '../../webhooks/replay'
@@ -47,8 +40,7 @@ export const webhookTools: ToolSpec[] = [
   {
     name: 'create_webhook',
     title: 'Create a webhook',
-    description:
-      `Subscribes a public https URL to events from list_webhook_events (at most ${MAX_WEBHOOKS_PER_TENANT} subscriptions, unique names; give a name to address it by). With generate_signing_secret true the secret is in this answer, and afterwards only get_webhook_signing_secret returns it.`,
+    description: `Subscribes a public https URL to events from list_webhook_events (at most ${MAX_WEBHOOKS_PER_TENANT} subscriptions, unique names; give a name to address it by). With generate_signing_secret true the secret is in this answer, and afterwards only get_webhook_signing_secret returns it.`,
     input: toolInput({ body: CreateWebhookBody }),
     method: 'POST',
     path: '/webhooks',
@@ -88,8 +80,7 @@ export const webhookTools: ToolSpec[] = [
   {
     name: 'get_webhook_health',
     title: 'Get webhook health',
-    description:
-      `Reports the delivery health of the subscription's URL (shared by subscriptions to that URL; null before the first delivery): failure counts, the last failure, and whether delivery is paused. A URL pauses after ${PAUSE_AFTER_CONSECUTIVE_FAILURES} consecutive failures spanning at least ${PAUSE_MIN_FAILING_H} h, or at once on HTTP 410.`,
+    description: `Reports the delivery health of the subscription's URL (shared by subscriptions to that URL; null before the first delivery): failure counts, the last failure, and whether delivery is paused. A URL pauses after ${PAUSE_AFTER_CONSECUTIVE_FAILURES} consecutive failures spanning at least ${PAUSE_MIN_FAILING_H} h, or at once on HTTP 410.`,
     input: toolInput(byId),
     method: 'GET',
     path: '/webhooks/{webhookId}/health',
@@ -137,8 +128,7 @@ export const webhookTools: ToolSpec[] = [
   {
     name: 'list_webhook_deliveries',
     title: 'List webhook deliveries',
-    description:
-      `Lists a subscription's deliveries of the last ${RETENTION_DAYS} days, newest first: delivery id, event, status, attempts, the receiver's last answer and the next retry. Filter with status, page with cursor set to next_cursor; use it to find out why a receiver missed events.`,
+    description: `Lists a subscription's deliveries of the last ${RETENTION_DAYS} days, newest first: delivery id, event, status, attempts, the receiver's last answer and the next retry. Filter with status, page with cursor set to next_cursor; use it to find out why a receiver missed events.`,
     input: toolInput({ ...byId, query: DeliveriesQuery }),
     method: 'GET',
     path: '/webhooks/{webhookId}/deliveries',
@@ -147,8 +137,7 @@ export const webhookTools: ToolSpec[] = [
   {
     name: 'replay_webhook',
     title: 'Replay webhook events',
-    description:
-      `Re-sends the events of a window (body.since within the last ${RETENTION_DAYS} days, until default now) with their original delivery ids, by default only those not delivered (include_delivered true re-sends all), up to ${REPLAY_MAX_EVENTS} per call with next_since when more remain. Refused with HTTP 409 while the subscription is off or its URL paused: reenable_webhook first.`,
+    description: `Re-sends the events of a window (body.since within the last ${RETENTION_DAYS} days, until default now) with their original delivery ids, by default only those not delivered (include_delivered true re-sends all), up to ${REPLAY_MAX_EVENTS} per call with next_since when more remain. Refused with HTTP 409 while the subscription is off or its URL paused: reenable_webhook first.`,
     input: toolInput({ ...byId, body: ReplayBody }),
     method: 'POST',
     path: '/webhooks/{webhookId}/replay',

@@ -10,7 +10,12 @@ beforeEach(async () => {
 })
 afterEach(() => sim.close())
 
-type Device = { got: ServerMsg[]; closed: Promise<number>; send(m: ClientMsg): void; next<T extends ServerMsg['t']>(t: T): Promise<Extract<ServerMsg, { t: T }>> }
+type Device = {
+  got: ServerMsg[]
+  closed: Promise<number>
+  send(m: ClientMsg): void
+  next<T extends ServerMsg['t']>(t: T): Promise<Extract<ServerMsg, { t: T }>>
+}
 
 async function device(login: ClientMsg): Promise<Device> {
   const ws = new WebSocket(`${sim.url.replace('http', 'ws')}/sim/ws`)
@@ -31,7 +36,7 @@ async function device(login: ClientMsg): Promise<Device> {
       new Promise((resolve, reject) => {
         const check = () => {
           const i = got.findIndex((m) => m.t === t)
-          if (i >= 0) (waiters.delete(check), clearTimeout(timer), resolve(got.splice(i, 1)[0] as never))
+          if (i >= 0) waiters.delete(check), clearTimeout(timer), resolve(got.splice(i, 1)[0] as never)
         }
         const timer = setTimeout(() => (waiters.delete(check), reject(new Error(`no ${t}`))), 3000)
         waiters.add(check)
@@ -41,7 +46,11 @@ async function device(login: ClientMsg): Promise<Device> {
 }
 
 const control = async (method: string, path: string, body?: unknown) => {
-  const res = await fetch(`${sim.url}/sim${path}`, { method, headers: { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) })
+  const res = await fetch(`${sim.url}/sim${path}`, {
+    method,
+    headers: { 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  })
   return { status: res.status, json: (await res.json()) as Record<string, unknown> }
 }
 
@@ -121,7 +130,9 @@ describe('simulated network', () => {
     d.send(send)
     await d.next('send_ack')
     await d.next('send_ack')
-    expect((await control('GET', `/alpha/${P}/outbox`)).json.messages).toEqual([{ id: '3EB0AA', message_id: 'msg_1', to: '+447700900002', text: 'hi', media_url: null, at: expect.any(Number) }])
+    expect((await control('GET', `/alpha/${P}/outbox`)).json.messages).toEqual([
+      { id: '3EB0AA', message_id: 'msg_1', to: '+447700900002', text: 'hi', media_url: null, at: expect.any(Number) },
+    ])
     await control('POST', `/alpha/${P}/receipt`, { message_id: 'msg_1', status: 'delivered' })
     expect(await d.next('receipt')).toMatchObject({ id: '3EB0AA', status: 'delivered' })
     expect((await control('POST', `/alpha/${P}/receipt`, { message_id: 'nope', status: 'read' })).status).toBe(404)

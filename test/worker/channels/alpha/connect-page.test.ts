@@ -14,7 +14,9 @@ async function started(t: TestTenant, json: Record<string, unknown> = {}) {
   const relay = await FakeRelay.open(token)
   relays.push(relay)
   const phone = newPhone()
-  const r = await body<{ connect_url: string }>(await call('/v1/channels/alpha-web/connections', { method: 'POST', key: t.key, json: { phone_number: phone, ...json } }))
+  const r = await body<{ connect_url: string }>(
+    await call('/v1/channels/alpha-web/connections', { method: 'POST', key: t.key, json: { phone_number: phone, ...json } })
+  )
   const assign = await relay.next('assign', (a) => a.account.accountId === phone)
   const url = new URL(r.connect_url)
   return { relay, assign, phone, path: url.pathname + url.search, token: url.searchParams.get('token')! }

@@ -25,8 +25,12 @@ function connect(t: TestTenant, json: Record<string, unknown>) {
 const path = (phone: string) => `/v1/channels/alpha-web/connections/${encodeURIComponent(phone)}`
 
 async function events(tenantId: string, type?: string) {
-  const q = type ? 'SELECT type, payload FROM events WHERE tenant_id = ? AND type = ? ORDER BY created_at' : 'SELECT type, payload FROM events WHERE tenant_id = ? ORDER BY created_at'
-  const r = type ? await env.DB.prepare(q).bind(tenantId, type).all<{ type: string; payload: string }>() : await env.DB.prepare(q).bind(tenantId).all<{ type: string; payload: string }>()
+  const q = type
+    ? 'SELECT type, payload FROM events WHERE tenant_id = ? AND type = ? ORDER BY created_at'
+    : 'SELECT type, payload FROM events WHERE tenant_id = ? ORDER BY created_at'
+  const r = type
+    ? await env.DB.prepare(q).bind(tenantId, type).all<{ type: string; payload: string }>()
+    : await env.DB.prepare(q).bind(tenantId).all<{ type: string; payload: string }>()
   return r.results.map((e) => ({ type: e.type, payload: JSON.parse(e.payload) as Record<string, unknown> }))
 }
 
@@ -60,10 +64,19 @@ describe('POST /v1/channels/alpha-web/connections', () => {
     expect(r.connect_url_expires_at).toBeGreaterThan(Date.now())
 
     const accounts = await body<{ accounts: Array<Record<string, unknown>> }>(await call('/v1/accounts', { key: t.key }))
-    expect(accounts.accounts).toEqual([expect.objectContaining({ id: phone, channel: 'alpha_web', status: 'connecting', limits: expect.objectContaining({ ramp_day: 1 }) })])
+    expect(accounts.accounts).toEqual([
+      expect.objectContaining({ id: phone, channel: 'alpha_web', status: 'connecting', limits: expect.objectContaining({ ramp_day: 1 }) }),
+    ])
 
     const assign = await relay.next('assign', (a) => a.account.accountId === phone)
-    expect(assign).toMatchObject({ sid: r.session_id, fence: 1, account: { tenantId: t.tenantId, phone, channel: 'alpha_web' }, linkMethod: 'qr', forceNew: false, importContacts: false })
+    expect(assign).toMatchObject({
+      sid: r.session_id,
+      fence: 1,
+      account: { tenantId: t.tenantId, phone, channel: 'alpha_web' },
+      linkMethod: 'qr',
+      forceNew: false,
+      importContacts: false,
+    })
   })
 
   it('refuses a number that is not E.164', async () => {
@@ -147,7 +160,13 @@ describe('GET /v1/channels/alpha-web/connections/{phoneNumber}/qr', () => {
     const expiresAt = Date.now() + 60_000
     await relay.state(assign, { state: 'qr_pending', qr: '2@abc,def,ghi,jkl', expiresAt })
     const r = await body<Record<string, string | null>>(await call(`${path(phone)}/qr`, { key: t.key }))
-    expect(r).toMatchObject({ success: true, phone_number: phone, status: 'qr_pending', qr_code: '2@abc,def,ghi,jkl', expires_at: new Date(expiresAt).toISOString() })
+    expect(r).toMatchObject({
+      success: true,
+      phone_number: phone,
+      status: 'qr_pending',
+      qr_code: '2@abc,def,ghi,jkl',
+      expires_at: new Date(expiresAt).toISOString(),
+    })
     expect(r.qr_data_url).toMatch(/^data:image\/png;base64,iVBORw0KGgo/)
   })
 
@@ -177,7 +196,17 @@ describe('GET /v1/channels/alpha-web/connections/{phoneNumber}/status', () => {
     const probe = await relay.next('probe', (p) => p.sid === assign.sid)
     relay.send({ type: 'probe_result', id: probe.id, sid: assign.sid, state: { state: 'connected', identifier: phone, upstreamUserId: null } })
     const r = await body<Record<string, unknown>>(await pending)
-    expect(r).toMatchObject({ success: true, phone_number: phone, status: 'connected', account_status: 'connected', live: true, has_qr: false, message_count: 0, proxy: null, session_id: assign.sid })
+    expect(r).toMatchObject({
+      success: true,
+      phone_number: phone,
+      status: 'connected',
+      account_status: 'connected',
+      live: true,
+      has_qr: false,
+      message_count: 0,
+      proxy: null,
+      session_id: assign.sid,
+    })
     expect(r.last_activity).toEqual(expect.any(String))
     const connected = await events(t.tenantId, 'account.connected')
     expect(connected).toHaveLength(1)
@@ -201,7 +230,13 @@ describe('GET /v1/channels/alpha-web/connections/{phoneNumber}/status', () => {
     await relay.state(assign, { state: 'disconnected', problem: 'passkey_required', message: 'The phone asks for a passkey to link a new device.' })
     relay.close()
     const r = await body<Record<string, unknown>>(await call(`${path(phone)}/status`, { key: t.key }))
-    expect(r).toMatchObject({ status: 'disconnected', reason: 'passkey_required', message: 'The phone asks for a passkey to link a new device.', has_qr: false, live: false })
+    expect(r).toMatchObject({
+      status: 'disconnected',
+      reason: 'passkey_required',
+      message: 'The phone asks for a passkey to link a new device.',
+      has_qr: false,
+      live: false,
+    })
   })
 
   it('moves a logged-out account to disconnected and a banned one to restricted, each with its event', async () => {

@@ -22,7 +22,10 @@ afterEach(() => {
 })
 
 async function inboundRows(tenantId: string) {
-  return db.select().from(messages).where(and(eq(messages.tenantId, tenantId), eq(messages.direction, 'inbound')))
+  return db
+    .select()
+    .from(messages)
+    .where(and(eq(messages.tenantId, tenantId), eq(messages.direction, 'inbound')))
 }
 
 describe('POST /v1/channels/sms/android-gateway', () => {
@@ -44,7 +47,11 @@ describe('POST /v1/channels/sms/android-gateway', () => {
     expect(state.webhooks.map((w) => w.event).sort()).toEqual(['sms:delivered', 'sms:failed', 'sms:received', 'sms:sent'])
     expect(new Set(state.webhooks.map((w) => w.url))).toEqual(new Set([webhookUrl]))
     // Connecting again replaces the same four webhooks.
-    const again = await call('/v1/channels/sms/android-gateway', { method: 'POST', key: t.key, json: { username: p.username, password: p.password, phone_number: NUMBER } })
+    const again = await call('/v1/channels/sms/android-gateway', {
+      method: 'POST',
+      key: t.key,
+      json: { username: p.username, password: p.password, phone_number: NUMBER },
+    })
     expect(again.status).toBe(200)
     expect((await gateway.state(p.username)).webhooks).toHaveLength(4)
   })
@@ -52,7 +59,11 @@ describe('POST /v1/channels/sms/android-gateway', () => {
   it('refuses wrong credentials with 400 and stores nothing', async () => {
     const t = await newTenant()
     const user = await gateway.createUser()
-    const res = await call('/v1/channels/sms/android-gateway', { method: 'POST', key: t.key, json: { username: user.username, password: 'nope', phone_number: NUMBER } })
+    const res = await call('/v1/channels/sms/android-gateway', {
+      method: 'POST',
+      key: t.key,
+      json: { username: user.username, password: 'nope', phone_number: NUMBER },
+    })
     expect(res.status).toBe(400)
     expect((await body(await call('/v1/accounts', { key: t.key }))).accounts).toEqual([])
   })
@@ -94,7 +105,10 @@ describe('the phone’s webhooks', () => {
   it('stores a signed sms:received once, even when the phone retries it', async () => {
     const t = await newTenant()
     const p = await connectPhone(t)
-    const w = await gateway.event(p.username, { event: 'sms:received', payload: { messageId: 'abc', message: 'Hi from the phone', sender: FROM, recipient: NUMBER, simNumber: 1, receivedAt: '2026-11-24T10:00:00.000+00:00' } })
+    const w = await gateway.event(p.username, {
+      event: 'sms:received',
+      payload: { messageId: 'abc', message: 'Hi from the phone', sender: FROM, recipient: NUMBER, simNumber: 1, receivedAt: '2026-11-24T10:00:00.000+00:00' },
+    })
     expect((await post(w)).status).toBe(204)
     expect((await post(w)).status).toBe(204)
     const rows = await inboundRows(t.tenantId)
@@ -163,7 +177,10 @@ describe('sending from the phone', () => {
     const first = T0 + retryDelayMs(0)
     vi.setSystemTime(first)
     await runDurableObjectAlarm(stub)
-    expect(await db.select().from(messages).where(eq(messages.id, id)).get()).toMatchObject({ status: 'queued', errorMessage: expect.stringContaining('Queue limits') })
+    expect(await db.select().from(messages).where(eq(messages.id, id)).get()).toMatchObject({
+      status: 'queued',
+      errorMessage: expect.stringContaining('Queue limits'),
+    })
 
     await gateway.setOnline(p.username, true)
     vi.setSystemTime(first + retryDelayMs(first - T0))

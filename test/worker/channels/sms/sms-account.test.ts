@@ -28,7 +28,10 @@ describe('a number with both transports', () => {
 
     await post(await twilio.inbound(c.account_sid, { to: NUMBER, from: FROM, body: 'via twilio' }))
     await post(await gateway.event(p.username, { event: 'sms:received', payload: { messageId: 'm1', message: 'via phone', sender: FROM } }))
-    const inbound = await db.select().from(messages).where(and(eq(messages.tenantId, t.tenantId), eq(messages.direction, 'inbound')))
+    const inbound = await db
+      .select()
+      .from(messages)
+      .where(and(eq(messages.tenantId, t.tenantId), eq(messages.direction, 'inbound')))
     expect(inbound.map((m) => m.text).sort()).toEqual(['via phone', 'via twilio'])
     expect(new Set(inbound.map((m) => m.contactId)).size).toBe(1)
     expect(inbound.every((m) => m.accountId === NUMBER)).toBe(true)
@@ -55,7 +58,9 @@ describe('a number with both transports', () => {
       last_inbound_at: expect.any(String),
       last_outbound_at: null,
     })
-    expect(await body(await call(`/v1/channels/sms?phone_number=${encodeURIComponent('+447700900999')}`, { key: t.key }))).toMatchObject({ status: 'not_connected' })
+    expect(await body(await call(`/v1/channels/sms?phone_number=${encodeURIComponent('+447700900999')}`, { key: t.key }))).toMatchObject({
+      status: 'not_connected',
+    })
   })
 
   it('disconnecting the phone leaves Twilio sending; disconnecting the rest removes the number and clears Twilio', async () => {
@@ -63,7 +68,14 @@ describe('a number with both transports', () => {
     const c = await connectTwilio(t)
     const p = await connectPhone(t)
     const one = await body(await call('/v1/channels/sms?transport=android_gateway', { method: 'DELETE', key: t.key }))
-    expect(one).toEqual({ success: true, phone_number: NUMBER, status: 'transport_removed', removed: ['android_gateway'], remaining: ['twilio'], upstream_cleared: true })
+    expect(one).toEqual({
+      success: true,
+      phone_number: NUMBER,
+      status: 'transport_removed',
+      removed: ['android_gateway'],
+      remaining: ['twilio'],
+      upstream_cleared: true,
+    })
     expect((await gateway.state(p.username)).webhooks).toEqual([])
     const id = String((await send(t, { to: { phone: FROM }, text: 'now via twilio' })).body.message_id)
     expect((await settled(t, id)).status).toBe('sent')
@@ -138,7 +150,11 @@ describe('secrets', () => {
     const id = String((await send(t, { to: { phone: FROM }, text: 'x' })).body.message_id)
     answers.push(JSON.stringify(await settled(t, id, 50)))
     answers.push(await (await call('/v1/channels/sms', { method: 'DELETE', key: t.key })).text())
-    const wrong = await call('/v1/channels/sms/twilio', { method: 'POST', key: t.key, json: { account_sid: c.account_sid, auth_token: 'wrong-secret-value', phone_number: NUMBER } })
+    const wrong = await call('/v1/channels/sms/twilio', {
+      method: 'POST',
+      key: t.key,
+      json: { account_sid: c.account_sid, auth_token: 'wrong-secret-value', phone_number: NUMBER },
+    })
     answers.push(await wrong.text())
     for (const text of [...answers, ...logged]) {
       expect(text).not.toContain(c.auth_token)

@@ -20,7 +20,9 @@ async function control<T>(base: string, path: string, init: { method?: string; j
 
 export const twilio = {
   createAccount: (numbers: { phone_number: string; sms?: boolean; mms?: boolean }[], status?: string) =>
-    control<{ account_sid: string; auth_token: string; numbers: { sid: string; phone_number: string }[] }>(env.TWILIO_API_URL, 'accounts', { json: { numbers, status } }),
+    control<{ account_sid: string; auth_token: string; numbers: { sid: string; phone_number: string }[] }>(env.TWILIO_API_URL, 'accounts', {
+      json: { numbers, status },
+    }),
   state: (sid: string) =>
     control<{
       numbers: { sid: string; phone_number: string; sms_url: string; sms_method: string }[]
@@ -33,10 +35,22 @@ export const twilio = {
   optOut: (sid: string, phone: string) => control(env.TWILIO_API_URL, `accounts/${sid}/opt-out`, { json: { phone } }),
   failSends: (sid: string, status: number | null) => control(env.TWILIO_API_URL, `accounts/${sid}/fail-sends`, { method: 'PUT', json: { status } }),
   /** An inbound SMS as Twilio would post it to the number's SmsUrl, signed by the twilio package. */
-  inbound: (sid: string, json: { to: string; from: string; body: string; media?: { url: string; content_type: string }[]; message_sid?: string; opt_out_type?: string; sign_with?: string }) =>
-    control<Prepared & { params: Record<string, string>; signature: string }>(env.TWILIO_API_URL, `accounts/${sid}/inbound`, { json }),
+  inbound: (
+    sid: string,
+    json: {
+      to: string
+      from: string
+      body: string
+      media?: { url: string; content_type: string }[]
+      message_sid?: string
+      opt_out_type?: string
+      sign_with?: string
+    }
+  ) => control<Prepared & { params: Record<string, string>; signature: string }>(env.TWILIO_API_URL, `accounts/${sid}/inbound`, { json }),
   status: (sid: string, messageSid: string, status: string, errorCode?: number) =>
-    control<Prepared & { params: Record<string, string> }>(env.TWILIO_API_URL, `accounts/${sid}/messages/${messageSid}/status`, { json: { status, error_code: errorCode } }),
+    control<Prepared & { params: Record<string, string> }>(env.TWILIO_API_URL, `accounts/${sid}/messages/${messageSid}/status`, {
+      json: { status, error_code: errorCode },
+    }),
   validate: (json: { auth_token: string; signature: string; url: string; params: Record<string, string> }) =>
     control<{ valid: boolean }>(env.TWILIO_API_URL, 'validate', { json }),
 }
@@ -53,7 +67,8 @@ export const gateway = {
       messages: { id: string; phoneNumbers: string[]; text: string; withDeliveryReport: boolean }[]
       send_attempts: { id: string | null; status: number }[]
     }>(gatewayBase(), `users/${u}`),
-  setOnline: (u: string, online: boolean, lastSeen?: string) => control(gatewayBase(), `users/${u}/online`, { method: 'PUT', json: { online, last_seen: lastSeen } }),
+  setOnline: (u: string, online: boolean, lastSeen?: string) =>
+    control(gatewayBase(), `users/${u}/online`, { method: 'PUT', json: { online, last_seen: lastSeen } }),
   setPassword: (u: string, password: string) => control(gatewayBase(), `users/${u}/password`, { method: 'PUT', json: { password } }),
   event: (u: string, json: { event: string; payload: Record<string, unknown>; id?: string; timestamp_offset_s?: number; sign_with?: string }) =>
     control<Prepared>(gatewayBase(), `users/${u}/events`, { json }),
@@ -72,7 +87,12 @@ export async function connectTwilio(t: TestTenant, number = '+447700900123', opt
   const res = await call('/v1/channels/sms/twilio', {
     method: 'POST',
     key: t.key,
-    json: { account_sid: acct.account_sid, auth_token: acct.auth_token, phone_number: number, ...(opts.a2p_registered === undefined ? {} : { a2p_registered: opts.a2p_registered }) },
+    json: {
+      account_sid: acct.account_sid,
+      auth_token: acct.auth_token,
+      phone_number: number,
+      ...(opts.a2p_registered === undefined ? {} : { a2p_registered: opts.a2p_registered }),
+    },
   })
   const json = await body(res)
   expect(res.status, JSON.stringify(json)).toBe(200)
@@ -81,7 +101,11 @@ export async function connectTwilio(t: TestTenant, number = '+447700900123', opt
 
 export async function connectPhone(t: TestTenant, number = '+447700900123') {
   const user = await gateway.createUser()
-  const res = await call('/v1/channels/sms/android-gateway', { method: 'POST', key: t.key, json: { username: user.username, password: user.password, phone_number: number } })
+  const res = await call('/v1/channels/sms/android-gateway', {
+    method: 'POST',
+    key: t.key,
+    json: { username: user.username, password: user.password, phone_number: number },
+  })
   const json = await body(res)
   expect(res.status, JSON.stringify(json)).toBe(200)
   return { ...user, number, json }

@@ -41,7 +41,11 @@ describe('POST /v1/channels/sms/twilio', () => {
   it('stores the auth token sealed: the D1 row does not contain it', async () => {
     const t = await newTenant()
     const c = await connectTwilio(t)
-    const row = await db.select().from(channelConnections).where(and(eq(channelConnections.tenantId, t.tenantId), eq(channelConnections.accountId, UK))).get()
+    const row = await db
+      .select()
+      .from(channelConnections)
+      .where(and(eq(channelConnections.tenantId, t.tenantId), eq(channelConnections.accountId, UK)))
+      .get()
     expect(row?.kind).toBe('sms')
     expect(row?.config).not.toContain(c.auth_token)
     expect(row?.config.startsWith('v1.')).toBe(true)
@@ -117,7 +121,9 @@ describe('the +1 rule (A2P 10DLC)', () => {
     const service = await twilio.addService(acct.account_sid, [US], 'PENDING')
     const r = await connect(t.key, { account_sid: acct.account_sid, auth_token: acct.auth_token, phone_number: US, a2p_registered: true })
     expect(r.status).toBe(200)
-    expect(r.json.twilio).toMatchObject({ a2p: { required: true, registered: true, state: 'unconfirmed', messaging_service_sid: service.sid, campaign_status: 'PENDING' } })
+    expect(r.json.twilio).toMatchObject({
+      a2p: { required: true, registered: true, state: 'unconfirmed', messaging_service_sid: service.sid, campaign_status: 'PENDING' },
+    })
 
     const refused = await send(t, { to: { phone: '+14155550199' }, text: 'hello' })
     expect(refused.status).toBe(409)

@@ -14,7 +14,10 @@ import { connectTwilio, post, twilio } from './sms-helpers'
 const FROM = '+447700900555'
 
 async function inboundRows(tenantId: string) {
-  return db.select().from(messages).where(and(eq(messages.tenantId, tenantId), eq(messages.direction, 'inbound')))
+  return db
+    .select()
+    .from(messages)
+    .where(and(eq(messages.tenantId, tenantId), eq(messages.direction, 'inbound')))
 }
 
 describe('POST /v1/channels/sms/twilio/{tenant}/{number}/inbound', () => {
@@ -26,8 +29,12 @@ describe('POST /v1/channels/sms/twilio/{tenant}/{number}/inbound', () => {
     expect(res.status).toBe(200)
     expect(res.headers.get('content-type')).toContain('text/xml')
     expect(await res.text()).toContain('<Response></Response>')
-    const list = await body<{ messages: { text: string; status: string; contact: { phone: string } }[] }>(await call('/v1/messages?direction=inbound', { key: t.key }))
-    expect(list.messages).toEqual([expect.objectContaining({ text: 'Hello there', status: 'received', account_id: c.number, contact: expect.objectContaining({ phone: FROM }) })])
+    const list = await body<{ messages: { text: string; status: string; contact: { phone: string } }[] }>(
+      await call('/v1/messages?direction=inbound', { key: t.key })
+    )
+    expect(list.messages).toEqual([
+      expect.objectContaining({ text: 'Hello there', status: 'received', account_id: c.number, contact: expect.objectContaining({ phone: FROM }) }),
+    ])
     expect(await eventsOf(t.tenantId, 'message.received')).toHaveLength(1)
   })
 
@@ -101,7 +108,11 @@ describe('POST /v1/channels/sms/twilio/{tenant}/{number}/inbound', () => {
 
 describe('STOP and START', () => {
   async function contactOf(tenantId: string) {
-    return db.select().from(contacts).where(and(eq(contacts.tenantId, tenantId), eq(contacts.phone, FROM))).get()
+    return db
+      .select()
+      .from(contacts)
+      .where(and(eq(contacts.tenantId, tenantId), eq(contacts.phone, FROM)))
+      .get()
   }
 
   it('STOP opts the contact out (sends answer 422 contact_opted_out), START opts back in', async () => {

@@ -36,7 +36,9 @@ describe('sending through Twilio', () => {
     const { id, m, twilioMessage } = await sent(t, c)
     expect(m.status).toBe('sent')
     expect(twilioMessage).toMatchObject({ to: TO, from: c.number, body: 'Your order shipped', media: [] })
-    expect(twilioMessage.status_callback).toMatch(new RegExp(`^https://gateway\\.test/v1/channels/sms/twilio/${t.tenantId}/447700900123/status/${id}\\?token=[0-9a-f]{32}$`))
+    expect(twilioMessage.status_callback).toMatch(
+      new RegExp(`^https://gateway\\.test/v1/channels/sms/twilio/${t.tenantId}/447700900123/status/${id}\\?token=[0-9a-f]{32}$`)
+    )
     const row = await db.select().from(messages).where(eq(messages.id, id)).get()
     expect(row?.upstreamId).toBe(twilioMessage.sid)
   })
@@ -53,7 +55,11 @@ describe('sending through Twilio', () => {
     await post(await twilio.status(c.account_sid, twilioMessage.sid, 'delivered'))
     await post(await twilio.status(c.account_sid, twilioMessage.sid, 'read'))
     expect((await settled(t, id)).status).toBe('read')
-    expect((await eventsOf(t.tenantId)).map((e) => e.type).filter((x) => x.startsWith('message.'))).toEqual(['message.sent', 'message.delivered', 'message.read'])
+    expect((await eventsOf(t.tenantId)).map((e) => e.type).filter((x) => x.startsWith('message.'))).toEqual([
+      'message.sent',
+      'message.delivered',
+      'message.read',
+    ])
   })
 
   it('ignores queued/sending callbacks and fails undelivered with the provider error code', async () => {

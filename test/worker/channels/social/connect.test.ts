@@ -40,7 +40,9 @@ describe('PUT /v1/channels/meta/app (set_social_app)', () => {
 
   it('keeps the callback URL and verify token when the app is saved again (they are pasted already)', async () => {
     const { t, app } = await tenantWithApp()
-    const again = await body(await call('/v1/channels/meta/app', { method: 'PUT', key: t.key, json: { app_id: '42', app_secret: 'another-secret', config_id: '43' } }))
+    const again = await body(
+      await call('/v1/channels/meta/app', { method: 'PUT', key: t.key, json: { app_id: '42', app_secret: 'another-secret', config_id: '43' } })
+    )
     expect(again).toMatchObject({ app_id: '42', configuration_id: '43', callback_url: app.callback_url, verify_token: app.verify_token })
   })
 
@@ -49,7 +51,11 @@ describe('PUT /v1/channels/meta/app (set_social_app)', () => {
     const missing = await call('/v1/channels/meta/app', { method: 'PUT', key: t.key, json: { app_id: '1', app_secret: 'secret-secret' } })
     expect(missing.status).toBe(400)
     expect(await body(missing)).toMatchObject({ success: false, error: expect.stringContaining('configuration_id'), error_code: 400 })
-    const wrong = await call('/v1/channels/meta/app', { method: 'PUT', key: t.key, json: { app_id: 'abc', app_secret: 'secret-secret', configuration_id: '1' } })
+    const wrong = await call('/v1/channels/meta/app', {
+      method: 'PUT',
+      key: t.key,
+      json: { app_id: 'abc', app_secret: 'secret-secret', configuration_id: '1' },
+    })
     expect(wrong.status).toBe(400)
     expect((await call('/v1/channels/meta/app', { method: 'PUT', json: { app_id: '1', app_secret: 'secret-secret', configuration_id: '1' } })).status).toBe(401)
   })
@@ -68,12 +74,22 @@ describe('POST /v1/channels/meta/connect (connect_social_inbox)', () => {
     const before = Date.now()
     const r = await startConnect(t)
     expect(r.status).toBe(200)
-    expect(r.body).toMatchObject({ success: true, status: 'pending', connect_url: expect.stringMatching(/^https:\/\/gateway\.test\/v1\/channels\/meta\/connect\/page\?token=/) })
+    expect(r.body).toMatchObject({
+      success: true,
+      status: 'pending',
+      connect_url: expect.stringMatching(/^https:\/\/gateway\.test\/v1\/channels\/meta\/connect\/page\?token=/),
+    })
     expect(r.body.connect_url_expires_at).toBeGreaterThan(before)
     expect(r.body.connect_url_expires_at).toBeLessThanOrEqual(Date.now() + 10 * 60_000)
     const dialog = new URL(await dialogUrlOf(r.body.connect_url))
     expect(dialog.pathname).toBe('/v25.0/dialog/oauth')
-    expect(Object.fromEntries(dialog.searchParams)).toEqual({ client_id: appId, redirect_uri: app.redirect_uri, state: expect.any(String), config_id: CONFIG_ID, response_type: 'code' })
+    expect(Object.fromEntries(dialog.searchParams)).toEqual({
+      client_id: appId,
+      redirect_uri: app.redirect_uri,
+      state: expect.any(String),
+      config_id: CONFIG_ID,
+      response_type: 'code',
+    })
     expect(await socialStatus(t)).toMatchObject({ status: 'pending', expires_at: r.body.connect_url_expires_at })
   })
 
@@ -121,7 +137,10 @@ describe('GET /v1/channels/meta/oauth/callback', () => {
     const { t } = await tenantWithApp()
     const started = await startConnect(t)
     const back = await passDialog(await dialogUrlOf(started.body.connect_url))
-    await db.update(socialFlows).set({ expiresAt: Date.now() - 1 }).where(eq(socialFlows.tenantId, t.tenantId))
+    await db
+      .update(socialFlows)
+      .set({ expiresAt: Date.now() - 1 })
+      .where(eq(socialFlows.tenantId, t.tenantId))
     const r = await callback(back)
     expect(r.status).toBe(410)
     expect(await socialStatus(t)).toMatchObject({ status: 'expired' })
@@ -224,7 +243,9 @@ describe('DELETE /v1/channels/meta (disconnect_social_inbox)', () => {
     expect(await ctx.graph.subscriptions()).toEqual({})
     expect(await body(await call('/v1/accounts', { key: ctx.t.key }))).toEqual({ accounts: [] })
     expect(await socialStatus(ctx.t)).toMatchObject({ status: 'not_connected', page: null, instagram: null })
-    expect((await eventsOf(ctx.t.tenantId, 'account.disconnected')).map((e) => e.payload)).toMatchObject([{ account: { id: '1001', status: 'disconnected', reason: 'removed' } }])
+    expect((await eventsOf(ctx.t.tenantId, 'account.disconnected')).map((e) => e.payload)).toMatchObject([
+      { account: { id: '1001', status: 'disconnected', reason: 'removed' } },
+    ])
     const again = await call('/v1/channels/meta', { method: 'DELETE', key: ctx.t.key })
     expect(await body(again)).toEqual({ success: true, status: 'not_connected', removed: [] })
   })
@@ -239,7 +260,10 @@ describe('DELETE /v1/channels/meta (disconnect_social_inbox)', () => {
 describe('the page-inbox MCP tools', () => {
   it('run their REST operations', async () => {
     const t = await newTenant()
-    expect((await callTool(t.key, 'connect_social_inbox', { body: {} })).json).toMatchObject({ error: expect.stringContaining('social_app_required'), error_code: 409 })
+    expect((await callTool(t.key, 'connect_social_inbox', { body: {} })).json).toMatchObject({
+      error: expect.stringContaining('social_app_required'),
+      error_code: 409,
+    })
     const saved = await callTool(t.key, 'set_social_app', { body: { app_id: '77', app_secret: 'secret-secret', configuration_id: '78' } })
     expect(saved.status).toBe(200)
     expect(saved.json).toMatchObject({ app_id: '77', redirect_uri: expect.any(String), callback_url: expect.any(String) })
@@ -261,7 +285,6 @@ describe('the page-inbox MCP tools', () => {
     expect(picked.json).toMatchObject({ status: 'connected', account_id: '1002' })
   })
 })
-
 
 describe('the page-inbox OpenAPI operations', () => {
   it('carry the MCP tool names as operationIds', async () => {

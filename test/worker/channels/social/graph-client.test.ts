@@ -30,9 +30,20 @@ describe('GraphClient', () => {
   })
 
   it('builds the Login for Business dialog URL with config_id and response_type=code', () => {
-    const url = new URL(GraphClient.dialogUrl({ ...env, GRAPH_DIALOG_URL: 'https://www.facebook.com', GRAPH_API_VERSION: 'v25.0' }, { appId: '1', configId: '2', redirectUri: 'https://g.test/cb', state: 's' }))
+    const url = new URL(
+      GraphClient.dialogUrl(
+        { ...env, GRAPH_DIALOG_URL: 'https://www.facebook.com', GRAPH_API_VERSION: 'v25.0' },
+        { appId: '1', configId: '2', redirectUri: 'https://g.test/cb', state: 's' }
+      )
+    )
     expect(url.origin + url.pathname).toBe('https://www.facebook.com/v25.0/dialog/oauth')
-    expect(Object.fromEntries(url.searchParams)).toEqual({ client_id: '1', redirect_uri: 'https://g.test/cb', state: 's', config_id: '2', response_type: 'code' })
+    expect(Object.fromEntries(url.searchParams)).toEqual({
+      client_id: '1',
+      redirect_uri: 'https://g.test/cb',
+      state: 's',
+      config_id: '2',
+      response_type: 'code',
+    })
   })
 })
 
@@ -58,7 +69,12 @@ describe('webhook payloads', () => {
           id: '1001',
           time: 1,
           messaging: [
-            { sender: { id: 'P' }, recipient: { id: '1001' }, timestamp: 5, message: { mid: 'm1', text: 'hi', attachments: [{ type: 'file', payload: { url: 'https://cdn/x.pdf' } }] } },
+            {
+              sender: { id: 'P' },
+              recipient: { id: '1001' },
+              timestamp: 5,
+              message: { mid: 'm1', text: 'hi', attachments: [{ type: 'file', payload: { url: 'https://cdn/x.pdf' } }] },
+            },
             { sender: { id: '1001' }, recipient: { id: 'P' }, message: { mid: 'm2', text: 'ours', is_echo: true } },
             { sender: { id: 'P' }, recipient: { id: '1001' }, delivery: { mids: ['m2'], watermark: 9 } },
             { sender: { id: 'P' }, recipient: { id: '1001' }, read: { watermark: 10 } },
@@ -68,13 +84,26 @@ describe('webhook payloads', () => {
       ],
     })
     expect(webhookEvents(page)).toEqual([
-      { kind: 'message', surface: 'page', ownerId: '1001', senderId: 'P', mid: 'm1', text: 'hi', mediaUrl: 'https://cdn/x.pdf', mediaType: 'application/octet-stream', at: 5 },
+      {
+        kind: 'message',
+        surface: 'page',
+        ownerId: '1001',
+        senderId: 'P',
+        mid: 'm1',
+        text: 'hi',
+        mediaUrl: 'https://cdn/x.pdf',
+        mediaType: 'application/octet-stream',
+        at: 5,
+      },
       { kind: 'echo', surface: 'page', ownerId: '1001', mid: 'm2' },
       { kind: 'delivered', surface: 'page', ownerId: '1001', senderId: 'P', mids: ['m2'], watermark: 9 },
       { kind: 'read', surface: 'page', ownerId: '1001', senderId: 'P', watermark: 10, mid: null },
       { kind: 'other' },
     ])
-    const ig = WebhookPayload.parse({ object: 'instagram', entry: [{ id: '178', messaging: [{ sender: { id: 'I' }, recipient: { id: '178' }, read: { mid: 'm3' } }] }] })
+    const ig = WebhookPayload.parse({
+      object: 'instagram',
+      entry: [{ id: '178', messaging: [{ sender: { id: 'I' }, recipient: { id: '178' }, read: { mid: 'm3' } }] }],
+    })
     expect(webhookEvents(ig)).toEqual([{ kind: 'read', surface: 'instagram', ownerId: '178', senderId: 'I', watermark: null, mid: 'm3' }])
   })
 

@@ -13,7 +13,11 @@ const IGSID = '17000000000000002'
 const IG = PAGE_A.instagram!.id
 
 async function inboundList(t: { key: string }) {
-  return (await body<{ messages: { id: string; text: string; contact: { id: string; name: string | null } }[] }>(await call('/v1/messages?direction=inbound', { key: t.key }))).messages
+  return (
+    await body<{ messages: { id: string; text: string; contact: { id: string; name: string | null } }[] }>(
+      await call('/v1/messages?direction=inbound', { key: t.key })
+    )
+  ).messages
 }
 
 describe('the page-inbox webhook', () => {
@@ -29,14 +33,27 @@ describe('the page-inbox webhook', () => {
 
   it('stores a page message as inbound with the person’s page-scoped id and name, once however often it is replayed', async () => {
     const ctx = await connectPage()
-    const hook = await ctx.graph.webhook({ kind: 'message', surface: 'page', owner_id: PAGE_A.id, sender_id: PSID, sender_name: 'Ada Lovelace', text: 'Do you have rye bread?', mid: 'm_page_1' })
+    const hook = await ctx.graph.webhook({
+      kind: 'message',
+      surface: 'page',
+      owner_id: PAGE_A.id,
+      sender_id: PSID,
+      sender_name: 'Ada Lovelace',
+      text: 'Do you have rye bread?',
+      mid: 'm_page_1',
+    })
     const first = await postWebhook(ctx.webhookPath, hook.body, hook.signature)
     expect(first).toMatchObject({ status: 200, body: { stored: 1 } })
     const replay = await postWebhook(ctx.webhookPath, hook.body, hook.signature)
     expect(replay).toMatchObject({ status: 200, body: { stored: 0, duplicates: 1 } })
     const got = await inboundList(ctx.t)
     expect(got).toHaveLength(1)
-    expect(got[0]).toMatchObject({ text: 'Do you have rye bread?', account_id: PAGE_A.id, status: 'received', contact: { id: await contactIdFor(ctx.t.tenantId, PAGE_A.id, { kind: 'social', value: PSID }), name: 'Ada Lovelace' } })
+    expect(got[0]).toMatchObject({
+      text: 'Do you have rye bread?',
+      account_id: PAGE_A.id,
+      status: 'received',
+      contact: { id: await contactIdFor(ctx.t.tenantId, PAGE_A.id, { kind: 'social', value: PSID }), name: 'Ada Lovelace' },
+    })
     const events = await eventsOf(ctx.t.tenantId, 'message.received')
     expect(events).toHaveLength(1)
   })
@@ -56,7 +73,11 @@ describe('the page-inbox webhook', () => {
 
   it('acknowledges a signed payload of another object or shape and stores nothing', async () => {
     const ctx = await connectPage()
-    for (const payload of [{ object: 'whatsapp_business_account', entry: [] }, { object: 'page', entry: [{ id: PAGE_A.id, changes: [{ field: 'feed' }] }] }, { object: 'page', entry: 'v2' }]) {
+    for (const payload of [
+      { object: 'whatsapp_business_account', entry: [] },
+      { object: 'page', entry: [{ id: PAGE_A.id, changes: [{ field: 'feed' }] }] },
+      { object: 'page', entry: 'v2' },
+    ]) {
       const hook = await ctx.graph.webhook({ kind: 'raw', payload })
       expect((await postWebhook(ctx.webhookPath, hook.body, hook.signature)).status).toBe(200)
     }
@@ -74,7 +95,15 @@ describe('replies on the page inbox', () => {
   it('go out on the surface each person wrote on: the page and the linked Instagram account', async () => {
     const ctx = await connectPage()
     await deliverWebhook(ctx, { kind: 'message', surface: 'page', owner_id: PAGE_A.id, sender_id: PSID, text: 'page hello' })
-    await deliverWebhook(ctx, { kind: 'message', surface: 'instagram', owner_id: IG, sender_id: IGSID, sender_name: 'grace', text: 'ig hello', attachment_url: 'https://cdn.example/photo.jpg' })
+    await deliverWebhook(ctx, {
+      kind: 'message',
+      surface: 'instagram',
+      owner_id: IG,
+      sender_id: IGSID,
+      sender_name: 'grace',
+      text: 'ig hello',
+      attachment_url: 'https://cdn.example/photo.jpg',
+    })
     const inbound = await inboundList(ctx.t)
     expect(inbound.map((m) => m.text).sort()).toEqual(['ig hello', 'page hello'])
     const igMessage = inbound.find((m) => m.text === 'ig hello')!
@@ -93,7 +122,11 @@ describe('replies on the page inbox', () => {
       ['instagram', IGSID, null, 'image'],
       ['instagram', IGSID, 'Thanks!', null],
     ])
-    const stored = await db.select().from(contacts).where(and(eq(contacts.tenantId, ctx.t.tenantId), eq(contacts.socialId, IGSID))).get()
+    const stored = await db
+      .select()
+      .from(contacts)
+      .where(and(eq(contacts.tenantId, ctx.t.tenantId), eq(contacts.socialId, IGSID)))
+      .get()
     expect(stored?.peerId).toBe(`instagram:${IGSID}`)
   })
 
@@ -104,7 +137,9 @@ describe('replies on the page inbox', () => {
     // A contact the account knows but who never wrote (e.g. created by an import): refused the same way.
     const id = await contactIdFor(ctx.t.tenantId, PAGE_A.id, { kind: 'social', value: '998' })
     const now = Date.now()
-    await db.insert(contacts).values({ id, tenantId: ctx.t.tenantId, accountId: PAGE_A.id, channel: 'social', socialId: '998', peerId: 'page:998', createdAt: now, updatedAt: now })
+    await db
+      .insert(contacts)
+      .values({ id, tenantId: ctx.t.tenantId, accountId: PAGE_A.id, channel: 'social', socialId: '998', peerId: 'page:998', createdAt: now, updatedAt: now })
     const byContact = await send(ctx.t, { to: { contact_id: id }, text: 'hi' })
     expect(byContact).toMatchObject({ status: 409, body: { error_code: 'needs_inbound_first' } })
     expect(await ctx.graph.sent()).toEqual([])
@@ -114,7 +149,11 @@ describe('replies on the page inbox', () => {
     const ctx = await connectPage()
     await deliverWebhook(ctx, { kind: 'message', surface: 'page', owner_id: PAGE_A.id, sender_id: PSID, text: 'hello' })
     const id = await contactIdFor(ctx.t.tenantId, PAGE_A.id, { kind: 'social', value: PSID })
-    const wroteAt = async (msAgo: number) => db.update(contacts).set({ lastInboundAt: Date.now() - msAgo }).where(eq(contacts.id, id))
+    const wroteAt = async (msAgo: number) =>
+      db
+        .update(contacts)
+        .set({ lastInboundAt: Date.now() - msAgo })
+        .where(eq(contacts.id, id))
     await wroteAt(24 * 3_600_000 + 60_000)
     const late = await send(ctx.t, { to: { social_id: PSID }, text: 'sorry for the wait' })
     expect(late).toMatchObject({ status: 409, body: { error_code: 'outside_window' } })
@@ -149,7 +188,11 @@ describe('replies on the page inbox', () => {
     const late = await deliverWebhook(ctx, { kind: 'delivery', surface: 'page', owner_id: PAGE_A.id, sender_id: PSID, mids: [out!.message_id] })
     expect(late.body).toMatchObject({ receipts: 0 })
     expect((await getMessageVia(ctx.t, String(r.body.message_id))).body.status).toBe('read')
-    expect((await eventsOf(ctx.t.tenantId)).map((e) => e.type).filter((t) => t.startsWith('message.'))).toEqual(['message.received', 'message.sent', 'message.read'])
+    expect((await eventsOf(ctx.t.tenantId)).map((e) => e.type).filter((t) => t.startsWith('message.'))).toEqual([
+      'message.received',
+      'message.sent',
+      'message.read',
+    ])
   })
 
   it('mark delivered, then read by message id on Instagram', async () => {
@@ -173,7 +216,9 @@ describe('replies on the page inbox', () => {
     expect(m).toMatchObject({ status: 'failed', error: { code: 190 } })
     const accounts = await body<{ accounts: { id: string; status: string }[] }>(await call('/v1/accounts', { key: ctx.t.key }))
     expect(accounts.accounts).toMatchObject([{ id: PAGE_A.id, status: 'disconnected' }])
-    expect((await eventsOf(ctx.t.tenantId, 'account.disconnected')).map((e) => e.payload)).toMatchObject([{ account: { id: PAGE_A.id, reason: 'token_revoked' } }])
+    expect((await eventsOf(ctx.t.tenantId, 'account.disconnected')).map((e) => e.payload)).toMatchObject([
+      { account: { id: PAGE_A.id, reason: 'token_revoked' } },
+    ])
     expect(await socialStatus(ctx.t)).toMatchObject({ status: 'failed', reason: 'token_revoked' })
     expect((await send(ctx.t, { account_id: PAGE_A.id, to: { social_id: PSID }, text: 'again' })).body).toMatchObject({ error_code: 'account_not_connected' })
   })

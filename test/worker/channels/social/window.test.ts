@@ -9,7 +9,17 @@ import { db } from '../../state'
 
 const WROTE_AT = Date.UTC(2026, 10, 20, 9, 30)
 const MIN = 60_000
-const account: AccountRow = { tenantId: 't', id: '1001', channel: 'social', identifier: 'Page', status: 'connected', statusReason: null, connectedAt: 0, createdAt: 0, updatedAt: 0 }
+const account: AccountRow = {
+  tenantId: 't',
+  id: '1001',
+  channel: 'social',
+  identifier: 'Page',
+  status: 'connected',
+  statusReason: null,
+  connectedAt: 0,
+  createdAt: 0,
+  updatedAt: 0,
+}
 
 function check(lastInboundAt: number | null, now: number) {
   const contact = { id: 'con_x', known: true, hasInbound: lastInboundAt !== null, lastInboundAt }
