@@ -42,12 +42,9 @@ export const Usage = z
     suspended_reason: z.string().nullable(),
     accounts_total: z.number().int().meta({ description: 'Accounts added, whatever their status (a disconnected one counts until it is removed)' }),
     accounts_connected: z.number().int(),
-    accounts_cap: z
-      .number()
-      .int()
-      .meta({
-        description:
-          'Accounts that may hold a place at once: connected, connecting or restricted ones do; a disconnected account does not block connecting another',
-      }),
+    accounts_cap: z.number().int().meta({
+      description:
+        'Accounts that may hold a place at once: connected, connecting or restricted ones do; a disconnected account does not block connecting another',
+    }),
   })
   .meta({ id: 'Usage' })

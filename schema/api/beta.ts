@@ -35,18 +35,12 @@ export const BetaConnectResult = z
     }),
     session_id: z.string().nullable(),
     login_token: z.string().optional().meta({ description: 'qr mode: the login token, base64url' }),
-    qr_url: z
-      .string()
-      .optional()
-      .meta({
-        description: 'qr mode: the deep link to show as a QR code (`tg://login?token=…`); it is replaced about every 30 s, the hosted page does that by itself',
-      }),
-    connect_url: z
-      .string()
-      .nullable()
-      .meta({
-        description: 'Hosted page (no login of its own): the user enters the code and any two-step password, or scans a refreshing QR. Valid about 30 minutes',
-      }),
+    qr_url: z.string().optional().meta({
+      description: 'qr mode: the deep link to show as a QR code (`tg://login?token=…`); it is replaced about every 30 s, the hosted page does that by itself',
+    }),
+    connect_url: z.string().nullable().meta({
+      description: 'Hosted page (no login of its own): the user enters the code and any two-step password, or scans a refreshing QR. Valid about 30 minutes',
+    }),
     connect_url_expires_at: z.number().int().nullable().meta({ description: 'Unix epoch milliseconds' }),
   })
   .meta({ id: 'BetaConnectResult' })
