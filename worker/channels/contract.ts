@@ -80,6 +80,11 @@ export interface Channel {
    * fails, and the error it then fails with (the last `retry` error is added to it).
    */
   readonly patience?: { ms: number; error: string }
+  /**
+   * Whether a restriction with this reason still lets replies out (to people who wrote to the account): alpha's 463
+   * forbids new chats only, and its relay judges each recipient. New contacts stay refused with account_restricted.
+   */
+  repliesWhileRestricted?(reason: string | null): boolean
   /** Channel rules checked at send time (24-hour window, A2P, media the transport cannot carry); throws ApiError. */
   checkSend?(check: SendCheck): Promise<void>
   /** Delivers one queued message (see DeliveryResult). */
@@ -98,4 +103,4 @@ export type ChannelRuntime = Pick<Channel, 'deliver' | 'transport' | 'patience' 
 export type ChannelLookup = (id: ChannelId) => ChannelRuntime
 
 /** What the send path needs of a channel to resolve a recipient and check a send. */
-export type SendRules = Pick<Channel, 'title' | 'address' | 'strangers' | 'checkSend'>
+export type SendRules = Pick<Channel, 'title' | 'address' | 'strangers' | 'checkSend' | 'repliesWhileRestricted'>

@@ -12,8 +12,16 @@ import type { Tenant } from '../db/tenants'
 import { ApiError } from '../errors'
 import { contactIdFor, type ContactAddress } from '../lib/ids'
 
-/** The sending account: the one named, or the only connected one. */
-export function resolveAccount(tenant: Tenant, accounts: AccountRow[], accountId: string | undefined): AccountRow {
+/**
+ * The sending account: the one named, or the only connected one. A restricted account is refused unless its channel
+ * still lets replies out under that restriction (`mayReply`); then the recipient decides (`refuseNewChatIfRestricted`).
+ */
+export function resolveAccount(
+  tenant: Tenant,
+  accounts: AccountRow[],
+  accountId: string | undefined,
+  mayReply: (a: AccountRow) => boolean = () => false
+): AccountRow {
   if (tenant.status === 'suspended') {
     throw new ApiError(403, 'account_suspended', 'Sending is suspended until the service reviews this account')
   }
@@ -27,17 +35,27 @@ export function resolveAccount(tenant: Tenant, accounts: AccountRow[], accountId
   }
   const account = accounts.find((a) => a.id === accountId)
   if (!account) throw new ApiError(404, 'account_not_found', `No account ${accountId} on this API key`)
-  if (account.status === 'restricted') {
+  if (account.status === 'restricted' && !mayReply(account)) {
     throw new ApiError(
       403,
       'account_restricted',
       `Account ${account.id} is restricted${account.statusReason ? ` (${account.statusReason})` : ''} and cannot send`
     )
   }
-  if (account.status !== 'connected') {
+  if (account.status !== 'connected' && account.status !== 'restricted') {
     throw new ApiError(409, 'account_not_connected', `Account ${account.id} is ${account.status}; it can send once connected`)
   }
   return account
+}
+
+/** On a restricted account that may still reply, only people who wrote to it can be reached. */
+export function refuseNewChatIfRestricted(account: AccountRow, recipient: { hasInbound: boolean }): void {
+  if (account.status !== 'restricted' || recipient.hasInbound) return
+  throw new ApiError(
+    403,
+    'account_restricted',
+    `Account ${account.id} is restricted${account.statusReason ? ` (${account.statusReason})` : ''}: it may not start new chats; replies to people who wrote still go through`
+  )
 }
 
 export type Recipient = ContactSeed & { hasInbound: boolean; known: boolean; lastInboundAt: number | null }

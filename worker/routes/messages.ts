@@ -13,7 +13,7 @@ import { decodeCursor, encodeCursor } from '../lib/cursor'
 import { newId } from '../lib/ids'
 import { checkPublicUrl } from '../../common/public-url'
 import { contentTypeFromUrl } from '../../common/media'
-import { resolveAccount, resolveRecipient } from '../messaging/resolve'
+import { refuseNewChatIfRestricted, resolveAccount, resolveRecipient } from '../messaging/resolve'
 import { waitForInbound } from '../messaging/wait'
 import { toWireMessage } from '../db/wire'
 import { mediaSigner, signMessages } from '../media/links-for'
@@ -91,13 +91,14 @@ messagesRoutes.openapi(
     const grant = c.get('key')
     // A key limited to some accounts may not send from another, named or picked as the only connected one.
     checkAccount(grant, body.account_id)
-    const account = resolveAccount(tenant, fresh.accounts, body.account_id)
+    const account = resolveAccount(tenant, fresh.accounts, body.account_id, (a) => sendRulesFor(a.channel)?.repliesWhileRestricted?.(a.statusReason) ?? false)
     checkAccount(grant, account.id)
     noteAudit(c, { accountId: account.id })
     const channel = sendRulesFor(account.channel)
     if (!channel) throw new ApiError(501, 'not_implemented', `Sending on the ${account.channel} channel is not available yet`)
     const { known, lastInboundAt, ...contact } = await resolveRecipient(db, tenant.id, account, channel, body.to)
     noteAudit(c, { contactId: contact.id })
+    refuseNewChatIfRestricted(account, contact)
     if (grant.scope === 'reply') checkReplyWindow(grant, lastInboundAt, Date.now())
     await channel.checkSend?.({
       env: c.env,

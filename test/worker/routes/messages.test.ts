@@ -3,7 +3,9 @@ import { describe, expect, it } from 'vitest'
 import { encodeCursor } from '../../../worker/lib/cursor'
 import { contactIdFor } from '../../../worker/lib/ids'
 import { body, call, connectCustom, getMessageVia, newTenant, pushInbound, send, type TestTenant, type WireMessageBody } from '../helpers'
-import { addAccount, contactRow, ingestVia, setContactFlags, untilOpenWaits } from '../state'
+import { and, eq } from 'drizzle-orm'
+import { accounts } from '../../../schema/d1'
+import { addAccount, contactRow, db, ingestVia, setContactFlags, untilOpenWaits } from '../state'
 
 type ListBody = { messages: WireMessageBody[]; next_cursor: string | null }
 
@@ -173,6 +175,21 @@ describe('POST /v1/messages', () => {
       const r = await send(t, { account_id: '+15550003456', to: { phone: '+15551234567' }, text: 'hi' })
       expect(r.status).toBe(403)
       expect(r.body).toEqual({ error_code: 'account_restricted', error: expect.any(String) })
+    })
+
+    it('lets a reply out of an alpha account restricted by a 463 (blocked_by_alpha) and refuses a new chat with account_restricted', async () => {
+      const t = await customTenant()
+      const ref = await addAccount(t.tenantId, { id: '+15550003457', channel: 'alpha_web', status: 'connected' })
+      await ingestVia(ref, { phone: '+15551230457' }, 'hello')
+      await db
+        .update(accounts)
+        .set({ status: 'restricted', statusReason: 'blocked_by_alpha' })
+        .where(and(eq(accounts.tenantId, t.tenantId), eq(accounts.id, ref.accountId)))
+      const reply = await send(t, { account_id: ref.accountId, to: { phone: '+15551230457' }, text: 'a reply' })
+      expect(reply.status).toBe(202)
+      const fresh = await send(t, { account_id: ref.accountId, to: { phone: '+15551230458' }, text: 'a new chat' })
+      expect(fresh.status).toBe(403)
+      expect(fresh.body).toEqual({ error_code: 'account_restricted', error: expect.stringContaining('may not start new chats') })
     })
 
     it('answers 409 account_not_connected when account_id names an account that is not connected', async () => {

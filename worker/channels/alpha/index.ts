@@ -18,6 +18,8 @@ export const alphaChannel: Channel = {
   address: 'phone',
   strangers: { allowed: true },
   warmUp: true,
+  // alpha's 463 forbids starting chats, not replying; the relay refuses what the restriction really blocks (a ban).
+  repliesWhileRestricted: (reason) => reason === 'blocked_by_alpha',
   transport: 'relay',
   patience: RELAY_PATIENCE,
   deliver: (c, _ref, row) => handToRelay(c, row),
