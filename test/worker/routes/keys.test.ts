@@ -5,7 +5,7 @@ import { apiKeys, contacts } from '../../../schema/d1'
 import { sha256Hex } from '../../../worker/lib/crypto'
 import { contactIdFor } from '../../../worker/lib/ids'
 import { keyClock } from '../../../worker/middleware/key-scope'
-import { body, call, connectCustom, newTenant, pushInbound, type TestTenant } from '../helpers'
+import { ADMIN_TOKEN, body, call, connectCustom, newTenant, pushInbound, type TestTenant } from '../helpers'
 import { adminKey } from '../safety/helpers'
 import { db } from '../state'
 
@@ -191,7 +191,7 @@ describe('an empty body', () => {
     expect(await body(res)).toMatchObject({ scope: 'full', accounts: null })
     const adminRes = await call(`/admin/tenants/${t.tenantId}/keys`, {
       method: 'POST',
-      headers: { Authorization: 'Bearer test-admin-token', 'Content-Type': 'application/json' },
+      headers: { Authorization: `Bearer ${ADMIN_TOKEN}`, 'Content-Type': 'application/json' },
     })
     expect(adminRes.status).toBe(201)
     expect(Object.keys(await body(adminRes)).sort()).toEqual(['created_at', 'id', 'key', 'prefix', 'tenant_id'])
