@@ -2,50 +2,26 @@
  * Agent safety against the real local server (wrangler dev): the official MCP SDK client with keys of each scope
  * (tools/list fits the key, a hidden tool answers 403, a reply-only key answers the person who wrote), and the
  * owner's approval page in headless Chromium on a phone-sized screen (approve sends, reject does not). With
- * UPDATE_SCREENSHOTS=1 the screenshots are written to docs/screenshots/. Needs Chromium at /usr/bin/chromium.
+ * UPDATE_SCREENSHOTS=1 the screenshots are written to docs/screenshots/. Chromium comes from scripts/chromium.mjs (phone-browser.ts).
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
-import { chromium, type BrowserContext, type Page } from 'playwright-core'
+import type { Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { repoRoot } from './local-server'
 import { localSuite } from './local-suite'
-
-const CHROMIUM = '/usr/bin/chromium'
-const FLAGS = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-]
-const shotsDir = process.env.UPDATE_SCREENSHOTS === '1' ? join(repoRoot, 'docs/screenshots') : mkdtempSync(join(tmpdir(), 'approval-shots-'))
+import { openPhoneBrowser, type PhoneBrowser } from './phone-browser'
 
 const local = localSuite()
-let browser: BrowserContext
-let profile: string
+let device: PhoneBrowser
 
 beforeAll(async () => {
-  profile = mkdtempSync(join(tmpdir(), 'chromium-profile-'))
-  browser = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: FLAGS,
-    viewport: { width: 390, height: 844 },
-    deviceScaleFactor: 2,
-    isMobile: true,
-  })
+  device = await openPhoneBrowser('approval')
 })
 afterAll(async () => {
-  await browser?.close()
-  rmSync(profile, { recursive: true, force: true })
-  if (process.env.UPDATE_SCREENSHOTS !== '1') rmSync(shotsDir, { recursive: true, force: true })
+  await device?.close()
 })
 
 async function mcp(key: string): Promise<Client> {
@@ -140,7 +116,7 @@ describe('MCP with the official SDK client and scoped keys', () => {
 })
 
 async function shot(page: Page, name: string): Promise<void> {
-  const file = join(shotsDir, name)
+  const file = join(device.shotsDir, name)
   await page.screenshot({ path: file, fullPage: true })
   expect(readFileSync(file).subarray(1, 4).toString()).toBe('PNG')
 }
@@ -167,7 +143,7 @@ describe('the approval page in Chromium', () => {
     }, 'two approval_required events')
     const eventOf = (id: string) => events.find((e) => e.message.id === id)!
 
-    const page = await browser.newPage()
+    const page = await device.context.newPage()
     await page.goto(eventOf(first).approval.approve_url)
     expect(await page.textContent('#text')).toContain('order #1042')
     await shot(page, 'approval-page.png')

@@ -1,60 +1,27 @@
-/**
- * The hosted connect page in headless Chromium on a phone-sized screen, against the real local server, a relay in
- * sim mode and the simulated phone: the QR code appears and refreshes, the pairing code shows with its
- * instructions, and linking on the phone turns the page to its success state. With UPDATE_SCREENSHOTS=1 the
- * screenshots are written to docs/screenshots/ (docs/channels/alpha.md shows them); otherwise to a temporary directory.
- * Needs headless Chromium: scripts/chromium.mjs finds it (or installs Debian's package; `npm test` runs it first).
- */
-import { execFileSync } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { chromium, type BrowserContext, type Page } from 'playwright-core'
+import type { Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { SimServer } from '../../relay/sim/network/server'
-import { repoRoot, startLocalServer, type LocalServer } from './local-server'
+import { startLocalServer, type LocalServer } from './local-server'
+import { openPhoneBrowser, type PhoneBrowser } from './phone-browser'
 import { issueRelayToken, simPost, spawnRelay, startSim, type RelayProc } from './relay-harness'
-
-const FLAGS = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-]
-const shotsDir = process.env.UPDATE_SCREENSHOTS === '1' ? join(repoRoot, 'docs/screenshots') : mkdtempSync(join(tmpdir(), 'connect-shots-'))
 
 let server: LocalServer
 let sim: SimServer
 let relay: RelayProc
-let browser: BrowserContext
-let profile: string
+let device: PhoneBrowser
 
 beforeAll(async () => {
   ;[server, sim] = await Promise.all([startLocalServer(), startSim()])
   relay = spawnRelay(server, (await issueRelayToken(server)).token, sim)
-  profile = mkdtempSync(join(tmpdir(), 'chromium-profile-'))
-  // A persistent context is how Playwright takes a fresh --user-data-dir.
-  const executablePath = execFileSync(process.execPath, [join(repoRoot, 'scripts/chromium.mjs')], { encoding: 'utf8' }).trim()
-  browser = await chromium.launchPersistentContext(profile, {
-    executablePath,
-    headless: true,
-    args: FLAGS,
-    viewport: { width: 390, height: 844 },
-    deviceScaleFactor: 2,
-    isMobile: true,
-    hasTouch: true,
-  })
+  device = await openPhoneBrowser('connect')
   await relay.linked
 })
 afterAll(async () => {
-  await browser?.close()
+  await device?.close()
   await relay?.kill('SIGKILL')
   await Promise.all([sim?.close(), server?.stop()])
-  rmSync(profile, { recursive: true, force: true })
-  if (process.env.UPDATE_SCREENSHOTS !== '1') rmSync(shotsDir, { recursive: true, force: true })
 })
 
 async function connectUrl(json: Record<string, unknown>): Promise<string> {
@@ -69,7 +36,7 @@ async function connectUrl(json: Record<string, unknown>): Promise<string> {
 }
 
 async function shot(page: Page, name: string): Promise<void> {
-  const file = join(shotsDir, name)
+  const file = join(device.shotsDir, name)
   await page.screenshot({ path: file, fullPage: true })
   const png = readFileSync(file)
   expect(png.subarray(1, 4).toString()).toBe('PNG')
@@ -78,7 +45,7 @@ async function shot(page: Page, name: string): Promise<void> {
 describe('connect page on a phone screen', () => {
   it('shows a scannable QR code with instructions and a countdown, then the success state once the phone links', async () => {
     const phone = '+15559990001'
-    const page = await browser.newPage()
+    const page = await device.context.newPage()
     await page.goto(await connectUrl({ phone_number: phone }))
     const qr = page.locator('#qr')
     await qr.waitFor({ state: 'visible', timeout: 15_000 })
@@ -97,7 +64,7 @@ describe('connect page on a phone screen', () => {
   })
 
   it('shows the pairing code split for reading, with how to type it on the phone', async () => {
-    const page = await browser.newPage()
+    const page = await device.context.newPage()
     await page.goto(await connectUrl({ phone_number: '+15559990002', link_method: 'pairing_code' }))
     const code = page.locator('#code')
     await code.waitFor({ state: 'visible', timeout: 15_000 })
@@ -108,7 +75,7 @@ describe('connect page on a phone screen', () => {
   })
 
   it('says the link expired for a tampered token', async () => {
-    const page = await browser.newPage()
+    const page = await device.context.newPage()
     const url = await connectUrl({ phone_number: '+15559990003' })
     const res = await page.goto(url.replace(/.{4}$/, '0000'))
     expect(res?.status()).toBe(403)

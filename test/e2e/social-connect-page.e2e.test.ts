@@ -3,59 +3,36 @@
  * GRAPH_DIALOG_URL pointed at it, as `npm start` passes them through): the hosted connect page in headless Chromium
  * on a phone-sized screen, its button to the permission screen, the return to the service with the pages loaded, then
  * page selection, a signed webhook and a reply over HTTP. With UPDATE_SCREENSHOTS=1 the screenshots are written to
- * docs/screenshots/ (docs/channels/social.md shows them). Needs Chromium at /usr/bin/chromium.
+ * docs/screenshots/ (docs/channels/social.md shows them). Chromium comes from scripts/chromium.mjs (phone-browser.ts).
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { chromium, type BrowserContext, type Page } from 'playwright-core'
+import type { Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { FAKE_GRAPH_VERSION, startFakeGraph, type FakeGraph } from '../fixtures/fake-graph'
 import { fakeGraphApp } from '../fixtures/fake-graph-types'
-import { repoRoot, startLocalServer, type LocalServer } from './local-server'
+import { startLocalServer, type LocalServer } from './local-server'
+import { openPhoneBrowser, type PhoneBrowser } from './phone-browser'
 
-const CHROMIUM = '/usr/bin/chromium'
-const FLAGS = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-]
-const shotsDir = process.env.UPDATE_SCREENSHOTS === '1' ? join(repoRoot, 'docs/screenshots') : mkdtempSync(join(tmpdir(), 'social-shots-'))
 const PAGE = { id: '3001', name: 'Harbour Café', instagram: { id: '17841400000301', username: 'harbourcafe' } }
 const SECRET = 'e2e-app-secret-123'
 
 let server: LocalServer
 let graph: FakeGraph
-let browser: BrowserContext
-let profile: string
+let device: PhoneBrowser
 
 beforeAll(async () => {
   graph = await startFakeGraph()
   server = await startLocalServer({ vars: { GRAPH_API_URL: graph.url, GRAPH_DIALOG_URL: graph.url, GRAPH_API_VERSION: FAKE_GRAPH_VERSION } })
-  profile = mkdtempSync(join(tmpdir(), 'chromium-profile-'))
-  browser = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: FLAGS,
-    viewport: { width: 390, height: 844 },
-    deviceScaleFactor: 2,
-    isMobile: true,
-    hasTouch: true,
-  })
+  device = await openPhoneBrowser('social')
 })
 afterAll(async () => {
-  await browser?.close()
+  await device?.close()
   await Promise.all([server?.stop(), graph?.close()])
-  rmSync(profile, { recursive: true, force: true })
-  if (process.env.UPDATE_SCREENSHOTS !== '1') rmSync(shotsDir, { recursive: true, force: true })
 })
 
 async function shot(page: Page, name: string): Promise<void> {
-  const file = join(shotsDir, name)
+  const file = join(device.shotsDir, name)
   await page.screenshot({ path: file, fullPage: true })
   expect(readFileSync(file).subarray(1, 4).toString()).toBe('PNG')
 }
@@ -76,7 +53,7 @@ describe('the page-inbox connect page on a phone screen', () => {
     const connect = await server.api<{ connect_url: string }>(key, 'POST', '/channels/meta/connect', {})
     expect(connect.status).toBe(200)
 
-    const page = await browser.newPage()
+    const page = await device.context.newPage()
     await page.goto(connect.json.connect_url)
     const button = page.locator('#continue')
     await button.waitFor({ state: 'visible' })
@@ -133,7 +110,7 @@ describe('the page-inbox connect page on a phone screen', () => {
   })
 
   it('explains a link that is not valid', async () => {
-    const page = await browser.newPage()
+    const page = await device.context.newPage()
     await page.goto(`${server.url}/v1/channels/meta/connect/page?token=not-a-token`)
     await page.locator('#error').waitFor({ state: 'visible' })
     expect(await page.locator('h1').textContent()).toBe('Link not valid')

@@ -1,0 +1,48 @@
+/**
+ * Headless Chromium sized like a phone, for the hosted-page tests: the browser comes from scripts/chromium.mjs (a
+ * system one, or Debian's package installed by `npm test`), with a fresh profile, and screenshots go to
+ * docs/screenshots/ only with UPDATE_SCREENSHOTS=1.
+ */
+import { execFileSync } from 'node:child_process'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { type BrowserContext, chromium } from 'playwright-core'
+import { repoRoot } from './local-server'
+
+const FLAGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+]
+
+export type PhoneBrowser = { context: BrowserContext; shotsDir: string; close(): Promise<void> }
+
+export async function openPhoneBrowser(label: string): Promise<PhoneBrowser> {
+  const shotsDir = process.env.UPDATE_SCREENSHOTS === '1' ? join(repoRoot, 'docs/screenshots') : mkdtempSync(join(tmpdir(), `${label}-shots-`))
+  const profile = mkdtempSync(join(tmpdir(), 'chromium-profile-'))
+  const executablePath = execFileSync(process.execPath, [join(repoRoot, 'scripts/chromium.mjs')], { encoding: 'utf8' }).trim()
+  // A persistent context is how Playwright takes a fresh --user-data-dir.
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath,
+    headless: true,
+    args: FLAGS,
+    viewport: { width: 390, height: 844 },
+    deviceScaleFactor: 2,
+    isMobile: true,
+    hasTouch: true,
+  })
+  return {
+    context,
+    shotsDir,
+    async close() {
+      await context.close()
+      rmSync(profile, { recursive: true, force: true })
+      if (process.env.UPDATE_SCREENSHOTS !== '1') rmSync(shotsDir, { recursive: true, force: true })
+    },
+  }
+}
