@@ -13,7 +13,7 @@ import { CHANNELS } from './channels/registry'
 import { ApiError, errorResponse, onError, type ErrorFamily } from './errors'
 import { adminToken } from './middleware/admin-token'
 import { mcpRoutes } from './mcp/handler'
-import { apiKeyAuth, clearAuthCache } from './middleware/api-key'
+import { apiKeyAuth, clearAuthCache, keepingVouch } from './middleware/api-key'
 import { requestLimits } from './lib/rate-limit'
 import { auditTrail } from './middleware/audit'
 import { keyScope } from './middleware/key-scope'
@@ -44,12 +44,14 @@ export function errorFamilyFor(path: string): ErrorFamily {
  * a custom-channel push) is a few KiB, so 256 KiB refuses nothing real and caps what a parser is handed.
  */
 export const MAX_BODY_BYTES = 256 * 1024
-const limitBody = bodyLimit({
-  maxSize: MAX_BODY_BYTES,
-  onError: () => {
-    throw new ApiError(413, 'body_too_large', `The request body exceeds ${MAX_BODY_BYTES} bytes`)
-  },
-})
+const limitBody = keepingVouch(
+  bodyLimit({
+    maxSize: MAX_BODY_BYTES,
+    onError: () => {
+      throw new ApiError(413, 'body_too_large', `The request body exceeds ${MAX_BODY_BYTES} bytes`)
+    },
+  })
+)
 
 const errorFamily = createMiddleware<AppEnv>(async function errorFamily(c, next) {
   c.set('errorFamily', errorFamilyFor(c.req.path))

@@ -7,6 +7,7 @@
  * the key (the dominant cost of small calls such as an inbound push). The admin API clears this isolate's cache on
  * every change, so a revocation or a switch takes effect at once here and within the TTL everywhere else.
  */
+import type { MiddlewareHandler } from 'hono'
 import { createMiddleware } from 'hono/factory'
 import { ownerOfApiKey, type KeyOwner } from '../db/api-keys'
 import { database, type Db } from '../db/client'
@@ -65,6 +66,21 @@ const vouched = new WeakMap<Request, Vouched>()
 export function vouchFor<R extends Request>(request: R, caller: Vouched | Tenant): R {
   vouched.set(request, 'grant' in caller ? caller : { tenant: caller, grant: fullGrant('') })
   return request
+}
+
+/**
+ * Wraps a middleware that may replace the request object (Hono's body limit does, for a streamed body) so the
+ * in-process vouch follows the request it was given for.
+ */
+export function keepingVouch(mw: MiddlewareHandler<AppEnv>): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    const before = c.req.raw
+    return mw(c, async () => {
+      const known = vouched.get(before)
+      if (known && c.req.raw !== before) vouched.set(c.req.raw, known)
+      await next()
+    })
+  }
 }
 
 export function keyFromHeaders(headers: Headers): string | undefined {
