@@ -89,11 +89,6 @@ export interface Channel {
   checkSend?(check: SendCheck): Promise<void>
   /** Delivers one queued message (see DeliveryResult). */
   deliver(c: AccountContext, ref: AccountRef, row: MessageWithContact): Promise<DeliveryResult>
-  /**
-   * The account is being removed (DELETE of the channel): undo what connect set up upstream (webhooks, sessions).
-   * Best effort: removal succeeds even when the upstream cannot be reached.
-   */
-  teardown?(env: Env, db: Db, account: AccountRow): Promise<void>
 }
 
 /** What the AccountDO needs of a channel: how messages leave, and whether new contacts warm up. */

@@ -15,10 +15,6 @@ export const CHANNELS: readonly Channel[] = [alphaChannel, betaChannel, smsChann
 
 const byId = new Map<ChannelId, Channel>(CHANNELS.map((c) => [c.id, c]))
 
-export function findChannel(id: ChannelId): Channel | undefined {
-  return byId.get(id)
-}
-
 /** How a send on the channel resolves its recipient: the channel's own rules, or the spec's for a planned one. */
 export function sendRulesFor(id: ChannelId): SendRules | undefined {
   return byId.get(id) ?? plannedSendRules(id)

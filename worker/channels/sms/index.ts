@@ -6,10 +6,8 @@ import { Hono } from 'hono'
 import type { AppEnv } from '../../env'
 import type { Channel } from '../contract'
 import { smsCallbacks } from './callbacks'
-import { readSmsConfig } from './config'
 import { checkSmsSend, deliverSms, SMS_RETRY_FOR_MS } from './outbound'
 import { smsRoutes } from './routes'
-import { clearAll } from './teardown'
 import { smsTools } from './tools'
 import { SMS_PREFIX } from './urls'
 
@@ -27,8 +25,4 @@ export const smsChannel: Channel = {
   patience: { ms: SMS_RETRY_FOR_MS, error: 'the SMS provider did not take the message within an hour' },
   checkSend: checkSmsSend,
   deliver: deliverSms,
-  async teardown(env, db, account) {
-    const config = await readSmsConfig(env, db, account.tenantId, account.id)
-    if (config) await clearAll(env, config)
-  },
 }

@@ -3,7 +3,7 @@
  * incoming-SMS URL is cleared, the gateway's webhooks are deleted. Best effort: removal goes ahead when a provider
  * cannot be reached, and says so (`upstream_cleared: false`).
  */
-import type { AndroidTransport, SmsConfig, TwilioTransport } from './config'
+import type { AndroidTransport, TwilioTransport } from './config'
 import { deleteWebhook } from './gateway-api'
 import { setSmsUrl } from './twilio-api'
 
@@ -33,9 +33,4 @@ export async function clearAndroid(a: AndroidTransport): Promise<boolean> {
     }
   }
   return all
-}
-
-export async function clearAll(env: Env, config: SmsConfig): Promise<boolean> {
-  const results = await Promise.all([config.twilio ? clearTwilio(env, config.twilio) : true, config.android ? clearAndroid(config.android) : true])
-  return results.every(Boolean)
 }

@@ -4,9 +4,6 @@
  * within 24 hours of their last message on the surface they wrote on. Delivery is direct (Send API), no relay.
  */
 import type { Channel } from '../contract'
-import { GraphClient } from './graph-client'
-import { teardownPage } from './pages'
-import { getSocialPage } from '../../db/social'
 import { deliverSocial } from './outbound'
 import { socialPublicRoutes } from './public-routes'
 import { socialRoutes } from './routes'
@@ -29,8 +26,4 @@ export const socialChannel: Channel = {
     checkWindow(contact.hasInbound ? contact.lastInboundAt : null, now)
   },
   deliver: (c, ref, row) => deliverSocial(c, ref, row),
-  async teardown(env, db, account) {
-    const page = await getSocialPage(db, account.tenantId, account.id)
-    if (page) await teardownPage(env, new GraphClient(env), page.pageId, page.token)
-  },
 }
