@@ -69,7 +69,7 @@ export async function betaHarness(
 /** A connector logged in by code (no password), with FRIEND in its address book. */
 export async function loggedIn(opts: { net?: FakeBetaNetwork; store?: SealedSessionStore } = {}) {
   const net = opts.net ?? new FakeBetaNetwork()
-  if (!net.accounts.has(PHONE.slice(1))) {
+  if (!net.accounts.has(PHONE)) {
     const friend = net.addAccount(FRIEND, { firstName: 'Fran', lastName: 'Friend', username: 'fran' })
     net.addAccount(STRANGER, { firstName: 'Sam' })
     net.addAccount(PHONE, { firstName: 'Owner', username: 'owner', contacts: [friend.userId] })
@@ -77,7 +77,7 @@ export async function loggedIn(opts: { net?: FakeBetaNetwork; store?: SealedSess
   const h = await betaHarness({ net, store: opts.store })
   await h.connector.start()
   if (h.last()?.state === 'code_required') {
-    const outcome = await h.connector.login!({ kind: 'code', code: net.codesReceived.get(PHONE)! })
+    const outcome = await h.connector.login!({ kind: 'code', code: net.codeFor(PHONE) })
     if (outcome.status !== 'connected') throw new Error(`login did not finish: ${JSON.stringify(outcome)}`)
   }
   await settle()
