@@ -29,7 +29,14 @@ export async function settle(rounds = 10) {
 export type BetaHarness = Awaited<ReturnType<typeof betaHarness>>
 
 export async function betaHarness(
-  opts: { net?: FakeBetaNetwork; linkMethod?: LinkMethod; forceNew?: boolean; store?: SealedSessionStore; fetchMedia?: FetchMedia } = {}
+  opts: {
+    net?: FakeBetaNetwork
+    linkMethod?: LinkMethod
+    forceNew?: boolean
+    store?: SealedSessionStore
+    fetchMedia?: FetchMedia
+    contactsSyncMs?: number
+  } = {}
 ) {
   const net = opts.net ?? new FakeBetaNetwork()
   const states: SessionState[] = []
@@ -48,7 +55,7 @@ export async function betaHarness(
   )
   const store = opts.store ?? sealedSessionStore()
   const fetchMedia = opts.fetchMedia ?? vi.fn<FetchMedia>(async () => ({ bytes: Buffer.from('jpeg-bytes'), contentType: 'image/jpeg', fileName: 'photo.jpg' }))
-  const driver = makeBetaDriver({ creds: net.creds, makeClient: net.makeClient, fetchMedia, now: () => Date.now() })
+  const driver = makeBetaDriver({ creds: net.creds, makeClient: net.makeClient, fetchMedia, now: () => Date.now(), contactsSyncMs: opts.contactsSyncMs })
   const connector: Connector = driver({
     accountId: PHONE,
     phone: PHONE,
