@@ -8,7 +8,7 @@ import type { Logger } from 'pino'
 import { FRAME_PROTOCOL_VERSION } from '../schema/frames'
 import type { RelayConfig } from './config'
 import { SessionCrypto } from './crypto'
-import { channelsOf, DRIVERS } from './drivers'
+import { channelsOf, driversFor } from './drivers'
 import { startHealthServer } from './health'
 import { makeMediaUploader } from './link/media-upload'
 import { RelayLink } from './link/socket'
@@ -42,9 +42,7 @@ export type Relay = {
 export async function startRelay(config: RelayConfig): Promise<Relay> {
   const instance = `rel_${randomBytes(9).toString('base64url')}`
   const log = createLogger(config.logLevel, { instance })
-  const makeDriver = DRIVERS[config.driver]
-  if (!makeDriver) throw new Error(`RELAY_DRIVER=${config.driver} is not available; this build has: ${Object.keys(DRIVERS).join(', ')}`)
-  const drivers = makeDriver(config)
+  const drivers = driversFor(config)
   const channels = channelsOf(config.driver)
 
   let simUrl = config.simUrl

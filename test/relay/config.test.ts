@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { loadConfig, type RelayConfig } from '../../relay/config'
-import { channelsOf, DRIVERS } from '../../relay/drivers'
+import { channelsOf, DRIVERS, driversFor } from '../../relay/drivers'
 
 const BASE = { GATEWAY_URL: 'https://gw.example.com', RELAY_TOKEN: `rly_${'a'.repeat(24)}`, RELAY_SESSION_KEY: 'k'.repeat(40) }
 
@@ -27,5 +27,21 @@ describe('relay configuration for beta', () => {
     expect(() => DRIVERS.beta!(without)).toThrow(/RELAY_BETA_API_ID/)
     const withCreds = loadConfig({ ...BASE, RELAY_DRIVER: 'beta', RELAY_BETA_API_ID: '1', RELAY_BETA_API_HASH: 'ffffffffffffffffffffffffffffffff' })
     expect(typeof DRIVERS.beta!(withCreds).beta).toBe('function')
+  })
+
+  it('keeps alpha and beta sessions in one process when RELAY_DRIVER names both', () => {
+    const both = loadConfig({ ...BASE, RELAY_DRIVER: 'alpha, beta', RELAY_BETA_API_ID: '1', RELAY_BETA_API_HASH: 'ffffffffffffffffffffffffffffffff' })
+    expect(channelsOf(both.driver)).toEqual(['alpha_web', 'beta'])
+    const set = driversFor(both)
+    expect(typeof set.alpha_web).toBe('function')
+    expect(typeof set.beta).toBe('function')
+    expect(channelsOf('beta')).toEqual(['beta'])
+    expect(channelsOf('alpha')).toEqual(['alpha_web'])
+  })
+
+  it('refuses an unknown driver name and the simulator mixed with a real driver, naming what the build has', () => {
+    expect(() => channelsOf('alpha,gamma')).toThrow(/not available; this build has: alpha, beta, sim/)
+    expect(() => channelsOf('sim,alpha')).toThrow(/sim runs alone/)
+    expect(() => driversFor(loadConfig({ ...BASE, RELAY_DRIVER: ',' }))).toThrow(/not available/)
   })
 })
