@@ -36,12 +36,18 @@ export const OVERLOADED_RETRY_AFTER_S = 10
  * also after crossing a Durable Object call), or an error the runtime marks on a Durable Object call that failed
  * because the object was reset (`durableObjectReset`), could not be reached (`retryable`) or is `overloaded`.
  */
+/** A D1 error, also inside the error Drizzle wraps it in (`Failed query: …`, the D1 error as its cause). */
+function fromD1(err: Error): boolean {
+  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 4; e = e.cause, depth++) if (e.message.startsWith('D1_ERROR')) return true
+  return false
+}
+
 export function transientFailure(err: unknown): ApiError | null {
   if (!(err instanceof Error)) return null
   const flag = (name: string) => Reflect.get(err, name) === true
   const message = 'The service could not complete this request just now; repeat it'
   if (flag('overloaded')) return new ApiError(503, 'temporarily_unavailable', message, OVERLOADED_RETRY_AFTER_S)
-  if (err.message.startsWith('D1_ERROR') || flag('durableObjectReset') || flag('retryable')) {
+  if (fromD1(err) || flag('durableObjectReset') || flag('retryable')) {
     return new ApiError(503, 'temporarily_unavailable', message, TRANSIENT_RETRY_AFTER_S)
   }
   return null
