@@ -2,7 +2,9 @@
  * The one error type and the one `onError`. A route throws `ApiError(status, code, message)`; the body takes one
  * of the spec's two shapes (part 7) by the route family: messaging/usage routes answer
  * `{error_code: <code>, error, retry_after_s?}`, auth/admin/webhook/channel routes answer
- * `{success: false, error, error_code: <HTTP status>}`. Anything else is logged and answered as a bare 500.
+ * `{success: false, error, error_code: <HTTP status>}`. A failure of the platform's storage or objects (D1, a Durable
+ * Object reset or overloaded) is answered 503 `temporarily_unavailable` with `Retry-After`: repeating the request is
+ * safe (docs/ARCHITECTURE.md#failure-behaviour). Anything else is logged and answered as a bare 500.
  */
 import type { Context } from 'hono'
 import { HTTPException } from 'hono/http-exception'
@@ -22,6 +24,33 @@ export class ApiError extends Error {
     super(message)
     this.name = 'ApiError'
   }
+}
+
+/** Seconds a client waits before repeating a request refused by a passing platform failure. */
+export const TRANSIENT_RETRY_AFTER_S = 1
+/** An overloaded Durable Object must not be retried at once (Cloudflare: Durable Objects error handling). */
+export const OVERLOADED_RETRY_AFTER_S = 10
+
+/**
+ * Whether `err` is the platform failing for a moment rather than a bug: a D1 error (its message starts `D1_ERROR`,
+ * also after crossing a Durable Object call), or an error the runtime marks on a Durable Object call that failed
+ * because the object was reset (`durableObjectReset`), could not be reached (`retryable`) or is `overloaded`.
+ */
+/** A D1 error, also inside the error Drizzle wraps it in (`Failed query: …`, the D1 error as its cause). */
+function fromD1(err: Error): boolean {
+  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 4; e = e.cause, depth++) if (e.message.startsWith('D1_ERROR')) return true
+  return false
+}
+
+export function transientFailure(err: unknown): ApiError | null {
+  if (!(err instanceof Error)) return null
+  const flag = (name: string) => Reflect.get(err, name) === true
+  const message = 'The service could not complete this request just now; repeat it'
+  if (flag('overloaded')) return new ApiError(503, 'temporarily_unavailable', message, OVERLOADED_RETRY_AFTER_S)
+  if (fromD1(err) || flag('durableObjectReset') || flag('retryable')) {
+    return new ApiError(503, 'temporarily_unavailable', message, TRANSIENT_RETRY_AFTER_S)
+  }
+  return null
 }
 
 export function errorBody(err: ApiError, family: ErrorFamily): Record<string, unknown> {
@@ -51,6 +80,7 @@ export function onError(err: Error, c: Context<AppEnv>): Response {
           : err.message
     return errorResponse(c, new ApiError(err.status as ContentfulStatusCode, 'invalid_request', message))
   }
-  console.error(JSON.stringify({ msg: 'unhandled error', path: c.req.path, error: String(err), stack: err.stack }))
-  return errorResponse(c, new ApiError(500, 'internal_error', 'internal error'))
+  const transient = transientFailure(err)
+  console.error(JSON.stringify({ msg: transient ? 'platform failure' : 'unhandled error', path: c.req.path, error: String(err), stack: err.stack }))
+  return errorResponse(c, transient ?? new ApiError(500, 'internal_error', 'internal error'))
 }

@@ -33,6 +33,9 @@ import { AccountStore, type AccountRef, type TimerName } from './storage'
 import { serveWait } from './wait'
 import { WaitRoom } from './waits'
 
+/** A timer whose work failed runs again this much later (rather than the runtime's own alarm retries, which give up). */
+export const TIMER_RETRY_MS = 10_000
+
 export class AccountObject extends DurableObject<Env> {
   private readonly store: AccountStore
   private readonly waits = new WaitRoom()
@@ -192,12 +195,22 @@ export class AccountObject extends DurableObject<Env> {
   }
 
   override async alarm(): Promise<void> {
-    for (const name of this.store.dueTimers(Date.now())) {
-      this.store.clearTimer(name)
-      if (name === 'delivery') await sweepDeliveries(this.context)
-      if (name === 'webhooks') await this.webhooks.run('alarm')
+    try {
+      for (const name of this.store.dueTimers(Date.now())) {
+        this.store.clearTimer(name)
+        try {
+          if (name === 'delivery') await sweepDeliveries(this.context)
+          if (name === 'webhooks') await this.webhooks.run('alarm')
+        } catch (err) {
+          // The work did not happen (D1 failing): its timer comes back, or the queued messages and undispatched
+          // events it was for would wait for the next send (or the sweeper) however long that takes.
+          this.store.setTimer(name, Math.min(this.store.timerAt(name) ?? Number.MAX_SAFE_INTEGER, Date.now() + TIMER_RETRY_MS))
+          console.error(JSON.stringify({ msg: 'timer work failed; retrying', timer: name, error: String(err) }))
+        }
+      }
+    } finally {
+      await this.rearm()
     }
-    await this.rearm()
   }
 
   private commit<U extends BatchItem<'sqlite'>, T extends Readonly<[U, ...U[]]>>(statements: T): Promise<BatchResponse<T>> {

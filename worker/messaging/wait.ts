@@ -13,11 +13,32 @@ import { toWireMessage, type WireMessage } from '../db/wire'
 
 const waitConcurrency = () => new ApiError(429, 'wait_concurrency', 'At most 2 waits may be open per account; close one first')
 
+/** Times a wait is handed to the account's object again after the object was reset under it. */
+export const WAIT_RESETS_MAX = 2
+
+/** The runtime marks a call whose Durable Object was reset (a deploy, a restart) or could not be reached. */
+const objectReset = (err: unknown) => err instanceof Error && (Reflect.get(err, 'durableObjectReset') === true || Reflect.get(err, 'retryable') === true)
+
+/**
+ * One account's wait. If the object is reset while it holds the wait, the wait goes to the new instance for the time
+ * left (a wait only reads, so repeating it is safe, and the new instance registers it before reading D1, so a
+ * message committed meanwhile is found): the client gets its answer, not an error.
+ */
 async function waitOne(env: Env, tenantId: string, accountId: string, afterSeq: number, timeoutMs: number, signal: AbortSignal): Promise<WaitAnswer> {
-  const res = await accountStub(env, tenantId, accountId).fetch(waitUrl(tenantId, accountId, afterSeq, timeoutMs), { signal })
-  if (res.status === 429) throw waitConcurrency()
-  if (!res.ok) throw new Error(`account wait failed with HTTP ${res.status}`)
-  return WaitAnswer.parse(await res.json())
+  const deadline = Date.now() + timeoutMs
+  for (let resets = 0; ; resets++) {
+    let res: Response
+    try {
+      const left = Math.max(0, deadline - Date.now())
+      res = await accountStub(env, tenantId, accountId).fetch(waitUrl(tenantId, accountId, afterSeq, left), { signal })
+    } catch (err) {
+      if (resets >= WAIT_RESETS_MAX || signal.aborted || !objectReset(err)) throw err
+      continue
+    }
+    if (res.status === 429) throw waitConcurrency()
+    if (!res.ok) throw new Error(`account wait failed with HTTP ${res.status}`)
+    return WaitAnswer.parse(await res.json())
+  }
 }
 
 /** Holds the request until `ms` pass or the client leaves (nothing can arrive for a tenant without accounts). */
