@@ -23,6 +23,8 @@ export type BenchContext = {
 export type BenchRow = { metric: string; value: string; target?: string; ok?: boolean }
 export type BenchReport = { title: string; rows: BenchRow[]; notes?: string[] }
 export type Bench = { name: string; run(ctx: BenchContext): Promise<BenchReport> }
+/** A benchmark that needs no local server (it runs its own harness, e.g. workerd on an injected clock). */
+export type StandaloneBench = { name: string; standalone: true; run(): Promise<BenchReport> }
 
 export function percentile(values: number[], p: number): number {
   if (values.length === 0) return NaN

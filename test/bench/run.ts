@@ -1,7 +1,8 @@
 /**
  * `npm run bench`: starts the real local server (wrangler dev) and a local receiver, measures the baseline round
  * trip, runs every benchmark, prints the figures and writes docs/PERFORMANCE.md. `npm run bench -- webhooks` runs one
- * (printing only). `--profile` takes a CPU profile of the Worker's isolate during each selected benchmark and prints
+ * (printing only); `npm run bench -- idle` needs no server (it counts Durable Object wake-ups on an injected clock in
+ * workerd). `--profile` takes a CPU profile of the Worker's isolate during each selected benchmark and prints
  * where the time went (test/bench/profile.ts); the raw profiles go to the temp directory.
  */
 import { writeFileSync } from 'node:fs'
@@ -10,7 +11,8 @@ import { join } from 'node:path'
 import { startReceiver } from '../fixtures/receiver'
 import { repoRoot, startLocalServer } from '../e2e/local-server'
 import { alphaDriverBench } from './alpha-driver.bench'
-import { measureBaseline, ms, type Baseline, type Bench, type BenchReport } from './bench-kit'
+import { measureBaseline, ms, type Baseline, type Bench, type BenchReport, type StandaloneBench } from './bench-kit'
+import { idleBench } from './idle.bench'
 import { inboundBench } from './inbound.bench'
 import { mcpBench } from './mcp.bench'
 import { mediaBench } from './media.bench'
@@ -18,42 +20,55 @@ import { devBundle, formatSummary, profiled } from './profile'
 import { relayBench } from './relay.bench'
 import { webhooksBench } from './webhooks.bench'
 
-const ALL: Bench[] = [inboundBench, relayBench, webhooksBench, mcpBench, alphaDriverBench, mediaBench]
+const ALL: Array<Bench | StandaloneBench> = [inboundBench, relayBench, webhooksBench, mcpBench, alphaDriverBench, mediaBench, idleBench]
 
 const only = process.argv.slice(2).filter((a) => !a.startsWith('-'))
 const profile = process.argv.includes('--profile')
 const selected = only.length ? ALL.filter((b) => only.includes(b.name)) : ALL
 const loadAtStart = loadavg()
-const server = await startLocalServer()
-const receiver = await startReceiver()
 const reports: BenchReport[] = []
 let failed = false
 let baselineUsed: Baseline | undefined
+
+function print(report: BenchReport): void {
+  reports.push(report)
+  for (const r of report.rows) {
+    if (r.ok === false) failed = true
+    console.log(`${r.ok === undefined ? ' ' : r.ok ? '✓' : '✗'} ${r.metric}: ${r.value}${r.target ? `  [target ${r.target}]` : ''}`)
+  }
+}
+
+const standalone = selected.filter((b): b is StandaloneBench => 'standalone' in b)
+const withServer = selected.filter((b): b is Bench => !('standalone' in b))
+for (const bench of standalone) {
+  console.log(`\n== ${bench.name}`)
+  print(await bench.run())
+}
+const server = withServer.length > 0 ? await startLocalServer() : null
+const receiver = server ? await startReceiver() : null
 try {
-  const baseline = await measureBaseline(server)
-  baselineUsed = baseline
-  console.log(
-    `baseline GET /v1/usage: p50 ${ms(baseline.usageP50Ms)}, p99 ${ms(baseline.usageP99Ms)} (${baseline.samples} calls); through the dev proxy p50 ${ms(baseline.proxiedUsageP50Ms)}; server CPU ${ms(baseline.usageCpuMs)} per call`
-  )
-  for (const bench of selected) {
-    console.log(`\n== ${bench.name}`)
-    let report: BenchReport
-    if (profile) {
-      const rawPath = join(tmpdir(), `${bench.name}-${Date.now()}.cpuprofile`)
-      const out = await profiled(server.inspectorPort, rawPath, devBundle(repoRoot), () => bench.run({ server, receiver, baseline }))
-      report = out.result
-      console.log(`${formatSummary(out.summary)}\n\nraw profile: ${rawPath}\n`)
-    } else {
-      report = await bench.run({ server, receiver, baseline })
-    }
-    reports.push(report)
-    for (const r of report.rows) {
-      if (r.ok === false) failed = true
-      console.log(`${r.ok === undefined ? ' ' : r.ok ? '✓' : '✗'} ${r.metric}: ${r.value}${r.target ? `  [target ${r.target}]` : ''}`)
+  if (server && receiver) {
+    const baseline = await measureBaseline(server)
+    baselineUsed = baseline
+    console.log(
+      `baseline GET /v1/usage: p50 ${ms(baseline.usageP50Ms)}, p99 ${ms(baseline.usageP99Ms)} (${baseline.samples} calls); through the dev proxy p50 ${ms(baseline.proxiedUsageP50Ms)}; server CPU ${ms(baseline.usageCpuMs)} per call`
+    )
+    for (const bench of withServer) {
+      console.log(`\n== ${bench.name}`)
+      let report: BenchReport
+      if (profile) {
+        const rawPath = join(tmpdir(), `${bench.name}-${Date.now()}.cpuprofile`)
+        const out = await profiled(server.inspectorPort, rawPath, devBundle(repoRoot), () => bench.run({ server, receiver, baseline }))
+        report = out.result
+        console.log(`${formatSummary(out.summary)}\n\nraw profile: ${rawPath}\n`)
+      } else {
+        report = await bench.run({ server, receiver, baseline })
+      }
+      print(report)
     }
   }
 } finally {
-  await Promise.all([server.stop(), receiver.close()])
+  await Promise.all([server?.stop(), receiver?.close()])
 }
 
 if (only.length === 0 && !profile) {

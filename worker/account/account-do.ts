@@ -16,7 +16,7 @@ import type { QueuedSend } from '../relay/inbox'
 import { database, type Db } from '../db/client'
 import { GroupCommit } from '../db/group-commit'
 import { eventOf, eventsWritten, type EventOwner } from '../db/events'
-import { FAN_OUT_GRACE_MS, WebhookOutbox } from '../webhooks/outbox'
+import { WebhookOutbox } from '../webhooks/outbox'
 import { planOf } from '../plans'
 import type { AccountContext } from './context'
 import { failQueued, recordRelayOutcome, sweepDeliveries } from './delivery'
@@ -124,8 +124,8 @@ export class AccountObject extends DurableObject<Env> {
    */
   async eventsAdded(owner: EventOwner): Promise<void> {
     this.store.setWebhookOwner(owner)
-    await this.webhooks.wakeBy(Date.now() + FAN_OUT_GRACE_MS)
-    this.ctx.waitUntil(this.webhooks.run('alarm'))
+    await this.webhooks.hold()
+    this.ctx.waitUntil(this.webhooks.run('alarm').then(...this.released))
   }
 
   // ── alpha/beta link (channels/alpha, channels/beta) ────────────────────────────────────────────────────────────────────────
@@ -196,16 +196,22 @@ export class AccountObject extends DurableObject<Env> {
 
   override async alarm(): Promise<void> {
     try {
-      for (const name of this.store.dueTimers(Date.now())) {
-        this.store.clearTimer(name)
+      const due = this.store.dueTimers(Date.now())
+      for (const name of due) this.store.clearTimer(name)
+      // `fanout` is the guard set before events are written; its work is the webhook run's, done once for both.
+      const jobs = [
+        { timers: due.filter((n) => n === 'delivery'), run: () => sweepDeliveries(this.context) },
+        { timers: due.filter((n) => n === 'webhooks' || n === 'fanout'), run: () => this.webhooks.run('alarm') },
+      ]
+      for (const job of jobs) {
+        if (job.timers.length === 0) continue
         try {
-          if (name === 'delivery') await sweepDeliveries(this.context)
-          if (name === 'webhooks') await this.webhooks.run('alarm')
+          await job.run()
         } catch (err) {
-          // The work did not happen (D1 failing): its timer comes back, or the queued messages and undispatched
-          // events it was for would wait for the next send (or the sweeper) however long that takes.
-          this.store.setTimer(name, Math.min(this.store.timerAt(name) ?? Number.MAX_SAFE_INTEGER, Date.now() + TIMER_RETRY_MS))
-          console.error(JSON.stringify({ msg: 'timer work failed; retrying', timer: name, error: String(err) }))
+          // The work did not happen (D1 failing): its timers come back, or the queued messages and undispatched
+          // events they were for would wait for the next send (or the sweeper) however long that takes.
+          for (const name of job.timers) this.store.setTimer(name, Math.min(this.store.timerAt(name) ?? Number.MAX_SAFE_INTEGER, Date.now() + TIMER_RETRY_MS))
+          console.error(JSON.stringify({ msg: 'timer work failed; retrying', timers: job.timers, error: String(err) }))
         }
       }
     } finally {
@@ -221,20 +227,30 @@ export class AccountObject extends DurableObject<Env> {
     return this.withFanOut(statements, () => this.env.DB.batch([...statements]))
   }
 
-  /** Runs one batch; when it inserts events, fan-out is armed before the write and started right after it. */
+  /** Releases a hold of the outbox once its run is over: settled when it went through, not when it threw. */
+  private readonly released = [() => this.webhooks.release(true), () => this.webhooks.release(false)] as const
+
+  /** Runs one batch; when it inserts events, fan-out is guarded before the write and started right after it. */
   private async withFanOut<R extends readonly unknown[]>(statements: readonly unknown[], write: () => Promise<R>): Promise<R> {
     const first = statements.map(eventOf).find((e) => e !== undefined)
     if (!first) return write()
-    // Armed before the write: if the object is evicted right after it, the alarm still fans the events out.
+    // Guarded before the write: if the object is evicted right after it, the alarm still fans the events out.
     this.store.setWebhookOwner({ tenantId: first.tenantId, accountId: first.accountId })
-    await this.webhooks.wakeBy(Date.now() + FAN_OUT_GRACE_MS)
-    const results = await write()
+    await this.webhooks.hold()
+    let results: R
+    try {
+      results = await write()
+    } catch (err) {
+      // The batch may or may not have landed: the guard stays and the alarm looks.
+      await this.webhooks.release(false)
+      throw err
+    }
     // Events whose insert found no subscription were written dispatched: nothing to fan out, no D1 round trip.
     const pending = eventsWritten(statements, results).filter((e) => e.dispatchedAt === null)
     if (pending.length > 0) {
       this.webhooks.notice(pending)
-      this.ctx.waitUntil(this.webhooks.run('events'))
-    }
+      this.ctx.waitUntil(this.webhooks.run('events').then(...this.released))
+    } else await this.webhooks.release(true)
     return results
   }
 

@@ -40,7 +40,7 @@ export const AccountRef = z.object({
 })
 export type AccountRef = z.infer<typeof AccountRef>
 
-export type TimerName = 'delivery' | 'webhooks'
+export type TimerName = 'delivery' | 'webhooks' | 'fanout'
 
 export class AccountStore {
   /** Bumped by every removal; a read that started before a removal must not re-mark the account as existing. */
@@ -272,14 +272,13 @@ export class AccountStore {
    * The account was removed: its timers stop and it no longer counts as existing. Guard state (counters, loop guard,
    * opener window, ramp) and the address-to-contact map stay: the same account added again is the same sender (see
    * AccountDO.removed); its linked session is wiped. Webhook
-   * deliveries of events already emitted are the account's output, not its state, so their owner and timer stay.
+   * deliveries of events already emitted are the account's output, not its state, so their owner and timers stay.
    */
   accountRemoved(): void {
     this.removals++
     // The linked session goes too: a removed number must never resume upstream.
-    this.storage.sql.exec("DELETE FROM timers WHERE name <> 'webhooks'; DELETE FROM kv WHERE key = 'exists'; DELETE FROM session_entries;")
-    const webhooks = this.timerAt('webhooks')
-    this.timers = new Map(webhooks === null ? [] : [['webhooks', webhooks]])
+    this.storage.sql.exec("DELETE FROM timers WHERE name NOT IN ('webhooks', 'fanout'); DELETE FROM kv WHERE key = 'exists'; DELETE FROM session_entries;")
+    this.timers = new Map([...this.timerMap()].filter(([name]) => name === 'webhooks' || name === 'fanout'))
     this.kv.set('exists', null)
   }
 }

@@ -48,11 +48,15 @@ export async function leaseTick(c: HubContext): Promise<void> {
   }
 }
 
-/** The next moment the hub must look: a lease lapsing, a report due, or the next heartbeat check of a live link. */
+/**
+ * The next moment the hub must look: a lease lapsing, a report due, or the moment a live link could first count as
+ * silent (`leaseMs` after it was last heard). Heartbeats are answered by the auto-response without waking the object
+ * and only move that moment on, so an idle link wakes the hub about once per lease, not once per heartbeat.
+ */
 export function nextCheckAt(c: HubContext): number | null {
   const due = c.store.nextDue(c.config.unassignedGraceMs)
-  const links = openLinks(c.ctx)
-  const heartbeatCheck = links.length > 0 ? Date.now() + c.config.heartbeatMs : null
-  const all = [due, heartbeatCheck].filter((x): x is number => x !== null)
+  // +1: a link is silent once strictly more than `leaseMs` has passed (leaseTick).
+  const silentAt = openLinks(c.ctx).map((link) => lastSeen(c.ctx, link, c.framesSeen) + c.config.leaseMs + 1)
+  const all = [due, ...silentAt].filter((x): x is number => x !== null)
   return all.length > 0 ? Math.min(...all) : null
 }

@@ -1,7 +1,8 @@
 /**
  * The webhook outbox of one AccountDO. The rows live in D1 (`webhook_deliveries`: the log and the retry queue in
  * one); this object's alarm (timer `webhooks`) always points at the earliest due row, so a pending retry survives
- * eviction and restarts. A run fans out the account's new events into deliveries, claims the first attempts in the
+ * eviction and restarts. While events are being written and fanned out, timer `fanout` guards them against an
+ * eviction; it is cleared as soon as nothing is left in hand, so an idle account has no alarm at all (issue 14 §7). A run fans out the account's new events into deliveries, claims the first attempts in the
  * same batch, starts every due retry, and never blocks on a slow receiver: attempts run side by side and their
  * outcomes are group-committed. Events committed inside this object are handed over in memory (`notice`), so the
  * common path reads D1 once per fan-out (subscriptions, health and the tenant switch in one query); the alarm
@@ -28,7 +29,7 @@ export const CLAIM_BATCH = 25
 const MAX_ROUNDS = 20
 /** An attempt holds its row this long past the delivery timeout; after that an evicted attempt is taken over. */
 export const LEASE_MARGIN_MS = 30_000
-/** The alarm armed before an event is written, in case the object is evicted before the fan-out runs. */
+/** The guard armed before an event is written, in case the object is evicted before the fan-out runs. */
 export const FAN_OUT_GRACE_MS = 5_000
 
 const PAUSED_MESSAGE = 'not sent: delivery to this URL is paused (re-enable it, then replay)'
@@ -40,6 +41,10 @@ export class WebhookOutbox {
   /** Events committed by this object and not yet fanned out. */
   private incoming: EventCandidate[] = []
   private readonly outcomes: GroupCommit<BatchItem<'sqlite'>>
+  /** Writes of events (and their fan-outs and first attempts) this object has in hand. */
+  private inHand = 0
+  /** Something in hand failed (a fan-out, an outcome not recorded): the guard stays until the alarm re-reads D1. */
+  private unsettled = false
 
   constructor(private readonly c: AccountContext) {
     this.outcomes = new GroupCommit((statements) => c.db.batch(statements))
@@ -48,6 +53,27 @@ export class WebhookOutbox {
   /** Events this object just committed; the next run fans them out without reading them back. */
   notice(events: EventCandidate[]): void {
     this.incoming.push(...events)
+  }
+
+  /**
+   * Before events are written: arms the `fanout` guard, so an object evicted before its fan-out still runs it from
+   * the alarm. Each hold is followed by one `release`.
+   */
+  async hold(): Promise<void> {
+    this.inHand++
+    const at = Date.now() + FAN_OUT_GRACE_MS
+    const current = this.c.store.timerAt('fanout')
+    if (current === null || at < current) await this.c.schedule('fanout', at)
+  }
+
+  /**
+   * The held write is done: fanned out with its first attempts recorded (`settled`), or failed somewhere. The guard is
+   * cleared once nothing is in hand and nothing failed; retries keep their own timer (`webhooks`).
+   */
+  async release(settled: boolean): Promise<void> {
+    this.inHand--
+    if (!settled) this.unsettled = true
+    if (this.inHand === 0 && !this.unsettled) await this.c.unschedule('fanout')
   }
 
   /** Arms the alarm at `at` unless it is already due earlier. */
@@ -62,18 +88,23 @@ export class WebhookOutbox {
    */
   async run(reason: 'events' | 'alarm'): Promise<void> {
     const attempts: Promise<void>[] = []
+    // The alarm reads everything undispatched and due from D1, so whatever failed before it is settled by it.
+    if (reason === 'alarm') this.unsettled = false
+    const owner = this.c.store.webhookOwner()
+    let claimedDue = 0
     await this.exclusive(async () => {
-      const owner = this.c.store.webhookOwner()
       if (!owner) return
       for (let round = 0; round < MAX_ROUNDS; round++) {
         const fanned = await this.fanOut(owner, reason === 'alarm', attempts)
         const timer = this.c.store.timerAt('webhooks')
         const claimed = reason === 'alarm' || (timer !== null && timer <= Date.now()) ? await this.startDue(owner, attempts) : 0
+        claimedDue += claimed
         if (fanned < FAN_OUT_BATCH_EVENTS && claimed < CLAIM_BATCH) break
       }
-      if (reason === 'alarm') await this.reschedule(owner)
     })
     await Promise.all(attempts)
+    // After the attempts are recorded, so the leases they held no longer keep an alarm: only real retries do.
+    if (owner && (reason === 'alarm' || claimedDue > 0)) await this.exclusive(() => this.reschedule(owner))
   }
 
   private exclusive(work: () => Promise<void>): Promise<void> {
@@ -100,7 +131,10 @@ export class WebhookOutbox {
           if (record.nextAttemptAt !== null) await this.wakeBy(record.nextAttemptAt)
         })
         // Unrecorded, the row keeps its lease and is attempted again once it lapses (at least once).
-        .catch((err: unknown) => console.error(JSON.stringify({ msg: 'webhook attempt not recorded', delivery: target.deliveryId, error: String(err) })))
+        .catch((err: unknown) => {
+          this.unsettled = true
+          console.error(JSON.stringify({ msg: 'webhook attempt not recorded', delivery: target.deliveryId, error: String(err) }))
+        })
     )
   }
 
@@ -126,7 +160,9 @@ export class WebhookOutbox {
     ])
     const claimed = written.filter((w) => w.status === 'pending')
     if (claimed.length === 0) return events.length
-    await this.wakeBy(leaseUntil)
+    // Events handed over in memory are under the `fanout` guard until their attempts are recorded; the alarm's own
+    // fan-out guards its attempts' leases here (and reschedules from D1 once they are recorded).
+    if (fromStore) await this.wakeBy(leaseUntil)
     const subById = new Map(subs.map((w) => [w.id, w]))
     const eventById = new Map(events.map((e) => [e.id, e]))
     for (const row of claimed) {

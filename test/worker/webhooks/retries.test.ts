@@ -53,7 +53,8 @@ describe('retry schedule', () => {
       next_attempt_at: new Date(T0 + MIN).toISOString(),
     })
 
-    // The fan-out's safety alarm comes first; running it points the alarm at the first retry.
+    // Once the first attempt is recorded only its retry holds the alarm (the fan-out guard is gone); an early run
+    // changes nothing.
     await fireAt(t, T0 + 5_000)
     expect(await alarmAt(t)).toBe(T0 + MIN)
 
