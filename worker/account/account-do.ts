@@ -22,6 +22,7 @@ import type { AccountContext } from './context'
 import { failQueued, recordRelayOutcome, sweepDeliveries } from './delivery'
 import { countersFor } from './guards'
 import { ingestMessage, type InboundInput, type IngestOutcome } from './ingest'
+import { drainInboundQueue, receiveProviderInbound, type ProviderInboundOutcome, type QueuedInbound } from './inbound-queue'
 import { connectLink, linkStatus, onRelayLost, onRelayState, removeLink, type ConnectInput, type ConnectOutcome, type LinkStatus } from './link/session'
 import { LinkSignal } from './link/state'
 import { applyReceipt, type ReceiptOutcome } from './receipts'
@@ -40,6 +41,8 @@ export class AccountObject extends DurableObject<Env> {
   private readonly db: Db
   private readonly context: AccountContext
   private readonly webhooks: WebhookOutbox
+  /** The running drain of the inbound media queue: the alarm and a fresh webhook join it instead of starting another. */
+  private inboundDrain: Promise<void> | null = null
 
   constructor(ctx: DurableObjectState, env: Env, channels: ChannelLookup) {
     super(ctx, env)
@@ -68,6 +71,17 @@ export class AccountObject extends DurableObject<Env> {
 
   async ingest(input: InboundInput): Promise<IngestOutcome> {
     return ingestMessage(this.context, input)
+  }
+
+  /**
+   * An inbound message from a provider webhook (SMS, page inbox) whose attachments are at provider URLs: stored now
+   * when it has none and nothing waits before it, else queued and its media fetched after the webhook is answered
+   * (account/inbound-queue.ts).
+   */
+  async providerInbound(ref: AccountRef, item: QueuedInbound): Promise<ProviderInboundOutcome> {
+    const outcome = await receiveProviderInbound(this.context, ref, item, Date.now())
+    if (outcome.queued) this.ctx.waitUntil(this.drainInbound())
+    return outcome
   }
 
   /** A delivery or read receipt from a direct channel's webhook (the page inbox); statuses only move forward. */
@@ -196,8 +210,16 @@ export class AccountObject extends DurableObject<Env> {
       this.store.clearTimer(name)
       if (name === 'delivery') await sweepDeliveries(this.context)
       if (name === 'webhooks') await this.webhooks.run('alarm')
+      if (name === 'media') await this.drainInbound()
     }
     await this.rearm()
+  }
+
+  private drainInbound(): Promise<void> {
+    this.inboundDrain ??= drainInboundQueue(this.context, Date.now).finally(() => {
+      this.inboundDrain = null
+    })
+    return this.inboundDrain
   }
 
   private commit<U extends BatchItem<'sqlite'>, T extends Readonly<[U, ...U[]]>>(statements: T): Promise<BatchResponse<T>> {
