@@ -37,13 +37,10 @@ export const MessageMedia = z
     size: z.number().int().nullable().optional().meta({ description: 'Bytes' }),
     file_name: z.string().nullable().optional(),
     too_large: z.boolean().optional().meta({ description: 'True when the item was over the size cap and is not stored; `reason` says why' }),
-    unavailable: z
-      .boolean()
-      .optional()
-      .meta({
-        description:
-          "True when the provider's copy (an SMS/MMS or page-inbox attachment) could not be fetched into the store after retries; the message is kept, `reason` says why, and the link answers 404",
-      }),
+    unavailable: z.boolean().optional().meta({
+      description:
+        "True when the provider's copy (an SMS/MMS or page-inbox attachment) could not be fetched into the store after retries; the message is kept, `reason` says why, and the link answers 404",
+    }),
     reason: z.string().nullable().optional(),
   })
   .meta({ id: 'MessageMedia' })

@@ -3,7 +3,10 @@ import type { z } from 'zod'
 import type { MessageMedia } from '../../schema/api/media'
 import type { MessageRow } from './messages'
 
-export type MediaFacts = Pick<MessageRow, 'mediaUrl' | 'mediaContentType' | 'mediaId' | 'mediaKind' | 'mediaSize' | 'mediaFileName' | 'mediaError' | 'mediaStatus'>
+export type MediaFacts = Pick<
+  MessageRow,
+  'mediaUrl' | 'mediaContentType' | 'mediaId' | 'mediaKind' | 'mediaSize' | 'mediaFileName' | 'mediaError' | 'mediaStatus'
+>
 
 export function wireMedia(m: MediaFacts): z.infer<typeof MessageMedia> | null {
   if (!m.mediaUrl) return null

@@ -105,7 +105,12 @@ async function fetchGuarded(source: MediaSource, deps: IngestDeps, signal: Abort
  * the same message finds the first one's item and fetches nothing). Over the cap: a `too_large` row with the reason
  * and no bytes, never a dropped message.
  */
-export async function ingestMediaUrl(deps: IngestDeps, scope: { tenantId: string; accountId: string }, upstreamId: string, source: MediaSource): Promise<IngestedMedia> {
+export async function ingestMediaUrl(
+  deps: IngestDeps,
+  scope: { tenantId: string; accountId: string },
+  upstreamId: string,
+  source: MediaSource
+): Promise<IngestedMedia> {
   const id = await mediaIdFor(scope.tenantId, scope.accountId, upstreamId)
   const known = await getMedia(deps.db, id)
   if (known && (known.status === 'stored' || known.status === 'too_large')) return { status: known.status, row: known }
@@ -126,7 +131,12 @@ export async function ingestMediaUrl(deps: IngestDeps, scope: { tenantId: string
       createdAt: deps.now,
     }
     const tooLarge = async (size: number, exact: boolean) => {
-      const stored = { ...row, size, status: 'too_large' as const, reason: `the item is ${exact ? '' : 'more than '}${size} bytes, over the ${deps.maxBytes}-byte cap (MEDIA_MAX_BYTES)` }
+      const stored = {
+        ...row,
+        size,
+        status: 'too_large' as const,
+        reason: `the item is ${exact ? '' : 'more than '}${size} bytes, over the ${deps.maxBytes}-byte cap (MEDIA_MAX_BYTES)`,
+      }
       await upsertMedia(deps.db, stored)
       return { status: 'too_large' as const, row: stored }
     }

@@ -42,7 +42,11 @@ describe('ingestMediaUrl', () => {
 
   it('refuses private addresses and non-https URLs without fetching, as a permanent failure', async () => {
     for (const url of ['http://10.0.0.7/media.jpg', 'https://169.254.169.254/latest', 'http://example.com/a.jpg', 'https://metadata.internal/x']) {
-      expect(await ingestMediaUrl(deps(), scope(), 'up-3', source(url))).toMatchObject({ status: 'failed', retry: false, reason: expect.stringContaining('refused') })
+      expect(await ingestMediaUrl(deps(), scope(), 'up-3', source(url))).toMatchObject({
+        status: 'failed',
+        retry: false,
+        reason: expect.stringContaining('refused'),
+      })
     }
   })
 })

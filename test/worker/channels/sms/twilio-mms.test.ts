@@ -24,7 +24,16 @@ afterEach(() => {
   vi.useRealTimers()
 })
 
-type WireMedia = { url: string; content_type: string | null; id: string; kind: string; size: number | null; too_large: boolean; unavailable: boolean; reason: string | null }
+type WireMedia = {
+  url: string
+  content_type: string | null
+  id: string
+  kind: string
+  size: number | null
+  too_large: boolean
+  unavailable: boolean
+  reason: string | null
+}
 type Listed = { id: string; text: string; media: WireMedia | null }
 
 async function inbound(t: TestTenant): Promise<Listed[]> {
@@ -62,7 +71,10 @@ describe('inbound MMS from Twilio', () => {
     expect(res.status).toBe(200)
     expect(await res.text()).toContain('<Response></Response>')
     const [m] = await arrived(t, 1)
-    expect(m).toMatchObject({ text: 'look at this', media: { content_type: 'image/jpeg', kind: 'image', size: JPEG.length, too_large: false, unavailable: false } })
+    expect(m).toMatchObject({
+      text: 'look at this',
+      media: { content_type: 'image/jpeg', kind: 'image', size: JPEG.length, too_large: false, unavailable: false },
+    })
     expect(m!.media!.url).toMatch(/\/media\/med_[0-9a-f]{24}\?expires=\d+&signature=[0-9a-f]+$/)
     const bytes = await fetchLink(m!.media!.url)
     expect(bytes.status).toBe(200)

@@ -13,7 +13,18 @@ const PSID = '24000000000000077'
 const PHOTO = Buffer.from('\xff\xd8\xff\xe0 page inbox photo \xff\xd9', 'latin1')
 const cdn = (media: Parameters<typeof fakeGraphCdn.put>[1]) => fakeGraphCdn.put(inject('fakeGraphUrl'), media)
 
-type Listed = { text: string; media: { url: string; content_type: string | null; kind: string; size: number | null; file_name: string | null; unavailable: boolean; reason: string | null } | null }
+type Listed = {
+  text: string
+  media: {
+    url: string
+    content_type: string | null
+    kind: string
+    size: number | null
+    file_name: string | null
+    unavailable: boolean
+    reason: string | null
+  } | null
+}
 
 async function arrived(t: TestTenant, n: number): Promise<Listed[]> {
   const list = async () => (await body<{ messages: Listed[] }>(await call('/v1/messages?direction=inbound', { key: t.key }))).messages.reverse()
@@ -49,7 +60,10 @@ describe('page-inbox attachments', () => {
     const ctx = await connectPage()
     const audio = Buffer.from('fake mp4 audio')
     const pdf = Buffer.from('%PDF-1.7 menu')
-    const [a, f] = [await cdn({ content_type: 'audio/mp4', data_base64: audio.toString('base64'), extension: 'mp4' }), await cdn({ content_type: 'application/pdf', data_base64: pdf.toString('base64'), extension: 'pdf' })]
+    const [a, f] = [
+      await cdn({ content_type: 'audio/mp4', data_base64: audio.toString('base64'), extension: 'mp4' }),
+      await cdn({ content_type: 'application/pdf', data_base64: pdf.toString('base64'), extension: 'pdf' }),
+    ]
     await deliverWebhook(ctx, {
       kind: 'message',
       surface: 'page',
@@ -90,7 +104,15 @@ describe('page-inbox attachments', () => {
   it('keeps the message with media.unavailable when the CDN link has expired (403)', async () => {
     const ctx = await connectPage()
     const url = await cdn({ content_type: 'image/jpeg', data_base64: PHOTO.toString('base64'), fail: [403] })
-    await deliverWebhook(ctx, { kind: 'message', surface: 'page', owner_id: PAGE_A.id, sender_id: PSID, text: 'old photo', mid: 'm_exp_1', attachment_url: url })
+    await deliverWebhook(ctx, {
+      kind: 'message',
+      surface: 'page',
+      owner_id: PAGE_A.id,
+      sender_id: PSID,
+      text: 'old photo',
+      mid: 'm_exp_1',
+      attachment_url: url,
+    })
     const [m] = await arrived(ctx.t, 1)
     expect(m).toMatchObject({ text: 'old photo', media: { kind: 'image', content_type: 'image/*', unavailable: true, size: null } })
     expect(m!.media!.reason).toContain('HTTP 403')

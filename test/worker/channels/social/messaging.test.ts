@@ -113,7 +113,10 @@ describe('replies on the page inbox', () => {
     }
     expect(inbound.map((m) => m.text).sort()).toEqual(['ig hello', 'page hello'])
     const igMessage = inbound.find((m) => m.text === 'ig hello')!
-    expect(igMessage).toMatchObject({ media: { url: expect.stringMatching(/\/media\/med_/), content_type: 'image/jpeg', kind: 'image' }, contact: { name: 'grace' } })
+    expect(igMessage).toMatchObject({
+      media: { url: expect.stringMatching(/\/media\/med_/), content_type: 'image/jpeg', kind: 'image' },
+      contact: { name: 'grace' },
+    })
 
     const toPage = await send(ctx.t, { to: { social_id: PSID }, text: 'Yes, until 6pm' })
     expect(toPage.status).toBe(202)
