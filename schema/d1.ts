@@ -154,8 +154,10 @@ export const messages = sqliteTable(
     mediaKind: text('media_kind', { enum: MEDIA_KINDS }),
     mediaSize: integer('media_size'),
     mediaFileName: text('media_file_name'),
-    /** Why the item is not stored (over the size cap); null when it is. */
+    /** Why the item is not stored (over the size cap, or the provider's copy could not be fetched); null when it is. */
     mediaError: text('media_error'),
+    /** `stored`, `too_large` or `unavailable` (a provider's URL that could not be fetched); null on rows from before it (mediaError says too_large). */
+    mediaStatus: text('media_status', { enum: ['stored', 'too_large', 'unavailable'] }),
     status: text('status', { enum: MESSAGE_STATUSES }).notNull(),
     errorCode: integer('error_code'),
     errorMessage: text('error_message'),
@@ -396,7 +398,7 @@ export const socialPages = sqliteTable(
 
 /**
  * Objects in the media bucket (R2 key media/{tenant}/{account}/{id}), one row per item the relay uploaded or reported
- * over the size cap. The row is written after the object, so a row always names a whole object; retention and
+ * over the size cap, or a provider URL the Worker fetched (worker/media/ingest-url.ts) or could not fetch (`unavailable`). The row is written after the object, so a row always names a whole object; retention and
  * account removal delete the object first, then the row.
  */
 export const media = sqliteTable(
@@ -409,7 +411,7 @@ export const media = sqliteTable(
     contentType: text('content_type').notNull(),
     size: integer('size').notNull(),
     fileName: text('file_name'),
-    status: text('status', { enum: ['stored', 'too_large'] }).notNull(),
+    status: text('status', { enum: ['stored', 'too_large', 'unavailable'] }).notNull(),
     reason: text('reason'),
     createdAt: integer('created_at').notNull(),
   },

@@ -22,7 +22,7 @@ export const MediaLink = z
   })
   .meta({ id: 'MediaLink' })
 
-export const MediaStatus = z.enum(['stored', 'too_large'])
+export const MediaStatus = z.enum(['stored', 'too_large', 'unavailable'])
 
 /**
  * `media` of a message (spec 2: `url`, `content_type`), plus what the media store keeps with it. `url` of a stored
@@ -37,6 +37,10 @@ export const MessageMedia = z
     size: z.number().int().nullable().optional().meta({ description: 'Bytes' }),
     file_name: z.string().nullable().optional(),
     too_large: z.boolean().optional().meta({ description: 'True when the item was over the size cap and is not stored; `reason` says why' }),
+    unavailable: z.boolean().optional().meta({
+      description:
+        "True when the provider's copy (an SMS/MMS or page-inbox attachment) could not be fetched into the store after retries; the message is kept, `reason` says why, and the link answers 404",
+    }),
     reason: z.string().nullable().optional(),
   })
   .meta({ id: 'MessageMedia' })

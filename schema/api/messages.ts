@@ -25,7 +25,10 @@ export const Message = z
     account_id: z.string().nullable(),
     direction: z.enum(['inbound', 'outbound']),
     text: z.string(),
-    media: MessageMedia.nullable(),
+    media: MessageMedia.nullable().meta({
+      description:
+        'One attachment (spec 2). Inbound media of alpha, SMS/MMS (Twilio) and the page inbox is kept in the media store (docs/media.md); an MMS or page message with several files arrives as one message per file, in order, the text on the first.',
+    }),
     status: z.enum(MESSAGE_STATUSES),
     error: z.object({ code: z.number().int().nullable(), message: z.string().nullable() }).nullable(),
     timestamp: DateTime,

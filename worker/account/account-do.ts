@@ -22,6 +22,7 @@ import type { AccountContext } from './context'
 import { failQueued, recordRelayOutcome, sweepDeliveries } from './delivery'
 import { countersFor } from './guards'
 import { ingestMessage, type InboundInput, type IngestOutcome } from './ingest'
+import { drainInboundQueue, receiveProviderInbound, type ProviderInboundOutcome, type QueuedInbound } from './inbound-queue'
 import { connectLink, linkStatus, onRelayLost, onRelayState, removeLink, type ConnectInput, type ConnectOutcome, type LinkStatus } from './link/session'
 import { LinkSignal } from './link/state'
 import { applyReceipt, type ReceiptOutcome } from './receipts'
@@ -43,6 +44,8 @@ export class AccountObject extends DurableObject<Env> {
   private readonly db: Db
   private readonly context: AccountContext
   private readonly webhooks: WebhookOutbox
+  /** The running drain of the inbound media queue: the alarm and a fresh webhook join it instead of starting another. */
+  private inboundDrain: Promise<void> | null = null
 
   constructor(ctx: DurableObjectState, env: Env, channels: ChannelLookup) {
     super(ctx, env)
@@ -71,6 +74,17 @@ export class AccountObject extends DurableObject<Env> {
 
   async ingest(input: InboundInput): Promise<IngestOutcome> {
     return ingestMessage(this.context, input)
+  }
+
+  /**
+   * An inbound message from a provider webhook (SMS, page inbox) whose attachments are at provider URLs: stored now
+   * when it has none and nothing waits before it, else queued and its media fetched after the webhook is answered
+   * (account/inbound-queue.ts).
+   */
+  async providerInbound(ref: AccountRef, item: QueuedInbound): Promise<ProviderInboundOutcome> {
+    const outcome = await receiveProviderInbound(this.context, ref, item, Date.now())
+    if (outcome.queued) this.ctx.waitUntil(this.drainInbound())
+    return outcome
   }
 
   /** A delivery or read receipt from a direct channel's webhook (the page inbox); statuses only move forward. */
@@ -202,6 +216,7 @@ export class AccountObject extends DurableObject<Env> {
       const jobs = [
         { timers: due.filter((n) => n === 'delivery'), run: () => sweepDeliveries(this.context) },
         { timers: due.filter((n) => n === 'webhooks' || n === 'fanout'), run: () => this.webhooks.run('alarm') },
+        { timers: due.filter((n) => n === 'media'), run: () => this.drainInbound() },
       ]
       for (const job of jobs) {
         if (job.timers.length === 0) continue
@@ -217,6 +232,13 @@ export class AccountObject extends DurableObject<Env> {
     } finally {
       await this.rearm()
     }
+  }
+
+  private drainInbound(): Promise<void> {
+    this.inboundDrain ??= drainInboundQueue(this.context, Date.now).finally(() => {
+      this.inboundDrain = null
+    })
+    return this.inboundDrain
   }
 
   private commit<U extends BatchItem<'sqlite'>, T extends Readonly<[U, ...U[]]>>(statements: T): Promise<BatchResponse<T>> {

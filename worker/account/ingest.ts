@@ -93,6 +93,7 @@ function ingestOne(c: AccountContext, ref: AccountRef, item: InboundItem, now: n
     mediaSize: item.stored?.size ?? null,
     mediaFileName: item.stored?.fileName ?? null,
     mediaError: item.stored?.error ?? null,
+    mediaStatus: item.stored?.status ?? null,
     upstreamId: item.upstreamId,
   }
   const facts = { ...row, direction: 'inbound' as const, status: 'received' as const, errorMessage: null }

@@ -31,6 +31,15 @@ const MIGRATIONS: string[] = [
   // alpha/beta: the relay's encrypted session (names are keyed MACs, values AES-GCM; the edge cannot read either).
   `CREATE TABLE session_entries (name TEXT PRIMARY KEY, value TEXT NOT NULL);
    CREATE TABLE peer_contacts (address TEXT PRIMARY KEY, contact_id TEXT NOT NULL);`,
+  // SMS and page inbox: inbound messages waiting for their attachments to be fetched into the media store, in
+  // arrival order (account/inbound-queue.ts). One row per provider message id, so a re-delivered webhook is one row.
+  `CREATE TABLE inbound_queue (
+     seq INTEGER PRIMARY KEY AUTOINCREMENT,
+     upstream_id TEXT NOT NULL UNIQUE,
+     item TEXT NOT NULL,
+     attempts INTEGER NOT NULL DEFAULT 0,
+     next_at INTEGER NOT NULL
+   );`,
 ]
 
 export const AccountRef = z.object({
@@ -40,7 +49,10 @@ export const AccountRef = z.object({
 })
 export type AccountRef = z.infer<typeof AccountRef>
 
-export type TimerName = 'delivery' | 'webhooks' | 'fanout'
+export type TimerName = 'delivery' | 'webhooks' | 'fanout' | 'media'
+
+/** A queued inbound message (account/inbound-queue.ts parses `item`). */
+export type QueuedRow = { seq: number; upstreamId: string; item: string; attempts: number; nextAt: number }
 
 export class AccountStore {
   /** Bumped by every removal; a read that started before a removal must not re-mark the account as existing. */
@@ -203,6 +215,33 @@ export class AccountStore {
     return ats.length === 0 ? null : Math.min(...ats)
   }
 
+  /** Queues an inbound message behind the others; false when its upstream id is already queued (a re-delivery). */
+  enqueueInbound(upstreamId: string, item: string, at: number): boolean {
+    return this.storage.sql.exec('INSERT OR IGNORE INTO inbound_queue (upstream_id, item, next_at) VALUES (?, ?, ?)', upstreamId, item, at).rowsWritten > 0
+  }
+
+  /** The oldest queued inbound message: the next to store, so the account's messages keep their arrival order. */
+  inboundHead(): QueuedRow | undefined {
+    const r = this.storage.sql
+      .exec<{ seq: number; upstream_id: string; item: string; attempts: number; next_at: number }>(
+        'SELECT seq, upstream_id, item, attempts, next_at FROM inbound_queue ORDER BY seq LIMIT 1'
+      )
+      .toArray()[0]
+    return r ? { seq: r.seq, upstreamId: r.upstream_id, item: r.item, attempts: r.attempts, nextAt: r.next_at } : undefined
+  }
+
+  inboundQueued(): boolean {
+    return this.inboundHead() !== undefined
+  }
+
+  deferInbound(seq: number, attempts: number, nextAt: number): void {
+    this.storage.sql.exec('UPDATE inbound_queue SET attempts = ?, next_at = ? WHERE seq = ?', attempts, nextAt, seq)
+  }
+
+  dropInbound(seq: number): void {
+    this.storage.sql.exec('DELETE FROM inbound_queue WHERE seq = ?', seq)
+  }
+
   /** Any other kv entry, parsed with its shape (modules own their keys: `link`, `session_fence`, …). */
   get<S extends z.ZodType>(key: string, shape: S): z.infer<S> | undefined {
     return this.getKv(key, shape)
@@ -276,8 +315,11 @@ export class AccountStore {
    */
   accountRemoved(): void {
     this.removals++
-    // The linked session goes too: a removed number must never resume upstream.
-    this.storage.sql.exec("DELETE FROM timers WHERE name NOT IN ('webhooks', 'fanout'); DELETE FROM kv WHERE key = 'exists'; DELETE FROM session_entries;")
+    // The linked session goes too: a removed number must never resume upstream. Messages still waiting for their
+    // media are dropped with the account (its media is deleted too).
+    this.storage.sql.exec(
+      "DELETE FROM timers WHERE name NOT IN ('webhooks', 'fanout'); DELETE FROM kv WHERE key = 'exists'; DELETE FROM session_entries; DELETE FROM inbound_queue;"
+    )
     this.timers = new Map([...this.timerMap()].filter(([name]) => name === 'webhooks' || name === 'fanout'))
     this.kv.set('exists', null)
   }

@@ -89,10 +89,15 @@ export interface Channel {
   checkSend?(check: SendCheck): Promise<void>
   /** Delivers one queued message (see DeliveryResult). */
   deliver(c: AccountContext, ref: AccountRef, row: MessageWithContact): Promise<DeliveryResult>
+  /**
+   * Headers an inbound attachment's provider URL needs (Twilio's Basic auth for its media), read when the fetch
+   * happens so no secret waits in the queue; sent to that URL's origin only. Absent: the URL needs none.
+   */
+  mediaHeaders?(env: Env, db: Db, ref: AccountRef, url: string): Promise<Record<string, string> | null>
 }
 
-/** What the AccountDO needs of a channel: how messages leave, and whether new contacts warm up. */
-export type ChannelRuntime = Pick<Channel, 'deliver' | 'transport' | 'patience' | 'warmUp'>
+/** What the AccountDO needs of a channel: how messages leave, whether new contacts warm up, how its media is fetched. */
+export type ChannelRuntime = Pick<Channel, 'deliver' | 'transport' | 'patience' | 'warmUp' | 'mediaHeaders'>
 
 /** Finds a channel by id (the AccountDO gets this from the registry through worker/index.ts). */
 export type ChannelLookup = (id: ChannelId) => ChannelRuntime

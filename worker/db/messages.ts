@@ -81,6 +81,7 @@ type InboundRowValues = {
   mediaSize: number | null
   mediaFileName: string | null
   mediaError: string | null
+  mediaStatus: MessageRow['mediaStatus']
   upstreamId: string | null
   now: number
 }
@@ -101,6 +102,7 @@ const inboundInsert = compiled<InboundRowValues>((db) => {
     mediaSize: p.mediaSize,
     mediaFileName: p.mediaFileName,
     mediaError: p.mediaError,
+    mediaStatus: p.mediaStatus,
     status: 'received' as const,
     upstreamId: p.upstreamId,
     createdAt: p.now,

@@ -3,7 +3,10 @@ import type { z } from 'zod'
 import type { MessageMedia } from '../../schema/api/media'
 import type { MessageRow } from './messages'
 
-export type MediaFacts = Pick<MessageRow, 'mediaUrl' | 'mediaContentType' | 'mediaId' | 'mediaKind' | 'mediaSize' | 'mediaFileName' | 'mediaError'>
+export type MediaFacts = Pick<
+  MessageRow,
+  'mediaUrl' | 'mediaContentType' | 'mediaId' | 'mediaKind' | 'mediaSize' | 'mediaFileName' | 'mediaError' | 'mediaStatus'
+>
 
 export function wireMedia(m: MediaFacts): z.infer<typeof MessageMedia> | null {
   if (!m.mediaUrl) return null
@@ -15,7 +18,8 @@ export function wireMedia(m: MediaFacts): z.infer<typeof MessageMedia> | null {
     kind: m.mediaKind,
     size: m.mediaSize,
     file_name: m.mediaFileName,
-    too_large: m.mediaError !== null,
+    too_large: m.mediaStatus === 'too_large' || (m.mediaStatus === null && m.mediaError !== null),
+    unavailable: m.mediaStatus === 'unavailable',
     reason: m.mediaError,
   }
 }

@@ -26,7 +26,7 @@ export function messageEventPayload(
       id: m.id,
       direction: m.direction,
       text: m.text,
-      media: wireMedia({ mediaId: null, mediaKind: null, mediaSize: null, mediaFileName: null, mediaError: null, ...m }),
+      media: wireMedia({ mediaId: null, mediaKind: null, mediaSize: null, mediaFileName: null, mediaError: null, mediaStatus: null, ...m }),
       status: m.status,
       error: m.errorMessage,
     },

@@ -8,7 +8,15 @@ import type { MediaKind } from '../../schema/d1'
 import { mediaIdFor, mediaPath } from './ids'
 
 /** A store item as the message keeps it: its id, kind, size, name, and why it is not stored if over the cap. */
-export type StoredItem = { id: string; kind: MediaKind; size: number; fileName: string | null; error: string | null }
+export type StoredItem = {
+  id: string
+  kind: MediaKind
+  /** Null when unknown: an item whose provider URL could not be fetched. */
+  size: number | null
+  fileName: string | null
+  error: string | null
+  status: 'stored' | 'too_large' | 'unavailable'
+}
 
 export async function inboundMedia(
   ref: { tenantId: string; accountId: string },
@@ -23,6 +31,6 @@ export async function inboundMedia(
   return {
     mediaUrl: `${origin}${path}`,
     mediaContentType: m.media.contentType,
-    stored: { id, kind: s.kind, size: s.size, fileName: s.fileName, error: s.tooLarge },
+    stored: { id, kind: s.kind, size: s.size, fileName: s.fileName, error: s.tooLarge, status: s.tooLarge ? 'too_large' : 'stored' },
   }
 }

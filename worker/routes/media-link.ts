@@ -23,6 +23,7 @@ export function mediaLinkRoutes(now: () => number = Date.now) {
     const row = await getMedia(database(c.env.DB), mediaId)
     if (!row) throw new ApiError(404, 'media_not_found', 'This media is no longer kept')
     if (row.status === 'too_large') throw new ApiError(413, 'media_too_large', row.reason ?? 'the item was over the size cap and was not stored')
+    if (row.status === 'unavailable') throw new ApiError(404, 'media_unavailable', row.reason ?? "the provider's copy could not be fetched")
     const res = await serveMedia(c.env.MEDIA, row, c.req.header('range'))
     if (!res) throw new ApiError(404, 'media_not_found', 'This media is no longer kept')
     return res

@@ -21,6 +21,7 @@ async function ownMedia(env: Env, tenantId: string, mediaId: string): Promise<Me
   const row = await getMedia(database(env.DB), mediaId)
   if (!row || row.tenantId !== tenantId) throw new ApiError(404, 'media_not_found', `No media ${mediaId}`)
   if (row.status === 'too_large') throw new ApiError(413, 'media_too_large', row.reason ?? 'the item was over the size cap and was not stored')
+  if (row.status === 'unavailable') throw new ApiError(404, 'media_unavailable', row.reason ?? "the provider's copy could not be fetched")
   return row
 }
 
@@ -39,7 +40,7 @@ mediaRoutes.openapi(
       206: { description: 'The requested byte range' },
       416: { description: 'The range lies outside the item' },
       ...statusErrors([400, 401, 404, 413], {
-        404: 'No such media for this key (or no longer kept)',
+        404: 'No such media for this key (or no longer kept); `media_unavailable` when the provider’s copy (SMS, page inbox) could not be fetched',
         413: 'Over the size cap: not stored; the error says why',
       }),
     },

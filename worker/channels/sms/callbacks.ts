@@ -5,12 +5,13 @@
  */
 import { Hono } from 'hono'
 import { z } from 'zod'
+import { publicOrigin } from '../../config'
 import { database } from '../../db/client'
 import type { AppEnv } from '../../env'
 import { ApiError } from '../../errors'
 import { numberFromSegment, readSmsConfig, writeSmsConfig } from './config'
 import { verifyGatewaySignature } from './gateway-signature'
-import { ingestSms, normalizeSender } from './inbound'
+import { ingestSms, normalizeSender, twilioAttachments } from './inbound'
 import { applySmsReport, twilioReport } from './status'
 import { formParams, verifyTwilioSignature } from './twilio-signature'
 import { statusTokenValid } from './urls'
@@ -41,7 +42,7 @@ async function twilioForm(c: { req: { arrayBuffer(): Promise<ArrayBuffer> } }) {
 const one = (v: string | string[] | undefined): string | undefined => (Array.isArray(v) ? v[0] : v)
 
 smsCallbacks.post('/twilio/:tenantId/:number/inbound', async (c) => {
-  const { db, number, config } = await connection(c.env, c.req.param('tenantId'), c.req.param('number'))
+  const { number, config } = await connection(c.env, c.req.param('tenantId'), c.req.param('number'))
   const t = config.twilio
   if (!t) throw new ApiError(404, 'not_found', 'No Twilio transport on this number')
   const params = await twilioForm(c)
@@ -51,16 +52,16 @@ smsCallbacks.post('/twilio/:tenantId/:number/inbound', async (c) => {
   const sid = one(params.MessageSid)
   const from = one(params.From)
   if (!sid || !from) throw new ApiError(400, 'invalid_request', 'MessageSid and From are required')
-  const numMedia = Number(one(params.NumMedia) ?? '0')
-  await ingestSms(c.env, db, {
+  // MMS attachments are fetched into the media store after this answer (Twilio waits 15 s at most): one message per
+  // attachment, the text on the first (docs/channels/sms.md, "Pictures and other media").
+  await ingestSms(c.env, {
     tenantId: c.req.param('tenantId'),
     number,
     from,
     text: one(params.Body) ?? '',
-    // One attachment per message (spec 8); the first is kept with Twilio's URL (it may need Twilio's Basic auth).
-    mediaUrl: numMedia > 0 ? (one(params.MediaUrl0) ?? null) : null,
-    mediaContentType: numMedia > 0 ? (one(params.MediaContentType0) ?? null) : null,
+    attachments: twilioAttachments((name) => one(params[name])),
     upstreamId: sid,
+    origin: publicOrigin(c.env, c.req.url),
     optOutType: one(params.OptOutType) ?? null,
   })
   return c.body(EMPTY_TWIML, 200, { 'Content-Type': 'text/xml' })
@@ -128,14 +129,14 @@ smsCallbacks.post('/android-gateway/:tenantId/:number/events', async (c) => {
     const from = sender ? normalizeSender(sender, number) : null
     if (!p.success || !from) throw new ApiError(400, 'invalid_request', 'sms:received without a usable sender')
     // The phone retries a webhook with the same envelope id: that id de-duplicates.
-    await ingestSms(c.env, db, {
+    await ingestSms(c.env, {
       tenantId,
       number,
       from,
       text: p.data.message,
-      mediaUrl: null,
-      mediaContentType: null,
+      attachments: [],
       upstreamId: `gw:${envelope.data.id}`,
+      origin: publicOrigin(c.env, c.req.url),
       optOutType: null,
     })
   } else if (event === 'sms:sent' || event === 'sms:delivered' || event === 'sms:failed') {

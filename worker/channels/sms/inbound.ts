@@ -1,21 +1,27 @@
 /**
- * An inbound SMS from either transport into the number's account: the sender becomes (or is) a contact keyed by
- * phone, the message is stored once per provider id, and an opt-out the provider decided (Twilio's OptOutType with
+ * An inbound SMS or MMS from either transport into the number's account: the sender becomes (or is) a contact keyed
+ * by phone, the message is stored once per provider id, and an opt-out the provider decided (Twilio's OptOutType with
  * Advanced Opt-Out) is applied on top of the STOP/START keyword match every inbound text gets (db/contacts.ts).
+ * MMS attachments are fetched into the media store after Twilio has its answer (account/inbound-queue.ts), one
+ * message per attachment; `mediaHeaders` gives that fetch Twilio's Basic auth, for Twilio's own host only.
  */
-import { accountStub } from '../../lib/objects'
+import type { Attachment, ProviderInboundOutcome } from '../../account/inbound-queue'
+import type { AccountRef } from '../../account/storage'
+import { twilioApiUrl } from '../../config'
 import type { Db } from '../../db/client'
-import { setContactOptedOut } from '../../db/sms'
 import { contactIdFor } from '../../lib/ids'
+import { accountStub } from '../../lib/objects'
+import { readSmsConfig } from './config'
 
 export type SmsInbound = {
   tenantId: string
   number: string
   from: string
   text: string
-  mediaUrl: string | null
-  mediaContentType: string | null
+  attachments: Attachment[]
   upstreamId: string
+  /** Where the stored media's links point: the service's public origin. */
+  origin: string
   /** Twilio OptOutType: STOP opts out, START opts back in, HELP changes nothing. */
   optOutType: string | null
 }
@@ -34,19 +40,36 @@ export function normalizeSender(sender: string, number: string): string | null {
   return `+${trimmed}`
 }
 
-export async function ingestSms(env: Env, db: Db, m: SmsInbound) {
-  const contactId = await contactIdFor(m.tenantId, m.number, { kind: 'phone', value: m.from })
-  const outcome = await accountStub(env, m.tenantId, m.number).ingest({
-    ref: { tenantId: m.tenantId, accountId: m.number, channel: 'sms' },
-    contact: { id: contactId, tenantId: m.tenantId, accountId: m.number, channel: 'sms', phone: m.from },
-    text: m.text,
-    mediaUrl: m.mediaUrl,
-    mediaContentType: m.mediaContentType,
-    upstreamId: m.upstreamId,
-  })
-  const type = m.optOutType?.toUpperCase()
-  if (outcome.stored && !outcome.duplicate && (type === 'STOP' || type === 'START')) {
-    await setContactOptedOut(db, m.tenantId, outcome.contactId, type === 'STOP', Date.now())
+/** Twilio's `NumMedia`, `MediaUrl{N}`, `MediaContentType{N}` as attachments (Twilio sends at most 10). */
+export function twilioAttachments(param: (name: string) => string | undefined): Attachment[] {
+  const n = Math.min(Number(param('NumMedia') ?? '0') || 0, 10)
+  const out: Attachment[] = []
+  for (let i = 0; i < n; i++) {
+    const url = param(`MediaUrl${i}`)
+    if (url) out.push({ url, contentType: param(`MediaContentType${i}`) ?? null, fileName: null, kind: null })
   }
-  return outcome
+  return out
+}
+
+export async function ingestSms(env: Env, m: SmsInbound): Promise<ProviderInboundOutcome> {
+  const contactId = await contactIdFor(m.tenantId, m.number, { kind: 'phone', value: m.from })
+  const type = m.optOutType?.toUpperCase()
+  return accountStub(env, m.tenantId, m.number).providerInbound(
+    { tenantId: m.tenantId, accountId: m.number, channel: 'sms' },
+    {
+      contact: { id: contactId, tenantId: m.tenantId, accountId: m.number, channel: 'sms', phone: m.from },
+      text: m.text,
+      upstreamId: m.upstreamId,
+      attachments: m.attachments,
+      origin: m.origin,
+      optOut: type === 'STOP' ? 'stop' : type === 'START' ? 'start' : null,
+    }
+  )
+}
+
+/** Twilio's media URLs need the account's Basic auth (unless switched off in its console); nobody else gets it. */
+export async function smsMediaHeaders(env: Env, db: Db, ref: AccountRef, url: string): Promise<Record<string, string> | null> {
+  if (!URL.canParse(url) || new URL(url).origin !== new URL(twilioApiUrl(env)).origin) return null
+  const twilio = (await readSmsConfig(env, db, ref.tenantId, ref.accountId))?.twilio
+  return twilio ? { Authorization: `Basic ${btoa(`${twilio.account_sid}:${twilio.auth_token}`)}` } : null
 }

@@ -6,6 +6,7 @@ import { Hono } from 'hono'
 import type { AppEnv } from '../../env'
 import type { Channel } from '../contract'
 import { smsCallbacks } from './callbacks'
+import { smsMediaHeaders } from './inbound'
 import { checkSmsSend, deliverSms, SMS_RETRY_FOR_MS } from './outbound'
 import { smsRoutes } from './routes'
 import { smsTools } from './tools'
@@ -25,4 +26,5 @@ export const smsChannel: Channel = {
   patience: { ms: SMS_RETRY_FOR_MS, error: 'the SMS provider did not take the message within an hour' },
   checkSend: checkSmsSend,
   deliver: deliverSms,
+  mediaHeaders: smsMediaHeaders,
 }

@@ -53,6 +53,8 @@ smsRoutes.openapi(
       'A +1 number needs `a2p_registered: true` (else 409 `a2p_unconfirmed`); sends from it answer 409 `a2p_unconfirmed`',
       'until Twilio lists the number in a Messaging Service with a VERIFIED US A2P campaign. The auth token is stored',
       'sealed and never returned. The number becomes (or stays) one `sms` account, counted once against the plan cap.',
+      'Inbound MMS attachments are fetched from Twilio into the media store after Twilio is answered: one message per',
+      'attachment, the text on the first, `media.too_large` over the cap, `media.unavailable` when Twilio does not serve it.',
     ].join(' '),
     request: { body: { required: true, content: { 'application/json': { schema: ConnectSmsBody } } } },
     responses: {

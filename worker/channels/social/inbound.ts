@@ -26,10 +26,18 @@ export function surfaceOf(peerId: string | null | undefined): Surface {
   return peerId?.startsWith('instagram:') ? 'instagram' : 'page'
 }
 
-export type WebhookTally = { stored: number; duplicates: number; receipts: number; ignored: number }
+/** `queued`: messages whose attachments are being fetched into the media store; they are stored right after. */
+export type WebhookTally = { stored: number; queued: number; duplicates: number; receipts: number; ignored: number }
 
-export async function applyWebhookEvents(env: Env, db: Db, tenantId: string, events: WebhookEvent[], graph = new GraphClient(env)): Promise<WebhookTally> {
-  const tally: WebhookTally = { stored: 0, duplicates: 0, receipts: 0, ignored: 0 }
+export async function applyWebhookEvents(
+  env: Env,
+  db: Db,
+  tenantId: string,
+  events: WebhookEvent[],
+  origin: string,
+  graph = new GraphClient(env)
+): Promise<WebhookTally> {
+  const tally: WebhookTally = { stored: 0, queued: 0, duplicates: 0, receipts: 0, ignored: 0 }
   const pages = new Map<string, SocialPageRow | undefined>()
   const pageFor = async (ownerId: string) => {
     if (!pages.has(ownerId)) pages.set(ownerId, await socialPageByOwner(db, tenantId, ownerId))
@@ -50,8 +58,8 @@ export async function applyWebhookEvents(env: Env, db: Db, tenantId: string, eve
     if (event.kind === 'message') {
       const known = await getContact(db, tenantId, contactId)
       const name = known?.name ?? (await profileName(env, graph, page, event.surface, event.senderId))
-      const outcome = await accountStub(env, tenantId, page.accountId).ingest({
-        ref,
+      // Attachments are fetched into the media store after Graph has its answer (account/inbound-queue.ts).
+      const outcome = await accountStub(env, tenantId, page.accountId).providerInbound(ref, {
         contact: {
           id: contactId,
           tenantId,
@@ -62,11 +70,15 @@ export async function applyWebhookEvents(env: Env, db: Db, tenantId: string, eve
           name,
         },
         text: event.text,
-        mediaUrl: event.mediaUrl,
-        mediaContentType: event.mediaType,
         upstreamId: event.mid,
+        attachments: event.attachments,
+        origin,
+        optOut: null,
       })
-      if (outcome.stored && outcome.duplicate) tally.duplicates++
+      if (outcome.queued) {
+        if (outcome.duplicate) tally.duplicates++
+        else tally.queued++
+      } else if (outcome.stored && outcome.duplicate) tally.duplicates++
       else if (outcome.stored) tally.stored++
       else tally.ignored++
       continue

@@ -4,6 +4,8 @@
  * service does not act on (reactions, postbacks, standby threads) parse as `other` and are acknowledged.
  */
 import { z } from 'zod'
+import type { Attachment as StoreAttachment } from '../../account/inbound-queue'
+import { fileNameHint } from '../../media/ingest-url'
 
 const Id = z.object({ id: z.string() })
 
@@ -47,8 +49,8 @@ export type WebhookEvent =
       senderId: string
       mid: string
       text: string
-      mediaUrl: string | null
-      mediaType: string | null
+      /** The person's files (image, video, audio, file), in order; their CDN links expire, so they are fetched into the store. */
+      attachments: StoreAttachment[]
       at: number | null
     }
   | { kind: 'echo'; surface: Surface; ownerId: string; mid: string }
@@ -56,8 +58,27 @@ export type WebhookEvent =
   | { kind: 'read'; surface: Surface; ownerId: string; senderId: string; watermark: number | null; mid: string | null }
   | { kind: 'other' }
 
-/** Content types for the attachment kinds Graph names (a hint; the URL is a CDN link). */
-const MEDIA_TYPES: Record<string, string> = { image: 'image/*', video: 'video/*', audio: 'audio/*', file: 'application/octet-stream' }
+/**
+ * The attachment types that are the person's own files, with the family they name (a hint: the CDN's answer gives
+ * the exact type). Shares of posts and reels, story mentions and link fallbacks are not files and are not fetched.
+ */
+const MEDIA_TYPES: Record<string, { contentType: string; kind: StoreAttachment['kind'] }> = {
+  image: { contentType: 'image/*', kind: 'image' },
+  video: { contentType: 'video/*', kind: 'video' },
+  audio: { contentType: 'audio/*', kind: 'audio' },
+  file: { contentType: 'application/octet-stream', kind: 'document' },
+}
+
+function attachmentsOf(message: z.infer<typeof Message>): StoreAttachment[] {
+  const out: StoreAttachment[] = []
+  for (const a of message.attachments ?? []) {
+    const type = MEDIA_TYPES[a.type]
+    const url = a.payload?.url
+    if (!type || typeof url !== 'string') continue
+    out.push({ url, contentType: type.contentType, fileName: a.type === 'file' ? fileNameHint(url) : null, kind: type.kind })
+  }
+  return out.slice(0, 10)
+}
 
 export function webhookEvents(payload: WebhookPayload): WebhookEvent[] {
   const surface: Surface = payload.object
@@ -71,7 +92,6 @@ export function webhookEvents(payload: WebhookPayload): WebhookEvent[] {
 function eventOf(surface: Surface, ownerId: string, item: MessagingItem): WebhookEvent {
   if (item.message?.is_echo) return { kind: 'echo', surface, ownerId, mid: item.message.mid }
   if (item.message) {
-    const media = item.message.attachments?.find((a) => typeof a.payload?.url === 'string')
     return {
       kind: 'message',
       surface,
@@ -79,8 +99,7 @@ function eventOf(surface: Surface, ownerId: string, item: MessagingItem): Webhoo
       senderId: item.sender.id,
       mid: item.message.mid,
       text: item.message.text ?? '',
-      mediaUrl: media?.payload?.url ?? null,
-      mediaType: media ? (MEDIA_TYPES[media.type] ?? null) : null,
+      attachments: attachmentsOf(item.message),
       at: item.timestamp ?? null,
     }
   }

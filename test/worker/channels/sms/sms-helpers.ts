@@ -6,6 +6,9 @@ import { messages } from '../../../../schema/d1'
 import { body, call, type TestTenant } from '../../helpers'
 import { db } from '../../state'
 
+/** An MMS item the fake Twilio serves: `fail` lists statuses answered first, one per fetch; `chunked` leaves out Content-Length. */
+export type FakeMmsMedia = { content_type: string; data_base64?: string; size?: number; fail?: number[]; chunked?: boolean }
+
 export type Prepared = { url: string; headers: Record<string, string>; body: string }
 
 async function control<T>(base: string, path: string, init: { method?: string; json?: unknown } = {}): Promise<T> {
@@ -41,7 +44,8 @@ export const twilio = {
       to: string
       from: string
       body: string
-      media?: { url: string; content_type: string }[]
+      /** A `url` is sent as it is; otherwise the fake serves the bytes (`data_base64`, or `size` generated ones) behind its Basic auth. */
+      media?: ({ url: string; content_type: string } | FakeMmsMedia)[]
       message_sid?: string
       opt_out_type?: string
       sign_with?: string
@@ -51,6 +55,8 @@ export const twilio = {
     control<Prepared & { params: Record<string, string> }>(env.TWILIO_API_URL, `accounts/${sid}/messages/${messageSid}/status`, {
       json: { status, error_code: errorCode },
     }),
+  /** How often each MMS media item was fetched (at its MediaUrl, with the account's Basic auth). */
+  media: (sid: string) => control<{ media: { sid: string; fetches: number }[] }>(env.TWILIO_API_URL, `accounts/${sid}/media`),
   validate: (json: { auth_token: string; signature: string; url: string; params: Record<string, string> }) =>
     control<{ valid: boolean }>(env.TWILIO_API_URL, 'validate', { json }),
 }

@@ -1,7 +1,7 @@
 /**
  * Twilio's inbound SMS webhook: signed by the twilio package (through the fake), verified over the URL as
- * configured; forged or missing signatures store nothing, a repeated MessageSid is stored once, media keeps the
- * provider URL, STOP/START and OptOutType set the contact's opt-out.
+ * configured; forged or missing signatures store nothing, a repeated MessageSid is stored once, STOP/START and
+ * OptOutType set the contact's opt-out. MMS media: twilio-mms.test.ts.
  */
 import { and, eq } from 'drizzle-orm'
 import { describe, expect, it } from 'vitest'
@@ -85,18 +85,6 @@ describe('POST /v1/channels/sms/twilio/{tenant}/{number}/inbound', () => {
     const valid = await twilio.validate({ auth_token: 'tok', signature, url, params: params as unknown as Record<string, string> })
     expect(valid.valid).toBe(true)
     expect(urlVariants('https://h.test/p?q=1')).toEqual(['https://h.test/p?q=1', 'https://h.test:443/p?q=1'])
-  })
-
-  it('keeps the first media item with its Twilio URL and content type', async () => {
-    const t = await newTenant()
-    const c = await connectTwilio(t)
-    const media = [
-      { url: 'https://api.twilio.com/2010-04-01/Accounts/AC1/Messages/MM1/Media/ME1', content_type: 'image/jpeg' },
-      { url: 'https://api.twilio.com/2010-04-01/Accounts/AC1/Messages/MM1/Media/ME2', content_type: 'image/png' },
-    ]
-    expect((await post(await twilio.inbound(c.account_sid, { to: c.number, from: FROM, body: '', media }))).status).toBe(200)
-    const [row] = await inboundRows(t.tenantId)
-    expect(row).toMatchObject({ mediaUrl: media[0]!.url, mediaContentType: 'image/jpeg' })
   })
 
   it('answers 404 for a number that is not connected, storing nothing', async () => {

@@ -1,9 +1,10 @@
 // The page inbox end to end: signed webhooks in (page and Instagram), replies out on the surface the person wrote
 // on, the 24-hour window, needs_inbound_first, echoes, receipts that only move forward, and a revoked token.
 import { and, eq } from 'drizzle-orm'
-import { describe, expect, it } from 'vitest'
+import { describe, expect, inject, it } from 'vitest'
 import { contacts } from '../../../../schema/d1'
 import { contactIdFor } from '../../../../worker/lib/ids'
+import { fakeGraphCdn } from '../../../fixtures/fake-graph-types'
 import { body, call, getMessageVia, send, settled } from '../../helpers'
 import { db, eventsOf } from '../../state'
 import { connectPage, deliverWebhook, PAGE_A, PAGE_B, postWebhook, socialStatus } from './social-helpers'
@@ -102,12 +103,20 @@ describe('replies on the page inbox', () => {
       sender_id: IGSID,
       sender_name: 'grace',
       text: 'ig hello',
-      attachment_url: 'https://cdn.example/photo.jpg',
+      attachment_url: await fakeGraphCdn.put(inject('fakeGraphUrl'), { content_type: 'image/jpeg', data_base64: Buffer.from('jpeg').toString('base64') }),
     })
-    const inbound = await inboundList(ctx.t)
+    // The photo is fetched into the media store after the webhook's answer; the message follows it.
+    let inbound = await inboundList(ctx.t)
+    for (let i = 0; i < 500 && inbound.length < 2; i++) {
+      await new Promise((r) => setTimeout(r, 10))
+      inbound = await inboundList(ctx.t)
+    }
     expect(inbound.map((m) => m.text).sort()).toEqual(['ig hello', 'page hello'])
     const igMessage = inbound.find((m) => m.text === 'ig hello')!
-    expect(igMessage).toMatchObject({ media: { url: 'https://cdn.example/photo.jpg', content_type: 'image/*' }, contact: { name: 'grace' } })
+    expect(igMessage).toMatchObject({
+      media: { url: expect.stringMatching(/\/media\/med_/), content_type: 'image/jpeg', kind: 'image' },
+      contact: { name: 'grace' },
+    })
 
     const toPage = await send(ctx.t, { to: { social_id: PSID }, text: 'Yes, until 6pm' })
     expect(toPage.status).toBe(202)
