@@ -76,6 +76,9 @@ function fail(what: string, problems: string[], answer: { text: string }): never
   throw new Error(`${what}\n${problems.join('\n')}\n  /mcp body: ${answer.text.slice(0, 500)}`)
 }
 
+/** Half the REST suite's runs per tool: each tool runs a REST operation that suite fuzzes already. */
+const TOOL_SHARE = 0.5
+
 /** Arguments for a tool: its schema's mix, arguments of other types, and unknown names beside valid ones. */
 function argumentsFor(schema: Schema): fc.Arbitrary<unknown> {
   const ctx = { resolve, uris: tenant.uris, known: tenant.known, narrow: NARROW }
@@ -89,26 +92,31 @@ describe('every MCP tool, fuzzed', () => {
       const op = operations.get(`${row.method} ${row.path}`)
       if (!op) throw new Error(`${tool.name}: no ${row.method} ${row.path} in the OpenAPI document`)
       let id = 0
-      await fuzz(tool.name, argumentsFor(tool.inputSchema), async (args) => {
-        const message = JSON.stringify({ jsonrpc: '2.0', id: ++id, method: 'tools/call', params: { name: tool.name, arguments: args } })
-        const answer = await post(message, {}, tool.name === 'wait_for_messages')
-        if (!answer) return
-        const what = `tools/call ${tool.name} ${message.slice(0, 400)}`
-        const problems = rpcProblems(answer)
-        if (problems.length) fail(what, problems, answer)
-        const json: unknown = JSON.parse(answer.text)
-        if (isObject(json) && isObject(json.error)) tally(tool.name, Number(json.error.code))
-        if (!isObject(json) || !isObject(json.result)) return
-        const content = json.result.content
-        const first = Array.isArray(content) && isObject(content[0]) ? content[0] : undefined
-        const match = typeof first?.text === 'string' ? /^HTTP (\d{3})\n([\s\S]*)$/.exec(first.text) : null
-        if (!match) fail(what, ['the tool result is not one `HTTP <status>` text block first'], answer)
-        const rest = { status: Number(match[1]), contentType: 'application/json', text: match[2]! }
-        tally(tool.name, rest.status)
-        const statuses = op.body ? ANY_BODY_OPERATION : ANY_OPERATION
-        const restProblems = judge(`/v1${row.path}`, rest, op.statuses, statuses)
-        if (restProblems.length) fail(what, restProblems, answer)
-      })
+      await fuzz(
+        tool.name,
+        argumentsFor(tool.inputSchema),
+        async (args) => {
+          const message = JSON.stringify({ jsonrpc: '2.0', id: ++id, method: 'tools/call', params: { name: tool.name, arguments: args } })
+          const answer = await post(message, {}, tool.name === 'wait_for_messages')
+          if (!answer) return
+          const what = `tools/call ${tool.name} ${message.slice(0, 400)}`
+          const problems = rpcProblems(answer)
+          if (problems.length) fail(what, problems, answer)
+          const json: unknown = JSON.parse(answer.text)
+          if (isObject(json) && isObject(json.error)) tally(tool.name, Number(json.error.code))
+          if (!isObject(json) || !isObject(json.result)) return
+          const content = json.result.content
+          const first = Array.isArray(content) && isObject(content[0]) ? content[0] : undefined
+          const match = typeof first?.text === 'string' ? /^HTTP (\d{3})\n([\s\S]*)$/.exec(first.text) : null
+          if (!match) fail(what, ['the tool result is not one `HTTP <status>` text block first'], answer)
+          const rest = { status: Number(match[1]), contentType: 'application/json', text: match[2]! }
+          tally(tool.name, rest.status)
+          const statuses = op.body ? ANY_BODY_OPERATION : ANY_OPERATION
+          const restProblems = judge(`/v1${row.path}`, rest, op.statuses, statuses)
+          if (restProblems.length) fail(what, restProblems, answer)
+        },
+        TOOL_SHARE
+      )
     })
   }
 })
@@ -157,13 +165,18 @@ describe('POST /mcp, fuzzed', () => {
       { weight: 2, arbitrary: fc.constantFrom(...RAW_BODIES) },
       { weight: 1, arbitrary: fc.array(ENVELOPE, { maxLength: 3 }).map((batch) => JSON.stringify(batch)) }
     )
-    await fuzz('POST /mcp', fc.tuple(message, fc.option(HEADERS, { nil: undefined, freq: 3 })), async ([text, headers]) => {
-      const answer = await post(text, headers ?? {}, true)
-      if (!answer) return
-      tally('POST /mcp (envelopes)', answer.status)
-      const problems = rpcProblems(answer)
-      const req = { method: 'POST', url: '/mcp', headers: headers ?? {}, body: text, mangled: false }
-      if (problems.length) fail(describeRequest(req), problems, answer)
-    })
+    await fuzz(
+      'POST /mcp',
+      fc.tuple(message, fc.option(HEADERS, { nil: undefined, freq: 3 })),
+      async ([text, headers]) => {
+        const answer = await post(text, headers ?? {}, true)
+        if (!answer) return
+        tally('POST /mcp (envelopes)', answer.status)
+        const problems = rpcProblems(answer)
+        const req = { method: 'POST', url: '/mcp', headers: headers ?? {}, body: text, mangled: false }
+        if (problems.length) fail(describeRequest(req), problems, answer)
+      },
+      4
+    )
   })
 })

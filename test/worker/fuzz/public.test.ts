@@ -85,20 +85,25 @@ function requestArbitrary(method: string, template: string): fc.Arbitrary<FuzzRe
 describe('every route outside /v1, fuzzed', () => {
   for (const route of ROUTES) {
     it(`${route.method} ${route.path} never answers a 5xx`, async () => {
-      await fuzz(`${route.method} ${route.path}`, requestArbitrary(route.method, route.path), async (req) => {
-        const res = await call(req.url, { method: req.method, headers: req.headers, body: req.body, redirect: 'manual' })
-        const text = await res.text()
-        tally(`${route.method} ${route.path}`, res.status)
-        const problems: string[] = []
-        if (res.status >= 500) problems.push(`answered ${res.status}`)
-        const leaked = leaks(text)
-        if (leaked) problems.push(`the body shows "${leaked}"`)
-        // Pages answer HTML; JSON errors keep their family's shape.
-        if (res.status >= 400 && text !== '' && res.headers.get('content-type')?.startsWith('application/json')) {
-          problems.push(...shapeProblems(new URL(req.url, ORIGIN).pathname, res.status, JSON.parse(text)))
-        }
-        if (problems.length) throw new Error(`${describeRequest(req)}\n${problems.join('\n')}\n  body: ${text.slice(0, 400)}`)
-      })
+      await fuzz(
+        `${route.method} ${route.path}`,
+        requestArbitrary(route.method, route.path),
+        async (req) => {
+          const res = await call(req.url, { method: req.method, headers: req.headers, body: req.body, redirect: 'manual' })
+          const text = await res.text()
+          tally(`${route.method} ${route.path}`, res.status)
+          const problems: string[] = []
+          if (res.status >= 500) problems.push(`answered ${res.status}`)
+          const leaked = leaks(text)
+          if (leaked) problems.push(`the body shows "${leaked}"`)
+          // Pages answer HTML; JSON errors keep their family's shape.
+          if (res.status >= 400 && text !== '' && res.headers.get('content-type')?.startsWith('application/json')) {
+            problems.push(...shapeProblems(new URL(req.url, ORIGIN).pathname, res.status, JSON.parse(text)))
+          }
+          if (problems.length) throw new Error(`${describeRequest(req)}\n${problems.join('\n')}\n  body: ${text.slice(0, 400)}`)
+        },
+        0.5
+      )
     })
   }
 })

@@ -16,11 +16,14 @@ declare module 'vitest' {
 
 export const FUZZ = inject('fuzz')
 
-/** Runs a property with the settings; a failure's message says how to replay exactly that case. */
-export async function fuzz<T>(name: string, arbitrary: fc.Arbitrary<T>, check: (value: T) => Promise<void>): Promise<void> {
+/**
+ * Runs a property with the settings; a failure's message says how to replay exactly that case. `share` scales the
+ * runs for suites that mostly re-reach what another covers (MCP tools run REST operations), to keep `npm test` short.
+ */
+export async function fuzz<T>(name: string, arbitrary: fc.Arbitrary<T>, check: (value: T) => Promise<void>, share = 1): Promise<void> {
   const details = await fc.check(fc.asyncProperty(arbitrary, check), {
     seed: FUZZ.seed,
-    numRuns: FUZZ.runs,
+    numRuns: Math.max(3, Math.round(FUZZ.runs * share)),
     ...(FUZZ.path ? { path: FUZZ.path } : {}),
   })
   if (!details.failed) return
