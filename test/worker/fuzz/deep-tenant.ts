@@ -7,6 +7,7 @@
 import { eq } from 'drizzle-orm'
 import { inject } from 'vitest'
 import { accounts } from '../../../schema/d1'
+import { base64urlText } from '../../../worker/lib/base64url'
 import { fakeGraphApp } from '../../fixtures/fake-graph-types'
 import { connectTwilio } from '../channels/sms/sms-helpers'
 import { CONFIG_ID, loadPages, newAppId, PAGE_A, SECRET, selectPage } from '../channels/social/social-helpers'
@@ -74,6 +75,7 @@ export async function deepTenant(): Promise<DeepTenant> {
   const messages = [inbound.body.message_id, sent.body.message_id, held.body.message_id].filter((id): id is string => typeof id === 'string')
   const contacts = [inbound.body.contact_id].filter((id): id is string => typeof id === 'string')
   const phones = [ALPHA, BETA, SMS]
+  const cursors = ['l1:0', 'l1:999999999999999', 'w1:0', 'w1:999999999999999', 'a1:1', `d1:999999999999999:dlv_${'A'.repeat(44)}`].map(base64urlText)
   const uris = [receiver.url, receiverChannel('fuzz-uri').url, 'http://127.0.0.1:9/closed', 'https://127.0.0.1:9/closed.png']
   return {
     t,
@@ -90,6 +92,9 @@ export async function deepTenant(): Promise<DeepTenant> {
       keyId: [spare.id],
       key_id: [spare.id],
       page_id: [PAGE_A.id],
+      // Well-formed cursors of every kind at the ends of the sequence, so cursor parsing is passed and the query runs.
+      before: cursors,
+      cursor: cursors,
       url: uris,
       webhook_url: uris,
       media_url: uris,
