@@ -62,6 +62,15 @@ export default defineProject(async () => {
       setupFiles: [path.join(root, 'test/worker/setup.ts')],
       globalSetup: [path.join(root, 'test/fixtures/receiver-global-setup.ts'), path.join(root, 'test/fixtures/fake-graph-global-setup.ts')],
       testTimeout: 20_000,
+      // The fuzz suites (test/worker/fuzz): a fixed seed and a bounded run here; `npm run fuzz` sets these.
+      provide: {
+        fuzz: {
+          seed: Number(process.env.FUZZ_SEED) || 14_05,
+          runs: Number(process.env.FUZZ_RUNS) || 8,
+          path: process.env.FUZZ_PATH ?? '',
+          report: process.env.FUZZ_REPORT === '1',
+        },
+      },
     },
   }
 })

@@ -59,7 +59,7 @@ keysRoutes.openapi(
     summary: 'Revoke a key',
     description: 'Revokes one of your keys at once (the calling key included). Needs a full key.',
     request: { params: KeyIdPath },
-    responses: { 200: { description: 'Revoked', content: { 'application/json': { schema: AdminOk } } }, ...statusErrors([401, 403, 404]) },
+    responses: { 200: { description: 'Revoked', content: { 'application/json': { schema: AdminOk } } }, ...statusErrors([400, 401, 403, 404]) },
   }),
   async (c) => {
     const { keyId } = c.req.valid('param')

@@ -32,6 +32,7 @@ for (const decision of ['approve', 'reject'] as const) {
       request: { params: MessageIdParam },
       responses: {
         200: { description: 'The message after the decision', content: { 'application/json': { schema: Message } } },
+        400: json('Invalid message id'),
         401: json('Missing or invalid API key'),
         403: json('`key_scope` (needs a full key without approval of its own), `key_account`, or a send refusal at approval time'),
         404: json('`message_not_found`'),

@@ -101,7 +101,7 @@ webhookOperationsRoutes.openapi(
     description:
       'Health is kept per URL (shared by subscriptions pointing there) and is null until the first real delivery attempt. A URL is paused automatically when its consecutive failures reach 15 and the first of them is at least an hour old, or at once when it answers 410 Gone; while paused nothing is sent and events are logged as `paused`.',
     request: { params: WebhookIdParam },
-    responses: { 200: { description: 'The health', content: { 'application/json': { schema: HealthAnswer } } }, ...errors([401, 403, 404]) },
+    responses: { 200: { description: 'The health', content: { 'application/json': { schema: HealthAnswer } } }, ...errors([400, 401, 403, 404]) },
   }),
   async (c) => {
     const tenant = c.get('tenant')
@@ -120,7 +120,10 @@ webhookOperationsRoutes.openapi(
     description:
       'Resumes delivery: the paused flag and the failure counters reset (successes and the last failure stay as history). No delivery is attempted now; events logged as `paused` meanwhile are re-sent with POST …/replay.',
     request: { params: WebhookIdParam },
-    responses: { 200: { description: 'The health after re-enabling', content: { 'application/json': { schema: HealthAnswer } } }, ...errors([401, 403, 404]) },
+    responses: {
+      200: { description: 'The health after re-enabling', content: { 'application/json': { schema: HealthAnswer } } },
+      ...errors([400, 401, 403, 404]),
+    },
   }),
   async (c) => {
     const tenant = c.get('tenant')
@@ -149,7 +152,7 @@ webhookOperationsRoutes.openapi(
     summary: 'Read the signing secret (tool get_webhook_signing_secret)',
     description: 'When signing is off, `signing_enabled` is false and `signing_secret` null.',
     request: { params: WebhookIdParam },
-    responses: { 200: { description: 'The secret', content: { 'application/json': { schema: SigningSecretAnswer } } }, ...errors([401, 403, 404]) },
+    responses: { 200: { description: 'The secret', content: { 'application/json': { schema: SigningSecretAnswer } } }, ...errors([400, 401, 403, 404]) },
   }),
   async (c) => {
     const { row, position } = await resolveWebhook(database(c.env.DB), c.get('tenant').id, c.req.valid('param').webhookId)
@@ -166,7 +169,7 @@ webhookOperationsRoutes.openapi(
     description:
       'Turns signing on with a new secret (`whsec_…`), returned here. A previous secret stops being used at once: deliveries sent after this answer are signed with the new one.',
     request: { params: WebhookIdParam },
-    responses: { 200: { description: 'The new secret', content: { 'application/json': { schema: SigningSecretAnswer } } }, ...errors([401, 403, 404]) },
+    responses: { 200: { description: 'The new secret', content: { 'application/json': { schema: SigningSecretAnswer } } }, ...errors([400, 401, 403, 404]) },
   }),
   async (c) => {
     const tenant = c.get('tenant')
@@ -187,7 +190,7 @@ webhookOperationsRoutes.openapi(
     summary: 'Turn signing off (tool turn_off_webhook_signing)',
     description: 'Removes the secret; later deliveries carry no X-Webhook-Timestamp or X-Webhook-Signature. Idempotent.',
     request: { params: WebhookIdParam },
-    responses: { 200: { description: 'Signing is off', content: { 'application/json': { schema: SigningSecretAnswer } } }, ...errors([401, 403, 404]) },
+    responses: { 200: { description: 'Signing is off', content: { 'application/json': { schema: SigningSecretAnswer } } }, ...errors([400, 401, 403, 404]) },
   }),
   async (c) => {
     const tenant = c.get('tenant')

@@ -146,7 +146,7 @@ webhooksRoutes.openapi(
     description:
       'One subscription by its exact name or positional id (names are stable; positions shift after a deletion). The signing secret is never part of it: use GET /webhooks/{webhookId}/signing-secret.',
     request: { params: WebhookIdParam },
-    responses: { 200: { description: 'The subscription', content: { 'application/json': { schema: WebhookAnswer } } }, ...errors([401, 403, 404]) },
+    responses: { 200: { description: 'The subscription', content: { 'application/json': { schema: WebhookAnswer } } }, ...errors([400, 401, 403, 404]) },
   }),
   async (c) => {
     const { row, position } = await resolveWebhook(database(c.env.DB), c.get('tenant').id, c.req.valid('param').webhookId)
@@ -208,7 +208,7 @@ webhooksRoutes.openapi(
     summary: 'Delete a webhook subscription (tool delete_webhook)',
     description: 'Removes the subscription and its delivery log, and resets the health of its URL. Later subscriptions move up one position.',
     request: { params: WebhookIdParam },
-    responses: { 200: { description: 'Deleted', content: { 'application/json': { schema: WebhookDeleted } } }, ...errors([401, 403, 404]) },
+    responses: { 200: { description: 'Deleted', content: { 'application/json': { schema: WebhookDeleted } } }, ...errors([400, 401, 403, 404]) },
   }),
   async (c) => {
     const tenant = c.get('tenant')
