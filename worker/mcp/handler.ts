@@ -4,7 +4,9 @@
  * (origin, key in URL, auth, batch, protocol version) are JSON-RPC error objects, like the SDK's own 406 and 415.
  */
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'
+import { CallToolRequestSchema, InitializeRequestSchema, ListToolsRequestSchema, PingRequestSchema } from '@modelcontextprotocol/sdk/types.js'
 import { Hono, type Context, type ExecutionContext } from 'hono'
+import type * as z from 'zod/v4'
 import type { AppEnv } from '../env'
 import { ApiError } from '../errors'
 import { keyFromHeaders } from '../middleware/api-key'
@@ -55,6 +57,31 @@ async function readMessage(c: Context<AppEnv>): Promise<unknown> {
   return message
 }
 
+/** The requests this server handles, by method, with the SDK's own schemas for them. */
+const REQUEST_SHAPES = new Map<string, z.ZodType>([
+  ['initialize', InitializeRequestSchema],
+  ['ping', PingRequestSchema],
+  ['tools/list', ListToolsRequestSchema],
+  ['tools/call', CallToolRequestSchema],
+])
+
+/**
+ * A request whose params do not fit its method (`arguments` a string, `name` a number) answers -32602 Invalid params
+ * naming the field. Left to the SDK, its schema check throws inside the handler and becomes -32603 Internal error
+ * carrying the raw schema issues.
+ */
+function invalidParams(message: unknown): { id: string | number; error: { code: number; message: string } } | null {
+  if (typeof message !== 'object' || message === null || !('method' in message) || !('id' in message)) return null
+  const { id, method } = message
+  const shape = typeof method === 'string' ? REQUEST_SHAPES.get(method) : undefined
+  if ((typeof id !== 'string' && typeof id !== 'number') || !shape) return null
+  const check = shape.safeParse(message)
+  if (check.success) return null
+  const issue = check.error.issues[0]
+  const where = issue?.path.join('.') || 'params'
+  return { id, error: { code: -32602, message: `Invalid params: ${where}: ${issue?.message ?? 'does not fit the method'}` } }
+}
+
 export function mcpRoutes(workerFetch: WorkerFetch): Hono<AppEnv> {
   const mcp = new Hono<AppEnv>()
   mcp.onError((err, c) => {
@@ -77,6 +104,8 @@ export function mcpRoutes(workerFetch: WorkerFetch): Hono<AppEnv> {
       throw new ApiError(400, 'unsupported_protocol_version', `Unsupported MCP-Protocol-Version ${version}; this server speaks ${PROTOCOL_VERSION}`)
     }
     const parsedBody = await readMessage(c)
+    const invalid = invalidParams(parsedBody)
+    if (invalid) return c.json({ jsonrpc: '2.0', ...invalid })
     // Guaranteed by mcpAuth. Tool calls carry the same key and the tenant it resolved to (see vouchFor).
     const apiKey = keyFromHeaders(c.req.raw.headers) ?? ''
     const tenant = c.get('tenant')

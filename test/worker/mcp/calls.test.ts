@@ -276,6 +276,19 @@ describe('arguments that cannot form a request', () => {
     expect((await rpc(t.key, 'tools/call', { name: 'list_messages', arguments: { limit: { n: 1 } } })).error?.code).toBe(-32602)
   })
 
+  it('answer -32602 naming the field, not -32603 with raw schema issues, when arguments or name has the wrong type', async () => {
+    const t = await newTenant()
+    for (const args of ['x', [1], 5, null, true]) {
+      const answer = await rpc(t.key, 'tools/call', { name: 'list_messages', arguments: args })
+      expect(answer.status).toBe(200)
+      expect(answer.error?.code, JSON.stringify(args)).toBe(-32602)
+      expect(answer.error?.message).toMatch(/^Invalid params: params\.arguments: /)
+      expect(answer.error?.message).not.toContain('"code"')
+    }
+    const unnamed = await rpc(t.key, 'tools/call', { name: 7, arguments: {} })
+    expect(unnamed.error).toMatchObject({ code: -32602, message: expect.stringContaining('params.name') })
+  })
+
   it('encode a path parameter, so an id cannot reach another route', async () => {
     const { t } = await withConversation()
     const got = await callTool(t.key, 'get_message', { id: '../accounts' })
