@@ -209,7 +209,7 @@ export function createBetaConnector(opts: ConnectorOptions, deps: BetaDeps): Con
     if (opts.forceNew) await wipe()
     const saved = opts.forceNew ? '' : (entries.get(SESSION_KEY) ?? '')
     outbox.load(opts.forceNew ? undefined : entries.get(OUTBOX_KEY))
-    const c = deps.makeClient(saved)
+    const c = deps.makeClient(saved, { phone: opts.phone })
     client = c
     c.onUpdate((update) => enqueue(() => handleUpdate(update, { log, events: opts.events, peers, outbox, onLoginToken: () => login?.onLoginToken() })))
     emit({ state: 'connecting' })
