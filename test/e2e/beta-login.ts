@@ -36,7 +36,12 @@ export function restCalls(api: Api, key: string): BetaCalls {
 
 /** The same operations as the agent runs them: connect_beta, submit_beta_code, submit_beta_password, get_beta_status, disconnect_beta. */
 export function mcpCalls(client: Client): BetaCalls {
-  const call = (name: string, args: Record<string, unknown>) => callTool<Json>(client, name, args)
+  const call = async (name: string, args: Record<string, unknown>): Promise<Answer> => {
+    const { status, json, isError } = await callTool<Json>(client, name, args)
+    // A tool result is an error exactly when the REST answer it carries is.
+    if (isError !== status >= 400) throw new Error(`${name}: isError ${isError} with HTTP ${status}`)
+    return { status, json }
+  }
   return {
     via: 'MCP',
     connect: (body) => call('connect_beta', { body }),

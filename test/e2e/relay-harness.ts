@@ -40,6 +40,9 @@ export function startSim(): Promise<SimServer> {
 
 export const SESSION_KEY = randomBytes(32).toString('base64')
 
+/** How long a relay may take to start and link; generous because e2e files share a 2-core machine with other suites. */
+const RELAY_START_MS = 60_000
+
 export function spawnRelay(server: LocalServer, token: string, sim: SimServer, env: Record<string, string> = {}): RelayProc {
   // node with tsx as a loader, not the tsx CLI: the CLI runs the relay in a child process that a SIGKILL of the
   // CLI would leave running.
@@ -82,7 +85,7 @@ export function spawnRelay(server: LocalServer, token: string, sim: SimServer, e
   proc.stderr?.on('data', (d: Buffer) => (out += d.toString()))
   const when = <T>(pick: (line: Record<string, unknown>) => T | undefined, what: string) =>
     new Promise<T>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`relay: no "${what}" within 30 s:\n${out.slice(-3000)}`)), 30_000)
+      const timer = setTimeout(() => reject(new Error(`relay: no "${what}" within ${RELAY_START_MS / 1000} s:\n${out.slice(-3000)}`)), RELAY_START_MS)
       lines.push((l) => {
         const v = pick(l)
         if (v !== undefined) clearTimeout(timer), resolve(v)
