@@ -11,6 +11,9 @@ import { startLocalServer, type LocalServer } from './local-server'
 import { apiOf, linkAlpha, newPhone, spawnRelay, startSim, type Api, type RelayProc } from './relay-harness'
 import { subscribeInbox, type WebhookInbox } from './webhook-inbox'
 
+/** wrangler dev's own start deadline (90 s, local-server.ts) plus the migrations before it. */
+const SETUP_TIMEOUT_MS = 240_000
+
 export type RelaySuite = {
   server: LocalServer
   sim: SimServer
@@ -62,9 +65,10 @@ export function relaySuite(opts: { keepRelays?: boolean } = {}): RelaySuite {
     },
   }
   const killRelays = () => Promise.all(relays.splice(0).map((r) => r.kill('SIGKILL')))
+  // wrangler dev alone may take most of the default 120 s to come up while other suites load the machine.
   beforeAll(async () => {
     ;[suite.server, suite.sim, suite.receiver] = await Promise.all([startLocalServer(), startSim(), startReceiver()])
-  })
+  }, SETUP_TIMEOUT_MS)
   afterEach(async () => {
     for (const c of cleanups.splice(0)) await c()
     if (!opts.keepRelays) await killRelays()
