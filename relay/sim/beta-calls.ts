@@ -116,3 +116,17 @@ export function downloadParts(invoke: Invoke, message: Api.Message): NodeJS.Read
   }
   return Readable.from(parts(), { objectMode: false })
 }
+
+/** As GramJS's update loop hands updates to a Raw handler: containers opened, each update with the container's users as `_entities`. */
+export function dispatchUpdates(updates: Api.TypeUpdates, emit: (update: unknown) => void): void {
+  if (updates instanceof Api.Updates || updates instanceof Api.UpdatesCombined) {
+    const entities = new Map<string, Api.TypeUser>()
+    for (const u of updates.users) if (u instanceof Api.User) entities.set(u.id.toString(), u)
+    for (const u of updates.updates) {
+      Reflect.set(u, '_entities', entities)
+      emit(u)
+    }
+    return
+  }
+  emit(updates instanceof Api.UpdateShort ? updates.update : updates)
+}

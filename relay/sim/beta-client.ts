@@ -10,7 +10,7 @@ import { Api, errors } from 'telegram'
 import type { CustomFile } from 'telegram/client/uploads'
 import { WebSocket } from 'ws'
 import type { BetaClient } from '../beta/socket'
-import { downloadParts, sendText, sendUpload } from './beta-calls'
+import { dispatchUpdates, downloadParts, sendText, sendUpload } from './beta-calls'
 import { simDeviceUrl } from './config'
 import { decodeResult, decodeUpdates, encodeTl } from './network/beta-wire'
 import { ServerMsg, type ClientMsg } from './network/protocol'
@@ -132,7 +132,12 @@ export class SimBetaClient implements BetaClient {
   }
 
   private onServer(msg: ServerMsg): void {
-    if (msg.t === 'beta_update') return this.dispatch(decodeUpdates(msg.body))
+    if (msg.t === 'beta_update') {
+      dispatchUpdates(decodeUpdates(msg.body), (u) => {
+        for (const h of this.handlers) h(u)
+      })
+      return
+    }
     if (msg.t !== 'beta_result' && msg.t !== 'beta_error') return
     const p = this.pending.get(msg.id)
     if (!p) return
@@ -141,31 +146,14 @@ export class SimBetaClient implements BetaClient {
     if (msg.t === 'beta_error') {
       const request = p.request ?? new Api.help.GetConfig()
       const err: unknown = errors.RPCMessageToError(new Api.RpcError({ errorCode: msg.code, errorMessage: msg.message }), request)
-      return p.reject(err instanceof Error ? err : new errors.RPCError(msg.message, request, msg.code))
+      p.reject(err instanceof Error ? err : new errors.RPCError(msg.message, request, msg.code))
+      return
     }
     try {
       p.resolve(p.request ? decodeResult(p.request, msg.body) : undefined)
     } catch (err) {
       p.reject(err instanceof Error ? err : new Error(String(err)))
     }
-  }
-
-  /** As GramJS's update loop: containers are opened, each update carries the container's users as `_entities`. */
-  private dispatch(updates: Api.TypeUpdates): void {
-    const emit = (u: unknown) => {
-      for (const h of this.handlers) h(u)
-    }
-    if (updates instanceof Api.Updates || updates instanceof Api.UpdatesCombined) {
-      const entities = new Map<string, Api.TypeUser>()
-      for (const u of updates.users) if (u instanceof Api.User) entities.set(u.id.toString(), u)
-      for (const u of updates.updates) {
-        Reflect.set(u, '_entities', entities)
-        emit(u)
-      }
-      return
-    }
-    if (updates instanceof Api.UpdateShort) return emit(updates.update)
-    emit(updates)
   }
 }
 

@@ -282,7 +282,7 @@ export class SimBetaNetwork {
   }
 
   private storeMedia(file: BetaFile & { voiceNote: boolean }): Api.TypeMessageMedia {
-    const id = bigInt(randomBytes(7).readUIntBE(0, 7).toString())
+    const id = bigInt(randomBytes(6).readUIntBE(0, 6).toString())
     const accessHash = bigInt(randomBytes(6).readUIntBE(0, 6).toString())
     const fileReference = randomBytes(8)
     const type = file.contentType.split(';')[0]!.trim().toLowerCase()
