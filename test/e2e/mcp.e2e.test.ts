@@ -2,30 +2,12 @@
  * The official MCP SDK client against the real local server (wrangler dev): it connects with the key in a header,
  * lists the tools, and drives a full receive-and-reply loop on the custom channel through tools alone.
  */
-import { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { describe, expect, it } from 'vitest'
 import { localSuite } from './local-suite'
+import { callTool as tool, connectMcp } from './mcp-client'
 
 const local = localSuite()
-
-async function connect(headers: Record<string, string>, query = ''): Promise<{ client: Client; transport: StreamableHTTPClientTransport }> {
-  const transport = new StreamableHTTPClientTransport(new URL(`${local.server.url}/mcp${query}`), { requestInit: { headers } })
-  const client = new Client({ name: 'e2e-agent', version: '1.0.0' })
-  await client.connect(transport)
-  return { client, transport }
-}
-
-/** Calls a tool and takes its `HTTP <status>\n<json>` text apart. */
-async function tool<T = Record<string, unknown>>(client: Client, name: string, args: Record<string, unknown> = {}) {
-  const result = (await client.callTool({ name, arguments: args })) as CallToolResult
-  const first = result.content[0]
-  if (first?.type !== 'text') throw new Error(`${name}: no text content`)
-  const match = /^HTTP (\d{3})\n([\s\S]*)$/.exec(first.text)
-  if (!match) throw new Error(`${name}: unexpected text ${first.text}`)
-  return { status: Number(match[1]), json: JSON.parse(match[2]!) as T, isError: result.isError === true }
-}
+const connect = (headers: Record<string, string>, query = '') => connectMcp(local.server.url, headers, query)
 
 describe('MCP with the official SDK client on the local server', () => {
   it('connects, lists the tools and runs a receive-and-reply loop', async () => {

@@ -9,61 +9,15 @@ import { createHash } from 'node:crypto'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import type { SimServer } from '../../relay/sim/network/server'
-import { startReceiver, type Receiver } from '../fixtures/receiver'
-import { startLocalServer, type LocalServer } from './local-server'
-import { eventually, issueRelayToken, openLocalD1, simPost, spawnRelay, startSim, type RelayProc } from './relay-harness'
-import { subscribeInbox, type WebhookInbox } from './webhook-inbox'
+import { describe, expect, it } from 'vitest'
+import { enc, eventually, issueRelayToken, openLocalD1, simPost, type Json } from './relay-harness'
+import { relaySuite } from './relay-suite'
 
-let server: LocalServer
-let sim: SimServer
-let receiver: Receiver
-const relays: RelayProc[] = []
-
-beforeAll(async () => {
-  ;[server, sim, receiver] = await Promise.all([startLocalServer(), startSim(), startReceiver()])
-})
-afterEach(async () => {
-  await Promise.all(relays.splice(0).map((r) => r.kill('SIGKILL')))
-})
-afterAll(async () => {
-  await Promise.all([sim?.close(), server?.stop(), receiver?.close()])
-})
-
-type Json = Record<string, any>
-const enc = encodeURIComponent
+const suite = relaySuite()
+const { api } = suite
+const relay = (token: string) => suite.relay(token)
+const linkedAccount = () => suite.linkedAlphaAccount('1557')
 const sha = (b: Uint8Array) => createHash('sha256').update(b).digest('hex')
-
-async function api(key: string, method: string, path: string, body?: unknown): Promise<{ status: number; json: Json }> {
-  const res = await fetch(`${server.url}/v1${path}`, {
-    method,
-    headers: { 'X-API-Key': key, 'Content-Type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  })
-  return { status: res.status, json: (await res.json()) as Json }
-}
-
-function relay(token: string): RelayProc {
-  const r = spawnRelay(server, token, sim)
-  relays.push(r)
-  return r
-}
-
-let phoneSeq = 0
-const newPhone = () => `+1557${String(Date.now() % 1_000_000).padStart(6, '0')}${phoneSeq++ % 10}`
-
-async function linkedAccount(): Promise<{ key: string; phone: string; hook: WebhookInbox }> {
-  const { key, tenantId } = await server.newTenant()
-  const hook = await subscribeInbox(server, receiver, key, `hook-${tenantId}`)
-  const phone = newPhone()
-  expect((await api(key, 'POST', '/channels/alpha-web/connections', { phone_number: phone })).status).toBe(200)
-  await eventually(async () => (await api(key, 'GET', `/channels/alpha-web/connections/${enc(phone)}/qr`)).json.qr_code, 10_000, 'a QR code')
-  await simPost(sim, `/alpha/${enc(phone)}/link`)
-  await eventually(async () => (await api(key, 'GET', '/accounts')).json.accounts[0]?.status === 'connected', 10_000, 'connected')
-  expect((await hook.next()).event).toBe('account.connected')
-  return { key, phone, hook }
-}
 
 function bytesOf(n: number, seed: number): Buffer {
   const b = Buffer.alloc(n)
@@ -79,7 +33,7 @@ const ITEMS = [
 
 describe('inbound media through the relay', () => {
   it('brings a photo, a voice note and a document to a wait and the webhook with signed links to the same bytes', async () => {
-    const { token } = await issueRelayToken(server)
+    const { token } = await issueRelayToken(suite.server)
     await relay(token).linked
     const { key, phone, hook } = await linkedAccount()
     for (const item of ITEMS) {
@@ -87,7 +41,8 @@ describe('inbound media through the relay', () => {
       const waiting = api(key, 'GET', `/messages/wait?timeout_s=30&cursor=${cursor}`)
       const media = { content_type: item.content_type, file_name: item.file_name, data_base64: item.data.toString('base64'), voice_note: item.voice_note }
       expect(
-        (await simPost(sim, `/alpha/${enc(phone)}/inbound`, { from: '+447700900222', text: item.kind === 'image' ? 'look' : '', name: 'Bo', media })).status
+        (await simPost(suite.sim, `/alpha/${enc(phone)}/inbound`, { from: '+447700900222', text: item.kind === 'image' ? 'look' : '', name: 'Bo', media }))
+          .status
       ).toBe(200)
       const [answer, received] = await Promise.all([waiting, hook.next()])
       const [m] = answer.json.messages
@@ -110,17 +65,17 @@ describe('inbound media through the relay', () => {
       const viaHook = await fetch(payload.message.media.url)
       expect(sha(new Uint8Array(await viaHook.arrayBuffer()))).toBe(sha(item.data))
       // With the key: the bytes, and a range of them.
-      const direct = await fetch(`${server.url}/v1/media/${m.media.id}`, { headers: { 'X-API-Key': key, Range: 'bytes=10-19' } })
+      const direct = await fetch(`${suite.server.url}/v1/media/${m.media.id}`, { headers: { 'X-API-Key': key, Range: 'bytes=10-19' } })
       expect(direct.status).toBe(206)
       expect(Buffer.from(await direct.arrayBuffer())).toEqual(item.data.subarray(10, 20))
     }
-    const other = await server.newTenant()
+    const other = await suite.server.newTenant()
     const listed = (await api(key, 'GET', '/messages?limit=3')).json.messages as Json[]
-    expect((await fetch(`${server.url}/v1/media/${listed[0]!.media.id}`, { headers: { 'X-API-Key': other.key } })).status).toBe(404)
+    expect((await fetch(`${suite.server.url}/v1/media/${listed[0]!.media.id}`, { headers: { 'X-API-Key': other.key } })).status).toBe(404)
 
     // An agent looks and listens over MCP, with the official SDK client.
     const [doc, voice, photo] = listed
-    const transport = new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), { requestInit: { headers: { 'X-API-Key': key } } })
+    const transport = new StreamableHTTPClientTransport(new URL(`${suite.server.url}/mcp`), { requestInit: { headers: { 'X-API-Key': key } } })
     const client = new Client({ name: 'e2e-media-agent', version: '1.0.0' })
     await client.connect(transport)
     try {
@@ -146,16 +101,16 @@ describe('inbound media through the relay', () => {
   })
 
   it('leaves no partial item when the relay is SIGKILLed during a large upload, then stores the message once with its media', async () => {
-    const { token } = await issueRelayToken(server)
+    const { token } = await issueRelayToken(suite.server)
     const first = relay(token)
     await first.linked
     const { key, phone } = await linkedAccount()
     const big = bytesOf(24 * 1024 * 1024, 7)
     const media = { content_type: 'video/mp4', file_name: 'clip.mp4', data_base64: big.toString('base64'), voice_note: false }
-    expect((await simPost(sim, `/alpha/${enc(phone)}/inbound`, { from: '+447700900333', text: 'watch this', media })).status).toBe(200)
+    expect((await simPost(suite.sim, `/alpha/${enc(phone)}/inbound`, { from: '+447700900333', text: 'watch this', media })).status).toBe(200)
     await eventually(() => first.output().includes('media upload started'), 20_000, 'the upload to start')
     await first.kill('SIGKILL')
-    const db = openLocalD1(server)
+    const db = openLocalD1(suite.server)
     try {
       // Whatever the relay got through before it died: never a message without its media, never a partial row.
       const rows = db.prepare('SELECT size, status FROM media WHERE account_id = ?').all(phone) as Array<{ size: number; status: string }>

@@ -6,67 +6,23 @@
  * session stored (encrypted) at the edge: no new QR code. Webhook subscribers see the same: each of the 500
  * messages as one message.received, and each late send as one message.sent, signed and verified by the receiver.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import type { SimServer } from '../../relay/sim/network/server'
-import { startReceiver, type Receiver } from '../fixtures/receiver'
-import { startLocalServer, type LocalServer } from './local-server'
-import { eventually, issueRelayToken, simGet, simPost, spawnRelay, startSim, type RelayProc } from './relay-harness'
-import { subscribeInbox, type WebhookInbox } from './webhook-inbox'
+import { describe, expect, it } from 'vitest'
+import { enc, eventually, inboundTexts, issueRelayToken, simGet, simPost, type Json } from './relay-harness'
+import { relaySuite } from './relay-suite'
 
-let server: LocalServer
-let sim: SimServer
-let receiver: Receiver
-const relays: RelayProc[] = []
-const cleanup: Array<() => Promise<unknown>> = []
+const suite = relaySuite()
+const { api } = suite
+const relay = (token: string) => suite.relay(token)
 
-beforeAll(async () => {
-  ;[server, sim, receiver] = await Promise.all([startLocalServer(), startSim(), startReceiver()])
-})
-afterEach(async () => {
-  // Removing the accounts takes their sessions out of the hub, so the next scenario starts from a clean placement.
-  for (const c of cleanup.splice(0)) await c()
-  await Promise.all(relays.splice(0).map((r) => r.kill('SIGKILL')))
-})
-afterAll(async () => {
-  await Promise.all([sim?.close(), server?.stop(), receiver?.close()])
-})
-
-type Json = Record<string, any>
-const enc = encodeURIComponent
-
-async function api(key: string, method: string, path: string, body?: unknown): Promise<{ status: number; json: Json }> {
-  const res = await fetch(`${server.url}/v1${path}`, {
-    method,
-    headers: { 'X-API-Key': key, 'Content-Type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  })
-  return { status: res.status, json: (await res.json()) as Json }
-}
-
-function relay(token: string): RelayProc {
-  const r = spawnRelay(server, token, sim)
-  relays.push(r)
-  return r
-}
-
-let phoneSeq = 0
-const newPhone = () => `+1556${String(Date.now() % 1_000_000).padStart(6, '0')}${phoneSeq++ % 10}`
-
-async function linkedAccount(): Promise<{ key: string; phone: string; hook: WebhookInbox }> {
-  const { key, tenantId } = await server.newTenant()
-  const hook = await subscribeInbox(server, receiver, key, `hook-${tenantId}`)
-  const phone = newPhone()
-  expect((await api(key, 'POST', '/channels/alpha-web/connections', { phone_number: phone })).status).toBe(200)
-  await eventually(async () => (await api(key, 'GET', `/channels/alpha-web/connections/${enc(phone)}/qr`)).json.qr_code, 10_000, 'a QR code')
-  await simPost(sim, `/alpha/${enc(phone)}/link`)
-  await eventually(async () => (await api(key, 'GET', '/accounts')).json.accounts[0]?.status === 'connected', 10_000, 'connected')
-  cleanup.push(() => api(key, 'DELETE', `/channels/alpha-web/connections/${enc(phone)}`))
-  expect((await hook.next()).event).toBe('account.connected')
-  return { key, phone, hook }
+/** A linked alpha number whose removal after the test takes its session out of the hub, for a clean placement next. */
+async function linkedAccount() {
+  const account = await suite.linkedAlphaAccount('1556')
+  suite.cleanup(() => api(account.key, 'DELETE', `/channels/alpha-web/connections/${enc(account.phone)}`))
+  return account
 }
 
 async function relayList(): Promise<Json[]> {
-  const res = await fetch(`${server.url}/admin/relays`, { headers: { Authorization: `Bearer ${server.adminToken}` } })
+  const res = await fetch(`${suite.server.url}/admin/relays`, { headers: { Authorization: `Bearer ${suite.server.adminToken}` } })
   return ((await res.json()) as { relays: Json[] }).relays
 }
 
@@ -75,20 +31,9 @@ function holderOf(relays: Json[], phone: string): string | null {
   return null
 }
 
-async function inboundTexts(key: string): Promise<string[]> {
-  const texts: string[] = []
-  let before: string | null = null
-  do {
-    const page: { json: Json } = await api(key, 'GET', `/messages?direction=inbound&limit=100${before ? `&before=${before}` : ''}`)
-    texts.push(...page.json.messages.map((m: Json) => m.text))
-    before = page.json.next_cursor
-  } while (before)
-  return texts
-}
-
 describe('relay failover', () => {
   it('loses and duplicates nothing when the relay is SIGKILLed during a 500-message burst', async () => {
-    const { token } = await issueRelayToken(server)
+    const { token } = await issueRelayToken(suite.server)
     const first = relay(token)
     await first.linked
     const { key, phone, hook } = await linkedAccount()
@@ -102,7 +47,7 @@ describe('relay failover', () => {
           killed = true
           await first.kill('SIGKILL')
         }
-        const r = await simPost(sim, `/alpha/${enc(phone)}/inbound`, { from: `+4477009${String(i % 50).padStart(5, '0')}`, text: `burst-${i}` })
+        const r = await simPost(suite.sim, `/alpha/${enc(phone)}/inbound`, { from: `+4477009${String(i % 50).padStart(5, '0')}`, text: `burst-${i}` })
         expect(r.status).toBe(200)
       }
     }
@@ -113,14 +58,14 @@ describe('relay failover', () => {
     await second.linked
     const texts = await eventually(
       async () => {
-        const t = await inboundTexts(key)
+        const t = await inboundTexts(api, key)
         return t.length >= TOTAL ? t : undefined
       },
       40_000,
       `${TOTAL} inbound messages`
     )
     await new Promise((r) => setTimeout(r, 500))
-    const final = await inboundTexts(key)
+    const final = await inboundTexts(api, key)
     expect(final.length).toBe(TOTAL)
     expect(new Set(final).size).toBe(TOTAL)
     expect(texts.length).toBe(TOTAL)
@@ -131,15 +76,15 @@ describe('relay failover', () => {
     expect(new Set(hooked.map((p) => p.message.id)).size).toBe(TOTAL)
     await hook.expectExactly(['account.connected', ...Array<'message.received'>(TOTAL).fill('message.received')])
     // Resumed from the stored session: linked once, never asked for a QR code again.
-    expect(await simGet(sim, `/alpha/${enc(phone)}`)).toMatchObject({ linked: true, pending_inbound: 0, max_concurrent_connections: 1 })
+    expect(await simGet(suite.sim, `/alpha/${enc(phone)}`)).toMatchObject({ linked: true, pending_inbound: 0, max_concurrent_connections: 1 })
   })
 
   it('keeps sends queued while no relay runs and sends them when one returns', async () => {
-    const { token } = await issueRelayToken(server)
+    const { token } = await issueRelayToken(suite.server)
     const first = relay(token)
     await first.linked
     const { key, phone, hook } = await linkedAccount()
-    await simPost(sim, `/alpha/${enc(phone)}/inbound`, { from: '+447700900222', text: 'ping' })
+    await simPost(suite.sim, `/alpha/${enc(phone)}/inbound`, { from: '+447700900222', text: 'ping' })
     const contact = await eventually(
       async () => (await api(key, 'GET', '/messages?direction=inbound')).json.messages[0]?.contact,
       10_000,
@@ -155,7 +100,7 @@ describe('relay failover', () => {
     }
     await new Promise((r) => setTimeout(r, 500))
     for (const id of ids) expect((await api(key, 'GET', `/messages/${id}`)).json.status).toBe('queued')
-    expect((await simGet<{ messages: Json[] }>(sim, `/alpha/${enc(phone)}/outbox`)).messages).toEqual([])
+    expect((await simGet<{ messages: Json[] }>(suite.sim, `/alpha/${enc(phone)}/outbox`)).messages).toEqual([])
 
     relay(token)
     await eventually(
@@ -166,7 +111,7 @@ describe('relay failover', () => {
       20_000,
       'all sent'
     )
-    const outbox = (await simGet<{ messages: Json[] }>(sim, `/alpha/${enc(phone)}/outbox`)).messages
+    const outbox = (await simGet<{ messages: Json[] }>(suite.sim, `/alpha/${enc(phone)}/outbox`)).messages
     expect(outbox.map((m) => m.text).sort()).toEqual(['one', 'three', 'two'])
     const events = await hook.take(4)
     expect(events[0]!.event).toBe('message.received')
@@ -176,7 +121,7 @@ describe('relay failover', () => {
   })
 
   it('moves a killed relay’s accounts to the other relay within 15 s, never running a session twice', async () => {
-    const [ta, tb] = [await issueRelayToken(server), await issueRelayToken(server)]
+    const [ta, tb] = [await issueRelayToken(suite.server), await issueRelayToken(suite.server)]
     const a = relay(ta.token)
     const b = relay(tb.token)
     await Promise.all([a.linked, b.linked])
@@ -193,7 +138,7 @@ describe('relay failover', () => {
       async () => {
         const now = await relayList()
         if (!onA.every((x) => holderOf(now, x.phone) === tb.id)) return false
-        const phones = await Promise.all(onA.map((x) => simGet(sim, `/alpha/${enc(x.phone)}`)))
+        const phones = await Promise.all(onA.map((x) => simGet(suite.sim, `/alpha/${enc(x.phone)}`)))
         const statuses = await Promise.all(onA.map(async (x) => (await api(x.key, 'GET', '/accounts')).json.accounts[0]?.status))
         return phones.every((p) => p.open_connections === 1) && statuses.every((s) => s === 'connected')
       },
@@ -202,13 +147,13 @@ describe('relay failover', () => {
     )
     const tookMs = Date.now() - killedAt
     expect(tookMs).toBeLessThan(15_000)
-    for (const x of accounts) expect((await simGet(sim, `/alpha/${enc(x.phone)}`)).max_concurrent_connections).toBe(1)
+    for (const x of accounts) expect((await simGet(suite.sim, `/alpha/${enc(x.phone)}`)).max_concurrent_connections).toBe(1)
     // The move is invisible to subscribers: no account.disconnected / account.connected pair for a session that resumed.
     for (const x of accounts) await x.hook.expectExactly(['account.connected'])
   })
 
   it('resumes a number removed and added again after a relay restart, without a new QR (issue 14 §1)', async () => {
-    const { token } = await issueRelayToken(server)
+    const { token } = await issueRelayToken(suite.server)
     const first = relay(token)
     await first.linked
     const { key, phone } = await linkedAccount()
@@ -216,7 +161,7 @@ describe('relay failover', () => {
     const linkAgain = async (body: Json) => {
       expect((await api(key, 'POST', '/channels/alpha-web/connections', { phone_number: phone, ...body })).status).toBe(200)
       await eventually(qrNow, 10_000, 'a QR code')
-      await simPost(sim, `/alpha/${enc(phone)}/link`)
+      await simPost(suite.sim, `/alpha/${enc(phone)}/link`)
       await eventually(async () => (await api(key, 'GET', '/accounts')).json.accounts[0]?.status === 'connected', 10_000, 'connected')
     }
     // A second link with force_new moves the session's fence past 1; the removal then must not let it start over.
@@ -236,17 +181,17 @@ describe('relay failover', () => {
     expect(h.status).toBe('ok')
     expect(await first.kill('SIGTERM')).toBe(0)
 
-    const loginsBefore = (await simGet(sim, `/alpha/${enc(phone)}`)).logins as number
+    const loginsBefore = (await simGet(suite.sim, `/alpha/${enc(phone)}`)).logins as number
     relay(token)
     await eventually(
       async () => {
-        const p = await simGet(sim, `/alpha/${enc(phone)}`)
+        const p = await simGet(suite.sim, `/alpha/${enc(phone)}`)
         return (p.logins as number) > loginsBefore && p.open_connections === 1 && (await api(key, 'GET', '/accounts')).json.accounts[0]?.status === 'connected'
       },
       15_000,
       'resumed on the new relay'
     )
     expect(await qrNow()).toBeFalsy()
-    expect((await simGet(sim, `/alpha/${enc(phone)}`)).link_pending).toBe(false)
+    expect((await simGet(suite.sim, `/alpha/${enc(phone)}`)).link_pending).toBe(false)
   })
 })

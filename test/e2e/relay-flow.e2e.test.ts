@@ -6,46 +6,18 @@
  * events; pairing code; passkey; removal; tenant scope; token refusal. Every event is checked as a subscriber gets
  * it: one signed POST each, verified by the receiver with the subscription's secret, with the payload of spec part 6.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { WebSocket } from 'ws'
-import type { SimServer } from '../../relay/sim/network/server'
-import { startReceiver, type Receiver } from '../fixtures/receiver'
-import { startLocalServer, type LocalServer } from './local-server'
-import { eventually, issueRelayToken, simGet, simPost, spawnRelay, startSim, type RelayProc } from './relay-harness'
-import { ISO_DATE_TIME, subscribeInbox, type WebhookInbox } from './webhook-inbox'
+import { enc, eventually, issueRelayToken, linkAlpha, newPhone, simGet, simPost, type Json } from './relay-harness'
+import { relaySuite } from './relay-suite'
+import { ISO_DATE_TIME } from './webhook-inbox'
 
-let server: LocalServer
-let sim: SimServer
-let receiver: Receiver
-let relay: RelayProc
-const extra: RelayProc[] = []
+const suite = relaySuite({ keepRelays: true })
+const { api, tenantWithHook } = suite
 
 beforeAll(async () => {
-  ;[server, sim, receiver] = await Promise.all([startLocalServer(), startSim(), startReceiver()])
-  relay = spawnRelay(server, (await issueRelayToken(server)).token, sim)
-  await relay.linked
+  await suite.relay((await issueRelayToken(suite.server)).token).linked
 })
-afterAll(async () => {
-  await Promise.all([relay, ...extra].map((r) => r?.kill('SIGKILL')))
-  await Promise.all([sim?.close(), server?.stop(), receiver?.close()])
-})
-
-type Json = Record<string, any>
-
-async function api(key: string, method: string, path: string, body?: unknown): Promise<{ status: number; json: Json }> {
-  const res = await fetch(`${server.url}/v1${path}`, {
-    method,
-    headers: { 'X-API-Key': key, 'Content-Type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  })
-  return { status: res.status, json: (await res.json()) as Json }
-}
-
-/** A new tenant whose webhook (every event, signed) posts to its own receiver channel. */
-async function tenantWithHook(): Promise<{ tenantId: string; key: string; hook: WebhookInbox }> {
-  const t = await server.newTenant()
-  return { ...t, hook: await subscribeInbox(server, receiver, t.key, `hook-${t.tenantId}`) }
-}
 
 /** The payload of an account event as spec part 6 shows it, for an alpha number. */
 function accountEvent(event: string, phone: string, status: string, reason: string | null) {
@@ -58,24 +30,8 @@ function accountEvent(event: string, phone: string, status: string, reason: stri
   }
 }
 
-let phoneSeq = 0
-const newPhone = () => `+1555${String(process.pid % 1000).padStart(3, '0')}${String(Date.now() % 10000).padStart(4, '0')}${phoneSeq++ % 10}`
-const enc = encodeURIComponent
-
-async function connectAndLink(key: string, phone = newPhone()) {
-  const started = await api(key, 'POST', '/channels/alpha-web/connections', { phone_number: phone })
-  expect(started.status).toBe(200)
-  const qr = await eventually(
-    async () => {
-      const r = await api(key, 'GET', `/channels/alpha-web/connections/${enc(phone)}/qr`)
-      return r.json.qr_code ? r.json : undefined
-    },
-    10_000,
-    'a QR code'
-  )
-  expect((await simPost(sim, `/alpha/${enc(phone)}/link`)).json).toMatchObject({ linked: true })
-  await eventually(async () => (await api(key, 'GET', `/channels/alpha-web/connections/${enc(phone)}/status`)).json.status === 'connected', 10_000, 'connected')
-  return { phone, started: started.json, qr }
+async function connectAndLink(key: string, phone = newPhone('1555')) {
+  return { phone, ...(await linkAlpha(suite.server, suite.sim, key, phone)) }
 }
 
 describe('alpha through a relay in sim mode', () => {
@@ -98,7 +54,7 @@ describe('alpha through a relay in sim mode', () => {
     expect((await hook.next()).event).toBe('account.connected')
     const cursor = (await api(key, 'GET', '/messages/wait?timeout_s=0')).json.cursor
     const waiting = api(key, 'GET', `/messages/wait?timeout_s=20&cursor=${cursor}`)
-    await simPost(sim, `/alpha/${enc(phone)}/inbound`, { from: '+447700900111', text: 'Are you open today?', name: 'Ada' })
+    await simPost(suite.sim, `/alpha/${enc(phone)}/inbound`, { from: '+447700900111', text: 'Are you open today?', name: 'Ada' })
     const [got, received] = await Promise.all([waiting.then((r) => r.json.messages), hook.next()])
     expect(got).toEqual([
       expect.objectContaining({
@@ -131,14 +87,14 @@ describe('alpha through a relay in sim mode', () => {
       contact,
     })
     expect((await hook.next()).payload).toEqual(outbound('sent'))
-    const outbox = (await simGet<{ messages: Json[] }>(sim, `/alpha/${enc(phone)}/outbox`)).messages
+    const outbox = (await simGet<{ messages: Json[] }>(suite.sim, `/alpha/${enc(phone)}/outbox`)).messages
     expect(outbox).toEqual([
       expect.objectContaining({ message_id: id, to: '+447700900111', text: 'Yes, until 6pm.', media_url: null, id: expect.stringMatching(/^3EB0/) }),
     ])
 
-    await simPost(sim, `/alpha/${enc(phone)}/receipt`, { message_id: id, status: 'delivered' })
+    await simPost(suite.sim, `/alpha/${enc(phone)}/receipt`, { message_id: id, status: 'delivered' })
     expect((await hook.next()).payload).toEqual(outbound('delivered'))
-    await simPost(sim, `/alpha/${enc(phone)}/receipt`, { message_id: outbox[0]!.id, status: 'read' })
+    await simPost(suite.sim, `/alpha/${enc(phone)}/receipt`, { message_id: outbox[0]!.id, status: 'read' })
     expect((await hook.next()).payload).toEqual(outbound('read'))
     expect((await api(key, 'GET', `/messages/${id}`)).json).toMatchObject({ id, direction: 'outbound', status: 'read' })
     await hook.expectExactly(['account.connected', 'message.received', 'message.sent', 'message.delivered', 'message.read'])
@@ -148,7 +104,7 @@ describe('alpha through a relay in sim mode', () => {
     const a = await tenantWithHook()
     const { phone } = await connectAndLink(a.key)
     expect((await a.hook.next()).event).toBe('account.connected')
-    await simPost(sim, `/alpha/${enc(phone)}/logout`)
+    await simPost(suite.sim, `/alpha/${enc(phone)}/logout`)
     expect((await a.hook.next()).payload).toEqual(accountEvent('account.disconnected', phone, 'disconnected', 'logged_out'))
     // The event commits with the status, so both read models show it once the webhook has come.
     expect((await api(a.key, 'GET', '/accounts')).json.accounts).toEqual([expect.objectContaining({ id: phone, status: 'disconnected' })])
@@ -161,7 +117,7 @@ describe('alpha through a relay in sim mode', () => {
     const b = await tenantWithHook()
     const banned = await connectAndLink(b.key)
     expect((await b.hook.next()).event).toBe('account.connected')
-    await simPost(sim, `/alpha/${enc(banned.phone)}/ban`)
+    await simPost(suite.sim, `/alpha/${enc(banned.phone)}/ban`)
     expect((await b.hook.next()).payload).toEqual(accountEvent('account.restricted', banned.phone, 'restricted', 'blocked_by_alpha'))
     expect((await api(b.key, 'GET', '/accounts')).json.accounts).toEqual([expect.objectContaining({ id: banned.phone, status: 'restricted' })])
     await b.hook.expectExactly(['account.connected', 'account.restricted'])
@@ -169,11 +125,11 @@ describe('alpha through a relay in sim mode', () => {
 
   it('links with a pairing code answered by the connect call', async () => {
     const { key, hook } = await tenantWithHook()
-    const phone = newPhone()
+    const phone = newPhone('1555')
     const r = await api(key, 'POST', '/channels/alpha-web/connections', { phone_number: phone, link_method: 'pairing_code' })
     expect(r.json.pairing_code).toMatch(/^[1-9A-HJ-NP-Z]{8}$/)
-    expect((await simGet(sim, `/alpha/${enc(phone)}`)).pairing_code).toBe(r.json.pairing_code)
-    await simPost(sim, `/alpha/${enc(phone)}/link`)
+    expect((await simGet(suite.sim, `/alpha/${enc(phone)}`)).pairing_code).toBe(r.json.pairing_code)
+    await simPost(suite.sim, `/alpha/${enc(phone)}/link`)
     expect((await hook.next()).payload).toEqual(accountEvent('account.connected', phone, 'connected', null))
     expect((await api(key, 'GET', `/channels/alpha-web/connections/${enc(phone)}/status`)).json).toMatchObject({ status: 'connected' })
     await hook.expectExactly(['account.connected'])
@@ -181,10 +137,10 @@ describe('alpha through a relay in sim mode', () => {
 
   it('says a passkey is required instead of cycling QR codes', async () => {
     const { key, hook } = await tenantWithHook()
-    const phone = newPhone()
+    const phone = newPhone('1555')
     await api(key, 'POST', '/channels/alpha-web/connections', { phone_number: phone })
     await eventually(async () => (await api(key, 'GET', `/channels/alpha-web/connections/${enc(phone)}/qr`)).json.qr_code, 10_000, 'a QR code')
-    await simPost(sim, `/alpha/${enc(phone)}/link`, { passkey: true })
+    await simPost(suite.sim, `/alpha/${enc(phone)}/link`, { passkey: true })
     // The link attempt ended: the account that was connecting is now disconnected, and a subscriber hears why.
     expect((await hook.next()).payload).toEqual(accountEvent('account.disconnected', phone, 'disconnected', 'passkey_required'))
     const status = (await api(key, 'GET', `/channels/alpha-web/connections/${enc(phone)}/status`)).json
@@ -198,21 +154,22 @@ describe('alpha through a relay in sim mode', () => {
     expect((await hook.next()).event).toBe('account.connected')
     expect((await api(key, 'DELETE', `/channels/alpha-web/connections/${enc(phone)}`)).json).toMatchObject({ status: 'removed' })
     expect((await hook.next()).payload).toEqual(accountEvent('account.disconnected', phone, 'disconnected', 'removed'))
-    await eventually(async () => (await simGet(sim, `/alpha/${enc(phone)}`)).linked === false, 10_000, 'unlinked upstream')
+    await eventually(async () => (await simGet(suite.sim, `/alpha/${enc(phone)}`)).linked === false, 10_000, 'unlinked upstream')
     // The upstream logout the relay reports afterwards belongs to a removed account: no second event.
     await hook.expectExactly(['account.connected', 'account.disconnected'])
   })
 
   it('gives a tenant-scoped relay only its own tenant’s account', async () => {
-    const own = await server.newTenant()
-    const other = await server.newTenant()
-    const scoped = await issueRelayToken(server, own.tenantId)
-    const ownRelay = spawnRelay(server, scoped.token, sim)
-    extra.push(ownRelay)
+    const own = await suite.server.newTenant()
+    const other = await suite.server.newTenant()
+    const scoped = await issueRelayToken(suite.server, own.tenantId)
+    const ownRelay = suite.relay(scoped.token)
     await ownRelay.linked
     const mine = await connectAndLink(own.key)
     const theirs = await connectAndLink(other.key)
-    const list = (await (await fetch(`${server.url}/admin/relays`, { headers: { Authorization: `Bearer ${server.adminToken}` } })).json()) as { relays: Json[] }
+    const list = (await (await fetch(`${suite.server.url}/admin/relays`, { headers: { Authorization: `Bearer ${suite.server.adminToken}` } })).json()) as {
+      relays: Json[]
+    }
     const scopedView = list.relays.find((r) => r.id === scoped.id)!
     const held = scopedView.links.flatMap((l: Json) => l.sessions.map((s: Json) => s.account_id))
     expect(held).toEqual([mine.phone])
@@ -222,20 +179,19 @@ describe('alpha through a relay in sim mode', () => {
   })
 
   it('refuses a wrong token, and stops a relay whose token is revoked', async () => {
-    const wrong = spawnRelay(server, `rly_${'x'.repeat(40)}`, sim)
+    const wrong = suite.relay(`rly_${'x'.repeat(40)}`)
     expect(await new Promise((r) => wrong.proc.once('exit', r))).toBe(78)
     expect(wrong.output()).toContain('refused the relay token')
 
-    const { id, token } = await issueRelayToken(server)
-    const doomed = spawnRelay(server, token, sim)
-    extra.push(doomed)
+    const { id, token } = await issueRelayToken(suite.server)
+    const doomed = suite.relay(token)
     await doomed.linked
     const exited = new Promise((r) => doomed.proc.once('exit', r))
-    const res = await fetch(`${server.url}/admin/relays/${id}`, { method: 'DELETE', headers: { Authorization: `Bearer ${server.adminToken}` } })
+    const res = await fetch(`${suite.server.url}/admin/relays/${id}`, { method: 'DELETE', headers: { Authorization: `Bearer ${suite.server.adminToken}` } })
     expect(await res.json()).toMatchObject({ links_closed: 1 })
     expect(await exited).toBe(78)
     const again = await new Promise<number>((resolve) => {
-      const ws = new WebSocket(`${server.url.replace('http', 'ws')}/relay/connect`, { headers: { Authorization: `Bearer ${token}` } })
+      const ws = new WebSocket(`${suite.server.url.replace('http', 'ws')}/relay/connect`, { headers: { Authorization: `Bearer ${token}` } })
       ws.on('unexpected-response', (_req, res) => resolve(res.statusCode ?? 0))
       ws.on('open', () => (ws.close(), resolve(101)))
       ws.on('error', () => undefined)
