@@ -1,48 +1,48 @@
-// `npm start`: the whole gateway locally. Applies the D1 migrations to the local database, runs the Worker under
-// `wrangler dev` (local D1 and Durable Objects), makes sure a ready API key exists, starts a relay with a token it
-// issues through the admin API, and prints where everything is. `npm start -- --sim` (or RELAY_DRIVER=sim) runs the
-// relay with simulated phones and prints the simulator's control API, so the whole flow works offline.
-import { spawn, spawnSync } from 'node:child_process'
+// `npm start`: the whole gateway locally. Applies the D1 migrations to the local database, runs the Worker as
+// `wrangler dev` would (local D1 and Durable Objects) with every outbound fetch() guarded (dev-worker.mjs), makes sure
+// a ready API key exists, starts a relay with a token it issues through the admin API, and prints where everything is.
+// `npm start -- --sim` (or RELAY_DRIVER=sim) runs the relay with simulated phones and prints the simulator's control
+// API, so the whole flow works offline.
+import { spawn } from 'node:child_process'
 import { createWriteStream, mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { ensureDevVars, ensureRelayToken, issueTenantKey, root, saveDevVar } from './dev-env.mjs'
+import { startDevWorker } from './dev-worker.mjs'
 
 const port = Number(process.env.PORT ?? 8787)
 const base = `http://127.0.0.1:${port}`
 const sim = process.argv.includes('--sim') || process.env.RELAY_DRIVER === 'sim'
 const driver = sim ? 'sim' : (process.env.RELAY_DRIVER ?? 'alpha')
 const children = []
+let worker = null
 
 function stopAll(code = 0) {
   for (const c of children) if (c.exitCode === null) c.kill('SIGTERM')
+  worker?.dispose().catch(() => {})
   setTimeout(() => process.exit(code), 1500).unref()
 }
 process.on('SIGINT', () => stopAll(0))
 process.on('SIGTERM', () => stopAll(0))
 
 const vars = ensureDevVars()
-const migrate = spawnSync('wrangler', ['d1', 'migrations', 'apply', 'DB', '--local'], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'], encoding: 'utf8' })
-if (migrate.status !== 0) {
-  process.stderr.write(migrate.stdout + migrate.stderr)
-  process.exit(1)
-}
 
 // Provider base URLs (SMS: docs/channels/sms.md; page inbox: docs/channels/social.md) go through when set, so
 // `TWILIO_API_URL=http://127.0.0.1:9999 npm start` talks to a local fake; unset, wrangler.toml's values stand.
 const PASSED_VARS = ['TWILIO_API_URL', 'TWILIO_MESSAGING_API_URL', 'SMS_GATEWAY_URL', 'GRAPH_API_URL', 'GRAPH_DIALOG_URL', 'GRAPH_API_VERSION']
-const varArgs = PASSED_VARS.filter((name) => process.env[name]).flatMap((name) => ['--var', `${name}:${process.env[name]}`])
-const worker = spawn('wrangler', ['dev', '--port', String(port), '--ip', '127.0.0.1', '--show-interactive-dev-session=false', ...varArgs], {
-  cwd: root,
-  stdio: ['ignore', 'pipe', 'pipe'],
-  env: { ...process.env, WRANGLER_SEND_METRICS: 'false' },
-})
-children.push(worker)
-worker.stdout.on('data', (d) => process.env.GATEWAY_VERBOSE && process.stdout.write(d))
-worker.stderr.on('data', (d) => process.stderr.write(d))
-worker.on('exit', (code) => {
-  console.error(`wrangler dev exited (${code})`)
-  stopAll(code ?? 1)
-})
+process.env.WRANGLER_SEND_METRICS ??= 'false'
+try {
+  worker = await startDevWorker({
+    port,
+    ip: '127.0.0.1',
+    vars: Object.fromEntries(PASSED_VARS.filter((name) => process.env[name]).map((name) => [name, process.env[name]])),
+    // As the Worker reads it (worker/config.ts): loopback URLs pass the guard only when they pass the URL check.
+    allowLoopback: ['true', '1', 'yes'].includes((vars.ALLOW_LOOPBACK_URLS ?? '').toLowerCase()),
+    logLevel: process.env.GATEWAY_VERBOSE ? 'log' : 'warn',
+  })
+} catch (err) {
+  console.error(`The Worker did not start: ${err.message}`)
+  stopAll(1)
+}
 
 async function ready(deadline) {
   while (Date.now() < deadline) {

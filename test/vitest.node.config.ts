@@ -1,4 +1,4 @@
-// Node tests: the relay's units, and the black-box e2e suite that starts the real local server (wrangler dev).
+// Node tests: the relay's and common/'s units, and the black-box e2e suite that starts the real local server (wrangler dev).
 import path from 'node:path'
 import { defineProject } from 'vitest/config'
 
@@ -8,7 +8,7 @@ export default defineProject({
     name: 'node',
     dir: path.join(import.meta.dirname, '..'),
     environment: 'node',
-    include: ['test/relay/**/*.test.ts', 'test/e2e/**/*.test.ts', 'test/scripts/**/*.test.ts'],
+    include: ['test/relay/**/*.test.ts', 'test/common/**/*.test.ts', 'test/e2e/**/*.test.ts', 'test/scripts/**/*.test.ts'],
     testTimeout: 60_000,
     hookTimeout: 120_000,
     // e2e files each start a wrangler dev; running them one at a time keeps a 2-core machine responsive.

@@ -10,7 +10,7 @@ import { request as httpsRequest } from 'node:https'
 import type { LookupFunction } from 'node:net'
 import { contentTypeFromUrl, fileNameFromUrl } from '../../common/media'
 import { checkPublicUrl } from '../../common/public-url'
-import { isFetchableAddress } from './address-ranges'
+import { isFetchableAddress } from '../../common/address-ranges'
 import type { FetchedMedia } from './convert'
 import { SendError } from './send-error'
 

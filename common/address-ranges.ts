@@ -1,7 +1,9 @@
 /**
- * Which resolved addresses the relay may connect to on a user's behalf (media fetches): global unicast only. The
- * refused ranges are the IANA special-purpose registries' entries that are not globally reachable, plus what those
- * registries leave to the address-space registries (multicast, reserved, everything outside IPv6 global unicast):
+ * Which resolved addresses may be connected to on a user's behalf (the relay's media fetches, and every outbound
+ * fetch of the Worker under `npm start`, scripts/outbound-guard.mjs): global unicast only. Node only (net.BlockList):
+ * the Worker cannot resolve names, so it never imports this.
+ * The refused ranges are the IANA special-purpose registries' entries that are not globally reachable, plus what
+ * those registries leave to the address-space registries (multicast, reserved, everything outside IPv6 global unicast):
  *   https://www.iana.org/assignments/iana-ipv4-special-registry/ (RFC 6890, updated by RFC 8190)
  *   https://www.iana.org/assignments/iana-ipv6-special-registry/
  *   https://www.iana.org/assignments/ipv4-address-space/ and https://www.iana.org/assignments/ipv6-address-space/
@@ -97,7 +99,7 @@ export function isGlobalAddress(ip: string): boolean {
   return globalUnicast.check(ip, 'ipv6') && !refusedV6.check(ip, 'ipv6')
 }
 
-/** What the media fetch may connect to: global addresses, and loopback when a test admits it. */
+/** What a resolved name may connect to: global addresses, and loopback when a test or local development admits it. */
 export function isFetchableAddress(ip: string, opts: { allowLoopback: boolean }): boolean {
   if (isGlobalAddress(ip)) return true
   return opts.allowLoopback && (isIPv4(ip) ? loopback.check(ip, 'ipv4') : isIPv6(ip) && loopback.check(ip, 'ipv6'))

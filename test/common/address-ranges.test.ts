@@ -1,7 +1,8 @@
-// The relay's address check for media fetches: every IANA special-purpose range that is not global is refused, at
-// its first and last address; global unicast (and NAT64 of a global IPv4 address) is accepted.
+// The address check for resolved names (the relay's media fetches, npm start's outbound guard): every IANA
+// special-purpose range that is not global is refused, at its first and last address; global unicast (and NAT64 of a
+// global IPv4 address) is accepted.
 import { describe, expect, it } from 'vitest'
-import { IPV4_REFUSED, IPV6_REFUSED, isFetchableAddress, isGlobalAddress } from '../../../relay/alpha/address-ranges'
+import { IPV4_REFUSED, IPV6_REFUSED, isFetchableAddress, isGlobalAddress } from '../../common/address-ranges'
 
 /** The first and last address of an IPv4 range. */
 function v4Bounds(net: string, prefix: number): [string, string] {
