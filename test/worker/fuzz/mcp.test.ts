@@ -68,6 +68,8 @@ function rpcProblems(answer: { status: number; text: string }): string[] {
   if ('error' in json) {
     const e = json.error
     if (!isObject(e) || !Number.isInteger(e.code) || typeof e.message !== 'string') problems.push('malformed JSON-RPC error')
+    // -32603 is the server failing; anything a client can send wrong has its own code (-32600, -32601, -32602, -32700).
+    else if (e.code === -32603) problems.push(`JSON-RPC -32603 Internal error: ${String(e.message).slice(0, 200)}`)
   } else if (answer.status !== 200 || !isObject(json.result)) problems.push(`a ${answer.status} without a JSON-RPC error`)
   return problems
 }
