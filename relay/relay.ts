@@ -44,7 +44,7 @@ export async function startRelay(config: RelayConfig): Promise<Relay> {
   const log = createLogger(config.logLevel, { instance })
   const makeDriver = DRIVERS[config.driver]
   if (!makeDriver) throw new Error(`RELAY_DRIVER=${config.driver} is not available; this build has: ${Object.keys(DRIVERS).join(', ')}`)
-  const driver = makeDriver(config)
+  const drivers = makeDriver(config)
   const channels = channelsOf(config.driver)
 
   let simUrl = config.simUrl
@@ -60,7 +60,10 @@ export async function startRelay(config: RelayConfig): Promise<Relay> {
 
   const uploadMedia = makeMediaUploader({ gatewayUrl: config.connectUrl.replace(/\/relay\/connect$/, ''), token: config.token, maxBytes: config.mediaMaxBytes })
   const manager = new SessionManager({
-    driverFor: (ch) => (channels.some((c) => c === ch) ? driver : null),
+    driverFor: (ch) => {
+      const served = channels.find((c) => c === ch)
+      return served ? (drivers[served] ?? null) : null
+    },
     crypto: new SessionCrypto(config.sessionKey),
     log,
     uploadMedia,

@@ -3,15 +3,15 @@
  * steps, resumed from its StringSession (sealed by the relay core), kept honest by a probe (beta sends no logged-out
  * event), and sending in order with visible flood pauses. `makeBetaDriver` is what the relay registers as `beta`.
  */
-import bigInt from 'big-integer'
 import { Api } from 'telegram'
 import type { BetaProblem, Connector, ConnectorOptions, Driver, LoginStep, SessionState } from '../connector'
 import { makeMediaFetcher, type FetchMedia } from '../alpha/media-fetch'
+import { CONTACTS_SYNC_MS, startContactSync, type ContactSync } from './contacts'
 import { handleUpdate } from './handle-events'
 import { startProbe } from './health'
 import { startLogin, type LoginFlow } from './login'
 import { makeOutbox, OUTBOX_KEY } from './outbox'
-import { makePeerDirectory, userToPeer } from './peers'
+import { makePeerDirectory } from './peers'
 import { makeSender } from './send'
 import { makeGramClient, type BetaClient, type BetaCredentials, type MakeClient } from './socket'
 import { classifyError, LOGIN_MESSAGES, PROBLEM_MESSAGES, rpcMessage, type ErrorVerdict } from './state'
@@ -26,6 +26,8 @@ export type BetaDeps = {
   creds: BetaCredentials
   fetchMedia: FetchMedia
   now(): number
+  /** How often the address book is synced again besides on beta's change updates (CONTACTS_SYNC_MS). */
+  contactsSyncMs: number
 }
 
 type Fatal = Extract<ErrorVerdict, { kind: 'stranger' | 'banned' | 'logged_out' | 'replaced' }>
@@ -53,6 +55,7 @@ export function createBetaConnector(opts: ConnectorOptions, deps: BetaDeps): Con
   let phase: 'idle' | 'login' | 'running' | 'halted' | 'stopped' = 'idle'
   let lastState = ''
   let stopProbe: (() => void) | null = null
+  let contacts: ContactSync | null = null
   let resumeTimer: ReturnType<typeof setTimeout> | null = null
   let starting: Promise<void> | null = null
   let queue: Promise<void> = Promise.resolve()
@@ -87,6 +90,8 @@ export function createBetaConnector(opts: ConnectorOptions, deps: BetaDeps): Con
   function clearTimers() {
     stopProbe?.()
     stopProbe = null
+    contacts?.stop()
+    contacts = null
     if (resumeTimer) clearTimeout(resumeTimer)
     resumeTimer = null
     login?.stop()
@@ -148,28 +153,15 @@ export function createBetaConnector(opts: ConnectorOptions, deps: BetaDeps): Con
       onUnresponsive: () => emit({ state: 'disconnected', problem: 'unresponsive', message: PROBLEM_MESSAGES.unresponsive }),
       onRecovered: () => emit(connectedState()),
     })
-    void syncContacts()
-  }
-
-  /** The address book decides who may be messaged by phone (§4.2); the edge gets it on every connect. */
-  async function syncContacts() {
-    const c = client
-    if (!c) return
-    try {
-      const result = await c.invoke(new Api.contacts.GetContacts({ hash: bigInt(0) }))
-      if (!(result instanceof Api.contacts.Contacts)) return
-      const list = []
-      for (const u of result.users) {
-        if (!(u instanceof Api.User)) continue
-        peers.remember(u)
-        const peer = userToPeer(u)
-        if (peer) list.push({ ...peer, hasChat: false })
-      }
-      log.info({ contacts: list.length }, 'beta: address book synced')
-      opts.events.contacts?.(list)
-    } catch (err) {
-      log.warn({ err: errText(err) }, 'beta: address book sync failed')
-    }
+    // The address book decides who may be messaged by phone (§4.2): synced now, then kept current.
+    contacts = startContactSync({
+      client: () => (phase === 'running' ? client : null),
+      peers,
+      log,
+      intervalMs: deps.contactsSyncMs,
+      report: (list) => opts.events.contacts?.(list),
+    })
+    void contacts.sync()
   }
 
   async function onAuthorized(user: Api.User) {
@@ -209,9 +201,21 @@ export function createBetaConnector(opts: ConnectorOptions, deps: BetaDeps): Con
     if (opts.forceNew) await wipe()
     const saved = opts.forceNew ? '' : (entries.get(SESSION_KEY) ?? '')
     outbox.load(opts.forceNew ? undefined : entries.get(OUTBOX_KEY))
-    const c = deps.makeClient(saved)
+    const c = deps.makeClient(saved, { phone: opts.phone })
     client = c
-    c.onUpdate((update) => enqueue(() => handleUpdate(update, { log, events: opts.events, peers, outbox, onLoginToken: () => login?.onLoginToken() })))
+    c.onUpdate((update) =>
+      enqueue(() =>
+        handleUpdate(update, {
+          log,
+          events: opts.events,
+          peers,
+          outbox,
+          onLoginToken: () => login?.onLoginToken(),
+          onContactsChanged: () => contacts?.changed(),
+          client: () => client,
+        })
+      )
+    )
     emit({ state: 'connecting' })
     await c.connect()
     if (saved) return resume()
@@ -275,6 +279,7 @@ export function makeBetaDriver(deps: Partial<BetaDeps> & { creds: BetaCredential
     makeClient: deps.makeClient ?? makeGramClient(deps.creds),
     fetchMedia: deps.fetchMedia ?? makeMediaFetcher(),
     now: deps.now ?? Date.now,
+    contactsSyncMs: deps.contactsSyncMs ?? CONTACTS_SYNC_MS,
   }
   return (opts) => createBetaConnector(opts, full)
 }

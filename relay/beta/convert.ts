@@ -4,9 +4,9 @@
  * updates into read receipts for the messages we sent.
  */
 import { Api } from 'telegram'
-import type { InboundMessage, Peer } from '../connector'
+import type { InboundAttachment, InboundMessage, Peer } from '../connector'
 
-/** A caption-less media message still reaches the agent, named by its kind (one media item via the media store: TODO). */
+/** A caption-less message with media the gateway does not store (a location, a contact) still reaches the agent, named by its kind. */
 function mediaLabel(media: Api.TypeMessageMedia | undefined): string | null {
   if (!media || media instanceof Api.MessageMediaEmpty) return null
   if (media instanceof Api.MessageMediaPhoto) return '[photo]'
@@ -23,9 +23,11 @@ export function privateSenderId(message: Api.TypeMessage): string | null {
   return message.peerId.userId.toString()
 }
 
-export function toInbound(message: Api.Message, from: Peer): InboundMessage {
-  const text = message.message && message.message.length > 0 ? message.message : (mediaLabel(message.media) ?? '')
-  return { upstreamId: String(message.id), from, text, media: null, sentAt: message.date * 1000 }
+/** `attachment`: the message's photo or document (media-download.ts), stored by the relay core before the message goes on. */
+export function toInbound(message: Api.Message, from: Peer, attachment: InboundAttachment | null = null): InboundMessage {
+  const caption = message.message && message.message.length > 0 ? message.message : null
+  const text = caption ?? (attachment ? '' : (mediaLabel(message.media) ?? ''))
+  return { upstreamId: String(message.id), from, text, media: null, ...(attachment ? { attachment } : {}), sentAt: message.date * 1000 }
 }
 
 /** An UpdateShortMessage is a private text message in short form (no users attached). */

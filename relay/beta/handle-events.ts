@@ -1,14 +1,17 @@
 /**
- * The one switch over beta's raw updates: private incoming messages become inbound, read-outbox updates become read
- * receipts, a login token update finishes a QR login, and users carried by an update are remembered (with their
- * access hashes) so replies can address them.
+ * The one switch over beta's raw updates: private incoming messages become inbound (with their photo or document as
+ * an attachment), read-outbox updates become read receipts, a login token update finishes a QR login, address-book
+ * changes start a contacts sync, and users carried by an update are remembered (with their access hashes) so replies
+ * can address them.
  */
 import type { Logger } from 'pino'
 import { Api } from 'telegram'
 import type { ConnectorEvents } from '../connector'
 import { privateSenderId, shortToInbound, toInbound } from './convert'
 import type { Outbox } from './outbox'
+import { betaAttachment } from './media-download'
 import type { PeerDirectory } from './peers'
+import type { BetaClient } from './socket'
 
 export type EventDeps = {
   log: Logger
@@ -16,6 +19,10 @@ export type EventDeps = {
   peers: PeerDirectory
   outbox: Outbox
   onLoginToken(): void
+  /** The address book changed upstream. */
+  onContactsChanged(): void
+  /** The client downloads go through (null once the session closed). */
+  client(): BetaClient | null
 }
 
 /** Users GramJS attached to the update (the Updates container's `users`, keyed by peer id). */
@@ -34,7 +41,7 @@ export async function handleUpdate(update: unknown, deps: EventDeps): Promise<vo
     if (senderId === null || !(update.message instanceof Api.Message)) return
     const from = deps.peers.byUserId(senderId)
     if (!from) return void deps.log.warn({ user: senderId }, 'beta: a message from a user the update did not describe; skipped')
-    deps.events.inbound(toInbound(update.message, from))
+    deps.events.inbound(toInbound(update.message, from, betaAttachment(update.message, deps.client)))
     return
   }
   if (update instanceof Api.UpdateShortMessage) {
@@ -51,4 +58,6 @@ export async function handleUpdate(update: unknown, deps: EventDeps): Promise<vo
     return
   }
   if (update instanceof Api.UpdateLoginToken) return deps.onLoginToken()
+  if (update instanceof Api.UpdateContactsReset || update instanceof Api.UpdateUserPhone) return deps.onContactsChanged()
+  if (update instanceof Api.UpdatePeerSettings && update.peer instanceof Api.PeerUser) return deps.onContactsChanged()
 }

@@ -39,3 +39,20 @@ export function inputPeer(ref: PeerRef): Api.InputPeerUser {
 export function qrLink(token: Buffer): string {
   return `tg://login?token=${token.toString('base64url')}`
 }
+
+/**
+ * beta's cache hash (core.telegram.org/api/offsets#hash-generation), unsigned 64-bit: contacts.GetContacts takes
+ * it over the saved count and then the sorted contact user ids, and answers ContactsNotModified when it matches.
+ */
+export function contactsHash(savedCount: number, userIds: Array<string | bigint>): bigInt.BigInteger {
+  const mask = (1n << 64n) - 1n
+  let hash = 0n
+  for (const id of [BigInt(savedCount), ...userIds.map((x) => BigInt(x)).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))]) {
+    hash ^= hash >> 21n
+    hash = (hash ^ (hash << 35n)) & mask
+    hash ^= hash >> 4n
+    hash = (hash + id) & mask
+  }
+  // As a signed long, the way the TL field carries it.
+  return bigInt((hash >= 1n << 63n ? hash - (1n << 64n) : hash).toString())
+}

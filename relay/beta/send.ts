@@ -69,7 +69,7 @@ export function makeSender(deps: SenderDeps): Sender {
       const client = deps.client()
       if (!client) throw new Error('beta: the session is not connected')
       try {
-        const sent = file ? await client.sendFile(peer, file, m.text) : await client.sendMessage(peer, m.text)
+        const sent = file ? await client.sendFile(peer, file, m.text, m.messageId) : await client.sendMessage(peer, m.text, m.messageId)
         await deps.outbox.sent(ref.userId, sent.id)
         return { upstreamId: String(sent.id) }
       } catch (err) {

@@ -1,8 +1,10 @@
 /**
  * The GramJS client as the driver sees it: the few library methods it calls, behind one small type so tests can put
- * a scripted fake in its place (test/fixtures/beta-client.ts). `makeGramClient` is the real one: a TelegramClient on
- * a StringSession with the operator's (or the tenant relay's own) API id and hash.
+ * a scripted fake in its place (test/fixtures/beta-network.ts) and the simulator its own (relay/sim/beta-client.ts).
+ * `makeGramClient` is the real one: a TelegramClient on a StringSession with the operator's (or the tenant relay's
+ * own) API id and hash.
  */
+import { PassThrough } from 'node:stream'
 import { type Api, TelegramClient } from 'telegram'
 import type { CustomFile } from 'telegram/client/uploads'
 import { Raw } from 'telegram/events'
@@ -21,14 +23,46 @@ export type BetaClient = {
   switchDC(dcId: number): Promise<void>
   /** Every raw update (Raw event builder): messages, read receipts, login tokens, connection state. */
   onUpdate(handler: (update: unknown) => void): void
-  sendMessage(peer: Api.InputPeerUser, text: string): Promise<Api.Message>
+  /**
+   * `ref` is the gateway's message id. beta has no field for it and GramJS ignores it; the simulator's outbox names
+   * the gateway message by it (docs/simulator.md).
+   */
+  sendMessage(peer: Api.InputPeerUser, text: string, ref?: string): Promise<Api.Message>
   /** Only ever a CustomFile holding bytes: a string would be fetched by beta's servers (URL) or opened (path). */
-  sendFile(peer: Api.InputPeerUser, file: CustomFile, caption: string): Promise<Api.Message>
+  sendFile(peer: Api.InputPeerUser, file: CustomFile, caption: string, ref?: string): Promise<Api.Message>
+  /**
+   * The message's photo or document as a stream, fetched part by part as the stream is read (never whole in
+   * memory). It ends only when every part arrived; a failed download errors the stream instead of ending it short.
+   */
+  downloadMedia(message: Api.Message): Promise<NodeJS.ReadableStream>
   /** The StringSession: "" before an auth key exists. A full account credential; the relay core encrypts it. */
   saveSession(): string
 }
 
-export type MakeClient = (session: string) => BetaClient
+/** `account.phone`: the number the client logs in (the simulator ties a QR login to it; GramJS needs no such hint). */
+export type MakeClient = (session: string, account: { phone: string }) => BetaClient
+
+/**
+ * GramJS writes a download into any `{write, close}` object, awaiting each write: a PassThrough fed that way keeps
+ * its pace to the reader's. GramJS calls `close` on failure too, so the stream ends only when the download resolved.
+ */
+export function streamDownload(download: (writer: { write(chunk: Buffer): Promise<void>; close(): void }) => Promise<unknown>): NodeJS.ReadableStream {
+  const out = new PassThrough()
+  const writer = {
+    write: (chunk: Buffer) =>
+      new Promise<void>((resolve, reject) => {
+        if (out.destroyed) return reject(new Error('the reader went away'))
+        if (out.write(chunk)) return resolve()
+        out.once('drain', resolve)
+      }),
+    close: () => undefined,
+  }
+  download(writer).then(
+    () => out.end(),
+    (err: unknown) => out.destroy(err instanceof Error ? err : new Error(String(err)))
+  )
+  return out
+}
 
 /** Shown to the user under Devices / Active sessions. */
 export const DEVICE_MODEL = 'Messaging gateway'
@@ -61,6 +95,7 @@ export function makeGramClient(creds: BetaCredentials): MakeClient {
       },
       sendMessage: (peer, text) => client.sendMessage(peer, { message: text, parseMode: false, linkPreview: false }),
       sendFile: (peer, file, caption) => client.sendFile(peer, { file, caption, parseMode: false }),
+      downloadMedia: async (message) => streamDownload((outputFile) => client.downloadMedia(message, { outputFile })),
       saveSession: () => session.save(),
     }
   }

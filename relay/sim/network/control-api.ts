@@ -9,9 +9,11 @@
  *   POST /sim/alpha/{phone}/ban       the number is restricted
  *   GET  /sim/alpha/{phone}/outbox    what the contacts received
  *   GET  /sim/alpha/{phone}           the phone's state;  GET /sim  every phone
+ * and beta's under /sim/beta/{phone}/… (beta-control.ts).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { z } from 'zod'
+import { betaRoute, betaView } from './beta-control'
 import { SimError, type SimNetwork } from './network'
 
 const E164 = z.string().regex(/^\+[1-9]\d{6,14}$/, 'must be E.164, e.g. +15551234567')
@@ -74,11 +76,17 @@ export async function handleControl(net: SimNetwork, req: IncomingMessage, res: 
   const url = new URL(req.url ?? '/', 'http://sim')
   const parts = url.pathname.split('/').filter(Boolean).map(decodeURIComponent)
   try {
-    if (parts.length === 1 && req.method === 'GET') return reply(res, 200, { timing: net.timing, phones: net.all().map((p) => p.view()) })
-    const [, channel, rawPhone, action] = parts
-    if (channel !== 'alpha' || !rawPhone) throw new SimError(404, 'unknown sim route; see GET /sim')
+    if (parts.length === 1 && req.method === 'GET')
+      return reply(res, 200, {
+        timing: net.timing,
+        phones: net.all().map((p) => p.view()),
+        beta: [...net.beta.accounts.values()].map((a) => betaView(net.beta, a)),
+      })
+    const [, channel, rawPhone, ...rest] = parts
+    if ((channel !== 'alpha' && channel !== 'beta') || !rawPhone) throw new SimError(404, 'unknown sim route; see GET /sim')
     const phone = parse(E164, /^\d+$/.test(rawPhone) ? `+${rawPhone}` : rawPhone)
-    const route = `${req.method} ${action ?? ''}`
+    const route = `${req.method} ${rest.join('/')}`
+    if (channel === 'beta') return reply(res, 200, await betaRoute(net.beta, route, phone, () => readJson(req), parse))
     switch (route) {
       case 'GET ':
         return reply(res, 200, net.known(phone).view())

@@ -5,6 +5,7 @@
  * credentials replacing the first, logout and ban closing the session with the upstream's codes.
  */
 import { randomBytes } from 'node:crypto'
+import { DEFAULT_BETA_TIMING, SIM_BETA_CREDS, SimBetaNetwork, type BetaTiming } from './beta-network'
 import type { ClientMsg, SimMedia } from './protocol'
 import { SIM_CLOSE } from './protocol'
 import { pairingCode, SimPhone, upstreamMessageId, type Conn, type SimContact } from './phone'
@@ -38,7 +39,15 @@ export class SimNetwork {
   /** The origin the media server answers on; set by the server once it listens. */
   mediaOrigin = ''
 
-  constructor(readonly timing: SimTiming = DEFAULT_SIM_TIMING) {}
+  /** beta's side of the network (beta-network.ts), reached through the same socket and control API. */
+  readonly beta: SimBetaNetwork
+
+  constructor(
+    readonly timing: SimTiming = DEFAULT_SIM_TIMING,
+    betaTiming: BetaTiming = DEFAULT_BETA_TIMING
+  ) {
+    this.beta = new SimBetaNetwork({ creds: SIM_BETA_CREDS, timing: betaTiming, autoRegister: true })
+  }
 
   phone(number: string): SimPhone {
     let p = this.phones.get(number)
@@ -62,7 +71,7 @@ export class SimNetwork {
   // ── device side ──────────────────────────────────────────────────────────────────────────────────────────────
 
   /** A device message; answers the phone it is bound to after a login. */
-  onDevice(conn: Conn, bound: SimPhone | null, msg: ClientMsg): SimPhone | null {
+  onDevice(conn: Conn, bound: SimPhone | null, msg: Exclude<ClientMsg, { t: `beta_${string}` }>): SimPhone | null {
     if (msg.t === 'login') return this.login(conn, msg.phone, msg.device)
     if (!bound) {
       conn.close(4400, 'login first')

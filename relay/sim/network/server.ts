@@ -6,6 +6,8 @@
 import { createServer, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { WebSocketServer } from 'ws'
+import { DEFAULT_BETA_TIMING, type BetaTiming } from './beta-network'
+import { BetaConnection } from './beta-session'
 import { handleControl } from './control-api'
 import { DEFAULT_SIM_TIMING, SimNetwork, type SimTiming } from './network'
 import type { Conn, SimPhone } from './phone'
@@ -13,7 +15,10 @@ import { ClientMsg } from './protocol'
 
 /** The network's media server, like the real CDN: the attachment's bytes, once the device asks for them. */
 function serveSimMedia(network: SimNetwork, url: string, res: ServerResponse): void {
-  const file = network.mediaFiles.get(url.split('?')[0]!.slice('/sim/media/'.length))
+  const path = url.split('?')[0]!
+  const file = path.startsWith('/sim/media/beta/')
+    ? network.beta.files.get(decodeURIComponent(path.slice('/sim/media/beta/'.length)))
+    : network.mediaFiles.get(path.slice('/sim/media/'.length))
   if (!file) return void res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":"no such media"}')
   res.writeHead(200, { 'content-type': file.contentType, 'content-length': String(file.bytes.length) })
   res.end(file.bytes)
@@ -21,8 +26,10 @@ function serveSimMedia(network: SimNetwork, url: string, res: ServerResponse): v
 
 export type SimServer = { url: string; network: SimNetwork; close(): Promise<void> }
 
-export async function startSimNetwork(opts: { host?: string; port?: number; timing?: Partial<SimTiming> } = {}): Promise<SimServer> {
-  const network = new SimNetwork({ ...DEFAULT_SIM_TIMING, ...opts.timing })
+export async function startSimNetwork(
+  opts: { host?: string; port?: number; timing?: Partial<SimTiming>; betaTiming?: Partial<BetaTiming> } = {}
+): Promise<SimServer> {
+  const network = new SimNetwork({ ...DEFAULT_SIM_TIMING, ...opts.timing }, { ...DEFAULT_BETA_TIMING, ...opts.betaTiming })
   const http = createServer((req, res) => {
     if ((req.url ?? '').startsWith('/sim/media/') && req.method === 'GET') return serveSimMedia(network, req.url ?? '', res)
     if ((req.url ?? '').startsWith('/sim')) return void handleControl(network, req, res)
@@ -36,6 +43,7 @@ export async function startSimNetwork(opts: { host?: string; port?: number; timi
     if ((req.url ?? '').split('?')[0] !== '/sim/ws') return socket.destroy()
     wss.handleUpgrade(req, socket, head, (ws) => {
       let bound: SimPhone | null = null
+      let beta: BetaConnection | null = null
       const conn: Conn = {
         openedAt: Date.now(),
         send: (msg) => ws.readyState === ws.OPEN && ws.send(JSON.stringify(msg)),
@@ -52,14 +60,23 @@ export async function startSimNetwork(opts: { host?: string; port?: number; timi
           })()
         )
         if (!parsed.success) return ws.close(4400, 'bad device message')
-        bound = network.onDevice(conn, bound, parsed.data)
+        const msg = parsed.data
+        if (msg.t === 'beta_open' || msg.t === 'beta_invoke' || msg.t === 'beta_dc') {
+          beta ??= new BetaConnection(network.beta, conn)
+          return beta.onMessage(msg)
+        }
+        bound = network.onDevice(conn, bound, msg)
       })
-      ws.on('close', () => network.onClose(conn, bound))
+      ws.on('close', () => {
+        beta?.onClose()
+        network.onClose(conn, bound)
+      })
     })
   })
   await new Promise<void>((resolve) => http.listen(opts.port ?? 0, opts.host ?? '127.0.0.1', resolve))
   const { port } = http.address() as AddressInfo
   network.mediaOrigin = `http://${opts.host ?? '127.0.0.1'}:${port}`
+  network.beta.mediaOrigin = network.mediaOrigin
   return {
     url: `http://${opts.host ?? '127.0.0.1'}:${port}`,
     network,

@@ -14,7 +14,7 @@ describe('beta inbound', () => {
 
   it('turns a private message into inbound with the sender phone, names, username and a peer id carrying the access hash', async () => {
     const h = await loggedIn()
-    const id = h.net.inbound(FRIEND, PHONE, 'hello there')
+    const id = h.net.write(FRIEND, PHONE, 'hello there')
     await settle()
     const friend = h.net.account(FRIEND)
     const me = h.net.account(PHONE)
@@ -37,7 +37,7 @@ describe('beta inbound', () => {
 
   it('replies by the peer id after a restart, when the new process has seen nothing of the sender', async () => {
     const h = await loggedIn()
-    h.net.inbound(STRANGER, PHONE, 'hi, we have not met')
+    h.net.write(STRANGER, PHONE, 'hi, we have not met')
     await settle()
     const peerId = h.inbound[0]!.from.id
     await h.connector.stop()
@@ -54,13 +54,13 @@ describe('beta inbound', () => {
     await h.connector.stop()
     const again = await loggedIn({ net: h.net, store: h.store })
     const c = await again.connector.send(msg('m3', to))
-    h.net.readOutbox(FRIEND, PHONE, Number(b.upstreamId))
+    h.net.readBy(FRIEND, PHONE, Number(b.upstreamId))
     await settle()
     expect(again.receipts.map((r) => [r.upstreamId, r.status])).toEqual([
       [a.upstreamId, 'read'],
       [b.upstreamId, 'read'],
     ])
-    h.net.readOutbox(FRIEND, PHONE, Number(c.upstreamId))
+    h.net.readBy(FRIEND, PHONE, Number(c.upstreamId))
     await settle()
     expect(again.receipts.map((r) => r.upstreamId)).toEqual([a.upstreamId, b.upstreamId, c.upstreamId])
   })
@@ -126,14 +126,14 @@ describe('beta sending', () => {
     expect(h.last()).toMatchObject({ state: 'restricted', problem: 'stranger_flag', until: null })
     await expect(h.connector.send(msg('m2', { phone: FRIEND, peerId: null }))).rejects.toThrow(/flagged/)
     expect(h.net.calls.filter((c) => c === 'sendMessage')).toHaveLength(1)
-    h.net.inbound(FRIEND, PHONE, 'still here')
+    h.net.write(FRIEND, PHONE, 'still here')
     await settle()
     expect(h.inbound.map((m) => m.text)).toEqual(['still here'])
   })
 
   it('stops and reports replaced on AUTH_KEY_DUPLICATED, without reconnecting', async () => {
     const h = await loggedIn()
-    h.net.duplicate(PHONE)
+    h.net.duplicate(h.net.account(PHONE))
     await h.connector.send(msg('m1', { phone: FRIEND, peerId: null })).catch(() => undefined)
     await settle()
     expect(h.last()).toMatchObject({ state: 'disconnected', problem: 'replaced' })
@@ -152,7 +152,7 @@ describe('beta session health', () => {
 
   it('finds a session revoked elsewhere within a minute and reports logged_out, wiping it', async () => {
     const h = await loggedIn()
-    h.net.revoke(PHONE)
+    h.net.revoke(h.net.account(PHONE))
     vi.advanceTimersByTime(60_000)
     await settle()
     expect(h.last()).toMatchObject({ state: 'disconnected', problem: 'logged_out' })

@@ -29,7 +29,14 @@ export async function settle(rounds = 10) {
 export type BetaHarness = Awaited<ReturnType<typeof betaHarness>>
 
 export async function betaHarness(
-  opts: { net?: FakeBetaNetwork; linkMethod?: LinkMethod; forceNew?: boolean; store?: SealedSessionStore; fetchMedia?: FetchMedia } = {}
+  opts: {
+    net?: FakeBetaNetwork
+    linkMethod?: LinkMethod
+    forceNew?: boolean
+    store?: SealedSessionStore
+    fetchMedia?: FetchMedia
+    contactsSyncMs?: number
+  } = {}
 ) {
   const net = opts.net ?? new FakeBetaNetwork()
   const states: SessionState[] = []
@@ -48,7 +55,7 @@ export async function betaHarness(
   )
   const store = opts.store ?? sealedSessionStore()
   const fetchMedia = opts.fetchMedia ?? vi.fn<FetchMedia>(async () => ({ bytes: Buffer.from('jpeg-bytes'), contentType: 'image/jpeg', fileName: 'photo.jpg' }))
-  const driver = makeBetaDriver({ creds: net.creds, makeClient: net.makeClient, fetchMedia, now: () => Date.now() })
+  const driver = makeBetaDriver({ creds: net.creds, makeClient: net.makeClient, fetchMedia, now: () => Date.now(), contactsSyncMs: opts.contactsSyncMs })
   const connector: Connector = driver({
     accountId: PHONE,
     phone: PHONE,
@@ -69,7 +76,7 @@ export async function betaHarness(
 /** A connector logged in by code (no password), with FRIEND in its address book. */
 export async function loggedIn(opts: { net?: FakeBetaNetwork; store?: SealedSessionStore } = {}) {
   const net = opts.net ?? new FakeBetaNetwork()
-  if (!net.accounts.has(PHONE.slice(1))) {
+  if (!net.accounts.has(PHONE)) {
     const friend = net.addAccount(FRIEND, { firstName: 'Fran', lastName: 'Friend', username: 'fran' })
     net.addAccount(STRANGER, { firstName: 'Sam' })
     net.addAccount(PHONE, { firstName: 'Owner', username: 'owner', contacts: [friend.userId] })
@@ -77,7 +84,7 @@ export async function loggedIn(opts: { net?: FakeBetaNetwork; store?: SealedSess
   const h = await betaHarness({ net, store: opts.store })
   await h.connector.start()
   if (h.last()?.state === 'code_required') {
-    const outcome = await h.connector.login!({ kind: 'code', code: net.codesReceived.get(PHONE)! })
+    const outcome = await h.connector.login!({ kind: 'code', code: net.codeFor(PHONE) })
     if (outcome.status !== 'connected') throw new Error(`login did not finish: ${JSON.stringify(outcome)}`)
   }
   await settle()

@@ -28,7 +28,7 @@ describe('beta login by code', { timeout: 30_000 }, () => {
     await h.connector.start()
     expect(h.states.map((s) => s.state)).toEqual(['connecting', 'code_required'])
     expect(h.net.calls).toEqual(['auth.SendCode'])
-    const code = h.net.codesReceived.get(PHONE)!
+    const code = h.net.codeFor(PHONE)
     const outcome = await h.connector.login!({ kind: 'code', code })
     const me = h.net.account(PHONE)
     expect(outcome).toEqual({ status: 'connected', userId: me.userId, username: 'owner' })
@@ -39,7 +39,7 @@ describe('beta login by code', { timeout: 30_000 }, () => {
   it('asks for the two-step password after the code, then connects with the SRP proof of the right password', async () => {
     const h = await betaHarness({ net: network({ password: 'correct horse', hint: 'horse' }) })
     await h.connector.start()
-    const first = await h.connector.login!({ kind: 'code', code: h.net.codesReceived.get(PHONE)! })
+    const first = await h.connector.login!({ kind: 'code', code: h.net.codeFor(PHONE) })
     expect(first).toEqual({ status: 'password_required', hint: 'horse' })
     expect(h.last()).toMatchObject({ state: 'password_required', hint: 'horse' })
     const done = await h.connector.login!({ kind: 'password', password: 'correct horse' })
@@ -50,7 +50,7 @@ describe('beta login by code', { timeout: 30_000 }, () => {
   it('refuses a wrong password with password_invalid and keeps the login open for another try', async () => {
     const h = await betaHarness({ net: network({ password: 'right' }) })
     await h.connector.start()
-    await h.connector.login!({ kind: 'code', code: h.net.codesReceived.get(PHONE)! })
+    await h.connector.login!({ kind: 'code', code: h.net.codeFor(PHONE) })
     expect(await h.connector.login!({ kind: 'password', password: 'wrong' })).toMatchObject({ status: 'refused', error: 'password_invalid' })
     expect(await h.connector.login!({ kind: 'password', password: 'right' })).toMatchObject({ status: 'connected' })
   })
@@ -64,16 +64,16 @@ describe('beta login by code', { timeout: 30_000 }, () => {
     expect(await h.connector.login!({ kind: 'code', code: '00000' })).toMatchObject({ status: 'refused', error: 'too_many_attempts' })
     await settle()
     expect(h.last()).toMatchObject({ state: 'disconnected', problem: 'too_many_attempts' })
-    expect(await h.connector.login!({ kind: 'code', code: h.net.codesReceived.get(PHONE)! })).toMatchObject({ error: 'no_login_pending' })
+    expect(await h.connector.login!({ kind: 'code', code: h.net.codeFor(PHONE) })).toMatchObject({ error: 'no_login_pending' })
   })
 
   it('answers an expired code with code_expired and sends a fresh code, which then works', async () => {
     const h = await betaHarness({ net: network() })
     await h.connector.start()
-    const old = h.net.codesReceived.get(PHONE)!
+    const old = h.net.codeFor(PHONE)
     vi.advanceTimersByTime(CODE_TTL_MS + 1)
     expect(await h.connector.login!({ kind: 'code', code: old })).toMatchObject({ status: 'refused', error: 'code_expired' })
-    const fresh = h.net.codesReceived.get(PHONE)!
+    const fresh = h.net.codeFor(PHONE)
     expect(fresh).not.toBe(old)
     expect(h.net.calls.filter((c) => c === 'auth.SendCode')).toHaveLength(2)
     expect(await h.connector.login!({ kind: 'code', code: fresh })).toMatchObject({ status: 'connected' })
@@ -86,13 +86,13 @@ describe('beta login by code', { timeout: 30_000 }, () => {
     expect(await h.connector.login!({ kind: 'code', code: '11111' })).toEqual(
       expect.objectContaining({ status: 'refused', error: 'too_many_attempts', retryAfterS: 120 })
     )
-    expect(await h.connector.login!({ kind: 'code', code: h.net.codesReceived.get(PHONE)! })).toMatchObject({ status: 'connected' })
+    expect(await h.connector.login!({ kind: 'code', code: h.net.codeFor(PHONE) })).toMatchObject({ status: 'connected' })
   })
 
   it('reports a number without an account as unknown_number', async () => {
     const h = await betaHarness({ net: network({ unknown: true }) })
     await h.connector.start()
-    const outcome = await h.connector.login!({ kind: 'code', code: h.net.codesReceived.get(PHONE)! })
+    const outcome = await h.connector.login!({ kind: 'code', code: h.net.codeFor(PHONE) })
     expect(outcome).toMatchObject({ status: 'refused', error: 'unknown_number' })
     await settle()
     expect(h.last()).toMatchObject({ state: 'disconnected', problem: 'unknown_number' })
@@ -117,7 +117,7 @@ describe('beta login by code', { timeout: 30_000 }, () => {
   it('never writes a code or password to the log', async () => {
     const h = await betaHarness({ net: network({ password: 'sup3r-s3cret-pw' }) })
     await h.connector.start()
-    const code = h.net.codesReceived.get(PHONE)!
+    const code = h.net.codeFor(PHONE)
     await h.connector.login!({ kind: 'code', code: '99999' })
     await h.connector.login!({ kind: 'code', code })
     await h.connector.login!({ kind: 'password', password: 'wrong-pw-guess' })
@@ -144,7 +144,7 @@ describe('beta login by QR', { timeout: 30_000 }, () => {
     const second = h.last()
     expect(second?.state).toBe('qr_pending')
     expect(second).not.toEqual(first)
-    h.net.acceptQr(PHONE)
+    h.net.scanQr(PHONE)
     await settle()
     expect(h.last()).toMatchObject({ state: 'connected', upstreamUserId: h.net.account(PHONE).userId })
   })
@@ -152,7 +152,7 @@ describe('beta login by QR', { timeout: 30_000 }, () => {
   it('follows a data-center migration: switches DC and imports the token', async () => {
     const h = await betaHarness({ net: network({ dc: 4 }), linkMethod: 'qr' })
     await h.connector.start()
-    h.net.acceptQr(PHONE)
+    h.net.scanQr(PHONE)
     await settle()
     expect(h.net.calls).toEqual(['auth.ExportLoginToken', 'auth.ExportLoginToken', 'switchDC:4', 'auth.ImportLoginToken', 'contacts.GetContacts'])
     expect(h.last()).toMatchObject({ state: 'connected' })
@@ -161,7 +161,7 @@ describe('beta login by QR', { timeout: 30_000 }, () => {
   it('asks for the two-step password after the QR is accepted, and connects with it', async () => {
     const h = await betaHarness({ net: network({ password: 'pw', hint: 'pet' }), linkMethod: 'qr' })
     await h.connector.start()
-    h.net.acceptQr(PHONE)
+    h.net.scanQr(PHONE)
     await settle()
     expect(h.last()).toMatchObject({ state: 'password_required', hint: 'pet' })
     // No more QR refreshes once the password is asked for.
@@ -187,7 +187,7 @@ describe('beta session resume', () => {
     const net = network()
     const h = await betaHarness({ net })
     await h.connector.start()
-    await h.connector.login!({ kind: 'code', code: net.codesReceived.get(PHONE)! })
+    await h.connector.login!({ kind: 'code', code: net.codeFor(PHONE) })
     await h.connector.stop()
     const again = await betaHarness({ net, store: h.store })
     await again.connector.start()
@@ -200,9 +200,9 @@ describe('beta session resume', () => {
     const net = network()
     const h = await betaHarness({ net })
     await h.connector.start()
-    await h.connector.login!({ kind: 'code', code: net.codesReceived.get(PHONE)! })
+    await h.connector.login!({ kind: 'code', code: net.codeFor(PHONE) })
     await h.connector.stop()
-    net.revoke(PHONE)
+    net.revoke(net.account(PHONE))
     const again = await betaHarness({ net, store: h.store })
     await again.connector.start()
     await settle()

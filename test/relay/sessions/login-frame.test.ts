@@ -71,7 +71,7 @@ describe('login frames', () => {
     edge.send({ type: 'login', id: 'l1', sid: 's1', fence: 1, step: { kind: 'code', code: '00000' } })
     const wrong = await edge.waitFor((f) => f.type === 'login_result' && f.id === 'l1')
     expect(wrong).toMatchObject({ outcome: { status: 'refused', error: 'code_invalid' } })
-    edge.send({ type: 'login', id: 'l2', sid: 's1', fence: 1, step: { kind: 'code', code: net.codesReceived.get(PHONE)! } })
+    edge.send({ type: 'login', id: 'l2', sid: 's1', fence: 1, step: { kind: 'code', code: net.codeFor(PHONE) } })
     expect(await edge.waitFor((f) => f.type === 'login_result' && f.id === 'l2')).toMatchObject({ outcome: { status: 'password_required' } })
     edge.send({ type: 'login', id: 'l3', sid: 's1', fence: 1, step: { kind: 'password', password: 'pw' } })
     expect(await edge.waitFor((f) => f.type === 'login_result' && f.id === 'l3', 30_000)).toMatchObject({ outcome: { status: 'connected', username: 'owner' } })

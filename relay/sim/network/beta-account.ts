@@ -1,0 +1,61 @@
+/**
+ * One number on the simulated beta network: whether it has an account, its profile, two-step password, address
+ * book, standing (banned, flagged as a stranger, flood-waited), message ids, what it sent (the outbox people
+ * received), and the updates waiting for a connected session.
+ */
+import type { Api } from 'telegram'
+
+export type BetaFile = { contentType: string; fileName: string | null; bytes: Buffer }
+
+export type BetaOutboxEntry = {
+  /** The upstream message id (per account, as beta's private message ids are). */
+  id: number
+  /** The gateway's message id when the sender named it (the simulator's client does), else null. */
+  messageId: string | null
+  toUserId: string
+  to: string
+  text: string
+  file: (BetaFile & { key: string }) | null
+  sentAt: number
+}
+
+export class BetaAccount {
+  registered = true
+  banned = false
+  /** PEER_FLOOD on every send. */
+  stranger = false
+  floodUntil = 0
+  password: string | null = null
+  hint: string | null = null
+  firstName: string
+  lastName: string | null
+  username: string | null = null
+  /** People see this account's phone in the users they are sent (beta's privacy setting). */
+  phoneHidden = false
+  dc = 2
+  /** User ids in this account's address book. */
+  contacts: string[] = []
+  nextMessageId = 100
+  readonly outbox: BetaOutboxEntry[] = []
+  /** Updates no session has received yet (beta's getDifference on the next connect). */
+  readonly backlog: Api.TypeUpdates[] = []
+
+  constructor(
+    /** E.164. */
+    readonly phone: string,
+    readonly userId: string
+  ) {
+    this.firstName = 'User'
+    this.lastName = phone.slice(-4)
+  }
+
+  get digits(): string {
+    return this.phone.replace(/^\+/, '')
+  }
+
+  setName(name: string): void {
+    const [first, ...rest] = name.trim().split(/\s+/)
+    this.firstName = first ?? name
+    this.lastName = rest.length > 0 ? rest.join(' ') : null
+  }
+}

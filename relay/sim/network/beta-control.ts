@@ -1,0 +1,153 @@
+/**
+ * The control API's beta routes (docs/simulator.md): plays the beta app of a number and the people who write to it.
+ *   GET  /sim/beta/{phone}                 the account's state
+ *   GET  /sim/beta/{phone}/code            the login code the app received (404 when none)
+ *   POST /sim/beta/{phone}/password        {password: string | null, hint?}   sets or clears the two-step password
+ *   POST /sim/beta/{phone}/unregistered    the number has no beta account
+ *   POST /sim/beta/{phone}/qr/accept       the phone scans the QR shown for this number (409 when none)
+ *   POST /sim/beta/{phone}/contacts        {contacts: [{phone, name?}]}   replaces the address book
+ *   POST /sim/beta/{phone}/inbound         {from, text, name?, username?, phone_hidden?, media?}   someone writes
+ *   POST /sim/beta/{phone}/receipt         {message_id, status: "read"}   the recipient read up to that message
+ *   POST /sim/beta/{phone}/flood           {seconds}   sends answer FLOOD_WAIT_<seconds> until they have passed
+ *   POST /sim/beta/{phone}/stranger        sends answer PEER_FLOOD
+ *   POST /sim/beta/{phone}/ban             the number is banned
+ *   POST /sim/beta/{phone}/logout          every session is ended from the app (no event)
+ *   GET  /sim/beta/{phone}/outbox          what people received
+ */
+import { z } from 'zod'
+import type { BetaAccount } from './beta-account'
+import type { SimBetaNetwork } from './beta-network'
+import { SimError } from './network'
+
+const E164 = z.string().regex(/^\+[1-9]\d{6,14}$/, 'must be E.164, e.g. +15551234567')
+
+export const BetaPasswordBody = z.object({ password: z.string().min(1).max(256).nullable(), hint: z.string().max(128).nullable().default(null) })
+export const BetaContactsBody = z.object({ contacts: z.array(z.object({ phone: E164, name: z.string().max(200).nullable().default(null) })).max(20_000) })
+export const BetaInboundBody = z.object({
+  from: E164,
+  text: z.string().max(4096),
+  name: z.string().max(200).optional(),
+  username: z
+    .string()
+    .regex(/^[A-Za-z]\w{3,31}$/)
+    .optional(),
+  phone_hidden: z.boolean().default(false),
+  media: z
+    .object({
+      content_type: z.string().min(1).max(200),
+      file_name: z.string().max(512).nullable().optional(),
+      data_base64: z.base64(),
+      voice_note: z.boolean().default(false),
+    })
+    .optional(),
+})
+export const BetaReceiptBody = z.object({ message_id: z.string().min(1), status: z.literal('read') })
+export const BetaFloodBody = z.object({ seconds: z.number().int().min(1).max(86_400) })
+
+export function betaView(net: SimBetaNetwork, a: BetaAccount) {
+  return {
+    phone: a.phone,
+    registered: a.registered,
+    banned: a.banned,
+    has_password: a.password !== null,
+    logged_in_sessions: net.liveSessions(a).length,
+    contacts: a.contacts.length,
+    pending_login: net.pendingLogin(a),
+    flood_seconds: Math.max(0, Math.ceil((a.floodUntil - net.now()) / 1000)),
+    stranger: a.stranger,
+    user_id: a.userId,
+    name: [a.firstName, a.lastName].filter(Boolean).join(' '),
+    username: a.username,
+    outbox_count: a.outbox.length,
+    pending_updates: a.backlog.length,
+  }
+}
+
+/** One beta route; `parse` and `body` are the control API's own (zod at the edge, JSON body). */
+export async function betaRoute(
+  net: SimBetaNetwork,
+  route: string,
+  phone: string,
+  body: () => Promise<unknown>,
+  parse: <S extends z.ZodType>(shape: S, value: unknown) => z.infer<S>
+): Promise<unknown> {
+  const a = net.account(phone)
+  switch (route) {
+    case 'GET ':
+      return betaView(net, a)
+    case 'GET code': {
+      const c = net.codesReceived.get(a.phone)
+      if (!c) throw new SimError(404, `the beta app of ${a.phone} has received no login code (start a code login through the gateway first)`)
+      return { code: c.code, expires_at: c.expiresAt }
+    }
+    case 'POST password': {
+      const b = parse(BetaPasswordBody, await body())
+      a.password = b.password
+      a.hint = b.password ? b.hint : null
+      return betaView(net, a)
+    }
+    case 'POST unregistered':
+      a.registered = false
+      return betaView(net, a)
+    case 'POST qr/accept':
+      if (!net.acceptQr(a)) throw new SimError(409, `no QR login is showing for ${a.phone}: connect it with mode "qr" through the gateway first`)
+      return { accepted: true }
+    case 'POST contacts': {
+      const b = parse(BetaContactsBody, await body())
+      net.setContacts(a, b.contacts)
+      return betaView(net, a)
+    }
+    case 'POST inbound': {
+      const b = parse(BetaInboundBody, await body())
+      const from = net.account(b.from)
+      if (b.name) from.setName(b.name)
+      if (b.username) from.username = b.username
+      from.phoneHidden = b.phone_hidden
+      const file = b.media
+        ? {
+            contentType: b.media.content_type,
+            fileName: b.media.file_name ?? null,
+            bytes: Buffer.from(b.media.data_base64, 'base64'),
+            voiceNote: b.media.voice_note,
+          }
+        : null
+      return { message_id: String(net.inbound(from, a, b.text, file)) }
+    }
+    case 'POST receipt': {
+      const b = parse(BetaReceiptBody, await body())
+      const sent = a.outbox.find((e) => e.messageId === b.message_id || String(e.id) === b.message_id)
+      if (!sent) throw new SimError(404, `no sent message ${b.message_id} in the outbox of ${a.phone}`)
+      const reader = net.byUserId(sent.toUserId)!
+      net.readOutbox(reader, a, sent.id)
+      return { message_id: String(sent.id), status: 'read' }
+    }
+    case 'POST flood': {
+      const b = parse(BetaFloodBody, await body())
+      a.floodUntil = net.now() + b.seconds * 1000
+      return betaView(net, a)
+    }
+    case 'POST stranger':
+      a.stranger = true
+      return betaView(net, a)
+    case 'POST ban':
+      a.banned = true
+      return betaView(net, a)
+    case 'POST logout':
+      net.revoke(a)
+      return betaView(net, a)
+    case 'GET outbox':
+      return {
+        messages: a.outbox.map((e) => ({
+          id: String(e.id),
+          message_id: e.messageId,
+          to: e.to,
+          text: e.text,
+          media_url: e.file ? net.mediaUrl(e.file.key) : null,
+          media_content_type: e.file?.contentType ?? null,
+          sent_at: e.sentAt,
+        })),
+      }
+    default:
+      throw new SimError(404, `unknown sim route ${route} for beta; see docs/simulator.md`)
+  }
+}

@@ -1,0 +1,528 @@
+/**
+ * The simulated beta upstream at the level of its API (TL requests in, TL objects out, errors as GramJS raises
+ * them): numbers with or without accounts, code logins (codes the app receives, with an expiry), two-step passwords
+ * checked by real SRP, QR logins (export, accept on the phone, UpdateLoginToken, import, data-center migration),
+ * address books with beta's cache hash, private messages in both directions with per-viewer access hashes, read-outbox
+ * updates, uploads and downloads in parts, flood waits, PEER_FLOOD, bans, sessions revoked from the app or
+ * duplicated. The relay reaches it over the simulator's WebSocket (beta-session.ts); the driver's unit tests call it
+ * in-process (test/fixtures/beta-network.ts). It is as strict as beta: the app's api id and hash, the code's hash,
+ * the SRP proof, the access hash on every peer.
+ */
+import { createHash, randomBytes } from 'node:crypto'
+import bigInt from 'big-integer'
+import { Api, errors } from 'telegram'
+import { contactsHash, upstreamPhoneToE164 } from '../../beta/ids'
+import type { BetaCredentials } from '../../beta/socket'
+import { BetaAccount, type BetaFile, type BetaOutboxEntry } from './beta-account'
+import { SrpVerifier } from './beta-srp'
+
+/** The app credentials the simulated network accepts from the simulator's relay. */
+export const SIM_BETA_CREDS: BetaCredentials = { apiId: 20_000_001, apiHash: '5151515151515151515151515151a1fa' }
+
+export type BetaTiming = {
+  /** Life of a login code. */
+  codeMs: number
+  /** Life of a QR login token. */
+  qrMs: number
+}
+/** beta's own values, about: codes live minutes, login tokens 30 seconds. */
+export const DEFAULT_BETA_TIMING: BetaTiming = { codeMs: 5 * 60_000, qrMs: 30_000 }
+
+/** The largest part upload.GetFile answers, as beta's 512 KiB. */
+export const FILE_PART_MAX = 512 * 1024
+
+export type AuthKey = {
+  id: string
+  dc: number
+  userId: string | null
+  /** The code or QR was right; the account's password is awaited on this key. */
+  passwordPendingFor: string | null
+  revoked: boolean
+  duplicated: boolean
+  /** The number the client said it logs in for: ties a QR login to the phone that will scan it. */
+  phone: string | null
+}
+
+type PendingCode = { phone: string; code: string; expiresAt: number }
+type Token = { key: string; token: Buffer; expiresAt: number; acceptedBy: string | null }
+type StoredFile = BetaFile & { id: bigInt.BigInteger; accessHash: bigInt.BigInteger; kind: 'photo' | 'document'; voiceNote: boolean }
+type Listener = (updates: Api.TypeUpdates) => void
+
+/** The wire form of each error raised (GramJS rewrites some messages, e.g. FLOOD_WAIT_30 into a FloodWaitError). */
+const rawMessages = new WeakMap<Error, { message: string; code: number }>()
+
+/** An RPC error exactly as GramJS raises it (FLOOD_WAIT_X becomes a FloodWaitError, and so on). */
+export function rpcError(message: string, code: number, request: Api.AnyRequest): Error {
+  const made: unknown = errors.RPCMessageToError(new Api.RpcError({ errorCode: code, errorMessage: message }), request)
+  const err = made instanceof Error ? made : new errors.RPCError(message, request, code)
+  rawMessages.set(err, { message, code })
+  return err
+}
+
+/** The code and message an error raised by the network travels as, or null for anything that is not an RPC error. */
+export function rpcWireForm(err: unknown): { message: string; code: number } | null {
+  if (!(err instanceof Error)) return null
+  return rawMessages.get(err) ?? (err instanceof errors.RPCError ? { message: err.errorMessage, code: err.code ?? 400 } : null)
+}
+
+const digitsOf = (phone: string) => phone.replace(/^\+/, '')
+
+export class SimBetaNetwork {
+  /** By E.164 number. */
+  readonly accounts = new Map<string, BetaAccount>()
+  readonly keys = new Map<string, AuthKey>()
+  /** The newest code each number's app received (GET /sim/beta/{phone}/code). */
+  readonly codesReceived = new Map<string, { code: string; expiresAt: number }>()
+  /** The network's file server (GET /sim/media/beta/{id}): what people sent and received. */
+  readonly files = new Map<string, StoredFile>()
+  mediaOrigin = ''
+  private readonly codes = new Map<string, PendingCode>()
+  private readonly tokens: Token[] = []
+  private readonly srp = new SrpVerifier()
+  private readonly listeners = new Map<string, Listener>()
+  private readonly uploads = new Map<string, Buffer[]>()
+  private nextUserId = 7_000_000_001
+  private codeSeq = 0
+  private pts = 1
+
+  constructor(
+    readonly opts: {
+      creds: BetaCredentials
+      timing?: BetaTiming
+      /** Every number has an account until told otherwise (the simulator); else only those added (unit tests). */
+      autoRegister: boolean
+      now?: () => number
+    }
+  ) {}
+
+  get timing(): BetaTiming {
+    return this.opts.timing ?? DEFAULT_BETA_TIMING
+  }
+  now(): number {
+    return (this.opts.now ?? Date.now)()
+  }
+  private nowS(): number {
+    return Math.floor(this.now() / 1000)
+  }
+
+  // ── numbers and people ──────────────────────────────────────────────────────────────────────────────────────
+
+  /** The number's account, created (registered) on first sight. */
+  account(phone: string): BetaAccount {
+    const e164 = `+${digitsOf(phone)}`
+    let a = this.accounts.get(e164)
+    if (!a) {
+      a = new BetaAccount(e164, String(this.nextUserId++))
+      this.accounts.set(e164, a)
+    }
+    return a
+  }
+
+  /** The number's account if it has one (unit tests add them; the simulator registers every number). */
+  lookup(phone: string): BetaAccount | null {
+    const known = this.accounts.get(`+${digitsOf(phone)}`)
+    if (known) return known.registered ? known : null
+    return this.opts.autoRegister ? this.account(phone) : null
+  }
+
+  byUserId(userId: string): BetaAccount | null {
+    for (const a of this.accounts.values()) if (a.userId === userId) return a
+    return null
+  }
+
+  /** The access hash `viewer` sees for `target`; stable per pair, as beta's are per account. */
+  accessHash(viewer: string, target: string): bigint {
+    return createHash('sha256').update(`${viewer}:${target}`).digest().readBigInt64BE(0)
+  }
+
+  userAs(viewer: string, target: BetaAccount): Api.User {
+    const me = this.byUserId(viewer)
+    const self = viewer === target.userId
+    const inBook = me?.contacts.includes(target.userId) ?? false
+    return new Api.User({
+      id: bigInt(target.userId),
+      self,
+      contact: inBook,
+      accessHash: bigInt(this.accessHash(viewer, target.userId).toString()),
+      firstName: target.firstName,
+      lastName: target.lastName ?? undefined,
+      username: target.username ?? undefined,
+      phone: self || inBook || !target.phoneHidden ? target.digits : undefined,
+    })
+  }
+
+  /** Replaces the address book (by number; every number named gets an account); the sessions hear of it. */
+  setContacts(owner: BetaAccount, contacts: Array<{ phone: string; name: string | null }>): void {
+    owner.contacts = contacts.map((c) => {
+      const a = this.account(c.phone)
+      if (c.name) a.setName(c.name)
+      return a.userId
+    })
+    this.push(owner, new Api.UpdateShort({ update: new Api.UpdateContactsReset(), date: this.nowS() }), false)
+  }
+
+  // ── sessions ────────────────────────────────────────────────────────────────────────────────────────────────
+
+  /** A client connects with its stored auth key (or none yet): the key it now uses. */
+  openKey(keyId: string | null, phone: string | null): AuthKey {
+    const known = keyId ? this.keys.get(keyId) : undefined
+    if (known) return known
+    // A key the network does not know (never issued, or forgotten) gets no authorization: calls answer 401.
+    const key: AuthKey = {
+      id: keyId ?? randomBytes(8).toString('hex'),
+      dc: 2,
+      userId: null,
+      passwordPendingFor: null,
+      revoked: false,
+      duplicated: false,
+      phone,
+    }
+    this.keys.set(key.id, key)
+    return key
+  }
+
+  /** Updates for this key go to `listener` (one connection per key); the backlog of its account is delivered. */
+  listen(keyId: string, listener: Listener | null): void {
+    if (!listener) {
+      this.listeners.delete(keyId)
+      return
+    }
+    this.listeners.set(keyId, listener)
+    this.flushBacklog(keyId)
+  }
+
+  switchDC(keyId: string, dc: number): void {
+    const k = this.keys.get(keyId)
+    if (k) k.dc = dc
+  }
+
+  liveSessions(a: BetaAccount): AuthKey[] {
+    return [...this.keys.values()].filter((k) => k.userId === a.userId && !k.revoked)
+  }
+
+  /** The user ends every session from the app (Settings, Devices): no update is pushed; the next call answers 401. */
+  revoke(a: BetaAccount): void {
+    for (const k of this.liveSessions(a)) k.revoked = true
+  }
+
+  /** The same auth key shows up elsewhere: every later call on it answers AUTH_KEY_DUPLICATED. */
+  duplicate(a: BetaAccount): void {
+    for (const k of this.liveSessions(a)) k.duplicated = true
+  }
+
+  pendingLogin(a: BetaAccount): 'code' | 'qr' | null {
+    const now = this.now()
+    if (this.liveToken(a)) return 'qr'
+    for (const c of this.codes.values()) if (digitsOf(c.phone) === a.digits && c.expiresAt > now) return 'code'
+    return null
+  }
+
+  private liveToken(a: BetaAccount): Token | null {
+    const now = this.now()
+    return (
+      this.tokens
+        .filter((t) => t.acceptedBy === null && t.expiresAt * 1000 > now && this.keys.get(t.key)?.phone && digitsOf(this.keys.get(t.key)!.phone!) === a.digits)
+        .at(-1) ?? null
+    )
+  }
+
+  /** The phone scans the QR its number's login shows and accepts it: beta pushes UpdateLoginToken to that client. */
+  acceptQr(a: BetaAccount): boolean {
+    const t = this.liveToken(a) ?? this.tokens.filter((x) => x.acceptedBy === null && x.expiresAt * 1000 > this.now() && !this.keys.get(x.key)?.phone).at(-1)
+    if (!t) return false
+    t.acceptedBy = a.userId
+    this.listeners.get(t.key)?.(new Api.UpdateShort({ update: new Api.UpdateLoginToken(), date: this.nowS() }))
+    return true
+  }
+
+  // ── people writing and reading ───────────────────────────────────────────────────────────────────────────────
+
+  /** `from` writes to `to`; the recipient's sessions get it with `from` attached (or it waits for one). */
+  inbound(from: BetaAccount, to: BetaAccount, text: string, file: (BetaFile & { voiceNote: boolean }) | null = null): number {
+    const id = to.nextMessageId++
+    const message = new Api.Message({
+      id,
+      peerId: new Api.PeerUser({ userId: bigInt(from.userId) }),
+      fromId: new Api.PeerUser({ userId: bigInt(from.userId) }),
+      date: this.nowS(),
+      message: text,
+      out: false,
+      media: file ? this.storeMedia(file) : undefined,
+    })
+    const update = new Api.UpdateNewMessage({ message, pts: ++this.pts, ptsCount: 1 })
+    this.push(to, new Api.Updates({ updates: [update], users: [this.userAs(to.userId, from)], chats: [], date: this.nowS(), seq: 0 }), true)
+    return id
+  }
+
+  /** `reader` read what `owner` sent them up to `maxId`. */
+  readOutbox(reader: BetaAccount, owner: BetaAccount, maxId: number): void {
+    const update = new Api.UpdateReadHistoryOutbox({ peer: new Api.PeerUser({ userId: bigInt(reader.userId) }), maxId, pts: ++this.pts, ptsCount: 1 })
+    this.push(owner, new Api.UpdateShort({ update, date: this.nowS() }), true)
+  }
+
+  /** Delivers to every live session of the account; what none received waits for the next one (`keep`). */
+  private push(a: BetaAccount, updates: Api.TypeUpdates, keep: boolean): void {
+    let delivered = false
+    for (const k of this.liveSessions(a)) {
+      const l = this.listeners.get(k.id)
+      if (l && !k.duplicated) {
+        l(updates)
+        delivered = true
+      }
+    }
+    if (!delivered && keep) a.backlog.push(updates)
+  }
+
+  private flushBacklog(keyId: string): void {
+    const k = this.keys.get(keyId)
+    const l = this.listeners.get(keyId)
+    const a = k?.userId && !k.revoked ? this.byUserId(k.userId) : null
+    if (!a || !l) return
+    for (const u of a.backlog.splice(0)) l(u)
+  }
+
+  private storeMedia(file: BetaFile & { voiceNote: boolean }): Api.TypeMessageMedia {
+    const id = bigInt(randomBytes(6).readUIntBE(0, 6).toString())
+    const accessHash = bigInt(randomBytes(6).readUIntBE(0, 6).toString())
+    const fileReference = randomBytes(8)
+    const type = file.contentType.split(';')[0]!.trim().toLowerCase()
+    const photo = (type === 'image/jpeg' || type === 'image/png') && !file.fileName
+    this.files.set(id.toString(), { ...file, id, accessHash, kind: photo ? 'photo' : 'document' })
+    if (photo) {
+      return new Api.MessageMediaPhoto({
+        photo: new Api.Photo({
+          id,
+          accessHash,
+          fileReference,
+          date: this.nowS(),
+          sizes: [new Api.PhotoSize({ type: 'y', w: 1280, h: 960, size: file.bytes.length })],
+          dcId: 2,
+        }),
+      })
+    }
+    const attributes: Api.TypeDocumentAttribute[] = []
+    if (file.voiceNote || type.startsWith('audio/')) attributes.push(new Api.DocumentAttributeAudio({ voice: file.voiceNote, duration: 3 }))
+    else if (type.startsWith('video/')) attributes.push(new Api.DocumentAttributeVideo({ duration: 3, w: 640, h: 480 }))
+    if (file.fileName) attributes.push(new Api.DocumentAttributeFilename({ fileName: file.fileName }))
+    return new Api.MessageMediaDocument({
+      document: new Api.Document({ id, accessHash, fileReference, date: this.nowS(), mimeType: type, size: bigInt(file.bytes.length), dcId: 2, attributes }),
+      voice: file.voiceNote,
+    })
+  }
+
+  mediaUrl(key: string): string {
+    return `${this.mediaOrigin}/sim/media/beta/${key}`
+  }
+
+  // ── what a client's requests do ──────────────────────────────────────────────────────────────────────────────
+
+  /** One TL request on `keyId`; `ref` names the gateway message a send is for (the simulator's client passes it). */
+  async handle(keyId: string, request: Api.AnyRequest, ref: string | null = null): Promise<unknown> {
+    const k = this.keys.get(keyId)
+    if (!k) throw new Error('sim beta: a request on a key that was never opened')
+    const rpc = (message: string, code = 400) => rpcError(message, code, request)
+    if (k.duplicated) throw rpc('AUTH_KEY_DUPLICATED', 406)
+    if (k.revoked) throw rpc('AUTH_KEY_UNREGISTERED', 401)
+    const checkApp = (apiId: number, apiHash: string) => {
+      if (apiId !== this.opts.creds.apiId || apiHash !== this.opts.creds.apiHash) throw rpc('API_ID_INVALID')
+    }
+
+    if (request instanceof Api.auth.SendCode) {
+      checkApp(request.apiId, request.apiHash)
+      const phone = upstreamPhoneToE164(request.phoneNumber)
+      if (!phone) throw rpc('PHONE_NUMBER_INVALID')
+      if (this.accounts.get(phone)?.banned) throw rpc('PHONE_NUMBER_BANNED')
+      const hash = `h${++this.codeSeq}${randomBytes(6).toString('hex')}`
+      const code = String(10000 + ((this.codeSeq * 7919 + randomBytes(2).readUInt16BE(0)) % 89999))
+      const expiresAt = this.now() + this.timing.codeMs
+      // Only one code is good at a time: a new one replaces the last (beta resends invalidate the old code).
+      for (const [h, c] of this.codes) if (c.phone === phone) this.codes.delete(h)
+      this.codes.set(hash, { phone, code, expiresAt })
+      this.codesReceived.set(phone, { code, expiresAt })
+      return new Api.auth.SentCode({ type: new Api.auth.SentCodeTypeApp({ length: 5 }), phoneCodeHash: hash, timeout: Math.round(this.timing.codeMs / 1000) })
+    }
+    if (request instanceof Api.auth.SignIn) {
+      const pending = this.codes.get(request.phoneCodeHash)
+      const phone = upstreamPhoneToE164(request.phoneNumber)
+      if (!pending || pending.phone !== phone) throw rpc('PHONE_CODE_HASH_EMPTY')
+      if (!request.phoneCode) throw rpc('PHONE_CODE_EMPTY')
+      if (this.now() >= pending.expiresAt) throw rpc('PHONE_CODE_EXPIRED')
+      if (request.phoneCode !== pending.code) throw rpc('PHONE_CODE_INVALID')
+      this.codes.delete(request.phoneCodeHash)
+      this.codesReceived.delete(phone)
+      const a = this.lookup(phone)
+      if (!a) throw rpc('PHONE_NUMBER_UNOCCUPIED')
+      if (a.banned) throw rpc('PHONE_NUMBER_BANNED')
+      if (a.password) {
+        k.passwordPendingFor = a.userId
+        throw rpc('SESSION_PASSWORD_NEEDED', 401)
+      }
+      return this.authorize(k, a)
+    }
+    if (request instanceof Api.account.GetPassword) {
+      const a = this.byUserId(k.passwordPendingFor ?? k.userId ?? '')
+      if (!a) throw rpc('AUTH_KEY_UNREGISTERED', 401)
+      if (!a.password)
+        return new Api.account.Password({
+          hasPassword: false,
+          newAlgo: new Api.PasswordKdfAlgoUnknown(),
+          newSecureAlgo: new Api.SecurePasswordKdfAlgoUnknown(),
+          secureRandom: randomBytes(32),
+        })
+      return this.srp.challenge(a.userId, a.password, a.hint)
+    }
+    if (request instanceof Api.auth.CheckPassword) {
+      if (!k.passwordPendingFor) throw rpc('PASSWORD_REQUIRED')
+      const owner = this.srp.verify(request.password)
+      if (owner !== k.passwordPendingFor) throw rpc('PASSWORD_HASH_INVALID')
+      return this.authorize(k, this.byUserId(owner)!)
+    }
+    if (request instanceof Api.auth.ExportLoginToken) {
+      checkApp(request.apiId, request.apiHash)
+      const accepted = this.tokens.find((t) => t.key === k.id && t.acceptedBy !== null)
+      if (accepted) {
+        const a = this.byUserId(accepted.acceptedBy!)!
+        if (a.dc !== k.dc) return new Api.auth.LoginTokenMigrateTo({ dcId: a.dc, token: accepted.token })
+        return this.finishQr(k, accepted, a, rpc)
+      }
+      const token: Token = { key: k.id, token: randomBytes(32), expiresAt: this.nowS() + Math.max(1, Math.round(this.timing.qrMs / 1000)), acceptedBy: null }
+      this.tokens.push(token)
+      return new Api.auth.LoginToken({ token: token.token, expires: token.expiresAt })
+    }
+    if (request instanceof Api.auth.ImportLoginToken) {
+      const t = this.tokens.find((x) => x.token.equals(Buffer.from(request.token)))
+      if (!t?.acceptedBy) throw rpc('AUTH_TOKEN_INVALID')
+      const a = this.byUserId(t.acceptedBy)!
+      // The import must come from the account's own data center (core.telegram.org/api/qr-login).
+      if (a.dc !== k.dc) throw rpc(`USER_MIGRATE_${a.dc}`, 303)
+      return this.finishQr(k, t, a, rpc)
+    }
+
+    const me = k.userId ? this.byUserId(k.userId) : null
+    if (!me) throw rpc('AUTH_KEY_UNREGISTERED', 401)
+    if (me.banned) throw rpc('USER_DEACTIVATED_BAN', 401)
+    if (request instanceof Api.auth.LogOut) {
+      this.keys.delete(k.id)
+      this.listeners.delete(k.id)
+      return new Api.auth.LoggedOut({})
+    }
+    if (request instanceof Api.users.GetUsers) {
+      if (!request.id.every((i) => i instanceof Api.InputUserSelf)) throw rpc('USER_ID_INVALID')
+      return [this.userAs(me.userId, me)]
+    }
+    if (request instanceof Api.updates.GetState) return new Api.updates.State({ pts: this.pts, qts: 0, date: this.nowS(), seq: 1, unreadCount: 0 })
+    if (request instanceof Api.contacts.GetContacts) {
+      const hash = contactsHash(0, me.contacts)
+      if (!request.hash.isZero() && request.hash.equals(hash)) return new Api.contacts.ContactsNotModified()
+      const users = me.contacts.map((id) => this.userAs(me.userId, this.byUserId(id)!))
+      return new Api.contacts.Contacts({ contacts: users.map((u) => new Api.Contact({ userId: u.id, mutual: false })), savedCount: 0, users })
+    }
+    if (request instanceof Api.upload.SaveFilePart || request instanceof Api.upload.SaveBigFilePart) {
+      const parts = this.uploads.get(`${k.id}:${request.fileId.toString()}`) ?? []
+      parts[request.filePart] = Buffer.from(request.bytes)
+      this.uploads.set(`${k.id}:${request.fileId.toString()}`, parts)
+      return true
+    }
+    if (request instanceof Api.upload.GetFile) return this.getFile(request, rpc)
+    if (request instanceof Api.messages.SendMessage) {
+      const to = this.recipient(me, request.peer, rpc)
+      const entry = this.record(me, to, request.message, null, ref)
+      return new Api.UpdateShortSentMessage({ out: true, id: entry.id, pts: ++this.pts, ptsCount: 1, date: Math.floor(entry.sentAt / 1000) })
+    }
+    if (request instanceof Api.messages.SendMedia) {
+      const to = this.recipient(me, request.peer, rpc)
+      const file = this.takeUpload(k, request.media, rpc)
+      const entry = this.record(me, to, request.message, file, ref)
+      const message = new Api.Message({
+        id: entry.id,
+        peerId: new Api.PeerUser({ userId: bigInt(to.userId) }),
+        date: Math.floor(entry.sentAt / 1000),
+        message: entry.text,
+        out: true,
+      })
+      return new Api.Updates({
+        updates: [new Api.UpdateMessageID({ id: entry.id, randomId: request.randomId }), new Api.UpdateNewMessage({ message, pts: ++this.pts, ptsCount: 1 })],
+        users: [],
+        chats: [],
+        date: this.nowS(),
+        seq: 0,
+      })
+    }
+    throw rpc('METHOD_NOT_SIMULATED')
+  }
+
+  private authorize(k: AuthKey, a: BetaAccount): Api.auth.Authorization {
+    k.userId = a.userId
+    k.passwordPendingFor = null
+    k.phone = a.phone
+    // After the answer: what waited for the account arrives once the client knows it is logged in.
+    setImmediate(() => this.flushBacklog(k.id))
+    return new Api.auth.Authorization({ user: this.userAs(a.userId, a) })
+  }
+
+  private finishQr(k: AuthKey, t: Token, a: BetaAccount, rpc: (m: string, c?: number) => Error): Api.auth.LoginTokenSuccess {
+    if (t.expiresAt * 1000 <= this.now()) throw rpc('AUTH_TOKEN_EXPIRED')
+    this.tokens.splice(this.tokens.indexOf(t), 1)
+    if (a.password) {
+      k.passwordPendingFor = a.userId
+      throw rpc('SESSION_PASSWORD_NEEDED', 401)
+    }
+    return new Api.auth.LoginTokenSuccess({ authorization: this.authorize(k, a) })
+  }
+
+  /** The checks every send goes through, in beta's order: slow-down, spam flag, then the peer and its access hash. */
+  private recipient(me: BetaAccount, peer: unknown, rpc: (m: string, c?: number) => Error): BetaAccount {
+    const wait = Math.ceil((me.floodUntil - this.now()) / 1000)
+    if (wait > 0) throw rpc(`FLOOD_WAIT_${wait}`, 420)
+    if (me.stranger) throw rpc('PEER_FLOOD')
+    if (!(peer instanceof Api.InputPeerUser)) throw rpc('PEER_ID_INVALID')
+    const to = this.byUserId(peer.userId.toString())
+    if (!to || peer.accessHash.toString() !== this.accessHash(me.userId, to.userId).toString()) throw rpc('PEER_ID_INVALID')
+    return to
+  }
+
+  private record(me: BetaAccount, to: BetaAccount, text: string, file: BetaFile | null, ref: string | null): BetaOutboxEntry {
+    const id = me.nextMessageId++
+    const key = file ? `o${me.userId}-${id}` : null
+    if (file && key) this.files.set(key, { ...file, id: bigInt.zero, accessHash: bigInt.zero, kind: 'document', voiceNote: false })
+    const entry: BetaOutboxEntry = {
+      id,
+      messageId: ref,
+      toUserId: to.userId,
+      to: to.phone,
+      text,
+      file: file && key ? { ...file, key } : null,
+      sentAt: this.now(),
+    }
+    me.outbox.push(entry)
+    return entry
+  }
+
+  private takeUpload(k: AuthKey, media: Api.TypeInputMedia, rpc: (m: string, c?: number) => Error): BetaFile {
+    const uploaded = media instanceof Api.InputMediaUploadedDocument || media instanceof Api.InputMediaUploadedPhoto ? media.file : null
+    if (!(uploaded instanceof Api.InputFile || uploaded instanceof Api.InputFileBig)) throw rpc('MEDIA_INVALID')
+    const key = `${k.id}:${uploaded.id.toString()}`
+    const parts = this.uploads.get(key)
+    if (!parts || parts.length !== uploaded.parts || parts.some((p) => p === undefined)) throw rpc('FILE_PARTS_INVALID')
+    this.uploads.delete(key)
+    const name = uploaded.name || null
+    const contentType = media instanceof Api.InputMediaUploadedDocument ? media.mimeType : 'image/jpeg'
+    return { contentType, fileName: name, bytes: Buffer.concat(parts) }
+  }
+
+  private getFile(request: Api.upload.GetFile, rpc: (m: string, c?: number) => Error): Api.upload.File {
+    const loc = request.location
+    const id = loc instanceof Api.InputDocumentFileLocation || loc instanceof Api.InputPhotoFileLocation ? loc.id.toString() : ''
+    const file = this.files.get(id)
+    if (!file || !(loc instanceof Api.InputDocumentFileLocation || loc instanceof Api.InputPhotoFileLocation) || !loc.accessHash.equals(file.accessHash))
+      throw rpc('FILE_REFERENCE_INVALID')
+    const offset = Number(request.offset.toString())
+    if (request.limit <= 0 || request.limit > FILE_PART_MAX || offset % 1024 !== 0) throw rpc('LIMIT_INVALID')
+    return new Api.upload.File({ type: new Api.storage.FileUnknown(), mtime: this.nowS(), bytes: file.bytes.subarray(offset, offset + request.limit) })
+  }
+}
+
+/** What a file is served as (GET /sim/media/beta/{key}). */
+export function servedFile(net: SimBetaNetwork, key: string): BetaFile | null {
+  return net.files.get(key) ?? null
+}
