@@ -139,16 +139,19 @@ if (!(await ready(Date.now() + 90_000))) {
 
   // The simulator gets its own tenant and key: the tour connects the custom channel on the main key, and a free plan
   // holds one account, so the printed --sim commands would otherwise answer 409 account_cap_reached.
-  let simKey = vars.DEV_SIM_API_KEY
-  if (simUrl) {
-    const simOk = simKey && (await fetch(`${base}/v1/usage`, { headers: { Authorization: `Bearer ${simKey}` } })).ok
-    if (!simOk) {
-      simKey = (await issueTenantKey(base, vars.ADMIN_TOKEN)).key.key
-      saveDevVar('DEV_SIM_API_KEY', simKey)
-    }
+  // beta's script gets a third tenant for the same reason: alpha's script already holds SIM_KEY's one place.
+  async function simTenantKey(name) {
+    const saved = vars[name]
+    if (saved && (await fetch(`${base}/v1/usage`, { headers: { Authorization: `Bearer ${saved}` } })).ok) return saved
+    const issued = (await issueTenantKey(base, vars.ADMIN_TOKEN)).key.key
+    saveDevVar(name, issued)
+    return issued
   }
+  const simKey = simUrl ? await simTenantKey('DEV_SIM_API_KEY') : null
+  const simBetaKey = simUrl ? await simTenantKey('DEV_SIM_BETA_API_KEY') : null
 
   const phone = '%2B15551234567'
+  const betaPhone = '%2B15557654321'
   const simTour = simUrl
     ? `
   Sim control API ${simUrl}
@@ -161,6 +164,15 @@ if (!(await ready(Date.now() + 90_000))) {
     curl -X POST -H 'Content-Type: application/json' -d '{"from":"+447700900123","text":"Hi!"}' ${simUrl}/alpha/${phone}/inbound
     curl -H "Authorization: Bearer $SIM_KEY" ${base}/v1/messages
     curl ${simUrl}/alpha/${phone}/outbox          # what the contacts received from your replies
+  beta, by code (the sim shows the code its app received; its own key too):
+    export SIM_BETA_KEY=${simBetaKey}
+    curl -H "Authorization: Bearer $SIM_BETA_KEY" -H 'Content-Type: application/json' \\
+         -d '{"phone_number":"+15557654321","mode":"code"}' ${base}/v1/channels/beta/connect
+    CODE=$(curl -s ${simUrl}/beta/${betaPhone}/code | sed 's/.*"code":"\\([0-9]*\\)".*/\\1/')
+    curl -H "Authorization: Bearer $SIM_BETA_KEY" -H 'Content-Type: application/json' \\
+         -d "{\\"code\\":\\"$CODE\\"}" ${base}/v1/channels/beta/connect/${betaPhone}/code
+    curl -X POST -H 'Content-Type: application/json' -d '{"from":"+447700900124","text":"Hi beta!"}' ${simUrl}/beta/${betaPhone}/inbound
+    curl ${simUrl}/beta/${betaPhone}/outbox           # docs/simulator.md: passwords, QR, flood, stranger, ban, logout
 `
     : ''
   console.log(`

@@ -128,6 +128,5 @@ export function dispatchUpdates(updates: Api.TypeUpdates, emit: (update: unknown
     }
     return
   }
-  if (updates instanceof Api.UpdateShort) return emit(updates.update)
-  emit(updates)
+  emit(updates instanceof Api.UpdateShort ? updates.update : updates)
 }

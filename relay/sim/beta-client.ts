@@ -132,10 +132,12 @@ export class SimBetaClient implements BetaClient {
   }
 
   private onServer(msg: ServerMsg): void {
-    if (msg.t === 'beta_update')
-      return dispatchUpdates(decodeUpdates(msg.body), (u) => {
+    if (msg.t === 'beta_update') {
+      dispatchUpdates(decodeUpdates(msg.body), (u) => {
         for (const h of this.handlers) h(u)
       })
+      return
+    }
     if (msg.t !== 'beta_result' && msg.t !== 'beta_error') return
     const p = this.pending.get(msg.id)
     if (!p) return
@@ -144,7 +146,8 @@ export class SimBetaClient implements BetaClient {
     if (msg.t === 'beta_error') {
       const request = p.request ?? new Api.help.GetConfig()
       const err: unknown = errors.RPCMessageToError(new Api.RpcError({ errorCode: msg.code, errorMessage: msg.message }), request)
-      return p.reject(err instanceof Error ? err : new errors.RPCError(msg.message, request, msg.code))
+      p.reject(err instanceof Error ? err : new errors.RPCError(msg.message, request, msg.code))
+      return
     }
     try {
       p.resolve(p.request ? decodeResult(p.request, msg.body) : undefined)
