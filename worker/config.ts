@@ -92,6 +92,9 @@ export function connectPageTtlMs(env: Env): number {
   return positiveMs(env.CONNECT_PAGE_TTL_MS, DEFAULT_CONNECT_PAGE_TTL_MS)
 }
 
+/** Life of beta's hosted login page link (spec part 8: about 30 minutes, the relay's login window, LOGIN_WINDOW_MS). */
+export const BETA_CONNECT_PAGE_TTL_MS = 30 * 60_000
+
 export const DEFAULT_TWILIO_API_URL = 'https://api.twilio.com'
 export const DEFAULT_TWILIO_MESSAGING_API_URL = 'https://messaging.twilio.com'
 export const DEFAULT_SMS_GATEWAY_URL = 'https://api.sms-gate.app/3rdparty/v1'

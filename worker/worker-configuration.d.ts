@@ -35,6 +35,7 @@ interface __BaseEnv_Env {
 	RL_PAIRING_CODE: RateLimit;
 	RL_WEBHOOK_TEST: RateLimit;
 	RL_AUTH_FAILURES: RateLimit;
+	RL_LOGIN_STEP: RateLimit;
 }
 declare namespace Cloudflare {
 	interface GlobalProps {

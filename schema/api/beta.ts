@@ -79,3 +79,21 @@ export const BetaStatusResult = z
   .meta({ id: 'BetaStatusResult' })
 
 export const BetaRemoved = z.object({ success: SuccessFlag, phone_number: z.string(), status: z.literal('removed') }).meta({ id: 'BetaRemoved' })
+
+/** The hosted login page's query: its signed link token (the page's only permission; no API key). */
+export const BetaPageQuery = z.object({
+  token: z.string().max(2048).optional().meta({ description: 'The signed token of `connect_url` (the page’s only permission; no API key)' }),
+})
+
+/** What the hosted login page polls: the login's step, the QR to show, and the link's own life. */
+export const BetaPageState = z
+  .object({
+    status: z.enum(BETA_STATUSES).meta({ description: 'As in the status route: `code_required` and `password_required` wait for the user' }),
+    reason: z.string().nullable().meta({ description: 'Why the login stopped or waits (link_expired, unknown_number, relay_unavailable, removed, …)' }),
+    message: z.string().nullable(),
+    mode: z.enum(['code', 'qr']).nullable().meta({ description: 'How the login was started; null when no login exists' }),
+    qr_data_url: z.string().nullable().meta({ description: 'qr mode: the current login QR as a PNG data URL, null once it lapsed' }),
+    qr_expires_at: z.number().int().nullable().meta({ description: 'When the current QR lapses (epoch ms); the relay replaces it before that' }),
+    page_expires_at: z.number().int().meta({ description: 'When this link stops working (epoch ms)' }),
+  })
+  .meta({ id: 'BetaPageState' })

@@ -18,6 +18,7 @@ export type RateLimitName =
   | 'RL_PAIRING_CODE'
   | 'RL_WEBHOOK_TEST'
   | 'RL_AUTH_FAILURES'
+  | 'RL_LOGIN_STEP'
 
 /** Mirrors wrangler.toml (a test checks they agree). `periodS` is 10 or 60: the binding offers nothing else. */
 export const RATE_LIMITS: Record<RateLimitName, { limit: number; periodS: 10 | 60; per: string; what: string }> = {
@@ -29,6 +30,12 @@ export const RATE_LIMITS: Record<RateLimitName, { limit: number; periodS: 10 | 6
   RL_PAIRING_CODE: { limit: 3, periodS: 60, per: 'phone number, across tenants', what: 'connects with link_method pairing_code (each prompts the phone)' },
   RL_WEBHOOK_TEST: { limit: 10, periodS: 60, per: 'tenant', what: 'POST /v1/webhooks/{webhookId}/test' },
   RL_AUTH_FAILURES: { limit: 20, periodS: 60, per: 'client address', what: 'wrong API keys and admin tokens' },
+  RL_LOGIN_STEP: {
+    limit: 10,
+    periodS: 60,
+    per: 'tenant and number',
+    what: 'beta login codes and passwords submitted (the verify routes and the hosted page together)',
+  },
 }
 
 /**
@@ -65,4 +72,13 @@ export async function connectLimits(c: Context<AppEnv>, tenantId: string, phone:
   await enforce(c, 'RL_CONNECT_NUMBER', `${tenantId}:${phone}`, 'This number was asked to link too often; wait a minute before trying again')
   await enforce(c, 'RL_CONNECT_TENANT', tenantId, 'Too many linking requests for this account; wait a minute')
   if (linkMethod === 'pairing_code') await enforce(c, 'RL_PAIRING_CODE', phone, 'Too many pairing codes were requested for this phone number; wait a minute')
+}
+
+/**
+ * A login code or password submitted for a number, by the REST verify routes or the hosted page alike (one counter,
+ * so the page's token buys no extra guesses). beta ends a login after 5 wrong codes anyway; this keeps anyone holding
+ * a link from spending the relay's and beta's patience faster than a person types.
+ */
+export async function loginStepLimit(c: Context<AppEnv>, tenantId: string, phone: string): Promise<void> {
+  await enforce(c, 'RL_LOGIN_STEP', `${tenantId}:${phone}`, 'Too many login codes or passwords were tried for this number; wait a minute before trying again')
 }

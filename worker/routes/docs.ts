@@ -14,7 +14,8 @@ const INTRO = [
   'Limits that protect your numbers (daily caps, new-contact cap, loop guard, opener burst, warm-up ramp) are enforced and cannot be switched off.',
   'Abuse limits answer 429 `rate_limited` with `Retry-After`: 6000 requests per 10 s per API key and 12000 per tenant (every operation),',
   '6000 custom-channel pushes per 10 s per tenant, 5 linking calls per minute per number and 20 per tenant, 3 pairing codes per minute per phone',
-  'number across tenants, 10 webhook tests per minute per tenant, and 20 failed authentications per minute per client address.',
+  'number across tenants, 10 beta login codes or passwords per minute per number, 10 webhook tests per minute per tenant, and 20',
+  'failed authentications per minute per client address.',
   'Request bodies are limited to 256 KiB (413 `body_too_large`) and are JSON: a body sent with another Content-Type is refused with 415, one that does not parse with 400.',
 ].join(' ')
 

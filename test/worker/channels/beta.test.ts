@@ -68,7 +68,11 @@ describe('POST /v1/channels/beta/connect', () => {
     const t = await newTenant()
     const phone = newPhone()
     const res = await connect(t, { phone_number: phone })
-    expect(await body(res)).toMatchObject({ success: true, status: 'initializing', connect_url: null })
+    expect(await body(res)).toMatchObject({
+      success: true,
+      status: 'initializing',
+      connect_url: expect.stringContaining('/v1/channels/beta/connect/page?token='),
+    })
     expect(await body(await status(t, phone))).toMatchObject({ status: 'initializing', reason: 'relay_unavailable', live: false })
     expect(await verify(t, phone, 'code', { code: '12345' }).then((r) => r.status)).toBe(503)
   })

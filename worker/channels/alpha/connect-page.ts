@@ -6,7 +6,7 @@ import { Hono } from 'hono'
 import { accountStub } from '../../lib/objects'
 import { ensureConnecting, startLink } from './connect'
 import { connectPageError, connectPageHtml } from './connect-page-html'
-import { CONNECT_PAGE_PATH, readConnectToken, type ConnectClaims } from './connect-token'
+import { ALPHA_PAGE } from './connect-token'
 import { getAccount } from '../../db/accounts'
 import { database } from '../../db/client'
 import { getTenant } from '../../db/tenants'
@@ -14,27 +14,18 @@ import type { AppEnv } from '../../env'
 import { ApiError } from '../../errors'
 import { randomBase62 } from '../../lib/crypto'
 import { qrDataUrl } from '../../lib/qr-png'
+import { maskPhone, PAGE_HEADERS, pageCsp, type PageAccess, type PageClaims } from '../account-page'
 
 export const connectPageRoutes = new Hono<AppEnv>()
 
 /** A lapsed or broken link may be restarted from the page; a ban or a passkey demand would only fail again. */
 const RESTARTABLE = new Set(['link_expired', 'logged_out', 'replaced', 'unresponsive', 'session_unreadable'])
 
-const NO_STORE = { 'Cache-Control': 'no-store', 'Referrer-Policy': 'no-referrer', 'X-Content-Type-Options': 'nosniff' }
+const CONNECT_PAGE_PATH = ALPHA_PAGE.path
 
-export function maskPhone(phone: string): string {
-  return phone.length <= 7 ? phone : `${phone.slice(0, 4)}${'•'.repeat(phone.length - 7)}${phone.slice(-3)}`
-}
+const claims = (env: Env, token: string | undefined) => ALPHA_PAGE.open(env, token, Date.now())
 
-async function claims(env: Env, token: string | undefined): Promise<{ claims: ConnectClaims; expiresAt: number }> {
-  if (!token) throw new ApiError(403, 'invalid_token', 'This link is incomplete: the token is missing')
-  const check = await readConnectToken(env, token, Date.now())
-  if (check.ok) return { claims: check.payload, expiresAt: check.expiresAt }
-  if (check.reason === 'expired') throw new ApiError(410, 'link_expired', 'This link has expired; ask for a new one')
-  throw new ApiError(403, 'invalid_token', 'This link is not valid')
-}
-
-async function pageState(env: Env, c: ConnectClaims, pageExpiresAt: number) {
+async function pageState(env: Env, c: PageClaims, pageExpiresAt: number) {
   const db = database(env.DB)
   const account = await getAccount(db, c.tenant, c.account)
   const base = { page_expires_at: pageExpiresAt, page_expired: false }
@@ -68,12 +59,12 @@ async function pageState(env: Env, c: ConnectClaims, pageExpiresAt: number) {
 
 connectPageRoutes.get(CONNECT_PAGE_PATH, async (c) => {
   const token = c.req.query('token')
-  let page: { claims: ConnectClaims; expiresAt: number }
+  let page: PageAccess
   try {
     page = await claims(c.env, token)
   } catch (err) {
     if (!(err instanceof ApiError)) throw err
-    return c.html(connectPageError(err.status === 410 ? 'Link expired' : 'Link not valid', err.message), err.status, NO_STORE)
+    return c.html(connectPageError(err.status === 410 ? 'Link expired' : 'Link not valid', err.message), err.status, PAGE_HEADERS)
   }
   const nonce = randomBase62(22)
   const q = `?token=${encodeURIComponent(token ?? '')}`
@@ -87,21 +78,21 @@ connectPageRoutes.get(CONNECT_PAGE_PATH, async (c) => {
     }),
     200,
     {
-      ...NO_STORE,
-      'Content-Security-Policy': `default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-src 'nonce-${nonce}'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`,
+      ...PAGE_HEADERS,
+      'Content-Security-Policy': pageCsp(nonce),
     }
   )
 })
 
 connectPageRoutes.get(`${CONNECT_PAGE_PATH}/state`, async (c) => {
   const page = await claims(c.env, c.req.query('token'))
-  return c.json(await pageState(c.env, page.claims, page.expiresAt), 200, NO_STORE)
+  return c.json(await pageState(c.env, page.claims, page.expiresAt), 200, PAGE_HEADERS)
 })
 
 connectPageRoutes.post(`${CONNECT_PAGE_PATH}/restart`, async (c) => {
   const page = await claims(c.env, c.req.query('token'))
   const state = await pageState(c.env, page.claims, page.expiresAt)
-  if (!state.can_restart) return c.json(state, 200, NO_STORE)
+  if (!state.can_restart) return c.json(state, 200, PAGE_HEADERS)
   const { tenant: tenantId, account: phone } = page.claims
   const db = database(c.env.DB)
   const [tenant, account, { link }] = await Promise.all([
@@ -109,8 +100,8 @@ connectPageRoutes.post(`${CONNECT_PAGE_PATH}/restart`, async (c) => {
     getAccount(db, tenantId, phone),
     accountStub(c.env, tenantId, phone).linkStatus(null),
   ])
-  if (!tenant || !account || !link || link.linkMethod === 'code') return c.json(state, 200, NO_STORE)
+  if (!tenant || !account || !link || link.linkMethod === 'code') return c.json(state, 200, PAGE_HEADERS)
   await ensureConnecting(db, tenant, phone)
   await startLink(c.env, tenantId, { phone, linkMethod: link.linkMethod, forceNew: false, options: link.options })
-  return c.json(await pageState(c.env, page.claims, page.expiresAt), 200, NO_STORE)
+  return c.json(await pageState(c.env, page.claims, page.expiresAt), 200, PAGE_HEADERS)
 })

@@ -1,20 +1,5 @@
-/** The signed `token` of the hosted connect page: which account it links, valid for CONNECT_PAGE_TTL_MS. */
-import { z } from 'zod'
-import { connectPageTtlMs, encryptionKey, publicOrigin } from '../../config'
-import { signToken, verifyToken, type TokenCheck } from '../../lib/signed-token'
+/** alpha's hosted connect page link (spec 4.3): its path, its token purpose and its life (CONNECT_PAGE_TTL_MS). */
+import { connectPageTtlMs } from '../../config'
+import { accountPage } from '../account-page'
 
-const PURPOSE = 'alpha-connect-page'
-export const CONNECT_PAGE_PATH = '/connect/alpha-web'
-
-export const ConnectClaims = z.object({ tenant: z.string(), account: z.string() })
-export type ConnectClaims = z.infer<typeof ConnectClaims>
-
-export async function connectUrl(env: Env, requestUrl: string, claims: ConnectClaims, now: number): Promise<{ url: string; expiresAt: number }> {
-  const expiresAt = now + connectPageTtlMs(env)
-  const token = await signToken(encryptionKey(env), PURPOSE, claims, expiresAt)
-  return { url: `${publicOrigin(env, requestUrl)}${CONNECT_PAGE_PATH}?token=${encodeURIComponent(token)}`, expiresAt }
-}
-
-export function readConnectToken(env: Env, token: string, now: number): Promise<TokenCheck<ConnectClaims>> {
-  return verifyToken(encryptionKey(env), PURPOSE, token, ConnectClaims, now)
-}
+export const ALPHA_PAGE = accountPage('alpha-connect-page', '/connect/alpha-web', connectPageTtlMs)

@@ -7,7 +7,7 @@ import { AlphaConnectBody, AlphaConnectResult, AlphaDisconnected, AlphaPhonePara
 import { removeAccount } from '../../account/lifecycle'
 import { accountStub } from '../../lib/objects'
 import { alphaAccount, ensureConnecting, startLink } from './connect'
-import { connectUrl } from './connect-token'
+import { ALPHA_PAGE } from './connect-token'
 import { getAccount } from '../../db/accounts'
 import { database } from '../../db/client'
 import { countAccountMessages } from '../../db/messages'
@@ -87,7 +87,7 @@ alphaRoutes.openapi(
         markImportedContactsAsPrivate: body.mark_imported_contacts_as_private,
       },
     })
-    const page = await connectUrl(c.env, c.req.url, { tenant: tenant.id, account: phone }, Date.now())
+    const page = await ALPHA_PAGE.link(c.env, c.req.url, { tenant: tenant.id, account: phone }, Date.now())
     const v = outcome.view
     return c.json(
       {

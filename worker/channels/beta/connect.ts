@@ -3,15 +3,19 @@
  * AccountDO asks the relay hub to run the session and waits briefly for the first step (code sent, QR token); the
  * code and the password go to the relay holding the session in one frame each and are never kept here.
  */
+import type { Context } from 'hono'
 import type { LoginOutcome, LoginStep } from '../../../schema/frames'
 import { addAccount, statusChange } from '../../account/lifecycle'
 import type { LinkState } from '../../account/link/state'
 import { pairingCodeWaitMs } from '../../config'
 import { getAccount, type AccountRow } from '../../db/accounts'
-import type { Db } from '../../db/client'
+import { database, type Db } from '../../db/client'
 import type { Tenant } from '../../db/tenants'
+import type { AppEnv } from '../../env'
 import { ApiError } from '../../errors'
 import { accountStub, relayHub } from '../../lib/objects'
+import { statusErrors } from '../../lib/openapi-responses'
+import { loginStepLimit } from '../../lib/rate-limit'
 
 /** How long a verify call waits for the relay's verdict (a password step runs SRP on the relay). */
 export const LOGIN_STEP_TIMEOUT_MS = 20_000
@@ -62,6 +66,20 @@ const REFUSALS: Record<Extract<LoginOutcome, { status: 'refused' }>['error'], 40
   login_failed: 502,
 }
 
+/** What each error status of a verify step means (OpenAPI: the REST verify routes and the hosted page's submissions). */
+export const VERIFY_ERROR_TEXT: Record<number, string> = {
+  400: 'code_invalid, or an invalid request',
+  403: 'number_banned',
+  404: 'No beta account for this number on this key, or unknown_number (no beta account upstream)',
+  409: 'no_login_pending: no login waits for this step',
+  410: 'code_expired: a new code was sent; enter that one',
+  422: 'password_invalid',
+  429: 'too_many_attempts (Retry-After when beta gave a wait), or rate_limited: more than 10 codes or passwords a minute for the number',
+  502: 'login_failed upstream',
+  503: 'relay_unavailable: no relay is running the login',
+}
+export const VERIFY_ERRORS = statusErrors([400, 401, 403, 404, 409, 410, 422, 429, 502, 503], VERIFY_ERROR_TEXT)
+
 export function refusalError(outcome: Extract<LoginOutcome, { status: 'refused' }>): ApiError {
   return new ApiError(REFUSALS[outcome.error], outcome.error, `${outcome.error}: ${outcome.message}`, outcome.retryAfterS ?? undefined)
 }
@@ -89,4 +107,31 @@ export async function submitStep(env: Env, tenantId: string, phone: string, step
     throw new ApiError(503, 'relay_unavailable', 'relay_unavailable: No relay is running this login right now; try again in a moment or connect again.')
   if (outcome.status === 'refused') throw refusalError(outcome)
   return outcome
+}
+
+/** The answer of a verified step (`BetaVerifyResult`); a code or password is never part of it. */
+export function verifyAnswer(phone: string, outcome: LoginOutcome) {
+  if (outcome.status === 'connected')
+    return { success: true as const, phone_number: phone, status: 'connected' as const, telegram_user_id: outcome.userId, username: outcome.username }
+  if (outcome.status === 'password_required')
+    return {
+      success: true as const,
+      phone_number: phone,
+      status: 'password_required' as const,
+      telegram_user_id: null,
+      username: null,
+      password_hint: outcome.hint,
+    }
+  throw new ApiError(502, 'login_failed', 'login_failed: unexpected answer from the relay')
+}
+
+/**
+ * One login step for a number of the tenant, as the REST verify routes and the hosted page both submit it: the
+ * account must be the tenant's beta account (404), each submission counts against RL_LOGIN_STEP (429), and the
+ * relay's verdict comes back as the verify answer or the refusal's own status. Same path, same codes, either way in.
+ */
+export async function verifyStep(c: Context<AppEnv>, tenantId: string, phone: string, step: LoginStep) {
+  await betaAccount(database(c.env.DB), tenantId, phone)
+  await loginStepLimit(c, tenantId, phone)
+  return verifyAnswer(phone, await submitStep(c.env, tenantId, phone, step))
 }

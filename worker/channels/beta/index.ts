@@ -6,6 +6,7 @@
  */
 import { handToRelay, RELAY_PATIENCE } from '../../account/link/outbound'
 import type { Channel } from '../contract'
+import { betaPageRoutes } from './connect-page'
 import { betaRoutes } from './routes'
 import { betaTools } from './tools'
 
@@ -14,6 +15,7 @@ export const betaChannel: Channel = {
   path: 'beta',
   title: 'beta',
   routes: betaRoutes,
+  publicRoutes: betaPageRoutes,
   tools: betaTools,
   address: 'phone',
   strangers: {

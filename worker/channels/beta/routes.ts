@@ -13,73 +13,26 @@ import {
   BetaRemoved,
   BetaStatusResult,
   BetaVerifyResult,
-  type BetaStatus,
 } from '../../../schema/api/beta'
 import { removeAccount } from '../../account/lifecycle'
-import type { LinkState } from '../../account/link/state'
 import { getAccount } from '../../db/accounts'
 import { database } from '../../db/client'
-import { ApiError } from '../../errors'
 import { accountStub } from '../../lib/objects'
 import { statusErrors } from '../../lib/openapi-responses'
 import { resourceApp } from '../../validate'
-import { betaAccount, ensureBetaConnecting, problemError, startBetaLogin, submitStep } from './connect'
+import { BETA_PAGE } from './connect-token'
+import { PAGE_OPERATIONS } from './connect-page'
+import { statusOf, tokenOf } from './status'
+import { betaAccount, ensureBetaConnecting, problemError, startBetaLogin, VERIFY_ERRORS, verifyStep } from './connect'
 
 export const betaRoutes = resourceApp()
+// The hosted page is served by the channel's public routes (its token, not an API key, lets it in) and described
+// here, under the channel's path, so the OpenAPI document lists it with the rest of beta.
+for (const op of PAGE_OPERATIONS) betaRoutes.openAPIRegistry.registerPath(op)
 
 /** How long the status endpoint waits for the relay's live answer before it answers from the last report. */
 const STATUS_PROBE_TIMEOUT_MS = 1500
 const TAG = ['beta channel']
-const VERIFY_ERRORS = statusErrors([400, 401, 403, 404, 409, 410, 422, 429, 502, 503], {
-  400: 'code_invalid, or an invalid request',
-  403: 'number_banned',
-  404: 'No beta account for this number on this key, or unknown_number (no beta account upstream)',
-  409: 'no_login_pending: no login waits for this step',
-  410: 'code_expired: a new code was sent; enter that one',
-  422: 'password_invalid',
-  429: 'too_many_attempts (Retry-After when beta gave a wait)',
-  502: 'login_failed upstream',
-  503: 'relay_unavailable: no relay is running the login',
-})
-
-/** beta's `tg://login?token=…` deep link carries the login token as base64url. */
-function tokenOf(qr: string): string {
-  return new URL(qr).searchParams.get('token') ?? ''
-}
-
-function statusOf(link: LinkState | null | undefined): { status: BetaStatus; reason: string | null; message: string | null } {
-  if (!link) return { status: 'not_initialized', reason: null, message: null }
-  if (link.relayLost && link.session !== 'disconnected' && link.session !== 'restricted')
-    return {
-      status: 'initializing',
-      reason: 'relay_unavailable',
-      message: 'The relay running this session went away and no other relay has taken it over yet.',
-    }
-  switch (link.session) {
-    case 'starting':
-      return link.relayAssigned
-        ? { status: 'initializing', reason: null, message: 'The relay is starting the session.' }
-        : {
-            status: 'initializing',
-            reason: 'relay_unavailable',
-            message: 'No relay is available to run this session right now; it starts as soon as one connects.',
-          }
-    case 'qr_pending':
-    case 'pairing_code':
-    case 'connecting':
-      return { status: 'initializing', reason: null, message: null }
-    case 'code_required':
-    case 'password_required':
-      return { status: link.session, reason: null, message: null }
-    case 'connected':
-      // `flood_wait` while beta asks the account to slow down: connected, sends paused.
-      return { status: 'connected', reason: link.problem, message: link.message }
-    case 'disconnected':
-      return { status: 'disconnected', reason: link.problem, message: link.message }
-    case 'restricted':
-      return { status: 'error', reason: link.problem, message: link.message }
-  }
-}
 
 betaRoutes.openapi(
   createRoute({
@@ -94,7 +47,9 @@ betaRoutes.openapi(
       'POST /channels/beta/connect/{phoneNumber}/code, then the two-step password if asked. Mode `qr`: the answer carries `qr_url`',
       '(`tg://login?token=…`) and `login_token`; the user scans it in the app under Devices, and the token is replaced about every 30 s',
       '(poll the status). `initializing` means the session is still starting (no relay yet). A banned number answers 403, a number',
-      'without a beta account 404, too many attempts 429.',
+      'without a beta account 404, too many attempts 429. `connect_url` (valid 30 minutes, `connect_url_expires_at`) is a hosted page',
+      'where the user finishes the login alone, with no login of its own: it asks for the code and any two-step password, or shows',
+      'the QR and replaces it before each token lapses (GET /channels/beta/connect/page).',
     ].join(' '),
     request: { body: { required: true, content: { 'application/json': { schema: BetaConnectBody } } } },
     responses: {
@@ -118,12 +73,15 @@ betaRoutes.openapi(
     const problem = link && (link.session === 'disconnected' || link.session === 'restricted') ? problemError(link.problem, link.message) : null
     if (problem) throw problem
     const session_id = link?.sid ?? null
-    if (link?.session === 'qr_pending' && link.qr) {
-      return c.json({ ...base, status: 'qr_required' as const, session_id, login_token: tokenOf(link.qr), qr_url: link.qr }, 200)
-    }
-    if (link?.session === 'code_required') return c.json({ ...base, status: 'code_required' as const, session_id }, 200)
     if (link?.session === 'connected') return c.json({ ...base, status: 'connected' as const, session_id }, 200)
-    return c.json({ ...base, status: 'initializing' as const, session_id }, 200)
+    // The user can finish the login on the hosted page: enter the code and password, or scan the refreshing QR.
+    const page = await BETA_PAGE.link(c.env, c.req.url, { tenant: tenant.id, account: phone }, Date.now())
+    const pending = { ...base, session_id, connect_url: page.url, connect_url_expires_at: page.expiresAt }
+    if (link?.session === 'qr_pending' && link.qr) {
+      return c.json({ ...pending, status: 'qr_required' as const, login_token: tokenOf(link.qr), qr_url: link.qr }, 200)
+    }
+    if (link?.session === 'code_required') return c.json({ ...pending, status: 'code_required' as const }, 200)
+    return c.json({ ...pending, status: 'initializing' as const }, 200)
   }
 )
 
@@ -141,10 +99,7 @@ betaRoutes.openapi(
   }),
   async (c) => {
     const { phoneNumber: phone } = c.req.valid('param')
-    const tenant = c.get('tenant')
-    await betaAccount(database(c.env.DB), tenant.id, phone)
-    const outcome = await submitStep(c.env, tenant.id, phone, { kind: 'code', code: c.req.valid('json').code })
-    return c.json(verifyAnswer(phone, outcome), 200)
+    return c.json(await verifyStep(c, c.get('tenant').id, phone, { kind: 'code', code: c.req.valid('json').code }), 200)
   }
 )
 
@@ -162,27 +117,9 @@ betaRoutes.openapi(
   }),
   async (c) => {
     const { phoneNumber: phone } = c.req.valid('param')
-    const tenant = c.get('tenant')
-    await betaAccount(database(c.env.DB), tenant.id, phone)
-    const outcome = await submitStep(c.env, tenant.id, phone, { kind: 'password', password: c.req.valid('json').password })
-    return c.json(verifyAnswer(phone, outcome), 200)
+    return c.json(await verifyStep(c, c.get('tenant').id, phone, { kind: 'password', password: c.req.valid('json').password }), 200)
   }
 )
-
-function verifyAnswer(phone: string, outcome: Awaited<ReturnType<typeof submitStep>>) {
-  if (outcome.status === 'connected')
-    return { success: true as const, phone_number: phone, status: 'connected' as const, telegram_user_id: outcome.userId, username: outcome.username }
-  if (outcome.status === 'password_required')
-    return {
-      success: true as const,
-      phone_number: phone,
-      status: 'password_required' as const,
-      telegram_user_id: null,
-      username: null,
-      password_hint: outcome.hint,
-    }
-  throw new ApiError(502, 'login_failed', 'login_failed: unexpected answer from the relay')
-}
 
 betaRoutes.openapi(
   createRoute({
