@@ -116,6 +116,8 @@ export const contacts = sqliteTable(
     socialId: text('social_id'),
     /** alpha/beta: the upstream's stable peer id (alpha: the LID when known, else the phone JID), used to address replies. */
     peerId: text('peer_id'),
+    /** beta: the person's public @username (without the @), when they have one. */
+    username: text('username'),
     name: text('name'),
     firstName: text('first_name'),
     lastName: text('last_name'),

@@ -51,7 +51,13 @@ export const MessageEventPayload = z
       status: z.string(),
       error: z.string().nullable(),
     }),
-    contact: z.object({ id: z.string(), phone: z.string().nullable(), name: z.string().nullable() }),
+    contact: z.object({
+      id: z.string(),
+      phone: z.string().nullable(),
+      name: z.string().nullable(),
+      /** beta only: the person's public @username (without the @), null when they have none. */
+      username: z.string().nullable().optional(),
+    }),
     /** `message.approval_required` only: where the owner decides, until `expires_at`. */
     approval: z
       .object({

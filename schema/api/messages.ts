@@ -12,6 +12,11 @@ export const MessageContact = z
     phone: z.string().nullable(),
     name: z.string().nullable(),
     external_id: z.string().nullable().meta({ description: 'Custom channel: the sender id on your side (its fromId)' }),
+    username: z
+      .string()
+      .nullable()
+      .optional()
+      .meta({ description: "beta only: the person's public @username (without the @), null when they have none; absent on other channels" }),
     ai_paused: z.boolean().meta({
       description:
         'Set on contacts imported with pause_ai_for_imported_contacts: your agent should leave them to you. The gateway itself runs no AI; this is a flag for your client.',

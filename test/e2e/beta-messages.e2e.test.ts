@@ -45,7 +45,7 @@ describe('beta messages through a relay on the simulator', () => {
     const sent = await api(key, 'POST', '/messages', { account_id: phone, to: { phone: ADA.phone }, text: 'Your order has shipped.' })
     expect(sent.status).toBe(202)
     const id = sent.json.message_id
-    const contact = { id: expect.any(String), phone: ADA.phone, name: ADA.name }
+    const contact = { id: expect.any(String), phone: ADA.phone, name: ADA.name, username: null }
     const outbound = (status: string) =>
       messageEvent(`message.${status}`, phone, { id, direction: 'outbound', text: 'Your order has shipped.', status }, contact)
     expect((await hook.next()).payload).toEqual(outbound('sent'))
@@ -77,10 +77,10 @@ describe('beta messages through a relay on the simulator', () => {
         direction: 'inbound',
         status: 'received',
         text: 'Is the shop open on Sunday?',
-        contact: expect.objectContaining({ phone: grace.phone, name: grace.name }),
+        contact: expect.objectContaining({ phone: grace.phone, name: grace.name, username: grace.username }),
       }),
     ])
-    const graceContact = { id: got[0]!.contact.id, phone: grace.phone, name: grace.name }
+    const graceContact = { id: got[0]!.contact.id, phone: grace.phone, name: grace.name, username: grace.username }
     expect(received.payload).toEqual(
       messageEvent('message.received', phone, { id: got[0]!.id, direction: 'inbound', text: 'Is the shop open on Sunday?', status: 'received' }, graceContact)
     )
@@ -93,7 +93,7 @@ describe('beta messages through a relay on the simulator', () => {
         'message.received',
         phone,
         { id: expect.any(String), direction: 'inbound', text: 'Hi from a private number', status: 'received' },
-        { id: expect.any(String), phone: null, name: 'Fox' }
+        { id: expect.any(String), phone: null, name: 'Fox', username: null }
       )
     )
     // The edge keeps each person's peer id with its access hash (u<id>.<hash>), so replies need no relay cache.

@@ -26,6 +26,7 @@ export type ContactSeed = {
   externalId?: string | null
   socialId?: string | null
   peerId?: string | null
+  username?: string | null
   name?: string | null
   firstName?: string | null
   lastName?: string | null
@@ -59,6 +60,7 @@ const INBOUND_REFRESH = {
   email: sql`coalesce(excluded.email, ${contacts.email})`,
   phone: sql`coalesce(excluded.phone, ${contacts.phone})`,
   peerId: sql`coalesce(excluded.peer_id, ${contacts.peerId})`,
+  username: sql`coalesce(excluded.username, ${contacts.username})`,
 }
 
 type InboundContactValues = Required<ContactSeed> & { now: number }
@@ -79,6 +81,7 @@ const inboundContactUpsert = compiledVariants<OptOutKey, InboundContactValues>((
       externalId: p.externalId,
       socialId: p.socialId,
       peerId: p.peerId,
+      username: p.username,
       name: p.name,
       firstName: p.firstName,
       lastName: p.lastName,
@@ -118,6 +121,7 @@ export function upsertInboundContact(db: Db, seed: ContactSeed, text: string, no
     externalId: seed.externalId ?? null,
     socialId: seed.socialId ?? null,
     peerId: seed.peerId ?? null,
+    username: seed.username ?? null,
     name: seed.name ?? null,
     firstName: seed.firstName ?? null,
     lastName: seed.lastName ?? null,

@@ -120,7 +120,11 @@ const receivedEventInsert = compiled<ReceivedEventValues>((db) => {
   const p = placeholders<ReceivedEventValues>()
   const event = { id: p.id, tenantId: p.tenantId, accountId: p.accountId, type: 'message.received', payload: p.payload, createdAt: p.now }
   const name = sql`coalesce(nullif(${contacts.name}, ''), nullif(trim(coalesce(${contacts.firstName}, '') || ' ' || coalesce(${contacts.lastName}, '')), ''))`
-  const withContact = sql`json_set(${p.payload}, '$.contact', json_object('id', ${contacts.id}, 'phone', ${contacts.phone}, 'name', ${name}))`
+  // beta contacts carry the person's @username too (db/wire.ts toWireContact gives the same shape).
+  const contact = sql`case when ${contacts.channel} = 'beta'
+    then json_object('id', ${contacts.id}, 'phone', ${contacts.phone}, 'name', ${name}, 'username', ${contacts.username})
+    else json_object('id', ${contacts.id}, 'phone', ${contacts.phone}, 'name', ${name}) end`
+  const withContact = sql`json_set(${p.payload}, '$.contact', ${contact})`
   return db
     .insert(events)
     .select(

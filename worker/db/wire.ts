@@ -15,6 +15,7 @@ export function toWireContact(contact: ContactRow | null, contactId: string): Wi
     phone: contact?.phone ?? null,
     name: contact ? displayName(contact) : null,
     external_id: contact?.externalId ?? null,
+    ...(contact?.channel === 'beta' ? { username: contact.username ?? null } : {}),
     ai_paused: contact?.aiPaused ?? false,
   }
 }

@@ -13,7 +13,7 @@ type MessageFacts = Pick<MessageRow, 'id' | 'accountId' | 'direction' | 'text' |
 export function messageEventPayload(
   type: MessageEventType,
   m: MessageFacts,
-  contact: Pick<WireContact, 'id' | 'phone' | 'name'>,
+  contact: Pick<WireContact, 'id' | 'phone' | 'name' | 'username'>,
   channel: string,
   now: number
 ): MessageEvent {
@@ -30,7 +30,7 @@ export function messageEventPayload(
       status: m.status,
       error: m.errorMessage,
     },
-    contact: { id: contact.id, phone: contact.phone, name: contact.name },
+    contact: { id: contact.id, phone: contact.phone, name: contact.name, ...(contact.username === undefined ? {} : { username: contact.username }) },
   }
 }
 

@@ -2,6 +2,7 @@
  * /v1/channels/beta (spec 4.4) against a scripted relay on a real WebSocket: connect by code and by QR, the verify
  * steps through login frames, status, removal, the slow-down reason and the existing-contact rule.
  */
+import { env } from 'cloudflare:workers'
 import { describe, expect, it } from 'vitest'
 import type { FrameOf } from '../../../schema/frames'
 import { body, call, newTenant, send, type TestTenant } from '../helpers'
@@ -219,5 +220,37 @@ describe('sending on beta', () => {
     expect(ok.status).toBe(202)
     const sendFrame = await relay.next('send', (f) => f.sid === assign.sid)
     expect(sendFrame.message.to).toEqual({ phone: friend, peerId: 'u8000001.123456789' })
+  })
+})
+
+describe('inbound on beta', () => {
+  it("shows the sender's @username on the contact of the message and of message.received, and keeps it when a later message has none", async () => {
+    const t = await newTenant()
+    const relay = await betaRelay(t)
+    const { phone, assign } = await codeRequired(t, relay)
+    await relay.state(assign, { state: 'connected', identifier: phone, upstreamUserId: '7000005' })
+    const grace = newPhone()
+    const inbound = (upstreamId: string, username: string | null, text: string) =>
+      relay.request({
+        type: 'inbound',
+        id: relay.id(),
+        sid: assign.sid,
+        fence: assign.fence,
+        message: { upstreamId, from: { id: 'u8000002.42', phone: grace, lid: null, name: 'Grace', username }, text, media: null, sentAt: Date.now() },
+      })
+    expect(await inbound('1', 'ghopper', 'Hello')).toMatchObject({ type: 'ack' })
+    expect(await inbound('2', null, 'Again')).toMatchObject({ type: 'ack' })
+    const list = (await body<{ messages: Array<{ contact: Record<string, unknown> }> }>(await call('/v1/messages', { key: t.key }))).messages
+    expect(list.map((m) => m.contact)).toEqual([
+      expect.objectContaining({ phone: grace, name: 'Grace', username: 'ghopper' }),
+      expect.objectContaining({ phone: grace, name: 'Grace', username: 'ghopper' }),
+    ])
+    const events = await env.DB.prepare("SELECT payload FROM events WHERE tenant_id = ? AND type = 'message.received' ORDER BY created_at, rowid")
+      .bind(t.tenantId)
+      .all<{ payload: string }>()
+    expect(events.results.map((e) => JSON.parse(e.payload).contact)).toEqual([
+      { id: list[0]!.contact.id, phone: grace, name: 'Grace', username: 'ghopper' },
+      { id: list[0]!.contact.id, phone: grace, name: 'Grace', username: 'ghopper' },
+    ])
   })
 })

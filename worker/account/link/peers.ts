@@ -30,7 +30,16 @@ export async function contactSeedFor(
       ref.accountId,
       peer.lid ? { kind: 'lid', value: peer.lid } : phone ? { kind: 'phone', value: phone } : { kind: 'lid', value: peer.id }
     ))
-  return { id, tenantId: ref.tenantId, accountId: ref.accountId, channel: ref.channel, phone, peerId: peer.id, name: peer.name }
+  return {
+    id,
+    tenantId: ref.tenantId,
+    accountId: ref.accountId,
+    channel: ref.channel,
+    phone,
+    peerId: peer.id,
+    username: peer.username ?? null,
+    name: peer.name,
+  }
 }
 
 /** The upstream addresses a contact is known by, as kept in the AccountDO's peer_contacts table. */
@@ -54,7 +63,16 @@ export async function inboundContactSeed(
   const cached = addresses.map((a) => c.store.peerContact(a))
   const known = cached.find((id) => id !== undefined)
   const seed = known
-    ? { id: known, tenantId: ref.tenantId, accountId: ref.accountId, channel: ref.channel, phone: e164(peer.phone), peerId: peer.id, name: peer.name }
+    ? {
+        id: known,
+        tenantId: ref.tenantId,
+        accountId: ref.accountId,
+        channel: ref.channel,
+        phone: e164(peer.phone),
+        peerId: peer.id,
+        username: peer.username ?? null,
+        name: peer.name,
+      }
     : await contactSeedFor(ref, peer, knownId)
   if (cached.some((id) => id === undefined)) c.store.rememberPeerContact(addresses, seed.id)
   return seed
