@@ -68,6 +68,7 @@ webhookOperationsRoutes.openapi(
       url: row.url,
       body: JSON.stringify(samplePayload(event, account, Date.now())),
       event,
+      eventId: `evt_test_${randomBase62(22)}`,
       deliveryId,
       attempt: 1,
       secret: await unsealSecret(c.env, row.signingSecret),

@@ -24,6 +24,7 @@ export type AttemptTarget = {
   /** Attempts made before the current cycle; the retry step is attempt - cycleStart. */
   cycleStart: number
   webhook: WebhookRow
+  eventId: string
   eventType: EventType
   payload: string
 }
@@ -41,6 +42,7 @@ export async function runAttempt(env: Env, db: Db, t: AttemptTarget): Promise<At
       url: t.webhook.url,
       body: await signPayload(mediaSigner(env, Date.now()), t.payload),
       event: t.eventType,
+      eventId: t.eventId,
       deliveryId: t.deliveryId,
       attempt: t.attempt,
       secret: await unsealSecret(env, t.webhook.signingSecret),
