@@ -93,4 +93,22 @@ describe('webhooks end to end on the local server', () => {
     const log = await api<{ deliveries: Array<{ delivery_id: string; status: string }> }>(key, 'GET', '/webhooks/agent/deliveries')
     expect(log.json.deliveries).toEqual([expect.objectContaining({ delivery_id: r.headers['x-webhook-delivery'], status: 'delivered' })])
   })
+
+  it('npm run reseal walks every sealed value on the real server and reports them under the current key', async () => {
+    const run = (env: Record<string, string>) =>
+      new Promise<{ code: number | null; out: string }>((resolve, reject) => {
+        const child = spawn(process.execPath, [join(repoRoot, 'scripts/reseal.mjs')], { env: { PATH: process.env.PATH ?? '', ...env } })
+        let out = ''
+        child.stdout.on('data', (d) => (out += String(d)))
+        child.stderr.on('data', (d) => (out += String(d)))
+        child.on('error', reject)
+        child.on('close', (code) => resolve({ code, out }))
+      })
+    const ok = await run({ GATEWAY_URL: local.server.url, ADMIN_TOKEN: local.server.adminToken })
+    expect(ok.out).toContain('every sealed value is under default')
+    expect(ok.code).toBe(0)
+    const refused = await run({ GATEWAY_URL: local.server.url, ADMIN_TOKEN: 'adm_wrong_wrong_wrong_wrong_wrong_wrong' })
+    expect(refused.out).toContain('answered 401')
+    expect(refused.code).toBe(1)
+  })
 })

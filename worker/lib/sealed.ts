@@ -42,8 +42,8 @@ function aesKey(secret: string): Promise<CryptoKey> {
 }
 
 /** The associated data: format, key id and place, as a JSON array so no two places share an encoding. */
-function associatedData(keyId: string, at: SealedAt): Uint8Array {
-  return encoder.encode(JSON.stringify(['v2', keyId, at.column, at.tenantId, at.rowId]))
+function associatedData(keyId: string, at: SealedAt): Uint8Array<ArrayBuffer> {
+  return new Uint8Array(encoder.encode(JSON.stringify(['v2', keyId, at.column, at.tenantId, at.rowId])))
 }
 
 export async function seal(ring: Keyring, at: SealedAt, plaintext: string): Promise<string> {

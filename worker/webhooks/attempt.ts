@@ -15,7 +15,7 @@ import { nextAttemptAt, PAUSE_AFTER_CONSECUTIVE_FAILURES, PAUSE_MIN_FAILING_MS, 
 
 const PAUSE_RULE = { afterConsecutiveFailures: PAUSE_AFTER_CONSECUTIVE_FAILURES, minFailingMs: PAUSE_MIN_FAILING_MS }
 import { postWebhook } from './post'
-import { unsealSecret } from './signing'
+import { unsealSecret } from './secret'
 
 export type AttemptTarget = {
   deliveryId: string

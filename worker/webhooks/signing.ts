@@ -6,9 +6,7 @@
  */
 import { z } from 'zod'
 import { DeliveryIdentity } from '../../schema/events'
-import { keyring } from '../config'
 import { hmacSha256Hex, randomBase62 } from '../lib/crypto'
-import { seal, unseal, type SealedAt } from '../lib/sealed'
 
 export const SIGNING_SECRET_PREFIX = 'whsec_'
 /** 43 base62 characters carry 256 bits. */
@@ -22,19 +20,6 @@ export function newSigningSecret(): string {
  * `dlv_` + the event id's 22 characters + the subscription id's 22 (both fixed-length base62): unique per pair,
  * and the same expression runs in SQL where the fan-out writes deliveries (db/webhook-deliveries.ts).
  */
-function secretAt(tenantId: string, webhookId: string): SealedAt {
-  return { column: 'webhooks.signing_secret', tenantId, rowId: webhookId }
-}
-
-/** The signing secret sealed for its subscription's row: it opens nowhere else. */
-export function sealSigningSecret(env: Env, tenantId: string, webhookId: string, secret: string): Promise<string> {
-  return seal(keyring(env), secretAt(tenantId, webhookId), secret)
-}
-
-export async function unsealSecret(env: Env, row: { id: string; tenantId: string; signingSecret: string | null }): Promise<string | null> {
-  return row.signingSecret === null ? null : unseal(keyring(env), secretAt(row.tenantId, row.id), row.signingSecret)
-}
-
 export function deliveryIdFor(eventId: string, webhookId: string): string {
   return `dlv_${eventId.slice('evt_'.length)}${webhookId.slice('wh_'.length)}`
 }
