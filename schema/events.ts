@@ -88,6 +88,13 @@ export const AccountEventPayload = z
   })
   .meta({ id: 'AccountEventPayload' })
 
+/**
+ * Added to every delivered body, never stored: the delivery's identity, inside the signature, so a captured body
+ * cannot be re-sent under another `X-Webhook-Delivery` (spec 6 allows extra fields). Receivers de-duplicate on
+ * `delivery_id` (the same on every retry and replay) or `event_id` (one event, several subscriptions).
+ */
+export const DeliveryIdentity = z.object({ event_id: z.string(), delivery_id: z.string() }).meta({ id: 'WebhookDeliveryIdentity' })
+
 export type MessageEvent = z.infer<typeof MessageEventPayload>
 export type AccountEvent = z.infer<typeof AccountEventPayload>
 export type EventPayload = MessageEvent | AccountEvent

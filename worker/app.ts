@@ -20,6 +20,7 @@ import { keyScope } from './middleware/key-scope'
 import { accountsRoutes } from './routes/accounts'
 import { adminRoutes } from './routes/admin'
 import { adminRelayRoutes } from './routes/admin-relays'
+import { adminSecretRoutes } from './routes/admin-secrets'
 import { approvalPageRoutes } from './routes/approval-page'
 import { auditRoutes } from './routes/audit'
 import { keysRoutes } from './routes/keys'
@@ -97,6 +98,7 @@ app.use('/admin/*', async (c, next) => {
 })
 app.route('/admin', adminRoutes)
 app.route('/admin/relays', adminRelayRoutes)
+app.route('/admin/secrets', adminSecretRoutes)
 app.route('/relay', relayRoutes)
 // Signed media links: no API key, the signature is the permission (worker/media/links.ts).
 app.route('/media', mediaLinkRoutes())

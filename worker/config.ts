@@ -1,5 +1,6 @@
 /** Reads the Worker's configuration (vars and secrets) into typed values, with the defaults documented in docs/deploy.md (Configuration). */
 import { normalizeHost, type UrlPolicy } from '../common/public-url'
+import { DEFAULT_KEY_ID, KEY_ID_PATTERN, type Keyring } from './lib/sealed'
 
 export function allowLoopbackUrls(env: Env): boolean {
   return ['true', '1', 'yes'].includes((env.ALLOW_LOOPBACK_URLS ?? '').toLowerCase())
@@ -25,9 +26,56 @@ export function urlPolicy(env: Env, requestUrl?: string): UrlPolicy {
   return { allowLoopback: allowLoopbackUrls(env), ownHosts: [...hosts], internalHosts }
 }
 
+/**
+ * The key behind signed links and tokens (media links, connect and approval pages, SMS status callbacks):
+ * ENCRYPTION_KEY, or the current sealing key when only the keyring is configured. Sealed values use `keyring`.
+ */
 export function encryptionKey(env: Env): string {
-  if (!env.ENCRYPTION_KEY) throw new Error('ENCRYPTION_KEY is not set (wrangler secret put ENCRYPTION_KEY)')
-  return env.ENCRYPTION_KEY
+  if (env.ENCRYPTION_KEY) return env.ENCRYPTION_KEY
+  const ring = keyring(env)
+  const key = ring.keys.get(ring.currentId)
+  if (key === undefined) throw new Error('ENCRYPTION_KEY is not set (wrangler secret put ENCRYPTION_KEY)')
+  return key
+}
+
+const keyrings = new Map<string, Keyring>()
+
+/**
+ * The sealing keyring (docs/security.md, Secret rotation): ENCRYPTION_KEYS is `kid:secret,kid:secret`, and
+ * ENCRYPTION_KEY joins it under the id `default`, so a deployment with ENCRYPTION_KEY alone keeps working.
+ * ENCRYPTION_KEY_ID names the key new values are sealed with; without it that is `default`, or the only key.
+ * A broken configuration throws, naming the variable, rather than sealing under a key the operator did not mean.
+ */
+export function keyring(env: Env): Keyring {
+  const single = env.ENCRYPTION_KEY ?? ''
+  const list = env.ENCRYPTION_KEYS ?? ''
+  const chosen = env.ENCRYPTION_KEY_ID?.trim() ?? ''
+  const cacheKey = JSON.stringify([single, list, chosen])
+  const cached = keyrings.get(cacheKey)
+  if (cached) return cached
+  const keys = new Map<string, string>()
+  for (const entry of list.split(',')) {
+    const item = entry.trim()
+    if (!item) continue
+    const colon = item.indexOf(':')
+    const id = colon > 0 ? item.slice(0, colon).trim() : ''
+    const secret = colon > 0 ? item.slice(colon + 1).trim() : ''
+    if (!KEY_ID_PATTERN.test(id) || !secret) throw new Error('ENCRYPTION_KEYS must be kid:secret pairs separated by commas (kid: letters, digits, - and _)')
+    if (keys.has(id)) throw new Error(`ENCRYPTION_KEYS names the key ${id} twice`)
+    keys.set(id, secret)
+  }
+  if (single) {
+    if (keys.has(DEFAULT_KEY_ID) && keys.get(DEFAULT_KEY_ID) !== single)
+      throw new Error(`ENCRYPTION_KEYS has a key named ${DEFAULT_KEY_ID} that differs from ENCRYPTION_KEY`)
+    keys.set(DEFAULT_KEY_ID, single)
+  }
+  if (keys.size === 0) throw new Error('ENCRYPTION_KEY is not set (wrangler secret put ENCRYPTION_KEY)')
+  const currentId = chosen || (single ? DEFAULT_KEY_ID : keys.size === 1 ? [...keys.keys()][0]! : '')
+  if (!currentId) throw new Error('ENCRYPTION_KEY_ID must name the key to seal with: ENCRYPTION_KEYS holds several')
+  if (!keys.has(currentId)) throw new Error(`ENCRYPTION_KEY_ID is ${currentId}, which is not in ENCRYPTION_KEYS`)
+  const ring: Keyring = { currentId, keys }
+  keyrings.set(cacheKey, ring)
+  return ring
 }
 
 export const DEFAULT_DELIVERY_TIMEOUT_MS = 10_000

@@ -24,6 +24,8 @@ interface __BaseEnv_Env {
 	MEDIA_MAX_BYTES: string;
 	ADMIN_TOKEN: string;
 	ENCRYPTION_KEY: string;
+	ENCRYPTION_KEYS: string;
+	ENCRYPTION_KEY_ID: string;
 	MEDIA: R2Bucket;
 	ACCOUNT: DurableObjectNamespace<import("./index").AccountDO>;
 	RELAY_HUB: DurableObjectNamespace<import("./index").RelayHubDO>;
@@ -49,7 +51,7 @@ type StringifyValues<EnvType extends Record<string, unknown>> = {
 	[Binding in keyof EnvType]: EnvType[Binding] extends string ? EnvType[Binding] : string;
 };
 declare namespace NodeJS {
-	interface ProcessEnv extends StringifyValues<Pick<Cloudflare.Env, "ALLOW_LOOPBACK_URLS" | "PUBLIC_BASE_URL" | "DELIVERY_TIMEOUT_MS" | "MCP_ALLOWED_ORIGINS" | "INTERNAL_URL_HOSTS" | "RELAY_HEARTBEAT_MS" | "RELAY_LEASE_MS" | "RELAY_UNASSIGNED_GRACE_MS" | "ALPHA_PAIRING_CODE_WAIT_MS" | "CONNECT_PAGE_TTL_MS" | "TWILIO_API_URL" | "TWILIO_MESSAGING_API_URL" | "SMS_GATEWAY_URL" | "GRAPH_API_URL" | "GRAPH_DIALOG_URL" | "GRAPH_API_VERSION" | "MEDIA_LINK_TTL_S" | "MEDIA_RETENTION_DAYS" | "MEDIA_MAX_BYTES" | "ADMIN_TOKEN" | "ENCRYPTION_KEY">> {}
+	interface ProcessEnv extends StringifyValues<Pick<Cloudflare.Env, "ALLOW_LOOPBACK_URLS" | "PUBLIC_BASE_URL" | "DELIVERY_TIMEOUT_MS" | "MCP_ALLOWED_ORIGINS" | "INTERNAL_URL_HOSTS" | "RELAY_HEARTBEAT_MS" | "RELAY_LEASE_MS" | "RELAY_UNASSIGNED_GRACE_MS" | "ALPHA_PAIRING_CODE_WAIT_MS" | "CONNECT_PAGE_TTL_MS" | "TWILIO_API_URL" | "TWILIO_MESSAGING_API_URL" | "SMS_GATEWAY_URL" | "GRAPH_API_URL" | "GRAPH_DIALOG_URL" | "GRAPH_API_VERSION" | "MEDIA_LINK_TTL_S" | "MEDIA_RETENTION_DAYS" | "MEDIA_MAX_BYTES" | "ADMIN_TOKEN" | "ENCRYPTION_KEY" | "ENCRYPTION_KEYS" | "ENCRYPTION_KEY_ID">> {}
 }
 declare module "*.txt" {
 	const value: string;

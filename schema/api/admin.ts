@@ -77,3 +77,31 @@ export const AdminRelay = z
 export const AdminRelayList = z.object({ relays: z.array(AdminRelay) }).meta({ id: 'AdminRelayList' })
 export const RelayIdParam = z.object({ relayId: z.string().min(1).max(64) })
 export const AdminRelayRevoked = z.object({ success: SuccessFlag, id: z.string(), links_closed: z.number().int() }).meta({ id: 'AdminRelayRevoked' })
+
+/** POST /admin/secrets/reseal: one bounded page of the re-seal walk (docs/security.md, Secret rotation). */
+export const ResealBody = z.object({
+  cursor: z.string().min(1).max(512).optional().meta({ description: '`next_cursor` of the previous answer; omit to start at the beginning' }),
+  limit: z.number().int().min(1).max(500).optional().meta({ description: 'Values to re-seal in this call (default 100)' }),
+})
+
+const SealedPlace = z.object({ column: z.string(), tenant_id: z.string(), row_id: z.string() })
+
+export const ResealAnswer = z
+  .object({
+    success: SuccessFlag,
+    key_id: z.string().meta({ description: 'The key every value re-sealed here is now sealed with (ENCRYPTION_KEY_ID)' }),
+    resealed: z.number().int(),
+    unreadable: z.array(SealedPlace.extend({ error: z.string() })).meta({ description: 'Values that open under no key of the ring: left as they are' }),
+    next_cursor: z.string().nullable().meta({ description: 'Pass it as `cursor` to continue; null when the walk is complete' }),
+  })
+  .meta({ id: 'AdminResealAnswer' })
+
+export const SecretsStatus = z
+  .object({
+    success: SuccessFlag,
+    key_id: z.string().meta({ description: 'The key new values are sealed with' }),
+    key_ids: z.array(z.string()).meta({ description: 'Every key in the ring (secrets are never shown)' }),
+    not_current: z.record(z.string(), z.number().int()).meta({ description: 'Per sealed column, the values not yet under `key_id`' }),
+    total_not_current: z.number().int().meta({ description: '0 means every value is under the current key: older keys can leave the ring' }),
+  })
+  .meta({ id: 'AdminSecretsStatus' })

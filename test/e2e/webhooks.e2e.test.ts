@@ -2,9 +2,9 @@
  * Black box against the real local server (wrangler dev): subscribe to message.received with a signing secret,
  * push an inbound custom-channel message, and the receiver gets exactly one signed POST. The README's verification
  * snippets (docs/examples/webhooks, Node and Python) are run on that real delivery: they accept it and refuse a
- * tampered body and a stale timestamp.
+ * tampered body, a re-labelled delivery id (in the body or in the header) and a stale timestamp.
  */
-import { spawnSync } from 'node:child_process'
+import { spawn } from 'node:child_process'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import type { Received } from '../fixtures/receiver-types'
@@ -15,12 +15,26 @@ const local = localSuite()
 
 const api = local.api
 
-/** Runs one of the published snippets on a delivery; true when it accepts the signature. */
-function snippetAccepts(command: string[], secret: string, r: Pick<Received, 'headers' | 'body'>, nowS?: number): boolean {
+/**
+ * Runs one of the published snippets on a delivery; true when it accepts the delivery. Asynchronous on purpose: a
+ * blocking spawn would freeze the event loop, and a keep-alive socket the server closed meanwhile would then be
+ * reused for the next API call ("other side closed").
+ */
+function snippetAccepts(command: string[], secret: string, r: Pick<Received, 'headers' | 'body'>, nowS?: number): Promise<boolean> {
   const [bin, ...args] = command
-  const run = spawnSync(bin!, args, { input: JSON.stringify({ secret, headers: r.headers, body: r.body, now_s: nowS }), encoding: 'utf8' })
-  if (run.status !== 0 && run.status !== 1) throw new Error(`${command.join(' ')} crashed (${run.status}): ${run.stderr}`)
-  return run.status === 0
+  return new Promise((resolve, reject) => {
+    const child = spawn(bin!, args, { stdio: ['pipe', 'ignore', 'pipe'] })
+    let stderr = ''
+    child.stderr.on('data', (d) => {
+      stderr += String(d)
+    })
+    child.on('error', reject)
+    child.on('close', (code) => {
+      if (code !== 0 && code !== 1) reject(new Error(`${command.join(' ')} crashed (${code}): ${stderr}`))
+      else resolve(code === 0)
+    })
+    child.stdin.end(JSON.stringify({ secret, headers: r.headers, body: r.body, now_s: nowS }))
+  })
 }
 
 const NODE = [process.execPath, join(repoRoot, 'docs/examples/webhooks/verify-signature.mjs')]
@@ -58,17 +72,43 @@ describe('webhooks end to end on the local server', () => {
       account_id: 'custom',
       channel: 'custom',
       message: { id: pushed.json.message_id, text: 'Ping from the bridge — ünïcode ✓' },
+      event_id: expect.stringMatching(/^evt_/),
+      delivery_id: r.headers['x-webhook-delivery'],
     })
+    const otherDelivery = `dlv_${'z'.repeat(44)}`
 
     for (const snippet of [NODE, PYTHON]) {
-      expect(snippetAccepts(snippet, secret, r), `${snippet[1]} accepts the delivery`).toBe(true)
-      expect(snippetAccepts(snippet, secret, { ...r, body: r.body.replace('Ping', 'Pong') }), `${snippet[1]} refuses a tampered body`).toBe(false)
-      expect(snippetAccepts(snippet, 'whsec_wrong', r), `${snippet[1]} refuses another secret`).toBe(false)
+      expect(await snippetAccepts(snippet, secret, r), `${snippet[1]} accepts the delivery`).toBe(true)
+      expect(await snippetAccepts(snippet, secret, { ...r, body: r.body.replace('Ping', 'Pong') }), `${snippet[1]} refuses a tampered body`).toBe(false)
+      expect(await snippetAccepts(snippet, 'whsec_wrong', r), `${snippet[1]} refuses another secret`).toBe(false)
+      const relabelled = { ...r, body: r.body.replace(r.headers['x-webhook-delivery']!, otherDelivery) }
+      expect(relabelled.body).not.toBe(r.body)
+      expect(await snippetAccepts(snippet, secret, relabelled), `${snippet[1]} refuses a body whose delivery id was changed`).toBe(false)
+      const reheaded = { ...r, headers: { ...r.headers, 'x-webhook-delivery': otherDelivery } }
+      expect(await snippetAccepts(snippet, secret, reheaded), `${snippet[1]} refuses the body under another delivery header`).toBe(false)
       const ts = Number(r.headers['x-webhook-timestamp'])
-      expect(snippetAccepts(snippet, secret, r, ts + 301), `${snippet[1]} refuses a stale timestamp`).toBe(false)
+      expect(await snippetAccepts(snippet, secret, r, ts + 301), `${snippet[1]} refuses a stale timestamp`).toBe(false)
     }
 
     const log = await api<{ deliveries: Array<{ delivery_id: string; status: string }> }>(key, 'GET', '/webhooks/agent/deliveries')
     expect(log.json.deliveries).toEqual([expect.objectContaining({ delivery_id: r.headers['x-webhook-delivery'], status: 'delivered' })])
+  })
+
+  it('npm run reseal walks every sealed value on the real server and reports them under the current key', async () => {
+    const run = (env: Record<string, string>) =>
+      new Promise<{ code: number | null; out: string }>((resolve, reject) => {
+        const child = spawn(process.execPath, [join(repoRoot, 'scripts/reseal.mjs')], { env: { PATH: process.env.PATH ?? '', ...env } })
+        let out = ''
+        child.stdout.on('data', (d) => (out += String(d)))
+        child.stderr.on('data', (d) => (out += String(d)))
+        child.on('error', reject)
+        child.on('close', (code) => resolve({ code, out }))
+      })
+    const ok = await run({ GATEWAY_URL: local.server.url, ADMIN_TOKEN: local.server.adminToken })
+    expect(ok.out).toContain('every sealed value is under default')
+    expect(ok.code).toBe(0)
+    const refused = await run({ GATEWAY_URL: local.server.url, ADMIN_TOKEN: 'adm_wrong_wrong_wrong_wrong_wrong_wrong' })
+    expect(refused.out).toContain('answered 401')
+    expect(refused.code).toBe(1)
   })
 })

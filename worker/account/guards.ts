@@ -117,6 +117,47 @@ export function countSend(c: Counters, newContact: boolean): Counters {
   return { ...c, sends: c.sends + 1, newContacts: c.newContacts + (newContact ? 1 : 0) }
 }
 
+/** What one accepted send added to the counters, so a send whose commit fails takes back exactly that. */
+export type SendContribution = { day: string; newContact: boolean; fired: LimitName[] }
+
+/**
+ * The counters after a counted send's commit failed: its own send, its new contact (unless a later send to the
+ * same person now relies on it, see `giveBackGuard`) and the limits it fired (their events were in the failed
+ * batch, so the next send that reaches them fires them again). Sends accepted meanwhile stay counted; after a UTC
+ * midnight there is nothing to give back, the new day never counted it.
+ */
+export function giveBackCounters(current: Counters, mine: SendContribution): Counters {
+  if (current.day !== mine.day) return current
+  return {
+    ...current,
+    sends: Math.max(0, current.sends - 1),
+    newContacts: Math.max(0, current.newContacts - (mine.newContact ? 1 : 0)),
+    fired: current.fired.filter((l) => !mine.fired.includes(l)),
+  }
+}
+
+/**
+ * The person's loop-guard state after a counted send to them failed to commit, from the state as it is now:
+ * their count drops by this send unless they wrote since (which restarted it without this send); a person who
+ * was new only through this send is new again, unless a later send to them was accepted as a follow-up of it,
+ * in which case that send is now their opener and keeps the new-contact slot (`keepsNewContact`).
+ */
+export function giveBackGuard(
+  current: ContactGuard,
+  mine: { newContact: boolean },
+  since: { laterSends: number; wroteSince: boolean }
+): { guard: ContactGuard; keepsNewContact: boolean } {
+  const keepsNewContact = mine.newContact && since.laterSends > 0
+  return {
+    guard: {
+      ...current,
+      sendsSinceInbound: since.wroteSince ? current.sendsSinceInbound : Math.max(0, current.sendsSinceInbound - 1),
+      firstSentAt: mine.newContact && !keepsNewContact ? null : current.firstSentAt,
+    },
+    keepsNewContact,
+  }
+}
+
 /** Limits that are reached (by this send's counters) or were just refused, and have not fired today. */
 export function limitsToFire(c: Counters, plan: Plan, allowance: number, refusedBy?: LimitName): LimitName[] {
   const hit = new Set<LimitName>()

@@ -1,7 +1,8 @@
 /**
  * The send step inside the AccountDO: every guard check and the counter update happen with no await in between,
- * then the queued message (and any events) are written to D1 in one batch. If that write fails the counters are
- * put back, so a send that did not happen costs nothing. Delivery starts after the answer, in the background.
+ * then the queued message (and any events) are written to D1 in one batch. If that write fails the send takes back
+ * its own part of the counters (not a snapshot: sends accepted while it waited stay counted), so a send that did not
+ * happen costs nothing. Delivery starts after the answer, in the background.
  */
 import { accountStatusUpdate, getAccount } from '../db/accounts'
 import { insertContactIfMissing, type ContactSeed } from '../db/contacts'
@@ -14,7 +15,19 @@ import { accountEventPayload, limitReachedPayload, messageEventPayload } from '.
 import { planOf } from '../plans'
 import type { AccountContext } from './context'
 import { deliverMessage, DELIVERY_LEASE_MS } from './delivery'
-import { checkSend, countersFor, countSend, EMPTY_GUARD, limitsToFire, OPENER_WINDOW_MS, openerKey, type ContactGuard, type Refusal } from './guards'
+import {
+  checkSend,
+  countersFor,
+  countSend,
+  EMPTY_GUARD,
+  giveBackCounters,
+  giveBackGuard,
+  limitsToFire,
+  OPENER_WINDOW_MS,
+  openerKey,
+  type ContactGuard,
+  type Refusal,
+} from './guards'
 import { rampAllowance, rampDay, NEW_RAMP } from './ramp'
 import type { AccountRef } from './storage'
 
@@ -50,8 +63,7 @@ export async function sendMessage(c: AccountContext, input: SendInput): Promise<
   c.store.setRef(ref)
 
   const counters = countersFor(c.store.counters(), now)
-  const storedGuard = c.store.contactGuard(contact.id)
-  const guard: ContactGuard = storedGuard ?? { ...EMPTY_GUARD, hasInbound: contact.hasInbound }
+  const guard: ContactGuard = c.store.contactGuard(contact.id) ?? { ...EMPTY_GUARD, hasInbound: contact.hasInbound }
   const { allowance, rampDay } = allowanceFor(c, ref, plan.newContactsPerDay, now)
   const opener = openerKey(input.text)
   const check = checkSend({
@@ -77,6 +89,7 @@ export async function sendMessage(c: AccountContext, input: SendInput): Promise<
   c.store.setCounters({ ...next, fired: [...next.fired, ...fired] })
   c.store.setContactGuard(contact.id, { ...guard, sendsSinceInbound: guard.sendsSinceInbound + 1, firstSentAt: guard.firstSentAt ?? now })
   if (check.newContact) c.store.addOpener(opener, contact.id, now, now - OPENER_WINDOW_MS)
+  const inFlight = c.store.inFlight.begin(contact.id)
 
   try {
     await c.schedule('delivery', now + DELIVERY_LEASE_MS)
@@ -101,11 +114,15 @@ export async function sendMessage(c: AccountContext, input: SendInput): Promise<
       ...fired.map((l) => insertEvent(c.db, ref.tenantId, ref.accountId, limitReachedPayload(l, now), now)),
     ])
   } catch (err) {
-    c.store.setCounters(counters)
-    c.store.setContactGuard(contact.id, storedGuard ?? guard)
-    if (check.newContact) c.store.removeOpener(contact.id, now)
+    // Give back this send's own part, read from the state as it is now: no await from here to the rethrow.
+    const back = giveBackGuard(c.store.contactGuard(contact.id) ?? guard, check, inFlight.end())
+    const stored = c.store.counters()
+    if (stored) c.store.setCounters(giveBackCounters(stored, { day: counters.day, newContact: check.newContact && !back.keepsNewContact, fired }))
+    c.store.setContactGuard(contact.id, back.guard)
+    if (check.newContact && !back.keepsNewContact) c.store.removeOpener(contact.id, now)
     throw err
   }
+  inFlight.end()
 
   c.background(deliverMessage(c, input.messageId))
   return { ok: true, messageId: input.messageId }

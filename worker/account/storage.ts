@@ -12,6 +12,7 @@ import { z } from 'zod'
 import { Counters, EMPTY_GUARD, type ContactGuard } from './guards'
 import { Ramp } from './ramp'
 import { migrateSqlite } from '../lib/do-migrations'
+import { SendsInFlight } from './in-flight'
 
 /** Bump when MIGRATIONS grows; each entry runs once, in order, inside the constructor. */
 const MIGRATIONS: string[] = [
@@ -57,6 +58,8 @@ export type QueuedRow = { seq: number; upstreamId: string; item: string; attempt
 export class AccountStore {
   /** Bumped by every removal; a read that started before a removal must not re-mark the account as existing. */
   removals = 0
+  /** Sends counted but not yet committed, and what happened to their people meanwhile (send.ts gives back on failure). */
+  readonly inFlight = new SendsInFlight()
   /** kv values as stored (JSON text; null when absent), filled on first read. */
   private readonly kv = new Map<string, string | null>()
   private timers: Map<TimerName, number> | undefined
@@ -146,6 +149,7 @@ export class AccountStore {
 
   /** Loop-guard state after the person wrote: their counter starts over (one statement, no read first). */
   recordInbound(contactId: string): void {
+    this.inFlight.wrote(contactId)
     this.storage.sql.exec(
       `INSERT INTO contact_guard (contact_id, has_inbound, sends_since_inbound, first_sent_at) VALUES (?, 1, 0, ?)
        ON CONFLICT (contact_id) DO UPDATE SET has_inbound = 1, sends_since_inbound = 0`,

@@ -1,13 +1,16 @@
-/** Per-account channel settings, sealed with AES-GCM under the ENCRYPTION_KEY secret because they hold secrets. */
+/**
+ * Per-account channel settings, sealed (lib/sealed.ts) because they hold secrets; a config opens only on its own
+ * (tenant, account) row.
+ */
 import { and, eq } from 'drizzle-orm'
 import type { z } from 'zod'
 import { channelConnections } from '../../schema/d1'
-import { seal, unseal } from '../lib/crypto'
+import { seal, unseal, type Keyring, type SealedAt } from '../lib/sealed'
 import type { Db } from './client'
 
 export async function readConnectionConfig<S extends z.ZodType>(
   db: Db,
-  key: string,
+  ring: Keyring,
   tenantId: string,
   accountId: string,
   shape: S
@@ -17,12 +20,16 @@ export async function readConnectionConfig<S extends z.ZodType>(
     .from(channelConnections)
     .where(and(eq(channelConnections.tenantId, tenantId), eq(channelConnections.accountId, accountId)))
     .get()
-  return row ? shape.parse(JSON.parse(await unseal(key, row.config))) : undefined
+  return row ? shape.parse(JSON.parse(await unseal(ring, connectionSealedAt(tenantId, accountId), row.config))) : undefined
 }
 
 /** Seals a config for `upsertConnectionConfig` (kept apart because a query builder must not come out of a Promise: it is a thenable and would run). */
-export function sealConnectionConfig(key: string, config: unknown): Promise<string> {
-  return seal(key, JSON.stringify(config))
+export function sealConnectionConfig(ring: Keyring, tenantId: string, accountId: string, config: unknown): Promise<string> {
+  return seal(ring, connectionSealedAt(tenantId, accountId), JSON.stringify(config))
+}
+
+export function connectionSealedAt(tenantId: string, accountId: string): SealedAt {
+  return { column: 'channel_connections.config', tenantId, rowId: accountId }
 }
 
 /** A statement (for a D1 batch) storing an already sealed config. */

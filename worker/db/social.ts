@@ -1,6 +1,7 @@
 /** Page-inbox queries (spec 4.6): the tenant's app, its connect flows and its connected pages. */
 import { and, desc, eq, isNull, or } from 'drizzle-orm'
 import { socialApps, socialFlows, socialPages } from '../../schema/d1'
+import type { SealedAt } from '../lib/sealed'
 import type { Db } from './client'
 
 export type SocialAppRow = typeof socialApps.$inferSelect
@@ -99,4 +100,11 @@ export function socialPageByOwner(db: Db, tenantId: string, ownerId: string): Pr
 
 export function deleteSocialPage(db: Db, tenantId: string, accountId: string) {
   return db.delete(socialPages).where(and(eq(socialPages.tenantId, tenantId), eq(socialPages.accountId, accountId)))
+}
+
+/** Where each sealed social value lives (lib/sealed.ts associated data): it opens only on its own row. */
+export const socialSealedAt = {
+  appSecret: (tenantId: string): SealedAt => ({ column: 'social_apps.secret', tenantId, rowId: tenantId }),
+  flowPages: (tenantId: string, flowId: string): SealedAt => ({ column: 'social_flows.pages', tenantId, rowId: flowId }),
+  pageToken: (tenantId: string, accountId: string): SealedAt => ({ column: 'social_pages.token', tenantId, rowId: accountId }),
 }

@@ -1,8 +1,7 @@
 /**
- * Small crypto helpers on WebCrypto: random base62 tokens, SHA-256 / HMAC digests, and AES-GCM sealing for
- * secrets that must be read back (custom channel URL, signing secrets, provider tokens).
+ * Small crypto helpers on WebCrypto: random base62 tokens, SHA-256 / HMAC digests, constant-time comparison.
+ * Sealing secrets that must be read back is `lib/sealed.ts`.
  */
-import { base64urlBytes, fromBase64urlBytes } from './base64url'
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz'
 const encoder = new TextEncoder()
 
@@ -38,33 +37,4 @@ export function timingSafeEqual(a: string, b: string): boolean {
   let diff = ab.length ^ bb.length
   for (let i = 0; i < Math.max(ab.length, bb.length); i++) diff |= (ab[i] ?? 0) ^ (bb[i] ?? 0)
   return diff === 0
-}
-
-const keyCache = new Map<string, Promise<CryptoKey>>()
-
-/** The AES-256-GCM key from the `ENCRYPTION_KEY` secret (base64 of 32 bytes, or any passphrase, hashed to 32 bytes). */
-function aesKey(secret: string): Promise<CryptoKey> {
-  let key = keyCache.get(secret)
-  if (!key) {
-    key = crypto.subtle.digest('SHA-256', encoder.encode(secret)).then((raw) => crypto.subtle.importKey('raw', raw, 'AES-GCM', false, ['encrypt', 'decrypt']))
-    keyCache.set(secret, key)
-  }
-  return key
-}
-
-const SEALED_PREFIX = 'v1.'
-
-/** Seals a string as `v1.<iv>.<ciphertext>`; the version prefix leaves room for key rotation. */
-export async function seal(secret: string, plaintext: string): Promise<string> {
-  const iv = crypto.getRandomValues(new Uint8Array(12))
-  const data = await crypto.subtle.encrypt({ name: 'AES-GCM', iv }, await aesKey(secret), encoder.encode(plaintext))
-  return `${SEALED_PREFIX}${base64urlBytes(iv)}.${base64urlBytes(new Uint8Array(data))}`
-}
-
-export async function unseal(secret: string, sealed: string): Promise<string> {
-  if (!sealed.startsWith(SEALED_PREFIX)) throw new Error('unknown sealed-value version')
-  const [iv, data] = sealed.slice(SEALED_PREFIX.length).split('.')
-  if (!iv || !data) throw new Error('malformed sealed value')
-  const plain = await crypto.subtle.decrypt({ name: 'AES-GCM', iv: fromBase64urlBytes(iv) }, await aesKey(secret), fromBase64urlBytes(data))
-  return new TextDecoder().decode(plain)
 }

@@ -14,7 +14,7 @@ import {
   TestWebhookResult,
   WebhookIdParam,
 } from '../../schema/api/webhooks'
-import { encryptionKey, deliveryTimeoutMs, urlPolicy } from '../config'
+import { deliveryTimeoutMs, urlPolicy } from '../config'
 import { listAccounts } from '../db/accounts'
 import { database } from '../db/client'
 import { getHealth, reenableHealth } from '../db/webhook-health'
@@ -22,16 +22,16 @@ import { listDeliveries } from '../db/webhook-deliveries'
 import { updateWebhook, type WebhookRow } from '../db/webhooks'
 import { ApiError } from '../errors'
 import { enforce } from '../lib/rate-limit'
-import { randomBase62, seal } from '../lib/crypto'
+import { randomBase62 } from '../lib/crypto'
 import { isoOrNull } from '../lib/time'
 import { resourceApp } from '../validate'
-import { unsealSecret } from '../webhooks/attempt'
 import { decodeLogCursor, encodeLogCursor } from '../webhooks/log-cursor'
 import { RETENTION_MS } from '../webhooks/policy'
 import { postWebhook } from '../webhooks/post'
 import { replayWindow, REPLAY_MAX_EVENTS } from '../webhooks/replay'
 import { finishReplay, REPLAYS_PER_HOUR, startReplay } from '../db/webhook-replays'
 import { samplePayload } from '../webhooks/samples'
+import { sealSigningSecret, unsealSecret } from '../webhooks/secret'
 import { newSigningSecret } from '../webhooks/signing'
 import { resolveWebhook } from '../webhooks/subscriptions'
 import { toWireDelivery, toWireHealth } from '../webhooks/view'
@@ -68,9 +68,10 @@ webhookOperationsRoutes.openapi(
       url: row.url,
       body: JSON.stringify(samplePayload(event, account, Date.now())),
       event,
+      eventId: `evt_test_${randomBase62(22)}`,
       deliveryId,
       attempt: 1,
-      secret: await unsealSecret(c.env, row.signingSecret),
+      secret: await unsealSecret(c.env, row),
       timeoutMs: deliveryTimeoutMs(c.env),
       policy: urlPolicy(c.env, c.req.url),
       test: true,
@@ -156,7 +157,7 @@ webhookOperationsRoutes.openapi(
   }),
   async (c) => {
     const { row, position } = await resolveWebhook(database(c.env.DB), c.get('tenant').id, c.req.valid('param').webhookId)
-    return c.json(secretAnswer(position, row, await unsealSecret(c.env, row.signingSecret)), 200)
+    return c.json(secretAnswer(position, row, await unsealSecret(c.env, row)), 200)
   }
 )
 
@@ -177,7 +178,7 @@ webhookOperationsRoutes.openapi(
     const { row, position } = await resolveWebhook(db, tenant.id, c.req.valid('param').webhookId)
     const now = Date.now()
     const secret = newSigningSecret()
-    await updateWebhook(db, tenant.id, row.id, { signingSecret: await seal(encryptionKey(c.env), secret), signingSecretCreatedAt: now }, now)
+    await updateWebhook(db, tenant.id, row.id, { signingSecret: await sealSigningSecret(c.env, tenant.id, row.id, secret), signingSecretCreatedAt: now }, now)
     return c.json(secretAnswer(position, { signingSecretCreatedAt: now }, secret), 200)
   }
 )

@@ -16,17 +16,17 @@ import {
   WebhookList,
 } from '../../schema/api/webhooks'
 import { EVENT_DESCRIPTIONS, EVENT_TYPES, EXTENSION_EVENT_TYPES } from '../../schema/events'
-import { encryptionKey, urlPolicy } from '../config'
+import { urlPolicy } from '../config'
 import { database } from '../db/client'
 import { deleteDeliveriesOf } from '../db/webhook-deliveries'
 import { reenableHealth, resetHealth } from '../db/webhook-health'
 import { deleteWebhook, insertWebhookWithinCap, isDuplicateName, listWebhooks, updateWebhook, type WebhookPatch } from '../db/webhooks'
 import type { AppEnv } from '../env'
 import { ApiError } from '../errors'
-import { seal } from '../lib/crypto'
 import { newId } from '../lib/ids'
 import { checkPublicUrl } from '../../common/public-url'
 import { resourceApp } from '../validate'
+import { sealSigningSecret } from '../webhooks/secret'
 import { newSigningSecret } from '../webhooks/signing'
 import { defaultName, findWebhook, MAX_WEBHOOKS_PER_TENANT, resolveWebhook } from '../webhooks/subscriptions'
 import { toWireWebhook } from '../webhooks/view'
@@ -98,8 +98,8 @@ webhooksRoutes.openapi(
     const url = checkUrl(body.url, c.env, c.req.url)
     const now = Date.now()
     const secret = body.generate_signing_secret ? newSigningSecret() : null
-    const sealed = secret ? await seal(encryptionKey(c.env), secret) : null
     const id = newId('wh')
+    const sealed = secret ? await sealSigningSecret(c.env, tenant.id, id, secret) : null
     let added = false
     // A default name taken by a concurrent create in the same second is recomputed; a chosen name is not.
     for (let tries = 0; ; tries++) {

@@ -4,18 +4,18 @@
  * the next retry is due (null when none follows).
  */
 import { mediaSigner, signPayload } from '../media/links-for'
-import { deliveryTimeoutMs, encryptionKey, urlPolicy } from '../config'
+import { deliveryTimeoutMs, urlPolicy } from '../config'
 import type { BatchItem } from 'drizzle-orm/batch'
 import type { Db } from '../db/client'
 import { finishAttempt } from '../db/webhook-deliveries'
 import { recordFailure, recordSuccess } from '../db/webhook-health'
 import type { WebhookRow } from '../db/webhooks'
-import { unseal } from '../lib/crypto'
 import type { EventType } from '../../schema/events'
 import { nextAttemptAt, PAUSE_AFTER_CONSECUTIVE_FAILURES, PAUSE_MIN_FAILING_MS, type AttemptOutcome } from './policy'
 
 const PAUSE_RULE = { afterConsecutiveFailures: PAUSE_AFTER_CONSECUTIVE_FAILURES, minFailingMs: PAUSE_MIN_FAILING_MS }
 import { postWebhook } from './post'
+import { unsealSecret } from './secret'
 
 export type AttemptTarget = {
   deliveryId: string
@@ -24,12 +24,9 @@ export type AttemptTarget = {
   /** Attempts made before the current cycle; the retry step is attempt - cycleStart. */
   cycleStart: number
   webhook: WebhookRow
+  eventId: string
   eventType: EventType
   payload: string
-}
-
-export async function unsealSecret(env: Env, sealed: string | null): Promise<string | null> {
-  return sealed === null ? null : unseal(encryptionKey(env), sealed)
 }
 
 export type AttemptRecord = { statements: BatchItem<'sqlite'>[]; nextAttemptAt: number | null }
@@ -41,9 +38,10 @@ export async function runAttempt(env: Env, db: Db, t: AttemptTarget): Promise<At
       url: t.webhook.url,
       body: await signPayload(mediaSigner(env, Date.now()), t.payload),
       event: t.eventType,
+      eventId: t.eventId,
       deliveryId: t.deliveryId,
       attempt: t.attempt,
-      secret: await unsealSecret(env, t.webhook.signingSecret),
+      secret: await unsealSecret(env, t.webhook),
       timeoutMs: deliveryTimeoutMs(env),
       policy: urlPolicy(env),
     })

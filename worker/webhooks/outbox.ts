@@ -169,7 +169,7 @@ export class WebhookOutbox {
       const webhook = subById.get(row.webhookId)
       const event = eventById.get(row.eventId)
       if (!webhook || !event || !isEventType(event.type)) continue
-      this.start({ deliveryId: row.id, attempt: 1, cycleStart: 0, webhook, eventType: event.type, payload: event.payload }, attempts)
+      this.start({ deliveryId: row.id, attempt: 1, cycleStart: 0, webhook, eventId: event.id, eventType: event.type, payload: event.payload }, attempts)
     }
     return events.length
   }
@@ -214,6 +214,14 @@ export class WebhookOutbox {
     if (!subscribedTo(sub).includes(event.type))
       return { status: 'skipped', notSent: true, error: 'not sent: the subscription no longer subscribes to this event' }
     if (health.get(sub.url)?.isDisabled) return { status: 'paused', notSent: true, error: PAUSED_MESSAGE }
-    return { deliveryId: row.id, attempt: row.attempts, cycleStart: row.cycleStart, webhook: sub, eventType: event.type, payload: event.payload }
+    return {
+      deliveryId: row.id,
+      attempt: row.attempts,
+      cycleStart: row.cycleStart,
+      webhook: sub,
+      eventId: event.id,
+      eventType: event.type,
+      payload: event.payload,
+    }
   }
 }

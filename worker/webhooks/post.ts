@@ -7,15 +7,16 @@ import type { EventType } from '../../schema/events'
 import type { UrlPolicy } from '../../common/public-url'
 import { guardedPost } from '../lib/guarded-post'
 import { failureTypeForStatus, parseRetryAfter, type AttemptOutcome } from './policy'
-import { signatureFor } from './signing'
+import { identifiedBody, signatureFor } from './signing'
 
 export const WEBHOOK_USER_AGENT = 'MessagingGateway-Webhooks/1.0'
 
 export type WebhookRequest = {
   url: string
-  /** The stored event payload, sent byte for byte (the signature covers exactly this). */
+  /** The stored event payload; it goes out with `eventId` and `deliveryId` added, and the signature covers that. */
   body: string
   event: EventType
+  eventId: string
   deliveryId: string
   attempt: number
   secret: string | null
@@ -35,7 +36,8 @@ export const HEADERS = {
   test: 'X-Webhook-Test',
 } as const
 
-export async function buildHeaders(r: WebhookRequest, nowMs: number): Promise<Record<string, string>> {
+/** Headers for the body as sent (`identifiedBody`), which is what the signature covers. */
+export async function buildHeaders(r: WebhookRequest, body: string, nowMs: number): Promise<Record<string, string>> {
   const headers: Record<string, string> = {
     'Content-Type': 'application/json',
     'User-Agent': WEBHOOK_USER_AGENT,
@@ -46,7 +48,7 @@ export async function buildHeaders(r: WebhookRequest, nowMs: number): Promise<Re
   if (r.secret) {
     const ts = Math.floor(nowMs / 1000)
     headers[HEADERS.timestamp] = String(ts)
-    headers[HEADERS.signature] = await signatureFor(r.secret, ts, r.body)
+    headers[HEADERS.signature] = await signatureFor(r.secret, ts, body)
   }
   if (r.test) headers[HEADERS.test] = 'true'
   return headers
@@ -55,7 +57,8 @@ export async function buildHeaders(r: WebhookRequest, nowMs: number): Promise<Re
 export async function postWebhook(r: WebhookRequest): Promise<AttemptOutcome> {
   const started = performance.now()
   const elapsed = () => Math.round(performance.now() - started)
-  const result = await guardedPost(r.url, r.policy, { headers: await buildHeaders(r, Date.now()), body: r.body, timeoutMs: r.timeoutMs })
+  const body = identifiedBody(r.body, r.eventId, r.deliveryId)
+  const result = await guardedPost(r.url, r.policy, { headers: await buildHeaders(r, body, Date.now()), body, timeoutMs: r.timeoutMs })
   switch (result.kind) {
     case 'refused':
       return { ok: false, statusCode: null, failureType: 'permanent', message: `the URL is not allowed: ${result.reason}`, durationMs: 0, final: true }

@@ -4,6 +4,8 @@ import {
   countersFor,
   countSend,
   EMPTY_GUARD,
+  giveBackCounters,
+  giveBackGuard,
   isNewContact,
   limitsToFire,
   LOOP_GUARD_SENDS,
@@ -125,6 +127,47 @@ describe('limitsToFire', () => {
     expect(limitsToFire(fresh, plan, 0)).toEqual([])
     expect(limitsToFire(fresh, plan, 0, 'new_contact_cap')).toEqual(['new_contact_cap'])
     expect(limitsToFire({ ...fresh, fired: ['new_contact_cap'] }, plan, 0, 'new_contact_cap')).toEqual([])
+  })
+})
+
+describe('giveBackCounters', () => {
+  const now: Counters = { day: '2026-05-10', sends: 7, newContacts: 3, fired: ['daily_send_cap', 'new_contact_cap'] }
+
+  it('takes back one send, its new contact and only the limits it fired', () => {
+    expect(giveBackCounters(now, { day: '2026-05-10', newContact: true, fired: ['new_contact_cap'] })).toEqual({
+      day: '2026-05-10',
+      sends: 6,
+      newContacts: 2,
+      fired: ['daily_send_cap'],
+    })
+    expect(giveBackCounters(now, { day: '2026-05-10', newContact: false, fired: [] })).toMatchObject({ sends: 6, newContacts: 3 })
+  })
+
+  it('changes nothing once a new UTC day started: that day never counted the send', () => {
+    expect(giveBackCounters(now, { day: '2026-05-09', newContact: true, fired: ['daily_send_cap'] })).toBe(now)
+  })
+})
+
+describe('giveBackGuard', () => {
+  const counted = { hasInbound: false, sendsSinceInbound: 2, firstSentAt: NOW }
+
+  it('drops the failed send from the person’s count and makes an opener-only person new again', () => {
+    expect(giveBackGuard({ ...counted, sendsSinceInbound: 1 }, { newContact: true }, { laterSends: 0, wroteSince: false })).toEqual({
+      guard: { hasInbound: false, sendsSinceInbound: 0, firstSentAt: null },
+      keepsNewContact: false,
+    })
+  })
+
+  it('leaves a later follow-up the new-contact slot it relied on', () => {
+    expect(giveBackGuard(counted, { newContact: true }, { laterSends: 1, wroteSince: false })).toEqual({
+      guard: { ...counted, sendsSinceInbound: 1 },
+      keepsNewContact: true,
+    })
+  })
+
+  it('keeps the count of sends after a reply that arrived meanwhile', () => {
+    const replied = { hasInbound: true, sendsSinceInbound: 1, firstSentAt: NOW }
+    expect(giveBackGuard(replied, { newContact: false }, { laterSends: 1, wroteSince: true }).guard).toEqual(replied)
   })
 })
 

@@ -101,7 +101,7 @@ describe('POST /v1/webhooks', () => {
     const created = await createWebhook(t, { url: URL_A, subscribed_to: ['message.sent'], name: 'sealed', generate_signing_secret: true })
     const { env } = await import('cloudflare:workers')
     const row = await env.DB.prepare('SELECT signing_secret FROM webhooks WHERE tenant_id = ?').bind(t.tenantId).first<{ signing_secret: string }>()
-    expect(row?.signing_secret).toMatch(/^v1\./)
+    expect(row?.signing_secret).toMatch(/^v2\.default\./)
     expect(row?.signing_secret).not.toContain(created.signing_secret!.slice(6))
   })
 

@@ -23,6 +23,17 @@ async function subscribe(t: TestTenant, events: string[], opts: Record<string, u
   return { ch, webhook: created.webhook, secret: created.signing_secret }
 }
 
+/**
+ * The delivered body without its identity fields, after checking them: `delivery_id` is the header's and
+ * `event_id` names an event (test deliveries: a test event).
+ */
+function payloadOf(r: Received): unknown {
+  const { event_id, delivery_id, ...payload } = r.json as Record<string, unknown>
+  expect(delivery_id).toBe(r.headers['x-webhook-delivery'])
+  expect(event_id).toMatch(r.headers['x-webhook-test'] ? /^evt_test_/ : /^evt_[0-9A-Za-z]{22}$/)
+  return payload
+}
+
 function independentSignature(secret: string, r: Received): string {
   return `v1=${createHmac('sha256', secret).update(`${r.headers['x-webhook-timestamp']}.${r.body}`).digest('hex')}`
 }
@@ -38,7 +49,7 @@ describe('message.received', () => {
     expect(got).toBeDefined()
     const r = got!
     expect(r.method).toBe('POST')
-    expect(r.json).toEqual({
+    expect(payloadOf(r)).toEqual({
       event: 'message.received',
       created_at: ISO,
       account_id: 'custom',
@@ -96,7 +107,9 @@ describe('message.received', () => {
     const [ra] = await a.ch.waitFor(1)
     const [rb] = await b.ch.waitFor(1)
     expect(ra!.headers['x-webhook-delivery']).not.toBe(rb!.headers['x-webhook-delivery'])
-    expect(ra!.body).toBe(rb!.body)
+    // The same event, each delivery naming itself inside its body.
+    expect(payloadOf(ra!)).toEqual(payloadOf(rb!))
+    expect(ra!.json).toMatchObject({ event_id: (rb!.json as { event_id: string }).event_id })
     await settledLog(t, 'a', 1)
     await settledLog(t, 'b', 1)
     expect(await other.ch.log()).toEqual([])
@@ -182,7 +195,7 @@ describe('message.sent and message.failed', () => {
     const sent = await send(t, { to: { contact_id: inbound.body.contact_id }, text: 'Reply!' })
     expect(sent.status).toBe(202)
     const [r] = await ch.waitFor(1)
-    expect(r!.json).toEqual({
+    expect(payloadOf(r!)).toEqual({
       event: 'message.sent',
       created_at: ISO,
       account_id: 'custom',
@@ -201,7 +214,7 @@ describe('message.sent and message.failed', () => {
     const inbound = await pushInbound(t, { body: 'hi', fromId: 'user-6' })
     const sent = await send(t, { to: { contact_id: inbound.body.contact_id }, text: 'Will fail', media_url: 'https://cdn.example.com/a.png' })
     const [r] = await ch.waitFor(1)
-    expect(r!.json).toEqual({
+    expect(payloadOf(r!)).toEqual({
       event: 'message.failed',
       created_at: ISO,
       account_id: 'custom',
@@ -233,7 +246,7 @@ describe('message.delivered and message.read', () => {
       insertEvent(db, t.tenantId, 'custom', messageEventPayload('message.read', { ...facts, status: 'read' }, contact, 'custom', now), now),
     ])
     const got = await ch.waitFor(2)
-    const byEvent = Object.fromEntries(got.map((r) => [r.headers['x-webhook-event'], r.json]))
+    const byEvent = Object.fromEntries(got.map((r) => [r.headers['x-webhook-event'], payloadOf(r)]))
     for (const status of ['delivered', 'read']) {
       expect(byEvent[`message.${status}`]).toEqual({
         event: `message.${status}`,
@@ -254,7 +267,7 @@ describe('account events', () => {
     const bridge = receiverChannel('bridge')
     expect((await api(t, 'PUT', '/channels/custom', { webhook_url: bridge.url })).status).toBe(200)
     const [connected] = await ch.waitFor(1)
-    expect(connected!.json).toEqual({
+    expect(payloadOf(connected!)).toEqual({
       event: 'account.connected',
       created_at: ISO,
       account_id: 'custom',
@@ -263,7 +276,7 @@ describe('account events', () => {
     })
     expect((await api(t, 'DELETE', '/channels/custom')).status).toBe(200)
     const [, disconnected] = await ch.waitFor(2)
-    expect(disconnected!.json).toEqual({
+    expect(payloadOf(disconnected!)).toEqual({
       event: 'account.disconnected',
       created_at: ISO,
       account_id: 'custom',
@@ -278,7 +291,7 @@ describe('account events', () => {
     const { ch } = await subscribe(t, ['account.limit_reached'])
     for (let i = 0; i < 10; i++) expect((await send(t, { to: { external_id: `new-${i}` }, text: `Hello number ${i}` })).status).toBe(202)
     const [r] = await ch.waitFor(1)
-    expect(r!.json).toEqual({
+    expect(payloadOf(r!)).toEqual({
       event: 'account.limit_reached',
       created_at: ISO,
       account_id: null,
@@ -293,7 +306,7 @@ describe('account events', () => {
     const { ch } = await subscribe(t, ['account.restricted'])
     for (let i = 0; i < 6; i++) await send(t, { to: { external_id: `burst-${i}` }, text: 'Same opener for everyone' })
     const [r] = await ch.waitFor(1)
-    expect(r!.json).toEqual({
+    expect(payloadOf(r!)).toEqual({
       event: 'account.restricted',
       created_at: ISO,
       account_id: 'custom',
@@ -334,7 +347,7 @@ describe('POST /v1/webhooks/{webhookId}/test', () => {
     await api(t, 'POST', '/webhooks/shapes/test', { event: 'account.limit_reached' })
     await api(t, 'POST', '/webhooks/shapes/test', { event: 'message.failed' })
     const [limit, failed] = await ch.log()
-    expect(limit!.json).toEqual({
+    expect(payloadOf(limit!)).toEqual({
       event: 'account.limit_reached',
       created_at: ISO,
       account_id: null,
@@ -384,5 +397,46 @@ describe('POST /v1/webhooks/{webhookId}/test', () => {
 
   it('still needs a key', async () => {
     expect((await call('/v1/webhooks/x/test', { method: 'POST' })).status).toBe(401)
+  })
+})
+
+describe('delivery identity inside the signed body', () => {
+  it('carries event_id and delivery_id in the body, equal to the log and the X-Webhook-Delivery header', async () => {
+    const t = await newTenant()
+    await connectCustom(t)
+    const { ch, webhook } = await subscribe(t, ['message.received'], { name: 'ids', generate_signing_secret: true })
+    await pushInbound(t, { body: 'who am I', fromId: 'user-ids' })
+    const [r] = await ch.waitFor(1)
+    const [row] = await settledLog(t, webhook.name, 1)
+    expect(r!.json).toMatchObject({ event: 'message.received', event_id: row!.event_id, delivery_id: r!.headers['x-webhook-delivery'] })
+    expect(row!.event_id).toMatch(/^evt_/)
+    expect(r!.verified).toBe(true)
+  })
+
+  it('cannot be re-labelled: a body whose delivery_id or event_id was changed no longer verifies', async () => {
+    const t = await newTenant()
+    await connectCustom(t)
+    const { ch, secret } = await subscribe(t, ['message.received'], { name: 'tamper', generate_signing_secret: true })
+    await pushInbound(t, { body: 'keep my id', fromId: 'user-tamper' })
+    const [r] = await ch.waitFor(1)
+    const delivery = r!.headers['x-webhook-delivery']!
+    const json = r!.json as { event_id: string }
+    expect(independentSignature(secret!, r!)).toBe(r!.headers['x-webhook-signature'])
+    const relabelled = { ...r!, body: r!.body.replace(delivery, `dlv_${'x'.repeat(44)}`) }
+    expect(relabelled.body).not.toBe(r!.body)
+    expect(independentSignature(secret!, relabelled)).not.toBe(r!.headers['x-webhook-signature'])
+    const otherEvent = { ...r!, body: r!.body.replace(json.event_id, `evt_${'y'.repeat(22)}`) }
+    expect(otherEvent.body).not.toBe(r!.body)
+    expect(independentSignature(secret!, otherEvent)).not.toBe(r!.headers['x-webhook-signature'])
+  })
+
+  it('names the test delivery in the body of POST /webhooks/{id}/test too', async () => {
+    const t = await newTenant()
+    const { ch, webhook } = await subscribe(t, ['message.delivered'], { name: 'test-ids', generate_signing_secret: true })
+    const res = await api(t, 'POST', `/webhooks/${webhook.name}/test`)
+    const [r] = await ch.waitFor(1)
+    expect(r!.json).toMatchObject({ delivery_id: res.body.delivery_id, event_id: expect.stringMatching(/^evt_test_/) })
+    expect(r!.headers['x-webhook-delivery']).toBe(res.body.delivery_id)
+    expect(r!.verified).toBe(true)
   })
 })

@@ -4,7 +4,7 @@
  * secret part.
  */
 import { addAccount, statusChange } from '../../account/lifecycle'
-import { encryptionKey, publicOrigin } from '../../config'
+import { keyring, publicOrigin } from '../../config'
 import type { AccountRow } from '../../db/accounts'
 import { sealConnectionConfig, upsertConnectionConfig } from '../../db/channel-connections'
 import type { Db } from '../../db/client'
@@ -30,7 +30,7 @@ export async function setCustomWebhook(env: Env, db: Db, tenant: Tenant, webhook
   const now = Date.now()
   // Added as `connecting`: it turns `connected` (with its event) in the same batch that stores the URL.
   const { account } = await addAccount(db, tenant, { id: CUSTOM_ACCOUNT_ID, channel: 'custom', identifier: host, status: 'connecting' }, now)
-  const sealed = await sealConnectionConfig(encryptionKey(env), { webhook_url: webhookUrl })
+  const sealed = await sealConnectionConfig(keyring(env), tenant.id, CUSTOM_ACCOUNT_ID, { webhook_url: webhookUrl })
   // A URL change never lifts a restriction (only the service's review does); a disconnected account reconnects.
   const change = statusChange(
     db,

@@ -10,7 +10,7 @@ import { guardedPost } from '../../lib/guarded-post'
 import { contentTypeFromUrl, fileNameFromUrl, isVoiceNoteType } from '../../../common/media'
 import type { AccountContext } from '../../account/context'
 import type { AccountRef } from '../../account/storage'
-import { deliveryTimeoutMs, encryptionKey, urlPolicy } from '../../config'
+import { deliveryTimeoutMs, keyring, urlPolicy } from '../../config'
 import { readConnectionConfig } from '../../db/channel-connections'
 import type { DeliveryResult } from '../contract'
 import { CustomConfig } from './config'
@@ -60,7 +60,7 @@ export async function postToCustomWebhook(webhookUrl: string, row: MessageWithCo
 
 /** Reads the sealed webhook URL and POSTs the message to it. */
 export async function deliverCustom(c: AccountContext, ref: AccountRef, row: MessageWithContact): Promise<DeliveryResult> {
-  const config = await readConnectionConfig(c.db, encryptionKey(c.env), ref.tenantId, ref.accountId, CustomConfig)
+  const config = await readConnectionConfig(c.db, keyring(c.env), ref.tenantId, ref.accountId, CustomConfig)
   if (!config) return { ok: false, code: null, error: 'the custom channel is not connected' }
   return postToCustomWebhook(config.webhook_url, row, urlPolicy(c.env), deliveryTimeoutMs(c.env))
 }

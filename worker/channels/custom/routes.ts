@@ -5,7 +5,7 @@
 import { createRoute } from '@hono/zod-openapi'
 import { CustomChannelRemoved, CustomChannelState, CustomInboundBody, CustomInboundResult, SetCustomWebhookBody } from '../../../schema/api/custom-channel'
 import { removeAccount } from '../../account/lifecycle'
-import { encryptionKey, urlPolicy } from '../../config'
+import { keyring, urlPolicy } from '../../config'
 import { getAccount } from '../../db/accounts'
 import { readConnectionConfig } from '../../db/channel-connections'
 import { database } from '../../db/client'
@@ -56,7 +56,7 @@ customChannelRoutes.openapi(
     const tenant = c.get('tenant')
     const db = database(c.env.DB)
     const account = await getAccount(db, tenant.id, CUSTOM_ACCOUNT_ID)
-    const config = account ? await readConnectionConfig(db, encryptionKey(c.env), tenant.id, CUSTOM_ACCOUNT_ID, CustomConfig) : undefined
+    const config = account ? await readConnectionConfig(db, keyring(c.env), tenant.id, CUSTOM_ACCOUNT_ID, CustomConfig) : undefined
     return c.json(customState(c.env, c.req.url, account, config?.webhook_url ?? null), 200)
   }
 )

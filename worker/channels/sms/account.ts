@@ -28,7 +28,7 @@ export async function undoAdded(db: Db, account: AccountRow): Promise<void> {
  * connected (a restriction stays: only the service's review lifts it).
  */
 export async function saveSmsConfig(env: Env, db: Db, account: AccountRow, created: boolean, config: SmsConfig, now: number): Promise<AccountRow> {
-  const write = smsConfigStatement(db, account.tenantId, account.id, await sealSmsConfig(env, config), now)
+  const write = smsConfigStatement(db, account.tenantId, account.id, await sealSmsConfig(env, account.tenantId, account.id, config), now)
   if (created) {
     await commitEvents(env, db, [write, insertEvent(db, account.tenantId, account.id, accountEventPayload('account.connected', account, null, now), now)])
     return account

@@ -1,10 +1,10 @@
 /**
  * The SMS account's stored settings: one sealed channel_connections row per number (kind `sms`) holding up to two
  * transports, Twilio and an Android phone running SMS Gateway for Android. Secrets (auth token, gateway password,
- * signing key) live only here, sealed with ENCRYPTION_KEY.
+ * signing key) live only here, sealed (lib/sealed.ts) and bound to their account's row.
  */
 import { z } from 'zod'
-import { encryptionKey } from '../../config'
+import { keyring } from '../../config'
 import { readConnectionConfig, sealConnectionConfig, upsertConnectionConfig } from '../../db/channel-connections'
 import type { Db } from '../../db/client'
 
@@ -59,12 +59,12 @@ export function transportsOf(config: SmsConfig): Transport[] {
 }
 
 export function readSmsConfig(env: Env, db: Db, tenantId: string, accountId: string): Promise<SmsConfig | undefined> {
-  return readConnectionConfig(db, encryptionKey(env), tenantId, accountId, SmsConfig)
+  return readConnectionConfig(db, keyring(env), tenantId, accountId, SmsConfig)
 }
 
 /** Seals a config (kept apart from the statement: a query builder is a thenable and must not come out of a Promise). */
-export function sealSmsConfig(env: Env, config: SmsConfig): Promise<string> {
-  return sealConnectionConfig(encryptionKey(env), config)
+export function sealSmsConfig(env: Env, tenantId: string, accountId: string, config: SmsConfig): Promise<string> {
+  return sealConnectionConfig(keyring(env), tenantId, accountId, config)
 }
 
 /** A statement (for a D1 batch) storing an already sealed config. */
@@ -74,7 +74,7 @@ export function smsConfigStatement(db: Db, tenantId: string, accountId: string, 
 
 /** Stores the config now (outside a batch). */
 export async function writeSmsConfig(env: Env, db: Db, tenantId: string, accountId: string, config: SmsConfig, now: number): Promise<void> {
-  await smsConfigStatement(db, tenantId, accountId, await sealSmsConfig(env, config), now)
+  await smsConfigStatement(db, tenantId, accountId, await sealSmsConfig(env, tenantId, accountId, config), now)
 }
 
 /** `AC12…cdef`: enough to recognise the account, nothing to reuse. */

@@ -5,7 +5,7 @@
  * client; the routes only translate HTTP. Choosing a page and removal are in pages.ts.
  */
 import { z } from 'zod'
-import { connectPageTtlMs, encryptionKey, publicOrigin } from '../../config'
+import { connectPageTtlMs, encryptionKey, keyring, publicOrigin } from '../../config'
 import type { Db } from '../../db/client'
 import {
   getSocialApp,
@@ -16,9 +16,11 @@ import {
   upsertSocialApp,
   type SocialAppRow,
   type SocialFlowRow,
+  socialSealedAt,
 } from '../../db/social'
 import { ApiError } from '../../errors'
-import { randomBase62, seal, sha256Hex, unseal } from '../../lib/crypto'
+import { randomBase62, sha256Hex } from '../../lib/crypto'
+import { seal, unseal } from '../../lib/sealed'
 import { newId } from '../../lib/ids'
 import { signToken, verifyToken } from '../../lib/signed-token'
 import { GraphClient, GraphError } from './graph-client'
@@ -41,7 +43,7 @@ export async function appSecrets(env: Env, app: SocialAppRow): Promise<AppSecret
   return {
     appId: app.appId,
     configId: app.configId,
-    secret: await unseal(encryptionKey(env), app.secret),
+    secret: await unseal(keyring(env), socialSealedAt.appSecret(app.tenantId), app.secret),
     verifyToken: app.verifyToken,
     webhookId: app.webhookId,
   }
@@ -73,7 +75,7 @@ export async function saveApp(
     appId: body.app_id,
     // The body's schema demands one of the two names.
     configId: body.configuration_id ?? body.config_id ?? '',
-    secret: await seal(encryptionKey(env), body.app_secret),
+    secret: await seal(keyring(env), socialSealedAt.appSecret(tenantId), body.app_secret),
     verifyToken: randomBase62(32),
     createdAt: now,
     updatedAt: now,
@@ -175,7 +177,12 @@ export async function oauthCallback(
     await updateSocialFlow(
       db,
       flow.id,
-      { status: 'pages_loaded', reason: null, pages: await seal(encryptionKey(env), JSON.stringify(pages)), expiresAt: now + PAGES_TTL_MS },
+      {
+        status: 'pages_loaded',
+        reason: null,
+        pages: await seal(keyring(env), socialSealedAt.flowPages(flow.tenantId, flow.id), JSON.stringify(pages)),
+        expiresAt: now + PAGES_TTL_MS,
+      },
       now
     )
     return { ok: true, pages: pages.length }

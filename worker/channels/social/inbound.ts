@@ -6,12 +6,12 @@
  * outbound statuses forward only.
  */
 import type { AccountRef } from '../../account/storage'
-import { encryptionKey } from '../../config'
+import { keyring } from '../../config'
 import type { Db } from '../../db/client'
 import { getContact } from '../../db/contacts'
 import { unreadOutboundBefore } from '../../db/messages'
-import { socialPageByOwner, type SocialPageRow } from '../../db/social'
-import { unseal } from '../../lib/crypto'
+import { socialPageByOwner, socialSealedAt, type SocialPageRow } from '../../db/social'
+import { unseal } from '../../lib/sealed'
 import { contactIdFor } from '../../lib/ids'
 import { accountStub } from '../../lib/objects'
 import { GraphClient, GraphError } from './graph-client'
@@ -106,7 +106,7 @@ export async function applyWebhookEvents(
  */
 async function profileName(env: Env, graph: GraphClient, page: SocialPageRow, surface: Surface, scopedId: string): Promise<string | null> {
   try {
-    const token = await unseal(encryptionKey(env), page.token)
+    const token = await unseal(keyring(env), socialSealedAt.pageToken(page.tenantId, page.accountId), page.token)
     return await graph.profileName(scopedId, token, surface)
   } catch (err) {
     if (err instanceof GraphError) return null

@@ -5,12 +5,12 @@
  */
 import type { AccountContext } from '../../account/context'
 import type { AccountRef } from '../../account/storage'
-import { encryptionKey } from '../../config'
+import { keyring } from '../../config'
 import { statusChange } from '../../account/lifecycle'
 import { getAccount } from '../../db/accounts'
 import type { MessageWithContact } from '../../db/messages'
-import { getSocialPage } from '../../db/social'
-import { unseal } from '../../lib/crypto'
+import { getSocialPage, socialSealedAt } from '../../db/social'
+import { unseal } from '../../lib/sealed'
 import type { DeliveryResult } from '../contract'
 import { GraphClient, GraphError, type OutboundContent } from './graph-client'
 
@@ -29,7 +29,7 @@ export async function deliverSocial(c: AccountContext, ref: AccountRef, row: Mes
   if (!page) return { ok: false, code: null, error: 'the page inbox is not connected' }
   const recipient = row.contact?.socialId
   if (!recipient) return { ok: false, code: null, error: 'the recipient has no page-scoped id' }
-  const token = await unseal(encryptionKey(c.env), page.token)
+  const token = await unseal(keyring(c.env), socialSealedAt.pageToken(page.tenantId, page.accountId), page.token)
   // Graph carries text or one attachment per message: an attachment goes first, its caption after it.
   const parts: OutboundContent[] = []
   if (row.message.mediaUrl) parts.push({ attachment: { type: attachmentType(row.message.mediaContentType), url: row.message.mediaUrl } })

@@ -5,13 +5,23 @@
  */
 import { z } from 'zod'
 import { addAccount, removeAccount, statusChange } from '../../account/lifecycle'
-import { encryptionKey } from '../../config'
+import { keyring } from '../../config'
 import { deleteAccountStatement, getAccount } from '../../db/accounts'
 import type { Db } from '../../db/client'
-import { deleteSocialPage, getSocialApp, insertSocialPage, latestSocialFlow, listSocialPages, updateSocialFlow, type SocialFlowRow } from '../../db/social'
+import {
+  deleteSocialPage,
+  getSocialApp,
+  insertSocialPage,
+  latestSocialFlow,
+  listSocialPages,
+  socialSealedAt,
+  updateSocialFlow,
+  type SocialFlowRow,
+  type SocialPageRow,
+} from '../../db/social'
 import type { Tenant } from '../../db/tenants'
 import { ApiError } from '../../errors'
-import { seal, unseal } from '../../lib/crypto'
+import { seal, unseal } from '../../lib/sealed'
 import { isoOrNull } from '../../lib/time'
 import { commitEvents } from '../../webhooks/emit'
 import { flowStatus } from './connect'
@@ -33,7 +43,7 @@ async function loadedFlow(env: Env, db: Db, tenantId: string, now: number): Prom
       `pages_not_loaded: no pages to choose from: ${hint}; call POST /channels/meta/connect and finish the permission step`
     )
   }
-  return { flow, pages: StoredPages.parse(JSON.parse(await unseal(encryptionKey(env), flow.pages))) }
+  return { flow, pages: StoredPages.parse(JSON.parse(await unseal(keyring(env), socialSealedAt.flowPages(flow.tenantId, flow.id), flow.pages))) }
 }
 
 export function pageChoice(p: GraphPage) {
@@ -80,7 +90,7 @@ export async function selectPage(env: Env, db: Db, tenant: Tenant, pageId: strin
       pageName: page.name,
       instagramId: ig?.id ?? null,
       instagramUsername: ig?.username ?? null,
-      token: await seal(encryptionKey(env), page.access_token),
+      token: await seal(keyring(env), socialSealedAt.pageToken(tenant.id, page.id), page.access_token),
       createdAt: now,
       updatedAt: now,
     }),
@@ -121,7 +131,7 @@ export async function disconnect(env: Env, db: Db, tenantId: string, accountId: 
   const pages = (await listSocialPages(db, tenantId)).filter((p) => accountId === undefined || p.accountId === accountId)
   const removed: string[] = []
   for (const page of pages) {
-    await teardownPage(env, graph, page.pageId, page.token)
+    await teardownPage(env, graph, page)
     await db.batch([deleteSocialPage(db, tenantId, page.accountId)])
     const account = await getAccount(db, tenantId, page.accountId)
     if (account) await removeAccount(env, db, account, now)
@@ -131,9 +141,9 @@ export async function disconnect(env: Env, db: Db, tenantId: string, accountId: 
 }
 
 /** Undoes the page's app subscription; the removal goes ahead when Graph cannot be reached or the token is dead. */
-export async function teardownPage(env: Env, graph: GraphClient, pageId: string, sealedToken: string): Promise<void> {
+export async function teardownPage(env: Env, graph: GraphClient, page: SocialPageRow): Promise<void> {
   try {
-    await graph.unsubscribe(pageId, await unseal(encryptionKey(env), sealedToken))
+    await graph.unsubscribe(page.pageId, await unseal(keyring(env), socialSealedAt.pageToken(page.tenantId, page.accountId), page.token))
   } catch (err) {
     if (!(err instanceof GraphError)) throw err
   }

@@ -67,7 +67,7 @@ describe('PUT /v1/channels/custom', () => {
     const ch = receiverChannel('secret')
     await put(t, `${ch.url}?token=hunter2`)
     const [row] = await db.select().from(channelConnections).where(eq(channelConnections.tenantId, t.tenantId))
-    expect(row?.config).toMatch(/^v1\./)
+    expect(row?.config).toMatch(/^v2\.default\./)
     expect(row?.config).not.toContain('hunter2')
     expect(JSON.stringify(await state(t))).not.toContain('hunter2')
   })

@@ -48,7 +48,7 @@ describe('POST /v1/channels/sms/twilio', () => {
       .get()
     expect(row?.kind).toBe('sms')
     expect(row?.config).not.toContain(c.auth_token)
-    expect(row?.config.startsWith('v1.')).toBe(true)
+    expect(row?.config.startsWith('v2.default.')).toBe(true)
   })
 
   it('refuses wrong credentials with 400 invalid_provider_credentials and stores nothing', async () => {
