@@ -7,6 +7,7 @@ import { downloadMediaMessage, normalizeMessageContent, toNumber } from '@whiske
 import type { WAMessage, WASocket } from '@whiskeysockets/baileys'
 import type { Logger } from 'pino'
 import type { InboundAttachment, MediaKind } from '../connector'
+import { FALLBACK_TYPES } from '../media-kind'
 
 type Item = { kind: MediaKind; mimetype: string | null | undefined; fileName: string | null; fileLength: unknown }
 
@@ -22,15 +23,6 @@ function mediaItem(msg: WAMessage): Item | null {
     return { kind: 'document', mimetype: c.documentMessage.mimetype, fileName: c.documentMessage.fileName ?? null, fileLength: c.documentMessage.fileLength }
   if (c.stickerMessage) return { kind: 'sticker', mimetype: c.stickerMessage.mimetype, fileName: null, fileLength: c.stickerMessage.fileLength }
   return null
-}
-
-const FALLBACK_TYPES: Record<MediaKind, string> = {
-  image: 'image/jpeg',
-  video: 'video/mp4',
-  audio: 'audio/mpeg',
-  voice_note: 'audio/ogg; codecs=opus',
-  document: 'application/octet-stream',
-  sticker: 'image/webp',
 }
 
 export function alphaAttachment(msg: WAMessage, sock: { updateMediaMessage?: WASocket['updateMediaMessage'] }, log: Logger): InboundAttachment | null {

@@ -7,6 +7,7 @@
 import { Api } from 'telegram'
 import type { InboundAttachment, MediaKind } from '../connector'
 import type { BetaClient } from './socket'
+import { FALLBACK_TYPES } from '../media-kind'
 
 type Item = { kind: MediaKind; contentType: string; fileName: string | null; size: number | null }
 
@@ -26,15 +27,7 @@ function documentItem(doc: Api.Document): Item {
     else if (a instanceof Api.DocumentAttributeFilename) fileName = a.fileName
   }
   const size = Number(doc.size.toString())
-  const fallback: Record<MediaKind, string> = {
-    image: 'image/jpeg',
-    video: 'video/mp4',
-    audio: 'audio/mpeg',
-    voice_note: 'audio/ogg; codecs=opus',
-    document: 'application/octet-stream',
-    sticker: 'image/webp',
-  }
-  return { kind, contentType: doc.mimeType || fallback[kind], fileName, size: Number.isFinite(size) && size > 0 ? size : null }
+  return { kind, contentType: doc.mimeType || FALLBACK_TYPES[kind], fileName, size: Number.isFinite(size) && size > 0 ? size : null }
 }
 
 /** The one media item of a message, or null when it has none the gateway stores. */

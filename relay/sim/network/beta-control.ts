@@ -15,11 +15,10 @@
  *   GET  /sim/beta/{phone}/outbox          what people received
  */
 import { z } from 'zod'
+import { E164, SimMediaBody } from './bodies'
 import type { BetaAccount } from './beta-account'
 import type { SimBetaNetwork } from './beta-network'
 import { SimError } from './network'
-
-const E164 = z.string().regex(/^\+[1-9]\d{6,14}$/, 'must be E.164, e.g. +15551234567')
 
 export const BetaPasswordBody = z.object({ password: z.string().min(1).max(256).nullable(), hint: z.string().max(128).nullable().default(null) })
 export const BetaContactsBody = z.object({ contacts: z.array(z.object({ phone: E164, name: z.string().max(200).nullable().default(null) })).max(20_000) })
@@ -32,14 +31,7 @@ export const BetaInboundBody = z.object({
     .regex(/^[A-Za-z]\w{3,31}$/)
     .optional(),
   phone_hidden: z.boolean().default(false),
-  media: z
-    .object({
-      content_type: z.string().min(1).max(200),
-      file_name: z.string().max(512).nullable().optional(),
-      data_base64: z.base64(),
-      voice_note: z.boolean().default(false),
-    })
-    .optional(),
+  media: SimMediaBody.optional(),
 })
 export const BetaReceiptBody = z.object({ message_id: z.string().min(1), status: z.literal('read') })
 export const BetaFloodBody = z.object({ seconds: z.number().int().min(1).max(86_400) })

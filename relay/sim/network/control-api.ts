@@ -13,10 +13,9 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { z } from 'zod'
+import { E164, SimMediaBody } from './bodies'
 import { betaRoute, betaView } from './beta-control'
 import { SimError, type SimNetwork } from './network'
-
-const E164 = z.string().regex(/^\+[1-9]\d{6,14}$/, 'must be E.164, e.g. +15551234567')
 
 const LinkBody = z.object({
   passkey: z.boolean().default(false),
@@ -37,14 +36,7 @@ const InboundBody = z.object({
   text: z.string().max(65_536),
   name: z.string().max(200).optional(),
   media_url: z.url().optional(),
-  media: z
-    .object({
-      content_type: z.string().min(1).max(200),
-      file_name: z.string().max(512).nullable().optional(),
-      data_base64: z.base64(),
-      voice_note: z.boolean().default(false),
-    })
-    .optional(),
+  media: SimMediaBody.optional(),
   lid: z.string().max(100).optional(),
 })
 const ReceiptBody = z.object({ message_id: z.string().min(1), status: z.enum(['delivered', 'read']) })
