@@ -11,6 +11,8 @@
  *   ids `{sid}`, `{sid}/1`, `{sid}/2` (spec 2 gives a message one `media`).
  * - A fetch that may work later (network, timeout, 408/429/5xx) is retried after 5 s, 30 s and 2 min; after that, or
  *   at once for a permanent refusal, the message is stored with `media.unavailable` and the reason. Never dropped.
+ * - Files a provider sends inline (the phone's MMS) are stored by its webhook before it queues the message, marked
+ *   `stored`: the timer only reads their rows.
  * - Idempotent by provider message id: a re-delivered webhook is one queue row, a message already stored is not
  *   fetched again, and an attachment already in the store is not fetched twice (its id derives from the upstream id).
  */
@@ -23,7 +25,7 @@ import { setContactOptedOut } from '../db/sms'
 import { mediaIdFor, mediaPath } from '../media/ids'
 import type { StoredItem } from '../media/inbound'
 import { ingestMediaUrl, kindOf, type IngestedMedia } from '../media/ingest-url'
-import { upsertMedia } from '../db/media'
+import { getMedia, upsertMedia } from '../db/media'
 import type { AccountContext } from './context'
 import { ingestMessage, ingestMessages, type InboundItem, type IngestOutcome } from './ingest'
 import type { AccountRef } from './storage'
@@ -34,6 +36,11 @@ export const Attachment = z.object({
   contentType: z.string().max(200).nullable(),
   fileName: z.string().max(512).nullable(),
   kind: z.enum(MEDIA_KINDS).nullable(),
+  /**
+   * Put into the store by the webhook already, under its part's id (the phone sends files inline, media/ingest-inline.ts):
+   * nothing to fetch, and no row means the provider sent no bytes for it (stored as unavailable).
+   */
+  stored: z.boolean().optional(),
 })
 export type Attachment = z.infer<typeof Attachment>
 
@@ -166,6 +173,11 @@ export async function drainInboundQueue(c: AccountContext, clock: () => number):
 }
 
 async function fetchAttachment(c: AccountContext, ref: AccountRef, upstreamId: string, a: Attachment, now: number): Promise<IngestedMedia> {
+  if (a.stored) {
+    const row = await getMedia(c.db, await mediaIdFor(ref.tenantId, ref.accountId, upstreamId))
+    if (row && (row.status === 'stored' || row.status === 'too_large')) return { status: row.status, row }
+    return { status: 'failed', retry: false, reason: 'the provider sent the attachment without its content' }
+  }
   const headers = (await c.channels(ref.channel).mediaHeaders?.(c.env, c.db, ref, a.url)) ?? undefined
   const deps = {
     bucket: c.env.MEDIA,

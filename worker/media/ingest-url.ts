@@ -74,6 +74,11 @@ function dispositionName(header: string | null): string | null {
   return plain ? plain[1]!.trim().slice(0, 512) : null
 }
 
+/** Why an item over the cap has no bytes (media.reason), the same words for every way media arrives. */
+export function tooLargeReason(size: number, maxBytes: number, exact: boolean): string {
+  return `the item is ${exact ? '' : 'more than '}${size} bytes, over the ${maxBytes}-byte cap (MEDIA_MAX_BYTES)`
+}
+
 const retryable = (status: number) => status === 408 || status === 429 || status >= 500
 
 /** Follows redirects by hand so every hop passes the guard and credentials never leave the first origin. */
@@ -135,7 +140,7 @@ export async function ingestMediaUrl(
         ...row,
         size,
         status: 'too_large' as const,
-        reason: `the item is ${exact ? '' : 'more than '}${size} bytes, over the ${deps.maxBytes}-byte cap (MEDIA_MAX_BYTES)`,
+        reason: tooLargeReason(size, deps.maxBytes, exact),
       }
       await upsertMedia(deps.db, stored)
       return { status: 'too_large' as const, row: stored }

@@ -4,12 +4,14 @@
  * missing signature answers 403 and stores nothing.
  */
 import { Hono } from 'hono'
+import { bodyLimit } from 'hono/body-limit'
 import { z } from 'zod'
 import { publicOrigin } from '../../config'
 import { database } from '../../db/client'
 import type { AppEnv } from '../../env'
 import { ApiError } from '../../errors'
 import { numberFromSegment, readSmsConfig, writeSmsConfig } from './config'
+import { GATEWAY_WEBHOOK_MAX_BYTES, MmsDownloaded, mmsText, storeMmsFiles } from './gateway-mms'
 import { verifyGatewaySignature } from './gateway-signature'
 import { ingestSms, normalizeSender, twilioAttachments } from './inbound'
 import { applySmsReport, twilioReport } from './status'
@@ -102,7 +104,18 @@ const Report = z.object({ messageId: z.string().min(1), reason: z.string().nulli
 /** How often a webhook refreshes the stored last-seen time (each refresh rewrites the sealed config). */
 const LAST_SEEN_WRITE_MS = 60_000
 
-smsCallbacks.post('/android-gateway/:tenantId/:number/events', async (c) => {
+/**
+ * The phone's route reads up to 8 MiB (an MMS carries its files base64-encoded); nothing else here is public and
+ * large, and /v1 keeps its 256 KiB.
+ */
+const gatewayBodyLimit = bodyLimit({
+  maxSize: GATEWAY_WEBHOOK_MAX_BYTES,
+  onError: () => {
+    throw new ApiError(413, 'body_too_large', `The request body exceeds ${GATEWAY_WEBHOOK_MAX_BYTES} bytes`)
+  },
+})
+
+smsCallbacks.post('/android-gateway/:tenantId/:number/events', gatewayBodyLimit, async (c) => {
   const tenantId = c.req.param('tenantId')
   const { db, number, config } = await connection(c.env, tenantId, c.req.param('number'))
   const a = config.android
@@ -139,6 +152,16 @@ smsCallbacks.post('/android-gateway/:tenantId/:number/events', async (c) => {
       origin: publicOrigin(c.env, c.req.url),
       optOutType: null,
     })
+  } else if (event === 'mms:downloaded') {
+    const p = MmsDownloaded.safeParse(payload)
+    const sender = p.success ? (p.data.sender ?? p.data.phoneNumber ?? null) : null
+    const from = sender ? normalizeSender(sender, number) : null
+    if (!p.success || !from) throw new ApiError(400, 'invalid_request', 'mms:downloaded without a usable sender')
+    // The MMS's own id when the phone gives one (the phone may report one MMS twice), else the envelope's.
+    const upstreamId = `gw-mms:${p.data.messageId || envelope.data.id}`
+    // Signed, so the files are the phone's: stored before queueing; a retried delivery finds them and writes nothing.
+    const attachments = await storeMmsFiles(c.env, db, { tenantId, accountId: number }, upstreamId, p.data, now)
+    await ingestSms(c.env, { tenantId, number, from, text: mmsText(p.data), attachments, upstreamId, origin: publicOrigin(c.env, c.req.url), optOutType: null })
   } else if (event === 'sms:sent' || event === 'sms:delivered' || event === 'sms:failed') {
     const p = Report.safeParse(payload)
     if (!p.success) throw new ApiError(400, 'invalid_request', `${event} without a messageId`)

@@ -75,7 +75,7 @@ export async function connectTwilio(ctx: Ctx, body: z.infer<typeof ConnectSmsBod
   return saveSmsConfig(ctx.env, ctx.db, account, created, { twilio: transport, android: previous?.android ?? null }, ctx.now)
 }
 
-/** Stable webhook ids per tenant and number: a reconnect replaces the same four webhooks instead of adding more. */
+/** Stable webhook ids per tenant and number: a reconnect replaces the same webhooks instead of adding more. */
 async function webhookId(tenantId: string, number: string, event: string): Promise<string> {
   return `mg-${(await sha256Hex(`${tenantId}\u0000${number}`)).slice(0, 16)}-${event.replace(':', '-')}`
 }

@@ -17,8 +17,11 @@ export class GatewayError extends Error {
   }
 }
 
-/** The events connect registers, one webhook each (the gateway takes one event per webhook). */
-export const GATEWAY_EVENTS = ['sms:received', 'sms:sent', 'sms:delivered', 'sms:failed'] as const
+/**
+ * The events connect registers, one webhook each (the gateway takes one event per webhook). `mms:downloaded` carries
+ * an inbound MMS with its files base64-encoded in the body (not `mms:received`, which has only the headers).
+ */
+export const GATEWAY_EVENTS = ['sms:received', 'sms:sent', 'sms:delivered', 'sms:failed', 'mms:downloaded'] as const
 
 const TIMEOUT_MS = 10_000
 const ErrorBody = z.object({ message: z.string() }).loose()

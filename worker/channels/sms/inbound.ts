@@ -3,7 +3,8 @@
  * by phone, the message is stored once per provider id, and an opt-out the provider decided (Twilio's OptOutType with
  * Advanced Opt-Out) is applied on top of the STOP/START keyword match every inbound text gets (db/contacts.ts).
  * MMS attachments are fetched into the media store after Twilio has its answer (account/inbound-queue.ts), one
- * message per attachment; `mediaHeaders` gives that fetch Twilio's Basic auth, for Twilio's own host only.
+ * message per attachment; `mediaHeaders` gives that fetch Twilio's Basic auth, for Twilio's own host only. The phone's
+ * MMS brings its files inline: they are stored before queueing (gateway-mms.ts) and the queue fetches nothing.
  */
 import type { Attachment, ProviderInboundOutcome } from '../../account/inbound-queue'
 import type { AccountRef } from '../../account/storage'
