@@ -90,7 +90,9 @@ app.notFound((c) => errorResponse(c, new ApiError(404, 'not_found', `No route fo
 app.get('/', (c) => c.redirect('/docs'))
 app.get('/docs', (c) => c.html(docsPage(apiDocument(v1, openApiConfig(c.env, c.req.url)))))
 app.use('/admin/*', limitBody, adminToken)
-app.use('/v1/*', limitBody)
+// A public route that caps its own body (the phone's MMS webhook, up to 8 MiB) is left to that cap.
+const ownBodyLimits = CHANNELS.flatMap((channel) => (channel.ownBodyLimit ? [channel.ownBodyLimit] : []))
+app.use('/v1/*', (c, next) => (ownBodyLimits.some((path) => path.test(c.req.path)) ? next() : limitBody(c, next)))
 // Any admin change (revocation, switches, plan, review) must not be hidden by this isolate's key cache.
 app.use('/admin/*', async (c, next) => {
   await next()

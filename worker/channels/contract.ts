@@ -62,6 +62,11 @@ export interface Channel {
    * (`/connect/alpha-web`, `/v1/channels/beta/connect/page`, `/v1/channels/sms/twilio/inbound/…`).
    */
   readonly publicRoutes?: Hono<AppEnv>
+  /**
+   * Public routes under /v1 that cap their body themselves, above /v1's 256 KiB (the phone's MMS webhook carries its
+   * files inline): /v1's limit skips paths matching this.
+   */
+  readonly ownBodyLimit?: RegExp
   /** The channel's MCP tools (spec 4.9), each one of its REST operations. */
   readonly tools: readonly ToolSpec[]
   /** The `to` member that names a new person here. */

@@ -18,6 +18,8 @@ export const smsChannel: Channel = {
   title: 'SMS',
   routes: smsRoutes,
   publicRoutes: new Hono<AppEnv>().route(SMS_PREFIX, smsCallbacks),
+  // The phone's webhook route caps at GATEWAY_WEBHOOK_MAX_BYTES (callbacks.ts).
+  ownBodyLimit: /^\/v1\/channels\/sms\/android-gateway\/[^/]+\/[^/]+\/events$/,
   tools: smsTools,
   address: 'phone',
   strangers: { allowed: true },
