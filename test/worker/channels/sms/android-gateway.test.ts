@@ -29,7 +29,7 @@ async function inboundRows(tenantId: string) {
 }
 
 describe('POST /v1/channels/sms/android-gateway', () => {
-  it('checks the credentials, sets a signing key, registers the four webhooks with stable ids and answers the webhook URL', async () => {
+  it('checks the credentials, sets a signing key, registers the five webhooks with stable ids and answers the webhook URL', async () => {
     const t = await newTenant()
     const p = await connectPhone(t)
     const webhookUrl = `https://gateway.test/v1/channels/sms/android-gateway/${t.tenantId}/447700900123/events`
@@ -44,16 +44,16 @@ describe('POST /v1/channels/sms/android-gateway', () => {
     })
     expect(JSON.stringify(p.json)).not.toContain(p.password)
     const state = await gateway.state(p.username)
-    expect(state.webhooks.map((w) => w.event).sort()).toEqual(['sms:delivered', 'sms:failed', 'sms:received', 'sms:sent'])
+    expect(state.webhooks.map((w) => w.event).sort()).toEqual(['mms:downloaded', 'sms:delivered', 'sms:failed', 'sms:received', 'sms:sent'])
     expect(new Set(state.webhooks.map((w) => w.url))).toEqual(new Set([webhookUrl]))
-    // Connecting again replaces the same four webhooks.
+    // Connecting again replaces the same five webhooks.
     const again = await call('/v1/channels/sms/android-gateway', {
       method: 'POST',
       key: t.key,
       json: { username: p.username, password: p.password, phone_number: NUMBER },
     })
     expect(again.status).toBe(200)
-    expect((await gateway.state(p.username)).webhooks).toHaveLength(4)
+    expect((await gateway.state(p.username)).webhooks).toHaveLength(5)
   })
 
   it('refuses wrong credentials with 400 and stores nothing', async () => {
@@ -78,7 +78,7 @@ describe('POST /v1/channels/sms/android-gateway', () => {
     })
     expect(res.status).toBe(200)
     expect(await body(res)).toMatchObject({ android_gateway: { mode: 'local', device_id: null } })
-    expect((await gateway.state(user.username)).webhooks).toHaveLength(4)
+    expect((await gateway.state(user.username)).webhooks).toHaveLength(5)
   })
 
   it('refuses local mode without base_url, and a private base_url', async () => {

@@ -67,6 +67,8 @@ describe('a number with both transports', () => {
     const t = await newTenant()
     const c = await connectTwilio(t)
     const p = await connectPhone(t)
+    expect((await gateway.state(p.username)).webhooks.map((w) => w.event)).toContain('mms:downloaded')
+    expect((await gateway.state(p.username)).webhooks).toHaveLength(5)
     const one = await body(await call('/v1/channels/sms?transport=android_gateway', { method: 'DELETE', key: t.key }))
     expect(one).toEqual({
       success: true,
