@@ -15,6 +15,15 @@ describe('judge', () => {
     expect(judge('/v1/messages', json(500, { error_code: 'internal_error', error: 'internal error' }), documented)[0]).toMatch(/^answered 500/)
   })
 
+  it('takes an HTML page as the error of a status documented as HTML, and only there', () => {
+    const page = { status: 403, contentType: 'text/html; charset=UTF-8', text: '<!doctype html><title>Link not valid</title>' }
+    const withHtml = new Set([200, 403, 410])
+    expect(judge('/v1/channels/beta/connect/page', page, withHtml, [], new Set([403, 410]))).toEqual([])
+    expect(judge('/v1/channels/beta/connect/page', page, withHtml)[0]).toMatch(/not JSON/)
+    const jsonInstead = json(403, { success: false, error: 'x', error_code: 403 })
+    expect(judge('/v1/channels/beta/connect/page', jsonInstead, withHtml, [], new Set([403]))[0]).toMatch(/documented HTML error/)
+  })
+
   it('fails a status the operation does not document', () => {
     expect(judge('/v1/messages', json(409, { error_code: 'conflict', error: 'x' }), documented)[0]).toMatch(/does not document/)
   })

@@ -43,14 +43,23 @@ export type Answer = { status: number; contentType: string | null; text: string 
  * Problems with one answer to a request on `path` (the path as sent: the route that answered decides the family).
  * `documented` are the operation's statuses; `extra` those the request earned by itself (a mangled path: 404).
  */
-export function judge(path: string, answer: Answer, documented: ReadonlySet<number>, extra: Iterable<number> = []): string[] {
+export function judge(
+  path: string,
+  answer: Answer,
+  documented: ReadonlySet<number>,
+  extra: Iterable<number> = [],
+  /** Statuses documented as an HTML page: their body is a page for a person, not a JSON error. */
+  html: ReadonlySet<number> = new Set()
+): string[] {
   const problems: string[] = []
   const allowed = new Set([...documented, ...ANY_OPERATION, ...extra])
   if (answer.status >= 500 && !documented.has(answer.status)) problems.push(`answered ${answer.status}`)
   else if (!allowed.has(answer.status)) problems.push(`answered ${answer.status}, which the operation does not document (${[...documented].join(', ')})`)
   const leaked = leaks(answer.text)
   if (leaked) problems.push(`the body shows "${leaked}"`)
-  if (answer.status >= 400) {
+  if (answer.status >= 400 && html.has(answer.status)) {
+    if (!answer.contentType?.startsWith('text/html')) problems.push(`a documented HTML error answered as ${answer.contentType}`)
+  } else if (answer.status >= 400) {
     let json: unknown
     try {
       json = JSON.parse(answer.text)

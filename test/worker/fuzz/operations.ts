@@ -18,6 +18,8 @@ export type Operation = {
   params: Param[]
   body?: { schema: Schema; required: boolean }
   statuses: Set<number>
+  /** Statuses the operation documents as an HTML page (a hosted page a person opens shows its errors as a page). */
+  htmlStatuses: Set<number>
 }
 
 export type FuzzRequest = {
@@ -56,6 +58,11 @@ export function operationsOf(doc: unknown): Operation[] {
         params,
         body: isObject(schema) ? { schema, required: rb?.required === true } : undefined,
         statuses: new Set(Object.keys(isObject(op.responses) ? op.responses : {}).map(Number)),
+        htmlStatuses: new Set(
+          Object.entries(isObject(op.responses) ? op.responses : {})
+            .filter(([, r]) => isObject(r) && isObject(r.content) && 'text/html' in r.content)
+            .map(([status]) => Number(status))
+        ),
       })
     }
   }

@@ -57,7 +57,7 @@ describe('every REST operation, fuzzed', () => {
         if (!got) return
         tally(op.name, got.status)
         const path = new URL(req.url, ORIGIN).pathname
-        const problems = judge(path, got, op.statuses, req.mangled ? ANY_CLIENT_STATUS : op.body ? ANY_BODY_OPERATION : [])
+        const problems = judge(path, got, op.statuses, req.mangled ? ANY_CLIENT_STATUS : op.body ? ANY_BODY_OPERATION : [], op.htmlStatuses)
         if (problems.length) throw new Error(`${describeRequest(req)}\n${problems.join('\n')}`)
       })
     })
