@@ -87,12 +87,16 @@ export async function subscribeInbox(server: LocalServer, receiver: Receiver, ke
     expect(h['x-webhook-test']).toBeUndefined()
     const signedAtS = Number(h['x-webhook-timestamp'])
     expect(Math.abs(Date.now() / 1000 - signedAtS)).toBeLessThan(SIGNATURE_TOLERANCE_S)
-    const payload = request.json as { event?: unknown; created_at?: unknown } | null
-    const event = payload?.event
+    // The delivery's identity is signed inside the body (after the spec's fields): it names this delivery and an
+    // event; the tests compare the rest, the spec-6 payload, exactly.
+    const { event_id, delivery_id, ...payload } = (request.json ?? {}) as { event?: unknown; created_at?: unknown; event_id?: unknown; delivery_id?: unknown }
+    expect(delivery_id, 'the signed body names this delivery').toBe(h['x-webhook-delivery'])
+    expect(event_id).toMatch(/^evt_[0-9A-Za-z]+$/)
+    const event = payload.event
     if (!isEventType(event)) throw new Error(`delivery without a known event name: ${request.body}`)
     expect(h['x-webhook-event']).toBe(event)
     // The event happened before it was signed, and not long before (one machine, one clock).
-    const createdAt = typeof payload?.created_at === 'string' ? Date.parse(payload.created_at) : NaN
+    const createdAt = typeof payload.created_at === 'string' ? Date.parse(payload.created_at) : NaN
     expect(createdAt).toBeLessThan((signedAtS + 1) * 1000)
     expect(signedAtS * 1000 - createdAt).toBeLessThan(SIGNATURE_TOLERANCE_S * 1000)
     return { event, payload, request }
