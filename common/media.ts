@@ -11,6 +11,7 @@ const TYPES: Record<string, string> = {
   mp3: 'audio/mpeg',
   m4a: 'audio/mp4',
   ogg: 'audio/ogg',
+  oga: 'audio/ogg',
   opus: 'audio/ogg',
   wav: 'audio/wav',
   pdf: 'application/pdf',
@@ -31,9 +32,15 @@ export function fileNameFromUrl(url: string): string | null {
   }
 }
 
-export function contentTypeFromUrl(url: string): string | null {
-  const ext = fileNameFromUrl(url)?.split('.').at(-1)?.toLowerCase()
+/** The content type a file name's extension stands for, or null when it is not one of the common ones. */
+export function contentTypeFromName(name: string): string | null {
+  const ext = name.split('.').at(-1)?.toLowerCase()
   return (ext && TYPES[ext]) || null
+}
+
+export function contentTypeFromUrl(url: string): string | null {
+  const name = fileNameFromUrl(url)
+  return name ? contentTypeFromName(name) : null
 }
 
 /**

@@ -9,6 +9,7 @@ import { Readable } from 'node:stream'
 import bigInt from 'big-integer'
 import { Api } from 'telegram'
 import type { CustomFile } from 'telegram/client/uploads'
+import { contentTypeFromName } from '../../common/media'
 
 export type Invoke = (request: Api.AnyRequest, ref: string | null) => Promise<unknown>
 
@@ -18,23 +19,9 @@ const BIG_FILE_BYTES = 10 * 1024 * 1024
 
 const randomLong = () => bigInt(randomBytes(8).readBigInt64BE(0).toString())
 
-const TYPES: Record<string, string> = {
-  jpg: 'image/jpeg',
-  jpeg: 'image/jpeg',
-  png: 'image/png',
-  gif: 'image/gif',
-  webp: 'image/webp',
-  pdf: 'application/pdf',
-  txt: 'text/plain',
-  mp4: 'video/mp4',
-  ogg: 'audio/ogg',
-  oga: 'audio/ogg',
-  mp3: 'audio/mpeg',
-}
-
 /** The content type GramJS would give a file by its name (mime lookup), or a generic one. */
 export function typeByName(name: string): string {
-  return TYPES[name.split('.').at(-1)?.toLowerCase() ?? ''] ?? 'application/octet-stream'
+  return contentTypeFromName(name) ?? 'application/octet-stream'
 }
 
 /** The sent message in a send's answer, as GramJS's _getResponseMessage finds it. */
