@@ -1,6 +1,6 @@
 /** Webhook event names and payload shapes (spec part 6). Message events carry `error` as a plain string. */
 import { z } from 'zod'
-import { MessageMedia } from './api/media'
+import { MessageMedia } from './media'
 
 export const EVENT_TYPES = [
   'message.received',

@@ -1,8 +1,10 @@
 /** Hono environment: the Worker bindings (generated into worker-configuration.d.ts) and per-request variables. */
 import type { Tenant } from './db/tenants'
-import type { ErrorFamily } from './errors'
 import type { AuditNote } from './safety/audit-note'
 import type { KeyGrant } from './safety/grant'
+
+/** Which of the spec's two error body shapes a route family answers with (spec part 7; errors.ts renders them). */
+export type ErrorFamily = 'messaging' | 'status'
 
 export type AppEnv = {
   Bindings: Env

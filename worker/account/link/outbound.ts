@@ -5,11 +5,10 @@
  * outcome. Without a relay it waits; every reconnect hands it over again (the relay and the upstream de-duplicate
  * on the message id); 10 minutes after it was queued it fails with `relay_unavailable` (the channels' `patience`).
  */
-import type { OutboundMessage } from '../../../schema/frames'
+import type { OutboundMessage, QueuedSend } from '../../../schema/frames'
 import type { DeliveryResult } from '../../channels/contract'
 import { queuedMessages, type MessageWithContact } from '../../db/messages'
 import { relayHub } from '../../lib/objects'
-import type { QueuedSend } from '../../relay/inbox'
 import type { AccountContext } from '../context'
 import type { AccountRef } from '../storage'
 import { LINK_KEY, LinkState } from './state'

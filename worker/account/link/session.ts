@@ -3,12 +3,11 @@
  * taking the relay's state reports, and moving the account's status with its `account.*` event in one D1 batch
  * (connected, disconnected with a reason, restricted). The warm-up ramp counts the connected days.
  */
-import type { SessionState } from '../../../schema/frames'
+import type { QueuedSend, SessionState } from '../../../schema/frames'
 import { getAccount, type AccountRow } from '../../db/accounts'
 import type { AccountStatus } from '../../../schema/d1'
 import { newId } from '../../lib/ids'
 import { relayHub } from '../../lib/objects'
-import type { QueuedSend } from '../../relay/inbox'
 import type { AccountContext } from '../context'
 import { failQueued } from '../delivery'
 import { statusChange } from '../lifecycle'
