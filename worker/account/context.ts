@@ -1,9 +1,9 @@
 /** What the AccountDO hands its procedures (send, ingest, delivery, waits): storage, D1, timers, background work. */
 import type { BatchItem, BatchResponse } from 'drizzle-orm/batch'
-import type { ChannelLookup } from '../channels/contract'
+import type { ChannelLookup } from './channel-runtime'
 import type { Db } from '../db/client'
 import type { GroupCommit } from '../db/group-commit'
-import type { LinkSignal } from './link/state'
+import type { SessionSignal } from './session/state'
 import type { AccountStore, TimerName } from './storage'
 import type { WaitRoom } from './waits'
 
@@ -14,8 +14,8 @@ export type AccountContext = {
   db: Db
   store: AccountStore
   waits: WaitRoom
-  /** Wakes callers waiting for the alpha/beta link to change (the pairing-code wait of a connect call). */
-  linkSignal: LinkSignal
+  /** Wakes callers waiting for the alpha/beta session to change (the pairing-code wait of a connect call). */
+  sessionSignal: SessionSignal
   /** Sets a named timer; the object's single alarm always points at the earliest one. */
   schedule(name: TimerName, at: number): Promise<void>
   unschedule(name: TimerName): Promise<void>

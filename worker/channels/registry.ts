@@ -5,7 +5,8 @@
  */
 import { alphaChannel } from './alpha'
 import { betaChannel } from './beta'
-import type { Channel, ChannelId, ChannelRuntime, SendRules } from './contract'
+import type { ChannelRuntime } from '../account/channel-runtime'
+import type { Channel, ChannelId, SendRules } from './contract'
 import { customChannel } from './custom'
 import { plannedSendRules } from './planned'
 import { smsChannel } from './sms'

@@ -4,9 +4,9 @@
  */
 import { createRoute } from '@hono/zod-openapi'
 import { AlphaConnectBody, AlphaConnectResult, AlphaDisconnected, AlphaPhoneParam, AlphaQr, AlphaStatus } from '../../../schema/api/alpha'
-import { removeAccount } from '../../account/lifecycle'
-import { accountStub } from '../../lib/objects'
-import { alphaAccount, ensureConnecting, startLink } from './connect'
+import { relayAccount, removeRelayAccount } from '../relay-run/account'
+import { sessionStatus } from '../relay-run/session'
+import { ALPHA, startLink } from './connect'
 import { ALPHA_PAGE } from './connect-token'
 import { getAccount } from '../../db/accounts'
 import { database } from '../../db/client'
@@ -18,9 +18,6 @@ import { statusErrors } from '../../lib/openapi-responses'
 import { connectLimits } from '../../lib/rate-limit'
 
 export const alphaRoutes = resourceApp()
-
-/** How long the status endpoint waits for the relay's live answer before it answers from the last report. */
-const STATUS_PROBE_TIMEOUT_MS = 1500
 
 const errors = (codes: number[]) => statusErrors(codes)
 
@@ -59,11 +56,11 @@ alphaRoutes.openapi(
     const base = { success: true as const, phone_number: phone, link_method: body.link_method, ...pollPaths(phone) }
 
     if (existing?.channel === 'alpha_web' && existing.status === 'connected' && !body.force_new) {
-      const { link } = await accountStub(c.env, tenant.id, phone).linkStatus(null)
+      const { record } = await sessionStatus(c.env, tenant.id, phone)
       return c.json(
         {
           ...base,
-          session_id: link?.sid ?? '',
+          session_id: record?.sid ?? '',
           status: 'connected' as const,
           pairing_code: null,
           pairing_code_expires_at: null,
@@ -75,9 +72,7 @@ alphaRoutes.openapi(
         200
       )
     }
-    await ensureConnecting(db, tenant, phone)
-    const outcome = await startLink(c.env, tenant.id, {
-      phone,
+    const outcome = await startLink(c.env, db, tenant, phone, {
       linkMethod: body.link_method,
       forceNew: body.force_new,
       options: {
@@ -123,8 +118,8 @@ alphaRoutes.openapi(
   async (c) => {
     const { phoneNumber: phone } = c.req.valid('param')
     const tenant = c.get('tenant')
-    await alphaAccount(database(c.env.DB), tenant.id, phone)
-    const { view: v } = await accountStub(c.env, tenant.id, phone).linkStatus(null)
+    await relayAccount(database(c.env.DB), ALPHA, tenant.id, phone)
+    const { view: v } = await sessionStatus(c.env, tenant.id, phone)
     return c.json(
       {
         success: true as const,
@@ -156,16 +151,13 @@ alphaRoutes.openapi(
     const { phoneNumber: phone } = c.req.valid('param')
     const tenant = c.get('tenant')
     const db = database(c.env.DB)
-    const account = await alphaAccount(db, tenant.id, phone)
-    const [{ link, view: v, live }, count] = await Promise.all([
-      accountStub(c.env, tenant.id, phone).linkStatus(STATUS_PROBE_TIMEOUT_MS),
-      countAccountMessages(db, tenant.id, phone),
-    ])
+    const account = await relayAccount(db, ALPHA, tenant.id, phone)
+    const [{ record, view: v, live }, count] = await Promise.all([sessionStatus(c.env, tenant.id, phone, true), countAccountMessages(db, tenant.id, phone)])
     return c.json(
       {
         success: true as const,
         phone_number: phone,
-        session_id: link?.sid ?? null,
+        session_id: record?.sid ?? null,
         status: v.status,
         account_status: account.status,
         // The account's own reason wins when the account is stopped (e.g. relay_unavailable while the link looks connected).
@@ -175,7 +167,7 @@ alphaRoutes.openapi(
         qr_expires_at: isoOrNull(v.qrExpiresAt),
         pairing_code: v.pairingCode,
         pairing_code_expires_at: isoOrNull(v.pairingCodeExpiresAt),
-        last_activity: isoOrNull(link?.lastActivityAt),
+        last_activity: isoOrNull(record?.lastActivityAt),
         message_count: count,
         proxy: null,
         live,
@@ -198,12 +190,7 @@ alphaRoutes.openapi(
   }),
   async (c) => {
     const { phoneNumber: phone } = c.req.valid('param')
-    const tenant = c.get('tenant')
-    const db = database(c.env.DB)
-    const account = await getAccount(db, tenant.id, phone)
-    if (account?.channel !== 'alpha_web') return c.json({ success: true as const, phone_number: phone, status: 'disconnected' as const }, 200)
-    // Logs the session out through the relay when one is reachable; removal succeeds either way (spec 4.3).
-    await removeAccount(c.env, db, account, Date.now())
-    return c.json({ success: true as const, phone_number: phone, status: 'removed' as const }, 200)
+    const removed = await removeRelayAccount(c.env, database(c.env.DB), ALPHA, c.get('tenant').id, phone)
+    return c.json({ success: true as const, phone_number: phone, status: removed ? ('removed' as const) : ('disconnected' as const) }, 200)
   }
 )

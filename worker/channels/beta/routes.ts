@@ -14,24 +14,22 @@ import {
   BetaStatusResult,
   BetaVerifyResult,
 } from '../../../schema/api/beta'
-import { removeAccount } from '../../account/lifecycle'
 import { getAccount } from '../../db/accounts'
 import { database } from '../../db/client'
-import { accountStub } from '../../lib/objects'
 import { statusErrors } from '../../lib/openapi-responses'
 import { resourceApp } from '../../validate'
 import { BETA_PAGE } from './connect-token'
 import { PAGE_OPERATIONS } from './connect-page'
 import { statusOf, tokenOf } from './status'
-import { betaAccount, ensureBetaConnecting, problemError, startBetaLogin, VERIFY_ERRORS, verifyStep } from './connect'
+import { relayAccount, removeRelayAccount } from '../relay-run/account'
+import { sessionStatus } from '../relay-run/session'
+import { BETA, problemError, startBetaLogin, VERIFY_ERRORS, verifyStep } from './connect'
 
 export const betaRoutes = resourceApp()
 // The hosted page is served by the channel's public routes (its token, not an API key, lets it in) and described
 // here, under the channel's path, so the OpenAPI document lists it with the rest of beta.
 for (const op of PAGE_OPERATIONS) betaRoutes.openAPIRegistry.registerPath(op)
 
-/** How long the status endpoint waits for the relay's live answer before it answers from the last report. */
-const STATUS_PROBE_TIMEOUT_MS = 1500
 const TAG = ['beta channel']
 
 betaRoutes.openapi(
@@ -65,22 +63,21 @@ betaRoutes.openapi(
     const existing = await getAccount(db, tenant.id, phone)
     const base = { success: true as const, phone_number: phone, connect_url: null, connect_url_expires_at: null }
     if (existing?.channel === 'beta' && existing.status === 'connected' && !body.force_new) {
-      const { link } = await accountStub(c.env, tenant.id, phone).linkStatus(null)
-      return c.json({ ...base, status: 'connected' as const, session_id: link?.sid ?? null }, 200)
+      const { record } = await sessionStatus(c.env, tenant.id, phone)
+      return c.json({ ...base, status: 'connected' as const, session_id: record?.sid ?? null }, 200)
     }
-    await ensureBetaConnecting(db, tenant, phone)
-    const link = await startBetaLogin(c.env, tenant.id, phone, body.mode, body.force_new)
-    const problem = link && (link.session === 'disconnected' || link.session === 'restricted') ? problemError(link.problem, link.message) : null
+    const record = await startBetaLogin(c.env, db, tenant, phone, body.mode, body.force_new)
+    const problem = record && (record.session === 'disconnected' || record.session === 'restricted') ? problemError(record.problem, record.message) : null
     if (problem) throw problem
-    const session_id = link?.sid ?? null
-    if (link?.session === 'connected') return c.json({ ...base, status: 'connected' as const, session_id }, 200)
+    const session_id = record?.sid ?? null
+    if (record?.session === 'connected') return c.json({ ...base, status: 'connected' as const, session_id }, 200)
     // The user can finish the login on the hosted page: enter the code and password, or scan the refreshing QR.
     const page = await BETA_PAGE.link(c.env, c.req.url, { tenant: tenant.id, account: phone }, Date.now())
     const pending = { ...base, session_id, connect_url: page.url, connect_url_expires_at: page.expiresAt }
-    if (link?.session === 'qr_pending' && link.qr) {
-      return c.json({ ...pending, status: 'qr_required' as const, login_token: tokenOf(link.qr), qr_url: link.qr }, 200)
+    if (record?.session === 'qr_pending' && record.qr) {
+      return c.json({ ...pending, status: 'qr_required' as const, login_token: tokenOf(record.qr), qr_url: record.qr }, 200)
     }
-    if (link?.session === 'code_required') return c.json({ ...pending, status: 'code_required' as const }, 200)
+    if (record?.session === 'code_required') return c.json({ ...pending, status: 'code_required' as const }, 200)
     return c.json({ ...pending, status: 'initializing' as const }, 200)
   }
 )
@@ -136,10 +133,10 @@ betaRoutes.openapi(
   async (c) => {
     const { phoneNumber: phone } = c.req.valid('param')
     const tenant = c.get('tenant')
-    await betaAccount(database(c.env.DB), tenant.id, phone)
-    const { link, live } = await accountStub(c.env, tenant.id, phone).linkStatus(STATUS_PROBE_TIMEOUT_MS)
-    const s = statusOf(link)
-    return c.json({ success: true as const, phone_number: phone, ...s, telegram_user_id: link?.upstreamUserId ?? null, live }, 200)
+    await relayAccount(database(c.env.DB), BETA, tenant.id, phone)
+    const { record, live } = await sessionStatus(c.env, tenant.id, phone, true)
+    const s = statusOf(record)
+    return c.json({ success: true as const, phone_number: phone, ...s, telegram_user_id: record?.upstreamUserId ?? null, live }, 200)
   }
 )
 
@@ -157,12 +154,8 @@ betaRoutes.openapi(
   }),
   async (c) => {
     const { phoneNumber: phone } = c.req.valid('param')
-    const tenant = c.get('tenant')
-    const db = database(c.env.DB)
-    const account = await getAccount(db, tenant.id, phone)
-    const removed = { success: true as const, phone_number: phone, status: 'removed' as const }
-    if (account?.channel !== 'beta') return c.json(removed, 200)
-    await removeAccount(c.env, db, account, Date.now())
-    return c.json(removed, 200)
+    // Always `removed`, also for a number that is not on the account (idempotent).
+    await removeRelayAccount(c.env, database(c.env.DB), BETA, c.get('tenant').id, phone)
+    return c.json({ success: true as const, phone_number: phone, status: 'removed' as const }, 200)
   }
 )

@@ -12,7 +12,7 @@ import type { AccountContext } from '../../account/context'
 import type { AccountRef } from '../../account/storage'
 import { deliveryTimeoutMs, keyring, urlPolicy } from '../../config'
 import { readConnectionConfig } from '../../db/channel-connections'
-import type { DeliveryResult } from '../contract'
+import type { DeliveryResult } from '../../account/channel-runtime'
 import { CustomConfig } from './config'
 
 export const DELIVERY_USER_AGENT = 'MessagingGateway/1.0 (+custom-channel)'

@@ -4,7 +4,7 @@
  */
 import { createRoute } from '@hono/zod-openapi'
 import { CustomChannelRemoved, CustomChannelState, CustomInboundBody, CustomInboundResult, SetCustomWebhookBody } from '../../../schema/api/custom-channel'
-import { removeAccount } from '../../account/lifecycle'
+import { removeAccount } from '../lifecycle'
 import { keyring, urlPolicy } from '../../config'
 import { getAccount } from '../../db/accounts'
 import { readConnectionConfig } from '../../db/channel-connections'

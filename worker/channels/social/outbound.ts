@@ -6,12 +6,12 @@
 import type { AccountContext } from '../../account/context'
 import type { AccountRef } from '../../account/storage'
 import { keyring } from '../../config'
-import { statusChange } from '../../account/lifecycle'
+import { statusChange } from '../../events/account-status'
 import { getAccount } from '../../db/accounts'
 import type { MessageWithContact } from '../../db/messages'
 import { getSocialPage, socialSealedAt } from '../../db/social'
 import { unseal } from '../../lib/sealed'
-import type { DeliveryResult } from '../contract'
+import type { DeliveryResult } from '../../account/channel-runtime'
 import { GraphClient, GraphError, type OutboundContent } from './graph-client'
 
 /** The reason an account carries once Graph refused its token. */
