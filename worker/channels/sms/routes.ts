@@ -4,6 +4,7 @@
  * are public routes (callbacks.ts).
  */
 import { createRoute } from '@hono/zod-openapi'
+import type { Context } from 'hono'
 import {
   AndroidSmsConnected,
   AndroidSmsStatus,
@@ -16,12 +17,13 @@ import {
 } from '../../../schema/api/sms'
 import { listAccounts, type AccountRow } from '../../db/accounts'
 import { database } from '../../db/client'
+import type { AppEnv } from '../../env'
 import { ApiError } from '../../errors'
 import { statusErrors } from '../../lib/openapi-responses'
 import { resourceApp } from '../../validate'
 import { removeSmsAccount } from './account'
 import { readSmsConfig, transportsOf, writeSmsConfig, type SmsConfig, type Transport } from './config'
-import { connectAndroid, connectTwilio } from './connect'
+import { connectAndroid, connectTwilio, type ConnectCtx } from './connect'
 import { androidView, notConnected, refreshLive, smsStatus } from './report'
 import { clearAndroid, clearTwilio } from './teardown'
 
@@ -38,6 +40,15 @@ async function pickAccount(env: Env, tenantId: string, phone: string | undefined
     throw new ApiError(400, 'ambiguous_account', `Several SMS numbers are connected (${sms.map((a) => a.id).join(', ')}); name one in phone_number`)
   }
   return sms[0] ?? null
+}
+
+/** Runs one transport's connect, then answers the number as connected with the settings now stored for it. */
+async function connected(c: Context<AppEnv>, connect: (ctx: ConnectCtx) => Promise<AccountRow>) {
+  const db = database(c.env.DB)
+  const now = Date.now()
+  const account = await connect({ env: c.env, db, tenant: c.get('tenant'), requestUrl: c.req.url, now })
+  const config = (await readSmsConfig(c.env, db, account.tenantId, account.id))!
+  return { config, status: await smsStatus(db, { ...account, status: 'connected' }, config, null, now) }
 }
 
 smsRoutes.openapi(
@@ -69,11 +80,8 @@ smsRoutes.openapi(
     },
   }),
   async (c) => {
-    const db = database(c.env.DB)
-    const now = Date.now()
-    const account = await connectTwilio({ env: c.env, db, tenant: c.get('tenant'), requestUrl: c.req.url, now }, c.req.valid('json'))
-    const config = (await readSmsConfig(c.env, db, account.tenantId, account.id))!
-    return c.json(await smsStatus(db, { ...account, status: 'connected' }, config, null, now), 200)
+    const { status } = await connected(c, (ctx) => connectTwilio(ctx, c.req.valid('json')))
+    return c.json(status, 200)
   }
 )
 
@@ -103,11 +111,7 @@ smsRoutes.openapi(
     },
   }),
   async (c) => {
-    const db = database(c.env.DB)
-    const now = Date.now()
-    const account = await connectAndroid({ env: c.env, db, tenant: c.get('tenant'), requestUrl: c.req.url, now }, c.req.valid('json'))
-    const config = (await readSmsConfig(c.env, db, account.tenantId, account.id))!
-    const status = await smsStatus(db, { ...account, status: 'connected' }, config, null, now)
+    const { status, config } = await connected(c, (ctx) => connectAndroid(ctx, c.req.valid('json')))
     return c.json({ ...status, webhook_url: config.android!.webhook_url }, 200)
   }
 )
