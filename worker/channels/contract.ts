@@ -19,7 +19,7 @@ import type { AccountRef } from '../account/storage'
 import type { AccountRow } from '../db/accounts'
 import type { Db } from '../db/client'
 import type { AppEnv } from '../env'
-import type { ToolSpec } from '../lib/tool-spec'
+import type { ToolRow } from '../lib/tool-spec'
 
 /** The files of a channel folder, by its transport (docs/ARCHITECTURE.md, "How to add a channel"). */
 export const CHANNEL_FILES = {
@@ -67,8 +67,11 @@ export type Channel = ChannelRuntime & {
    * files inline): /v1's limit skips paths matching this.
    */
   readonly ownBodyLimit?: RegExp
-  /** The channel's MCP tools (spec 4.9), each one of its REST operations. */
-  readonly tools: readonly ToolSpec[]
+  /**
+   * The channel's MCP tools (spec 4.9): which of its REST operations are tools (by operationId) and the hints MCP
+   * adds; everything else comes from the route definitions (lib/tool-spec.ts `routeTools`).
+   */
+  readonly tools: readonly ToolRow[]
   /** The `to` member that names a new person here. */
   readonly address: AddressKind
   /** Whether a person who never wrote and is not in the account's address book may be messaged. */

@@ -16,6 +16,11 @@ export const CHANNELS: readonly Channel[] = [alphaChannel, betaChannel, smsChann
 
 const byId = new Map<ChannelId, Channel>(CHANNELS.map((c) => [c.id, c]))
 
+/** Where a channel's routes are mounted under /v1 (its REST operations' paths and its tools' start with this). */
+export function channelBase(channel: Channel): string {
+  return `/channels/${channel.path}`
+}
+
 /** How a send on the channel resolves its recipient: the channel's own rules, or the spec's for a planned one. */
 export function sendRulesFor(id: ChannelId): SendRules | undefined {
   return byId.get(id) ?? plannedSendRules(id)

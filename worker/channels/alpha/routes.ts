@@ -32,17 +32,21 @@ alphaRoutes.openapi(
   createRoute({
     method: 'post',
     path: '/connections',
+    operationId: 'connect_alpha',
     tags: ['alpha channel'],
-    summary: 'Link an alpha number (tool connect_alpha)',
+    summary: 'Link an alpha number',
     description: [
-      'Starts linking the number as a linked device. The account is listed as `connecting` at once (warm-up `ramp_day` 1) and',
-      'counts against the plan’s account cap. Show `connect_url` to the user (a hosted page with a self-refreshing QR code or the',
-      'pairing code and a success state; no login), or poll `poll_qr_path` every 10 to 15 s and `poll_status_path` until',
-      '`connected`. With `link_method: pairing_code` the answer carries the 8-character `pairing_code` to type on the phone',
-      '(Linked devices → Link with phone number). If the phone demands a passkey, the status says `disconnected` with reason',
-      '`passkey_required` instead of cycling QR codes. Calling it again restarts linking (a new QR code); for a number that is',
-      'already connected it changes nothing unless `force_new` discards the stored session.',
-    ].join(' '),
+      'Starts linking the user’s alpha number as a linked device and returns a connect_url page where the user scans the QR on their phone (or an 8-character code with link_method pairing_code). Only the user can complete it; then poll get_alpha_status until connected.',
+      [
+        'The account is listed as `connecting` at once (warm-up `ramp_day` 1) and',
+        'counts against the plan’s account cap. Show `connect_url` to the user (a hosted page with a self-refreshing QR code or the',
+        'pairing code and a success state; no login), or poll `poll_qr_path` every 10 to 15 s and `poll_status_path` until',
+        '`connected`. With `link_method: pairing_code` the answer carries the 8-character `pairing_code` to type on the phone',
+        '(Linked devices → Link with phone number). If the phone demands a passkey, the status says `disconnected` with reason',
+        '`passkey_required` instead of cycling QR codes. Calling it again restarts linking (a new QR code); for a number that is',
+        'already connected it changes nothing unless `force_new` discards the stored session.',
+      ].join(' '),
+    ].join('\n\n'),
     request: { body: { required: true, content: { 'application/json': { schema: AlphaConnectBody } } } },
     responses: { 200: { description: 'Linking started', content: { 'application/json': { schema: AlphaConnectResult } } }, ...errors([400, 401, 409, 429]) },
   }),
@@ -105,10 +109,13 @@ alphaRoutes.openapi(
   createRoute({
     method: 'get',
     path: '/connections/{phoneNumber}/qr',
+    operationId: 'get_alpha_qr',
     tags: ['alpha channel'],
-    summary: 'Get the current QR code (tool get_alpha_qr)',
-    description:
+    summary: 'Get the alpha QR code',
+    description: [
+      'Returns the current QR code of an alpha link in progress; it expires quickly, so fetch a fresh one every 10 to 15 seconds while the user scans.',
       'The QR code to scan under Linked devices, raw (`qr_code`) and as a PNG data URL. It is short-lived: poll every 10 to 15 s; `expires_at` says when it lapses. With a pairing code, `pairing_code` is set instead.',
+    ].join('\n\n'),
     request: { params: PhonePath },
     responses: {
       200: { description: 'The QR code (null while none is pending)', content: { 'application/json': { schema: AlphaQr } } },
@@ -140,10 +147,13 @@ alphaRoutes.openapi(
   createRoute({
     method: 'get',
     path: '/connections/{phoneNumber}/status',
+    operationId: 'get_alpha_status',
     tags: ['alpha channel'],
-    summary: 'Get the link status (tool get_alpha_status)',
-    description:
+    summary: 'Get the alpha link status',
+    description: [
+      'Reports an alpha link: qr_pending and connecting are in progress, connected (or open) is done. disconnected and not_initialized mean start again with connect_alpha, except when the reason is passkey_required (the phone must link another way) or blocked_by_alpha (the number is restricted): then tell the user instead of retrying.',
       '`connected` (or `open`) is success; `disconnected` and `not_initialized` are terminal failures with `reason` (logged_out, blocked_by_alpha, replaced, passkey_required, link_expired, …); `qr_pending` and `connecting` are transitional. `live` is true when the relay running the session answered just now.',
+    ].join('\n\n'),
     request: { params: PhonePath },
     responses: { 200: { description: 'The status', content: { 'application/json': { schema: AlphaStatus } } }, ...errors([400, 401, 404]) },
   }),
@@ -181,10 +191,13 @@ alphaRoutes.openapi(
   createRoute({
     method: 'delete',
     path: '/connections/{phoneNumber}',
+    operationId: 'disconnect_alpha',
     tags: ['alpha channel'],
-    summary: 'Disconnect an alpha number (tool disconnect_alpha)',
-    description:
+    summary: 'Unlink an alpha number',
+    description: [
+      'Unlinks the alpha number and removes it from the service, so sending and receiving on it stop; ask the user first. Idempotent.',
       'Logs the linked device out (through the relay, when one is reachable) and removes the number from the account: `removed`. Messages still queued fail; history stays. Idempotent: a number that is not on the account answers `disconnected`. Succeeds even when no relay is reachable.',
+    ].join('\n\n'),
     request: { params: PhonePath },
     responses: { 200: { description: 'Removed', content: { 'application/json': { schema: AlphaDisconnected } } }, ...errors([400, 401]) },
   }),
