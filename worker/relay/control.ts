@@ -2,10 +2,10 @@
  * What the rest of the Worker asks of the hub (AccountDOs and the admin API, by RPC): open or restart a session,
  * hand a send to the relay holding it, log it out, probe it live, list and cut relay links.
  */
-import { CLOSE, type EdgeFrame, type LoginOutcome, type LoginStep, type OutboundMessage, type SessionState } from '../../schema/frames'
+import { CLOSE, type LoginOutcome, type LoginStep, type OutboundMessage, type SessionState } from '../../schema/frames'
 import { newId } from '../lib/ids'
 import type { HubContext } from './hub-context'
-import type { SessionRow, SessionSpec } from './hub-store'
+import type { SessionSpec } from './hub-store'
 import { linkGone } from './leases'
 import { closeLink, lastSeen, linkOf, openLinks, relayTag, sendFrame } from './links'
 import { placeWaiting } from './placement'
@@ -54,47 +54,45 @@ export function logoutSession(c: HubContext, sid: string): { reached: boolean } 
   return { reached }
 }
 
-/**
- * One request to the relay holding a session and its answer, matched by frame id in `pending` (the hub's open probes
- * or login steps): null when no live relay holds the session, the frame cannot go out, or no answer comes within
- * `timeoutMs`. The frame is built here with its id and the session's row, and is never queued or resent.
- */
-function askRelay<T>(
-  c: HubContext,
-  sid: string,
-  pending: Map<string, (answer: T | null) => void>,
-  idPrefix: string,
-  frame: (id: string, row: SessionRow) => EdgeFrame,
-  timeoutMs: number
-): Promise<T | null> {
-  const row = c.store.bySid(sid)
-  if (!row || row.leaseUntil !== null) return Promise.resolve(null)
-  const link = linkOf(c.ctx, row)
-  if (!link) return Promise.resolve(null)
-  const id = newId(idPrefix, 16)
-  return new Promise<T | null>((resolve) => {
-    const timer = setTimeout(() => finish(null), timeoutMs)
-    const finish = (answer: T | null) => {
-      clearTimeout(timer)
-      pending.delete(id)
-      resolve(answer)
-    }
-    pending.set(id, finish)
-    if (!sendFrame(link.ws, frame(id, row))) finish(null)
-  })
-}
-
 /** Asks the relay holding the session for its live state; null when none answers within `timeoutMs`. */
-export function probeSession(c: HubContext, sid: string, timeoutMs: number): Promise<SessionState | null> {
-  return askRelay(c, sid, c.probes, 'prb', (id) => ({ type: 'probe', id, sid }), timeoutMs)
+export async function probeSession(c: HubContext, sid: string, timeoutMs: number): Promise<SessionState | null> {
+  const row = c.store.bySid(sid)
+  if (!row || row.leaseUntil !== null) return null
+  const link = linkOf(c.ctx, row)
+  if (!link) return null
+  const id = newId('prb', 16)
+  return new Promise<SessionState | null>((resolve) => {
+    const timer = setTimeout(() => finish(null), timeoutMs)
+    const finish = (state: SessionState | null) => {
+      clearTimeout(timer)
+      c.probes.delete(id)
+      resolve(state)
+    }
+    c.probes.set(id, finish)
+    if (!sendFrame(link.ws, { type: 'probe', id, sid })) finish(null)
+  })
 }
 
 /**
  * beta: hands the code or password the user typed to the relay holding the session and waits for its verdict; null
  * when no relay holds it or none answers within `timeoutMs`. The step is in this one frame and nowhere else.
  */
-export function loginStep(c: HubContext, sid: string, step: LoginStep, timeoutMs: number): Promise<LoginOutcome | null> {
-  return askRelay(c, sid, c.logins, 'lgn', (id, row) => ({ type: 'login', id, sid, fence: row.fence, step }), timeoutMs)
+export async function loginStep(c: HubContext, sid: string, step: LoginStep, timeoutMs: number): Promise<LoginOutcome | null> {
+  const row = c.store.bySid(sid)
+  if (!row || row.leaseUntil !== null) return null
+  const link = linkOf(c.ctx, row)
+  if (!link) return null
+  const id = newId('lgn', 16)
+  return new Promise<LoginOutcome | null>((resolve) => {
+    const timer = setTimeout(() => finish(null), timeoutMs)
+    const finish = (outcome: LoginOutcome | null) => {
+      clearTimeout(timer)
+      c.logins.delete(id)
+      resolve(outcome)
+    }
+    c.logins.set(id, finish)
+    if (!sendFrame(link.ws, { type: 'login', id, sid, fence: row.fence, step })) finish(null)
+  })
 }
 
 export type RelayLinkView = {
