@@ -35,7 +35,11 @@ export function sendOptions(messageId: string): SendOptions {
 export type AlphaSocket = {
   /** Asks the sender's phone to upload expired media again (Baileys' own; optional so fakes may leave it out). */
   updateMediaMessage?(msg: WAMessage): Promise<WAMessage>
-  ev: { process(handler: (events: Partial<BaileysEventMap>) => void | Promise<void>): () => void }
+  ev: {
+    process(handler: (events: Partial<BaileysEventMap>) => void | Promise<void>): () => void
+    /** Releases what the event buffer holds, now (Baileys' own; a no-op when nothing is buffered). */
+    flush(): boolean
+  }
   /** Raw stanzas by Baileys' callback names (`CB:<tag>,<attr>:<value>`) and `frame` for every frame received. */
   ws: { on(event: string, listener: (node: BinaryNode) => void): unknown }
   /** Our own account once known (`creds.me`): `id` is the phone JID with device, `lid` our LID. */
