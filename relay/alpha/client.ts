@@ -10,6 +10,7 @@ import type { Logger } from 'pino'
 import type { AlphaProblem, Connector, ConnectorOptions, Driver, SessionState } from '../connector'
 import { loadAlphaAuth, type AlphaAuth } from './auth-store'
 import { handleEvents } from './handle-events'
+import { makeHandoff } from './handoff'
 import { makeOutageClock, watchFrames, watchOpening } from './health'
 import { jidToPhone, personJid } from './ids'
 import { startLinkFlow, type LinkFlow } from './login'
@@ -41,6 +42,13 @@ export const STABLE_CONNECTION_MS = 60_000
 export const LOGOUT_TIMEOUT_MS = 10_000
 /** Linking sockets that may fail in a row (network, server) before linking is given up. */
 export const LINK_RETRIES_MAX = 3
+/**
+ * How long `stop()` waits for the edge to store what the socket had already acknowledged to alpha (its buffered
+ * backlog included) before it lets the session go; past it, the rest still goes out but may arrive after the handover.
+ */
+export const STOP_HANDOFF_MS = 15_000
+/** How long `stop()` waits for Baileys to end the socket (it closes the WebSocket, then emits the close). */
+export const STOP_END_MS = 5_000
 
 export type AlphaDeps = {
   makeSocket: MakeSocket
@@ -78,6 +86,7 @@ function baileysLogger(log: Logger): Logger {
 
 export function createAlphaConnector(opts: ConnectorOptions, deps: AlphaDeps): Connector {
   const log = opts.log.child({ accountId: opts.accountId, driver: 'alpha' })
+  const handoff = makeHandoff(opts.events)
   let auth: AlphaAuth | null = null
   let session: Session | null = null
   /** `halted`: a terminal problem was reported; nothing reconnects until `start()` is called again. */
@@ -159,8 +168,9 @@ export function createAlphaConnector(opts: ConnectorOptions, deps: AlphaDeps): C
     emit(kind === 'restricted' ? { state: kind, problem, message: text, until } : { state: kind, problem, message: text })
   }
 
-  function enqueue(work: () => Promise<void>) {
+  function enqueue(work: () => Promise<void>): Promise<void> {
     queue = queue.then(work).catch((err) => log.error({ err: errText(err) }, 'alpha: event handling failed'))
+    return queue
   }
 
   function connect() {
@@ -196,12 +206,17 @@ export function createAlphaConnector(opts: ConnectorOptions, deps: AlphaDeps): C
       outage.arm()
     }
     if (!outage.reported) emit({ state: 'connecting' })
-    sock.ev.process((events) =>
-      enqueue(() =>
+    sock.ev.process((events) => {
+      // Baileys ends a socket (ours or its own close: network, stream error, failure) by emitting the close and then
+      // destroying its event buffer, whose messages it already acknowledged to alpha (socket.js `end`,
+      // event-buffer.js `destroy`): a backlog waiting for <ib><offline> would be lost for good. Flushed here, inside
+      // the close's own emit, the buffer reaches this handler first, and its messages are handled before the close.
+      if (events['connection.update']?.connection === 'close') sock.ev.flush()
+      const handled = enqueue(() =>
         handleEvents(events, {
           log,
           now: deps.now,
-          events: opts.events,
+          events: handoff.events,
           peers,
           // Baileys mutates the one creds object in place: whichever socket reports a change, the current creds are saved.
           saveCreds: () => a.saveCreds(),
@@ -210,7 +225,8 @@ export function createAlphaConnector(opts: ConnectorOptions, deps: AlphaDeps): C
           mediaOf: (msg) => alphaAttachment(msg, s.sock, log),
         })
       )
-    )
+      if (events['messages.upsert'] || events['messages.update']) handoff.handling(handled)
+    })
   }
 
   /** Ends a socket ourselves and handles its close right away; Baileys' own close event for it is then ignored. */
@@ -423,7 +439,10 @@ export function createAlphaConnector(opts: ConnectorOptions, deps: AlphaDeps): C
     async stop() {
       const s = stopSocket('stop')
       phase = 'stopped'
-      if (s) await Promise.resolve(s.sock.end(undefined)).catch(() => undefined)
+      if (s) await withTimeout(Promise.resolve(s.sock.end(undefined)), STOP_END_MS, () => new Error('end timed out')).catch(() => undefined)
+      // The messages the socket emitted, its flushed buffer included, are handled, and what it had acknowledged to
+      // alpha reaches the edge before the session may resume elsewhere (a deploy, a failover).
+      if (!(await handoff.settled(STOP_HANDOFF_MS))) log.warn('alpha: stopped before the edge stored every message the socket had acknowledged')
       await auth?.flush().catch((err) => log.error({ err: errText(err) }, 'alpha: final session write failed'))
     },
   }
