@@ -222,7 +222,8 @@ export function createAlphaConnector(opts: ConnectorOptions, deps: AlphaDeps): C
           saveCreds: () => a.saveCreds(),
           onConnection: (update) => onConnection(s, update),
           onSendRefused: (code) => s === session && restriction.onSendRefused(code, s.sock),
-          mediaOf: (msg) => alphaAttachment(msg, s.sock, log),
+          // A re-upload is asked through whichever socket is open when the relay core downloads it (it may be later).
+          mediaOf: (msg) => alphaAttachment(msg, () => (session?.open ? session.sock : null), log),
         })
       )
       if (events['messages.upsert'] || events['messages.update']) handoff.handling(handled)

@@ -33,8 +33,8 @@ export function sendOptions(messageId: string): SendOptions {
 }
 
 export type AlphaSocket = {
-  /** Asks the sender's phone to upload expired media again (Baileys' own; optional so fakes may leave it out). */
-  updateMediaMessage?(msg: WAMessage): Promise<WAMessage>
+  /** Asks the sender's phone to upload expired media again; resolves with the message pointing at the new file. */
+  updateMediaMessage(msg: WAMessage): Promise<WAMessage>
   ev: {
     process(handler: (events: Partial<BaileysEventMap>) => void | Promise<void>): () => void
     /** Releases what the event buffer holds, now (Baileys' own; a no-op when nothing is buffered). */
