@@ -8,7 +8,7 @@ import { DEFAULT_CACHE_TTLS } from '@whiskeysockets/baileys'
 import type { CacheStore, ConnectionState } from '@whiskeysockets/baileys'
 import type { Logger } from 'pino'
 import type { AlphaProblem, Connector, ConnectorOptions, Driver, SessionState } from '../connector'
-import { loadAlphaAuth, type AlphaAuth } from './auth-store'
+import { loadAlphaAuth, type AlphaAuth, type DriverEntries } from './auth-store'
 import { handleEvents } from './handle-events'
 import { makeHandoff } from './handoff'
 import { makeOutageClock, watchFrames, watchOpening } from './health'
@@ -16,7 +16,8 @@ import { jidToPhone, personJid } from './ids'
 import { startLinkFlow, type LinkFlow } from './login'
 import { makeMediaFetcher, type FetchMedia } from './media-fetch'
 import { makePeerDirectory } from './peers'
-import { hasChatToken, makeNumberLookup } from './recipients'
+import { makeRecentSends } from './recent-sends'
+import { makeNumberLookup, newChatRefusal } from './recipients'
 import { makeRestriction } from './restriction'
 import { alphaAttachment } from './media-download'
 import { errText, makeSender, withTimeout } from './send'
@@ -105,21 +106,27 @@ export function createAlphaConnector(opts: ConnectorOptions, deps: AlphaDeps): C
   /** Set while alpha keeps the number out (a restricted close: 402, 403, 406): sends fail at once instead of waiting. */
   let banned: { message: string; until: number | null } | null = null
   const peers = makePeerDirectory(() => requireAuth().state.keys)
-  const restriction = makeRestriction({ now: deps.now, emit: (state) => emit(state), isOpen: () => session?.open === true, connectedState })
+  /** The driver's own entries in the stored session; a failed write is retried by the store, so it is only logged. */
+  const entries: DriverEntries = {
+    read: (prefix) => requireAuth().entries(prefix),
+    write: (name, value) =>
+      void requireAuth()
+        .putEntry(name, value)
+        .catch((err) => log.warn({ err: errText(err) }, 'alpha: writing driver state to the session failed; the store retries it')),
+  }
+  const restriction = makeRestriction({ now: deps.now, emit: (state) => emit(state), isOpen: () => session?.open === true, connectedState, entries })
+  const recent = makeRecentSends({ now: deps.now, entries, log })
   const sender = makeSender({
     fetchMedia: deps.fetchMedia,
     log,
     openSocket: () => (session?.open ? session.sock : null),
     lookup: makeNumberLookup(deps.now),
+    recent,
     blocked() {
       if (!banned || (banned.until !== null && banned.until <= deps.now())) return null
       return new SendError('account_restricted', `account_restricted: ${banned.message}`)
     },
-    async refusal(jid) {
-      const why = restriction.newChatRefusal()
-      if (!why || (await hasChatToken(requireAuth().state.keys, jid, peers.lidFor))) return null
-      return new SendError('account_restricted', why)
-    },
+    refusal: (jid, sock) => newChatRefusal(restriction.newChatRefusal(), requireAuth().state.keys, jid, sock),
   })
   // Baileys counts retry receipts per message here; a cache per socket would restart the count on every reconnect,
   // so a message the recipient can never decrypt would be re-sent forever. Same TTL as Baileys' own default cache;
@@ -280,7 +287,7 @@ export function createAlphaConnector(opts: ConnectorOptions, deps: AlphaDeps): C
         abandon(s, null, closeError(408, reason))
       })
     )
-    restriction.onOpen()
+    restriction.onOpen(s.sock)
   }
 
   async function onClose(s: Session, error: unknown) {
@@ -404,6 +411,8 @@ export function createAlphaConnector(opts: ConnectorOptions, deps: AlphaDeps): C
     auth ??= await loadAlphaAuth(opts.store, log, { fresh: opts.forceNew })
     // A link abandoned after a pairing code was requested left `me` without `account`; resuming it would fail.
     if (!auth.isLinked() && auth.state.creds.me) await auth.wipe()
+    restriction.restore()
+    recent.restore()
     phase = 'running'
     failures = 0
     banned = null

@@ -15,6 +15,7 @@ import type {
   MiscMessageGenerationOptions,
   proto,
   ReachoutTimelockState,
+  SignalRepositoryWithLIDStore,
   UserFacingSocketConfig,
   WAMessage,
   WAMessageKey,
@@ -42,6 +43,11 @@ export type AlphaSocket = {
   }
   /** Raw stanzas by Baileys' callback names (`CB:<tag>,<attr>:<value>`) and `frame` for every frame received. */
   ws: { on(event: string, listener: (node: BinaryNode) => void): unknown }
+  /**
+   * Baileys' signal repository; its LID mapping store answers from the stored pairs and asks alpha (a USync LID query)
+   * for a phone number it has none for, storing the answer.
+   */
+  readonly signalRepository: Pick<SignalRepositoryWithLIDStore, 'lidMapping'>
   /** Our own account once known (`creds.me`): `id` is the phone JID with device, `lid` our LID. */
   readonly user: Contact | undefined
   requestPairingCode(phoneNumber: string): Promise<string>
