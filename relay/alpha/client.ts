@@ -10,7 +10,7 @@ import type { Logger } from 'pino'
 import type { AlphaProblem, Connector, ConnectorOptions, Driver, SessionState } from '../connector'
 import { loadAlphaAuth, type AlphaAuth, type DriverEntries } from './auth-store'
 import { handleEvents } from './handle-events'
-import { makeHandoff } from './handoff'
+import { makeHandoff, STOP_HANDOFF_MS } from '../handoff'
 import { makeOutageClock, watchFrames, watchOpening } from './health'
 import { jidToPhone, personJid } from './ids'
 import { startLinkFlow, type LinkFlow } from './login'
@@ -43,11 +43,6 @@ export const STABLE_CONNECTION_MS = 60_000
 export const LOGOUT_TIMEOUT_MS = 10_000
 /** Linking sockets that may fail in a row (network, server) before linking is given up. */
 export const LINK_RETRIES_MAX = 3
-/**
- * How long `stop()` waits for the edge to store what the socket had already acknowledged to alpha (its buffered
- * backlog included) before it lets the session go; past it, the rest still goes out but may arrive after the handover.
- */
-export const STOP_HANDOFF_MS = 15_000
 /** How long `stop()` waits for Baileys to end the socket (it closes the WebSocket, then emits the close). */
 export const STOP_END_MS = 5_000
 

@@ -1,7 +1,7 @@
 // The offline backlog Baileys acknowledges to alpha and then holds in its event buffer: a socket that ends before the
 // buffer is released (a network drop, a stop for a deploy or a failover) must not take those messages with it.
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
-import { STOP_HANDOFF_MS } from '../../../relay/alpha/client'
+import { STOP_HANDOFF_MS } from '../../../relay/handoff'
 import type { FakeAlphaSocket } from '../../fixtures/alpha-socket'
 import { harness, incoming, linkedStore, settle, useFakeClock, type Harness } from './harness'
 

@@ -1,11 +1,17 @@
 /**
- * What the driver handed to the relay core and the edge has not stored yet. Baileys acknowledges a message (and a
- * receipt) to alpha before the driver sees it (messages-recv.js: the receipt goes out, then the upsert), so alpha
- * never sends it again: a stop must not return, and let the session move to another relay, while such a message
- * is still only in this process. `settled` waits for the batches still being handled and for the edge's acks, up to
- * a bound.
+ * What a driver handed to the relay core and the edge has not stored yet, for a driver whose upstream counts a
+ * message delivered before the driver sees it (alpha: Baileys sends the delivery receipt, then emits the message;
+ * messages-recv.js), so the upstream never sends it again: its stop must not return, and let the session move to
+ * another relay, while such a message is still only in this process. `settled` waits for the batches still being
+ * handled and for the edge's acks, up to a bound.
  */
-import type { ConnectorEvents } from '../connector'
+import type { ConnectorEvents } from './connector'
+
+/**
+ * How long a stop waits for the edge to store what the upstream already counts delivered (a buffered backlog
+ * included) before it lets the session go; past it, the rest still goes out but may arrive after the handover.
+ */
+export const STOP_HANDOFF_MS = 15_000
 
 export type Handoff = {
   /** The connector's events with every inbound message and receipt counted until the edge stored it. */
