@@ -58,11 +58,12 @@ function reviveCreds(text: string): AuthenticationCreds {
 
 /**
  * What the driver's own modules see of the stored session: their entries, read from memory, written in the background
- * (batched with the key writes, retried by the store when a write fails).
+ * (batched with the key writes, retried by the store when a write fails). `write` resolves once the entry is durable
+ * and never rejects (a failure is logged and retried by the store); most callers do not wait for it.
  */
 export type DriverEntries = {
   read(prefix: string): Map<string, string>
-  write(name: string, value: string | null): void
+  write(name: string, value: string | null): Promise<void>
 }
 
 type Deferred = { resolve(): void; reject(err: unknown): void }

@@ -5,16 +5,17 @@
  */
 import NodeCache from '@cacheable/node-cache'
 import { DEFAULT_CACHE_TTLS } from '@whiskeysockets/baileys'
-import type { CacheStore, ConnectionState } from '@whiskeysockets/baileys'
+import type { CacheStore, ConnectionState, WAMessage } from '@whiskeysockets/baileys'
 import type { Logger } from 'pino'
 import type { AlphaProblem, Connector, ConnectorOptions, Driver, SessionState } from '../connector'
 import { loadAlphaAuth, type AlphaAuth, type DriverEntries } from './auth-store'
-import { handleEvents } from './handle-events'
+import { handleEvents, type EventContext } from './handle-events'
 import { makeHandoff, STOP_HANDOFF_MS } from '../handoff'
 import { makeOutageClock, watchFrames, watchOpening } from './health'
 import { jidToPhone, personJid } from './ids'
 import { startLinkFlow, type LinkFlow } from './login'
 import { makeMediaFetcher, type FetchMedia } from './media-fetch'
+import { makePendingMedia } from './pending-media'
 import { makePeerDirectory } from './peers'
 import { makeRecentSends } from './recent-sends'
 import { makeNumberLookup, newChatRefusal } from './recipients'
@@ -105,12 +106,15 @@ export function createAlphaConnector(opts: ConnectorOptions, deps: AlphaDeps): C
   const entries: DriverEntries = {
     read: (prefix) => requireAuth().entries(prefix),
     write: (name, value) =>
-      void requireAuth()
+      requireAuth()
         .putEntry(name, value)
         .catch((err) => log.warn({ err: errText(err) }, 'alpha: writing driver state to the session failed; the store retries it')),
   }
   const restriction = makeRestriction({ now: deps.now, emit: (state) => emit(state), isOpen: () => session?.open === true, connectedState, entries })
   const recent = makeRecentSends({ now: deps.now, entries, log })
+  const pendingMedia = makePendingMedia({ entries, log })
+  /** Kept media messages read at start, handed over with the first socket's events. */
+  let replay: WAMessage[] = []
   const sender = makeSender({
     fetchMedia: deps.fetchMedia,
     log,
@@ -208,28 +212,39 @@ export function createAlphaConnector(opts: ConnectorOptions, deps: AlphaDeps): C
       outage.arm()
     }
     if (!outage.reported) emit({ state: 'connecting' })
+    const ctx = eventContext(s, a)
+    // Media messages a previous run kept and never saw stored go first (pending-media.ts).
+    if (replay.length > 0) handle({ 'messages.upsert': { messages: replay.splice(0), type: 'append' } }, ctx)
     sock.ev.process((events) => {
       // Baileys ends a socket (ours or its own close: network, stream error, failure) by emitting the close and then
       // destroying its event buffer, whose messages it already acknowledged to alpha (socket.js `end`,
       // event-buffer.js `destroy`): a backlog waiting for <ib><offline> would be lost for good. Flushed here, inside
       // the close's own emit, the buffer reaches this handler first, and its messages are handled before the close.
       if (events['connection.update']?.connection === 'close') sock.ev.flush()
-      const handled = enqueue(() =>
-        handleEvents(events, {
-          log,
-          now: deps.now,
-          events: handoff.events,
-          peers,
-          // Baileys mutates the one creds object in place: whichever socket reports a change, the current creds are saved.
-          saveCreds: () => a.saveCreds(),
-          onConnection: (update) => onConnection(s, update),
-          onSendRefused: (code) => s === session && restriction.onSendRefused(code, s.sock),
-          // A re-upload is asked through whichever socket is open when the relay core downloads it (it may be later).
-          mediaOf: (msg) => alphaAttachment(msg, () => (session?.open ? session.sock : null), log),
-        })
-      )
-      if (events['messages.upsert'] || events['messages.update']) handoff.handling(handled)
+      handle(events, ctx)
     })
+  }
+
+  /** Queues a batch; one that carries messages or receipts counts as pending for a stop until it is handled. */
+  function handle(events: Parameters<typeof handleEvents>[0], ctx: EventContext) {
+    const handled = enqueue(() => handleEvents(events, ctx))
+    if (events['messages.upsert'] || events['messages.update']) handoff.handling(handled)
+  }
+
+  function eventContext(s: Session, a: AlphaAuth): EventContext {
+    return {
+      log,
+      now: deps.now,
+      events: handoff.events,
+      peers,
+      // Baileys mutates the one creds object in place: whichever socket reports a change, the current creds are saved.
+      saveCreds: () => a.saveCreds(),
+      onConnection: (update) => onConnection(s, update),
+      onSendRefused: (code) => s === session && restriction.onSendRefused(code, s.sock),
+      // A re-upload is asked through whichever socket is open when the relay core downloads it (it may be later).
+      mediaOf: (msg) => alphaAttachment(msg, () => (session?.open ? session.sock : null), log),
+      keep: pendingMedia.keep,
+    }
   }
 
   /** Ends a socket ourselves and handles its close right away; Baileys' own close event for it is then ignored. */
@@ -408,6 +423,7 @@ export function createAlphaConnector(opts: ConnectorOptions, deps: AlphaDeps): C
     if (!auth.isLinked() && auth.state.creds.me) await auth.wipe()
     restriction.restore()
     recent.restore()
+    replay = pendingMedia.restore()
     phase = 'running'
     failures = 0
     banned = null

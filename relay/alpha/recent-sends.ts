@@ -31,7 +31,7 @@ export function makeRecentSends(deps: { now(): number; entries: DriverEntries; l
 
   function forget(id: string) {
     recent.delete(id)
-    deps.entries.write(PREFIX + id, null)
+    void deps.entries.write(PREFIX + id, null)
   }
 
   function prune() {
@@ -53,7 +53,7 @@ export function makeRecentSends(deps: { now(): number; entries: DriverEntries; l
           found.push([id, { at: kept.at, message: proto.Message.decode(Buffer.from(kept.message, 'base64')) }])
         } catch {
           deps.log.warn('alpha: a kept send could not be read; dropping it')
-          deps.entries.write(name, null)
+          void deps.entries.write(name, null)
         }
       }
       for (const [id, kept] of found.sort((a, b) => a[1].at - b[1].at)) recent.set(id, kept)
@@ -64,7 +64,7 @@ export function makeRecentSends(deps: { now(): number; entries: DriverEntries; l
       recent.delete(id)
       recent.set(id, { at, message })
       const bytes = Buffer.from(proto.Message.encode(message).finish()).toString('base64')
-      deps.entries.write(PREFIX + id, JSON.stringify({ at, message: bytes }))
+      void deps.entries.write(PREFIX + id, JSON.stringify({ at, message: bytes }))
       prune()
     },
     get(id) {

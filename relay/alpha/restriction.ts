@@ -68,13 +68,13 @@ export function makeRestriction(deps: RestrictionDeps): Restriction {
 
   function apply(source: Active['source'], until: number | null) {
     set({ source, until })
-    deps.entries.write(ENTRY, JSON.stringify(active))
+    void deps.entries.write(ENTRY, JSON.stringify(active))
     if (deps.isOpen()) report()
   }
 
   function lift() {
     set(null)
-    deps.entries.write(ENTRY, null)
+    void deps.entries.write(ENTRY, null)
     if (deps.isOpen()) report()
   }
 
@@ -91,7 +91,7 @@ export function makeRestriction(deps: RestrictionDeps): Restriction {
       const kept = Kept.safeParse(parsed)
       if (kept.success && (kept.data.until === null || kept.data.until > deps.now())) return set(kept.data)
       set(null)
-      deps.entries.write(ENTRY, null)
+      void deps.entries.write(ENTRY, null)
     },
     onOpen(sock) {
       if (active?.until != null && active.until <= deps.now()) lift()

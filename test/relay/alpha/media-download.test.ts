@@ -112,3 +112,29 @@ describe('alpha inbound media from an expired URL', () => {
     expect(requests).toEqual(['/expired'])
   })
 })
+
+describe('alpha media messages while their file is stored', () => {
+  it('keeps a media message with the session until the edge stored it, so a relay killed mid-upload loses nothing', async () => {
+    const h = await connected()
+    const { message, bytes } = await photoMessage('/live')
+    files.set('/live', bytes)
+    await h.sockets.latest.receive([message], 'notify')
+    await new Promise((r) => setImmediate(r))
+    const name = `relay/media/${message.key.id}`
+    // Durable before the download starts; the process then dies without reporting the message (no commit).
+    expect(h.inbound).toHaveLength(1)
+    expect(h.store.atRest.has(name)).toBe(true)
+
+    const next = await harness({ store: h.store })
+    await next.startOpen()
+    expect(next.inbound.map((m) => [m.upstreamId, m.text, m.from.id])).toEqual([[message.key.id, '', '99000000000777@lid']])
+    expect((await opened(next)).equals(PHOTO)).toBe(true)
+    next.inbound[0]!.onCommitted?.()
+    await new Promise((r) => setImmediate(r))
+    expect(next.store.atRest.has(name)).toBe(false)
+    // Stored: a third run has nothing to hand over again.
+    const third = await harness({ store: next.store })
+    await third.startOpen()
+    expect(third.inbound).toEqual([])
+  })
+})
