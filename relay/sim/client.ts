@@ -17,10 +17,13 @@ import { MAX_RECONNECT_MS, MIN_RECONNECT_MS, reconnectDelayMs } from '../link/ba
 import { simDeviceUrl } from './config'
 import { toNetSend } from './convert'
 import { handleEvent } from './handle-events'
-import { Device, ServerMsg, type ClientMsg } from './network/protocol'
+import { Device, NetMessage, ServerMsg, type ClientMsg } from './network/protocol'
+import { fromNetMessage } from './convert'
 import { closeOutcome, PROBLEM_MESSAGES } from './state'
 
 const CREDS_KEY = 'creds'
+/** Media messages acknowledged but not yet stored at the edge, one entry each (as alpha's relay/media/<id>). */
+const PENDING_PREFIX = 'pending/'
 /** A send the network does not answer within this time counts as failed for now (the edge retries it). */
 const SEND_TIMEOUT_MS = 15_000
 /** Reconnects failing this many times in a row are reported as `unresponsive` (retries go on). */
@@ -40,12 +43,25 @@ export type SimSession = {
   receive(offline: boolean, deliver: () => void): void
   /** The network says the offline backlog is through: what the buffer holds goes out. */
   offlineDone(): void
+  /**
+   * Keeps an acknowledged media message with the session until the edge stored it (its file is stored first, which
+   * takes a while); resolves once durable with the release to call then.
+   */
+  keep(msg: Extract<ServerMsg, { t: 'message' }>): Promise<() => void>
   emit(s: SessionState): void
   saveCreds(device: Device): Promise<void>
   markOpen(): void
   settleSend(id: string, error: { code: number; reason: string } | null): void
   /** Linking cannot finish (passkey): stop without retrying. */
   giveUp(): void
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text)
+  } catch {
+    return null
+  }
 }
 
 export class SimClient implements Connector, SimSession {
@@ -63,6 +79,8 @@ export class SimClient implements Connector, SimSession {
   /** Deliveries held while a resumed device's offline backlog drains (null: not buffering). */
   private buffered: Array<() => void> | null = null
   private bufferTimer: NodeJS.Timeout | null = null
+  /** Network messages are handled one after the other, in arrival order, as Baileys' message mutex does. */
+  private handling: Promise<void> = Promise.resolve()
 
   constructor(readonly opts: ConnectorOptions) {
     this.handoff = makeHandoff(opts.events)
@@ -77,6 +95,13 @@ export class SimClient implements Connector, SimSession {
     const entries = await this.opts.store.loadAll()
     const raw = entries.get(CREDS_KEY)
     this.creds = raw ? Device.parse(JSON.parse(raw)) : null
+    // Media messages a previous run acknowledged and never saw stored are handed over again (the edge de-duplicates).
+    for (const [name, text] of entries) {
+      if (!name.startsWith(PENDING_PREFIX)) continue
+      const kept = NetMessage.safeParse(parseJson(text))
+      if (!kept.success) continue
+      this.events.inbound({ ...fromNetMessage(kept.data), onCommitted: () => void this.opts.store.write(new Map([[name, null]])).catch(() => undefined) })
+    }
     this.connect()
   }
 
@@ -109,6 +134,14 @@ export class SimClient implements Connector, SimSession {
 
   transmit(msg: ClientMsg): void {
     if (this.ws?.readyState === WebSocket.OPEN) this.ws.send(JSON.stringify(msg))
+  }
+
+  async keep(msg: Extract<ServerMsg, { t: 'message' }>): Promise<() => void> {
+    const name = `${PENDING_PREFIX}${msg.id}`
+    await this.opts.store
+      .write(new Map([[name, JSON.stringify(msg)]]))
+      .catch((err: unknown) => this.opts.log.warn({ err: String(err) }, 'sim: keeping a media message failed'))
+    return () => void this.opts.store.write(new Map([[name, null]])).catch(() => undefined)
   }
 
   receive(offline: boolean, deliver: () => void): void {
@@ -178,7 +211,7 @@ export class SimClient implements Connector, SimSession {
         this.opts.log.warn('unreadable message from the simulated network')
         return
       }
-      void handleEvent(this, msg).catch((err: unknown) => this.opts.log.error({ err: String(err) }, 'sim event failed'))
+      this.handling = this.handling.then(() => handleEvent(this, msg)).catch((err: unknown) => this.opts.log.error({ err: String(err) }, 'sim event failed'))
     })
     ws.on('close', (code) => this.onClose(ws, code))
     ws.on('error', (err) => this.opts.log.debug({ err: err.message }, 'sim network socket error'))

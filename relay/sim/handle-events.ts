@@ -53,5 +53,8 @@ async function onMessage(s: SimSession, msg: Extract<ServerMsg, { t: 'message' }
   // Acknowledged as it arrives, before it is handed over, as Baileys sends the delivery receipt before it emits the
   // message: the network will not send it again, so from here the relay must not lose it (client.ts: buffer, stop).
   s.transmit({ t: 'ack', ids: [msg.id] })
-  s.receive(msg.offline, () => s.events.inbound(fromNetMessage(msg)))
+  // One with media is reported only once its file is stored: kept with the session meanwhile, as alpha's driver does.
+  const release = msg.media ? await s.keep(msg) : null
+  const inbound = fromNetMessage(msg)
+  s.receive(msg.offline, () => s.events.inbound(release ? { ...inbound, onCommitted: release } : inbound))
 }

@@ -42,23 +42,26 @@ export const ClientMsg = z.discriminatedUnion('t', [
 ])
 export type ClientMsg = z.infer<typeof ClientMsg>
 
+/** A message a contact sent; `offline` when it waited for the device (delivered with the backlog at login). */
+export const NetMessage = z.object({
+  t: z.literal('message'),
+  id: z.string(),
+  from: SimPeer,
+  text: z.string(),
+  mediaUrl: z.string().nullable(),
+  mediaType: z.string().nullable(),
+  /** An attachment on the network's media server (like the real CDN): the device downloads it from `url`. */
+  media: SimMedia.nullable().optional(),
+  ts: z.number(),
+  offline: z.boolean(),
+})
+
 export const ServerMsg = z.discriminatedUnion('t', [
   z.object({ t: z.literal('qr'), ref: z.string(), expiresAt: z.number() }),
   z.object({ t: z.literal('pairing_code'), code: z.string().length(8), expiresAt: z.number() }),
   z.object({ t: z.literal('paired'), device: Device, me: z.object({ phone: z.string(), lid: z.string() }) }),
   z.object({ t: z.literal('open'), me: z.object({ phone: z.string(), lid: z.string() }) }),
-  z.object({
-    t: z.literal('message'),
-    id: z.string(),
-    from: SimPeer,
-    text: z.string(),
-    mediaUrl: z.string().nullable(),
-    mediaType: z.string().nullable(),
-    /** An attachment on the network's media server (like the real CDN): the device downloads it from `url`. */
-    media: SimMedia.nullable().optional(),
-    ts: z.number(),
-    offline: z.boolean(),
-  }),
+  NetMessage,
   z.object({ t: z.literal('receipt'), rid: z.string(), id: z.string(), status: z.enum(['delivered', 'read']), offline: z.boolean().optional() }),
   /** Every message and receipt that waited for the device was sent (alpha's `<ib><offline count>`). */
   z.object({ t: z.literal('offline'), count: z.number().int().min(0) }),

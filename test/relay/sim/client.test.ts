@@ -227,3 +227,23 @@ describe('sim driver offline backlog', () => {
     await again.c.stop()
   })
 })
+
+describe('sim driver media messages', () => {
+  it('keeps a media message with the session until the edge stored it, so a relay killed mid-upload loses nothing', async () => {
+    const { r, store } = await linked()
+    const media = { content_type: 'image/png', file_name: 'a.png', data_base64: Buffer.from('png bytes').toString('base64'), voice_note: false }
+    await control(`/alpha/${P}/inbound`, { from: '+447700900004', text: 'look', media })
+    await until(() => r.inbound.length === 1)
+    const id = r.inbound[0]!.upstreamId
+    expect(store.data.has(`pending/${id}`)).toBe(true)
+    expect(await phoneView()).toMatchObject({ pending_inbound: 0 })
+    // The process dies here (no commit, no stop); the next relay resumes the session from the store.
+    const again = run(store)
+    await again.c.start()
+    await until(() => again.inbound.length === 1)
+    expect(again.inbound[0]).toMatchObject({ upstreamId: id, text: 'look', attachment: { contentType: 'image/png', fileName: 'a.png' } })
+    again.inbound[0]!.onCommitted?.()
+    await until(() => !store.data.has(`pending/${id}`))
+    await again.c.stop()
+  })
+})
