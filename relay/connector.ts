@@ -40,8 +40,9 @@ export type Peer = Frames.Peer
 /**
  * An inbound message (the upstream's id is de-duplicated at the edge, so re-delivery after a reconnect is safe).
  * `onCommitted`, optional, is called by the relay core once the edge has stored the message: a driver that can hold
- * back its upstream acknowledgement until then (the simulator does) keeps the message at the upstream through a
- * relay crash, so it is redelivered instead of lost.
+ * back its upstream acknowledgement until then keeps the message at the upstream through a relay crash, so it is
+ * redelivered instead of lost; one whose upstream counts it delivered on receipt (alpha, and the simulator, which
+ * behaves as alpha does) uses it to let a stop wait until nothing acknowledged is left only in the process.
  */
 export type InboundMessage = z.infer<typeof Frames.InboundMessage> & {
   onCommitted?: () => void
