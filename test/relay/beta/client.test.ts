@@ -95,7 +95,7 @@ describe('beta sending', () => {
     const h = await loggedIn()
     await h.connector.send(msg('m1', { phone: FRIEND, peerId: null }, 'a photo', 'https://media.example.com/p.jpg'))
     expect(h.fetchMedia).toHaveBeenCalledWith('https://media.example.com/p.jpg')
-    expect(h.net.calls.at(-1)).toBe('sendFile')
+    expect(h.net.calls.at(-1)).toBe('messages.SendMedia')
     expect(h.net.sent.at(-1)).toMatchObject({ text: 'a photo', file: { name: 'photo.jpg', bytes: Buffer.from('jpeg-bytes') } })
   })
 
