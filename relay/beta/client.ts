@@ -30,7 +30,7 @@ export type BetaDeps = {
   contactsSyncMs: number
 }
 
-type Fatal = Extract<ErrorVerdict, { kind: 'stranger' | 'banned' | 'logged_out' | 'replaced' }>
+type Fatal = Extract<ErrorVerdict, { kind: 'stranger' | 'banned' | 'logged_out' }>
 
 function errText(err: unknown): string {
   return rpcMessage(err) ?? (err instanceof Error ? err.message : String(err))
@@ -108,11 +108,10 @@ export function createBetaConnector(opts: ConnectorOptions, deps: BetaDeps): Con
   }
 
   /** A terminal problem: report it, close the client, stay down until `start()`. */
-  async function halt(kind: 'disconnected' | 'restricted', problem: BetaProblem) {
+  async function halt(kind: 'disconnected' | 'restricted', problem: BetaProblem, message = PROBLEM_MESSAGES[problem]) {
     phase = 'halted'
     clearTimers()
     await closeClient()
-    const message = PROBLEM_MESSAGES[problem]
     emit(kind === 'restricted' ? { state: kind, problem, message, until: null } : { state: kind, problem, message })
   }
 
@@ -122,11 +121,9 @@ export function createBetaConnector(opts: ConnectorOptions, deps: BetaDeps): Con
       log.warn({ kind: v.kind }, 'beta: the session cannot go on')
       switch (v.kind) {
         case 'logged_out':
+          // A duplicated key is dead too: keeping it would only fail the same way on the next connect.
           await wipe()
-          return halt('disconnected', 'logged_out')
-        case 'replaced':
-          // Never fight the other holder: stop, keep the session for a deliberate reconnect.
-          return halt('disconnected', 'replaced')
+          return halt('disconnected', 'logged_out', v.message)
         case 'banned':
           sender.block(PROBLEM_MESSAGES.blocked_by_beta)
           return halt('restricted', 'blocked_by_beta')
@@ -186,10 +183,9 @@ export function createBetaConnector(opts: ConnectorOptions, deps: BetaDeps): Con
       log.warn({ err: errText(err), kind: v.kind }, 'beta: resuming the stored session failed')
       if (v.kind === 'logged_out') {
         await wipe()
-        return halt('disconnected', 'logged_out')
+        return halt('disconnected', 'logged_out', v.message)
       }
       if (v.kind === 'banned') return halt('restricted', 'blocked_by_beta')
-      if (v.kind === 'replaced') return halt('disconnected', 'replaced')
       emit({ state: 'disconnected', problem: 'unresponsive', message: PROBLEM_MESSAGES.unresponsive })
       resumeTimer = setTimeout(() => enqueue(resume), RESUME_RETRY_MS)
     }

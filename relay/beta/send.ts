@@ -25,8 +25,8 @@ export type SenderDeps = {
   onSlowed(until: number): void
   /** The pause is over and the next send goes now. */
   onResumed(): void
-  /** The account cannot send any more (stranger flag, ban, logged out, duplicated session). */
-  onFatal(verdict: Extract<ErrorVerdict, { kind: 'stranger' | 'banned' | 'logged_out' | 'replaced' }>): void
+  /** The account cannot send any more (stranger flag, ban, logged out or its key duplicated). */
+  onFatal(verdict: Extract<ErrorVerdict, { kind: 'stranger' | 'banned' | 'logged_out' }>): void
 }
 
 export type Sender = {
@@ -86,7 +86,6 @@ export function makeSender(deps: SenderDeps): Sender {
             deps.onFatal(v)
             throw new PermanentSendError(blocked)
           case 'logged_out':
-          case 'replaced':
             deps.onFatal(v)
             // Not the message's fault: the edge fails what is queued when the account leaves `connected`.
             throw new Error(`beta: ${v.kind}`)

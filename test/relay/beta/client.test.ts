@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { isPermanentSendError, type OutboundMessage } from '../../../relay/connector'
 import { decodePeerId, encodePeerId } from '../../../relay/beta/ids'
 import { PROBE_INTERVAL_MS } from '../../../relay/beta/health'
-import { FRIEND, loggedIn, PHONE, settle, STRANGER, useFakeClock } from './harness'
+import { betaHarness, FRIEND, loggedIn, PHONE, settle, STRANGER, useFakeClock } from './harness'
 
 function msg(id: string, to: OutboundMessage['to'], text = `text ${id}`, mediaUrl: string | null = null): OutboundMessage {
   return { messageId: id, to, text, mediaUrl }
@@ -131,18 +131,32 @@ describe('beta sending', () => {
     expect(h.inbound.map((m) => m.text)).toEqual(['still here'])
   })
 
-  it('stops and reports replaced on AUTH_KEY_DUPLICATED, without reconnecting', async () => {
+  it('treats AUTH_KEY_DUPLICATED as a logout: wipes the session, reports logged_out, and connecting again logs in anew', async () => {
     const h = await loggedIn()
     h.net.duplicate(h.net.account(PHONE))
     await h.connector.send(msg('m1', { phone: FRIEND, peerId: null })).catch(() => undefined)
     await settle()
-    expect(h.last()).toMatchObject({ state: 'disconnected', problem: 'replaced' })
-    const client = h.net.clients.at(-1)!
-    expect(client.destroyed).toBe(true)
+    expect(h.last()).toMatchObject({ state: 'disconnected', problem: 'logged_out', message: expect.stringContaining('AUTH_KEY_DUPLICATED') })
+    expect(h.store.clears).toBe(1)
+    expect(h.net.clients.at(-1)!.destroyed).toBe(true)
     const calls = h.net.calls.length
     vi.advanceTimersByTime(PROBE_INTERVAL_MS * 4)
     await settle()
     expect(h.net.calls).toHaveLength(calls)
+    // "Connect again" does not resume the dead key: it starts a new login.
+    await h.connector.start()
+    expect(h.last()).toMatchObject({ state: 'code_required' })
+  })
+
+  it('wipes a stored session whose key beta reports duplicated at resume, and reports logged_out', async () => {
+    const h = await loggedIn()
+    await h.connector.stop()
+    h.net.duplicate(h.net.account(PHONE))
+    const again = await betaHarness({ net: h.net, store: h.store })
+    await again.connector.start()
+    await settle()
+    expect(again.last()).toMatchObject({ state: 'disconnected', problem: 'logged_out' })
+    expect(h.store.clears).toBe(1)
   })
 })
 
