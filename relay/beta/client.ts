@@ -30,7 +30,7 @@ export type BetaDeps = {
   contactsSyncMs: number
 }
 
-type Fatal = Extract<ErrorVerdict, { kind: 'stranger' | 'banned' | 'logged_out' }>
+type Fatal = Extract<ErrorVerdict, { kind: 'banned' | 'logged_out' }>
 
 function errText(err: unknown): string {
   return rpcMessage(err) ?? (err instanceof Error ? err.message : String(err))
@@ -71,6 +71,10 @@ export function createBetaConnector(opts: ConnectorOptions, deps: BetaDeps): Con
     onSlowed: (until) => emit({ state: 'slowed', problem: 'flood_wait', message: PROBLEM_MESSAGES.flood_wait, until }),
     onResumed: () => phase === 'running' && emit(connectedState()),
     onFatal: (v) => onFatal(v),
+    // The session stays up (inbound and receipts still flow, mutual contacts can still be written to).
+    onRestricted: () =>
+      phase === 'running' && emit({ state: 'restricted', problem: 'stranger_flag', message: PROBLEM_MESSAGES.stranger_flag, until: null }),
+    onSent: () => phase === 'running' && emit(connectedState()),
   })
 
   function emit(state: SessionState) {
@@ -127,11 +131,6 @@ export function createBetaConnector(opts: ConnectorOptions, deps: BetaDeps): Con
         case 'banned':
           sender.block(PROBLEM_MESSAGES.blocked_by_beta)
           return halt('restricted', 'blocked_by_beta')
-        case 'stranger':
-          // The session stays up (inbound and receipts still flow); only sending stops.
-          sender.block(PROBLEM_MESSAGES.stranger_flag)
-          emit({ state: 'restricted', problem: 'stranger_flag', message: PROBLEM_MESSAGES.stranger_flag, until: null })
-          return
       }
     })
   }

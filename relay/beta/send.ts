@@ -3,6 +3,9 @@
  * or by phone from the synced address book (§4.2: only existing contacts), media fetched through the relay's SSRF
  * guard and uploaded as bytes (a URL string would be fetched by beta's servers, any other string opened as a path).
  * A flood wait pauses the account: the same message goes again when the wait ends, then the rest, in order.
+ * PEER_FLOOD (the account is spam-limited) fails that message and restricts the account, which may still write to
+ * mutual contacts: the sends handed over before it fail with it (the gateway fails its queue when the account turns
+ * restricted), later ones are tried, and the first that goes through lifts the restriction.
  */
 import type { Logger } from 'pino'
 import { CustomFile } from 'telegram/client/uploads'
@@ -25,23 +28,37 @@ export type SenderDeps = {
   onSlowed(until: number): void
   /** The pause is over and the next send goes now. */
   onResumed(): void
-  /** The account cannot send any more (stranger flag, ban, logged out or its key duplicated). */
-  onFatal(verdict: Extract<ErrorVerdict, { kind: 'stranger' | 'banned' | 'logged_out' }>): void
+  /** The account cannot send any more (ban, logged out or its key duplicated). */
+  onFatal(verdict: Extract<ErrorVerdict, { kind: 'banned' | 'logged_out' }>): void
+  /** beta answered PEER_FLOOD: the account is restricted (stranger_flag) until a send goes through again. */
+  onRestricted(): void
+  /** A message was handed to beta: whatever restricted or paused the account is over. */
+  onSent(): void
 }
 
 export type Sender = {
   send(m: OutboundMessage): Promise<{ upstreamId: string }>
-  /** Sends stop for good (stranger flag, ban): later sends fail at once with this reason. */
+  /** Sends stop for good (a ban): later sends fail at once with this reason. */
   block(reason: string): void
   readonly pausedUntil: number
 }
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
 
+/** What a message beta refused with PEER_FLOOD fails with (the code first, as the edge shows it). */
+export const PEER_FLOOD_ERROR =
+  'stranger_flag: beta refused this message (PEER_FLOOD): the account is limited for messaging people who do not know it and may only write to mutual contacts for now'
+/** What a message waiting behind that refusal fails with: the gateway failed it too when the account turned restricted. */
+export const PEER_FLOOD_QUEUED_ERROR =
+  'stranger_flag: not sent: beta limited this account (PEER_FLOOD) while the message waited; send it again, to a mutual contact'
+
 export function makeSender(deps: SenderDeps): Sender {
   let chain: Promise<unknown> = Promise.resolve()
   let pausedUntil = 0
   let blocked: string | null = null
+  /** Sends are numbered as they are handed over; those numbered up to this fail with PEER_FLOOD_QUEUED_ERROR. */
+  let handedOver = 0
+  let failUpTo = 0
 
   function recipient(to: OutboundMessage['to']): PeerRef {
     const byId = decodePeerId(to.peerId)
@@ -57,8 +74,9 @@ export function makeSender(deps: SenderDeps): Sender {
     deps.onResumed()
   }
 
-  async function deliver(m: OutboundMessage): Promise<{ upstreamId: string }> {
+  async function deliver(m: OutboundMessage, seq: number): Promise<{ upstreamId: string }> {
     if (blocked) throw new PermanentSendError(blocked)
+    if (seq <= failUpTo) throw new PermanentSendError(PEER_FLOOD_QUEUED_ERROR)
     const ref = recipient(m.to)
     const peer = inputPeer(ref)
     const media = m.mediaUrl ? await deps.fetchMedia(m.mediaUrl) : null
@@ -71,6 +89,7 @@ export function makeSender(deps: SenderDeps): Sender {
       try {
         const sent = file ? await client.sendFile(peer, file, m.text, m.messageId) : await client.sendMessage(peer, m.text, m.messageId)
         await deps.outbox.sent(ref.userId, sent.id)
+        deps.onSent()
         return { upstreamId: String(sent.id) }
       } catch (err) {
         const v = classifyError(err)
@@ -81,8 +100,12 @@ export function makeSender(deps: SenderDeps): Sender {
             deps.onSlowed(pausedUntil)
             continue
           case 'stranger':
+            failUpTo = handedOver
+            deps.log.warn({ message_id: m.messageId }, 'beta: PEER_FLOOD; the account is restricted to mutual contacts')
+            deps.onRestricted()
+            throw new PermanentSendError(PEER_FLOOD_ERROR)
           case 'banned':
-            blocked = PROBLEM_MESSAGES[v.kind === 'stranger' ? 'stranger_flag' : 'blocked_by_beta']
+            blocked = PROBLEM_MESSAGES.blocked_by_beta
             deps.onFatal(v)
             throw new PermanentSendError(blocked)
           case 'logged_out':
@@ -100,9 +123,10 @@ export function makeSender(deps: SenderDeps): Sender {
 
   return {
     send(m) {
+      const seq = ++handedOver
       const next = chain.then(
-        () => deliver(m),
-        () => deliver(m)
+        () => deliver(m, seq),
+        () => deliver(m, seq)
       )
       chain = next.catch(() => undefined)
       return next

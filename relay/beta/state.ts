@@ -11,7 +11,8 @@ export const PROBLEM_MESSAGES: Record<BetaProblem, string> = {
   link_expired: 'The login was not finished in time; start the connection again.',
   unresponsive: 'beta stopped answering and reconnecting keeps failing; the relay keeps retrying in the background.',
   blocked_by_beta: 'beta has banned or deactivated this number, so sending is stopped.',
-  stranger_flag: "beta flagged this account for messaging people who do not know it (PEER_FLOOD); sending is stopped. Check with the app's spam support.",
+  stranger_flag:
+    "beta limits this account for messaging people who do not know it (PEER_FLOOD): it may still write to mutual contacts, other messages fail. The first message that goes through lifts this; the app's spam support says how long the limit lasts.",
   flood_wait: 'beta asked this account to slow down; sends are paused and go out in order when the pause ends.',
   unknown_number: 'This number has no beta account (or is not a valid number there).',
   too_many_attempts: 'Too many login attempts for this number; beta refuses new ones for a while.',
@@ -43,7 +44,7 @@ const BANNED = new Set(['USER_DEACTIVATED_BAN', 'PHONE_NUMBER_BANNED'])
 export type ErrorVerdict =
   /** Wait `seconds`, then the same call may go again. */
   | { kind: 'flood'; seconds: number }
-  /** PEER_FLOOD: the account is spam-limited; sending stops. */
+  /** PEER_FLOOD: the account is spam-limited; it may still write to mutual contacts. */
   | { kind: 'stranger' }
   /** The session is gone (revoked, expired, or its key duplicated); `message` says which, for the user. */
   | { kind: 'logged_out'; message: string }

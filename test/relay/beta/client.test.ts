@@ -117,18 +117,58 @@ describe('beta sending', () => {
     expect(h.last()?.state).toBe('connected')
   })
 
-  it('turns PEER_FLOOD into restricted (stranger_flag) and stops sending, while inbound still arrives', async () => {
+  it('fails a message beta answers PEER_FLOOD with a clear error and reports restricted (stranger_flag), while inbound still arrives', async () => {
     const h = await loggedIn()
-    h.net.rpcNext('sendMessage', 'PEER_FLOOD')
+    h.net.account(PHONE).stranger = true
     const err = await h.connector.send(msg('m1', { phone: FRIEND, peerId: null })).catch((e: unknown) => e)
     expect(isPermanentSendError(err)).toBe(true)
+    expect(String(err)).toMatch(/stranger_flag.*PEER_FLOOD/)
     await settle()
     expect(h.last()).toMatchObject({ state: 'restricted', problem: 'stranger_flag', until: null })
-    await expect(h.connector.send(msg('m2', { phone: FRIEND, peerId: null }))).rejects.toThrow(/flagged/)
-    expect(h.net.calls.filter((c) => c === 'sendMessage')).toHaveLength(1)
     h.net.write(FRIEND, PHONE, 'still here')
     await settle()
     expect(h.inbound.map((m) => m.text)).toEqual(['still here'])
+  })
+
+  it('still writes to a mutual contact after PEER_FLOOD, and that success clears the restriction', async () => {
+    const h = await loggedIn()
+    const me = h.net.account(PHONE)
+    h.net.account(FRIEND).contacts.push(me.userId)
+    h.net.write(STRANGER, PHONE, 'hi, we have not met')
+    await settle()
+    me.stranger = true
+    const stranger = { phone: null, peerId: h.inbound[0]!.from.id }
+    await expect(h.connector.send(msg('m1', stranger))).rejects.toThrow(/PEER_FLOOD/)
+    await settle()
+    expect(h.last()).toMatchObject({ state: 'restricted', problem: 'stranger_flag' })
+    const { upstreamId } = await h.connector.send(msg('m2', { phone: FRIEND, peerId: null }))
+    await settle()
+    expect(h.net.sent).toEqual([expect.objectContaining({ to: h.net.account(FRIEND).userId, id: Number(upstreamId) })])
+    expect(h.last()).toMatchObject({ state: 'connected' })
+    // The next stranger is refused again, and restricts again.
+    await expect(h.connector.send(msg('m3', stranger))).rejects.toThrow(/PEER_FLOOD/)
+    await settle()
+    expect(h.last()).toMatchObject({ state: 'restricted', problem: 'stranger_flag' })
+  })
+
+  it('fails the sends already waiting when PEER_FLOOD restricts the account (the gateway fails its queue then), and tries the ones after', async () => {
+    const h = await loggedIn()
+    const me = h.net.account(PHONE)
+    h.net.account(FRIEND).contacts.push(me.userId)
+    h.net.write(STRANGER, PHONE, 'hi')
+    await settle()
+    me.stranger = true
+    const waiting = [
+      h.connector.send(msg('m1', { phone: null, peerId: h.inbound[0]!.from.id })),
+      h.connector.send(msg('m2', { phone: FRIEND, peerId: null })),
+    ].map((p) => p.catch((e: unknown) => e))
+    const [first, second] = await Promise.all(waiting)
+    expect(String(first)).toMatch(/PEER_FLOOD/)
+    expect(isPermanentSendError(second)).toBe(true)
+    expect(String(second)).toMatch(/stranger_flag/)
+    expect(h.net.calls.filter((c) => c === 'messages.SendMessage')).toHaveLength(1)
+    await h.connector.send(msg('m3', { phone: FRIEND, peerId: null }))
+    expect(h.net.sent.map((s) => s.text)).toEqual(['text m3'])
   })
 
   it('treats AUTH_KEY_DUPLICATED as a logout: wipes the session, reports logged_out, and connecting again logs in anew', async () => {

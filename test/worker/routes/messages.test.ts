@@ -192,6 +192,25 @@ describe('POST /v1/messages', () => {
       expect(fresh.body).toEqual({ error_code: 'account_restricted', error: expect.stringContaining('may not start new chats') })
     })
 
+    it('lets a reply out of a beta account restricted by PEER_FLOOD (stranger_flag) and refuses a new chat with account_restricted', async () => {
+      const t = await customTenant()
+      const ref = await addAccount(t.tenantId, { id: '+15550003458', channel: 'beta', status: 'connected' })
+      await ingestVia(ref, { phone: '+15551230459' }, 'hello')
+      await db
+        .update(accounts)
+        .set({ status: 'restricted', statusReason: 'stranger_flag' })
+        .where(and(eq(accounts.tenantId, t.tenantId), eq(accounts.id, ref.accountId)))
+      const reply = await send(t, { account_id: ref.accountId, to: { phone: '+15551230459' }, text: 'a reply' })
+      expect(reply.status).toBe(202)
+      const banned = await addAccount(t.tenantId, { id: '+15550003459', channel: 'beta', status: 'connected' })
+      await ingestVia(banned, { phone: '+15551230460' }, 'hello')
+      await db
+        .update(accounts)
+        .set({ status: 'restricted', statusReason: 'blocked_by_beta' })
+        .where(and(eq(accounts.tenantId, t.tenantId), eq(accounts.id, banned.accountId)))
+      expect((await send(t, { account_id: banned.accountId, to: { phone: '+15551230460' }, text: 'x' })).body.error_code).toBe('account_restricted')
+    })
+
     it('answers 409 account_not_connected when account_id names an account that is not connected', async () => {
       const t = await customTenant()
       await addAccount(t.tenantId, { id: '+15550002345', channel: 'alpha_web', status: 'disconnected' })
