@@ -6,7 +6,7 @@
 import { Api } from 'telegram'
 import type { BetaProblem, Connector, ConnectorOptions, Driver, LoginStep, SessionState } from '../connector'
 import { makeMediaFetcher, type FetchMedia } from '../alpha/media-fetch'
-import { CONTACTS_SYNC_MS, startContactSync, type ContactSync } from './contacts'
+import { CONTACTS_FIRST_SYNC_WAIT_MS, CONTACTS_SYNC_MS, startContactSync, type ContactSync } from './contacts'
 import { handleUpdate } from './handle-events'
 import { startProbe } from './health'
 import { startLogin, type LoginFlow } from './login'
@@ -68,6 +68,7 @@ export function createBetaConnector(opts: ConnectorOptions, deps: BetaDeps): Con
     fetchMedia: deps.fetchMedia,
     now: deps.now,
     log,
+    bookLoaded: () => (contacts ? contacts.loaded(CONTACTS_FIRST_SYNC_WAIT_MS) : Promise.resolve(false)),
     onSlowed: (until) => emit({ state: 'slowed', problem: 'flood_wait', message: PROBLEM_MESSAGES.flood_wait, until }),
     onResumed: () => phase === 'running' && emit(connectedState()),
     onFatal: (v) => onFatal(v),

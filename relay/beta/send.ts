@@ -24,6 +24,8 @@ export type SenderDeps = {
   fetchMedia: FetchMedia
   now(): number
   log: Logger
+  /** Whether the address book has loaded (waiting a bounded while for it): a phone is judged only against a loaded book. */
+  bookLoaded(): Promise<boolean>
   /** A flood wait began (or grew): the connector reports `slowed` until `until`. */
   onSlowed(until: number): void
   /** The pause is over and the next send goes now. */
@@ -60,11 +62,16 @@ export function makeSender(deps: SenderDeps): Sender {
   let handedOver = 0
   let failUpTo = 0
 
-  function recipient(to: OutboundMessage['to']): PeerRef {
+  async function recipient(to: OutboundMessage['to']): Promise<PeerRef> {
     const byId = decodePeerId(to.peerId)
     if (byId) return byId
-    const byPhone = to.phone && isE164(to.phone) ? deps.peers.byPhone(to.phone) : null
-    if (byPhone) return byPhone
+    const phone = to.phone && isE164(to.phone) ? to.phone : null
+    const known = phone ? deps.peers.byPhone(phone) : null
+    if (known) return known
+    // Right after connecting the book may not have loaded yet: an empty directory proves nothing about the person.
+    if (phone && !(await deps.bookLoaded())) throw new Error('beta: the address book has not loaded yet, so the phone cannot be looked up; try again')
+    const found = phone ? deps.peers.byPhone(phone) : null
+    if (found) return found
     throw new PermanentSendError('beta_requires_existing_contact: beta can message existing contacts only (the address book, or people who wrote)')
   }
 
@@ -77,7 +84,7 @@ export function makeSender(deps: SenderDeps): Sender {
   async function deliver(m: OutboundMessage, seq: number): Promise<{ upstreamId: string }> {
     if (blocked) throw new PermanentSendError(blocked)
     if (seq <= failUpTo) throw new PermanentSendError(PEER_FLOOD_QUEUED_ERROR)
-    const ref = recipient(m.to)
+    const ref = await recipient(m.to)
     const peer = inputPeer(ref)
     const media = m.mediaUrl ? await deps.fetchMedia(m.mediaUrl) : null
     const file = media ? new CustomFile(media.fileName ?? 'file', media.bytes.length, '', media.bytes) : null
