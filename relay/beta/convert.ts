@@ -1,8 +1,9 @@
 /**
  * beta updates into the relay's types, one direction per function: a private incoming message into an
  * InboundMessage (sender's phone when visible, names, username, and the peer id with its access hash), read-outbox
- * updates into read receipts for the messages we sent.
+ * updates into read receipts for the messages we sent, and a send's answer into the id of the message it made.
  */
+import type bigInt from 'big-integer'
 import { Api } from 'telegram'
 import type { InboundAttachment, InboundMessage, Peer } from '../connector'
 
@@ -28,6 +29,18 @@ export function toInbound(message: Api.Message, from: Peer, attachment: InboundA
   const caption = message.message && message.message.length > 0 ? message.message : null
   const text = caption ?? (attachment ? '' : (mediaLabel(message.media) ?? ''))
   return { upstreamId: String(message.id), from, text, media: null, ...(attachment ? { attachment } : {}), sentAt: message.date * 1000 }
+}
+
+/**
+ * The id of the message a send made, from beta's answer: UpdateShortSentMessage for text, or Updates naming it by
+ * our random_id (UpdateMessageID) for media; null when the answer carries neither.
+ */
+export function sentMessageId(answer: unknown, randomId: bigInt.BigInteger): number | null {
+  if (answer instanceof Api.UpdateShortSentMessage) return answer.id
+  if (!(answer instanceof Api.Updates || answer instanceof Api.UpdatesCombined)) return null
+  for (const u of answer.updates) if (u instanceof Api.UpdateMessageID && u.randomId?.equals(randomId)) return u.id
+  for (const u of answer.updates) if (u instanceof Api.UpdateNewMessage) return u.message.id
+  return null
 }
 
 /** An UpdateShortMessage is a private text message in short form (no users attached). */

@@ -1,21 +1,24 @@
 /**
  * Sending on beta, one message at a time per account so order holds: the recipient by peer id (with its access hash)
  * or by phone from the synced address book (§4.2: only existing contacts), media fetched through the relay's SSRF
- * guard and uploaded as bytes (a URL string would be fetched by beta's servers, any other string opened as a path).
+ * guard and uploaded as bytes (upload.ts; never a URL, which beta's servers would fetch). Every send carries a
+ * random_id derived from the gateway message id, so beta takes a retry of the same message as the same send.
  * A flood wait pauses the account: the same message goes again when the wait ends, then the rest, in order.
  * PEER_FLOOD (the account is spam-limited) fails that message and restricts the account, which may still write to
  * mutual contacts: the sends handed over before it fail with it (the gateway fails its queue when the account turns
  * restricted), later ones are tried, and the first that goes through lifts the restriction.
  */
 import type { Logger } from 'pino'
-import { CustomFile } from 'telegram/client/uploads'
+import { Api } from 'telegram'
 import { PermanentSendError, type OutboundMessage } from '../connector'
 import type { FetchMedia } from '../alpha/media-fetch'
-import { decodePeerId, inputPeer, isE164, type PeerRef } from './ids'
+import { sentMessageId } from './convert'
+import { decodePeerId, inputPeer, isE164, randomIdFor, type PeerRef } from './ids'
 import type { Outbox } from './outbox'
 import type { PeerDirectory } from './peers'
 import type { BetaClient } from './socket'
 import { classifyError, PROBLEM_MESSAGES, type ErrorVerdict } from './state'
+import { startUpload } from './upload'
 
 export type SenderDeps = {
   client(): BetaClient | null
@@ -86,18 +89,26 @@ export function makeSender(deps: SenderDeps): Sender {
     if (seq <= failUpTo) throw new PermanentSendError(PEER_FLOOD_QUEUED_ERROR)
     const ref = await recipient(m.to)
     const peer = inputPeer(ref)
+    const randomId = randomIdFor(m.messageId)
     const media = m.mediaUrl ? await deps.fetchMedia(m.mediaUrl) : null
-    const file = media ? new CustomFile(media.fileName ?? 'file', media.bytes.length, '', media.bytes) : null
+    const upload = media ? startUpload({ name: media.fileName ?? 'file', bytes: media.bytes, contentType: media.contentType }) : null
     for (;;) {
       await waitOutPause()
       if (blocked) throw new PermanentSendError(blocked)
       const client = deps.client()
       if (!client) throw new Error('beta: the session is not connected')
       try {
-        const sent = file ? await client.sendFile(peer, file, m.text, m.messageId) : await client.sendMessage(peer, m.text, m.messageId)
-        await deps.outbox.sent(ref.userId, sent.id)
+        let answer: unknown
+        if (upload) {
+          await upload.sendParts(client)
+          answer = await client.invoke(new Api.messages.SendMedia({ peer, media: upload.media(), message: m.text, randomId }), m.messageId)
+        } else answer = await client.invoke(new Api.messages.SendMessage({ peer, message: m.text, randomId, noWebpage: true }), m.messageId)
+        const id = sentMessageId(answer, randomId)
+        // Sent, but the answer does not say as what: a retry of the same random_id gets beta's answer again.
+        if (id === null) throw new Error('beta: the send was answered without the message it made')
+        await deps.outbox.sent(ref.userId, id)
         deps.onSent()
-        return { upstreamId: String(sent.id) }
+        return { upstreamId: String(id) }
       } catch (err) {
         const v = classifyError(err)
         switch (v.kind) {

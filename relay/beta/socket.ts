@@ -6,7 +6,6 @@
  */
 import { PassThrough } from 'node:stream'
 import { type Api, TelegramClient } from 'telegram'
-import type { CustomFile } from 'telegram/client/uploads'
 import { Raw } from 'telegram/events'
 import { Logger, LogLevel } from 'telegram/extensions/Logger'
 import { StringSession } from 'telegram/sessions'
@@ -17,19 +16,16 @@ export type BetaClient = {
   connect(): Promise<void>
   /** Ends the connection and the update loop for good (TelegramClient.destroy). */
   destroy(): Promise<void>
-  /** TelegramClient.invoke: one TL request; RPC errors are thrown as errors.RPCError / errors.FloodWaitError. */
-  invoke(request: Api.AnyRequest): Promise<unknown>
+  /**
+   * TelegramClient.invoke: one TL request; RPC errors are thrown as errors.RPCError / errors.FloodWaitError. `ref`
+   * names the gateway message a send is for: GramJS ignores it, the simulator's outbox names the message by it
+   * (docs/simulator.md).
+   */
+  invoke(request: Api.AnyRequest, ref?: string): Promise<unknown>
   /** TelegramClient._switchDC: moves the (not yet authorized) client to another data center. */
   switchDC(dcId: number): Promise<void>
   /** Every raw update (Raw event builder): messages, read receipts, login tokens, connection state. */
   onUpdate(handler: (update: unknown) => void): void
-  /**
-   * `ref` is the gateway's message id. beta has no field for it and GramJS ignores it; the simulator's outbox names
-   * the gateway message by it (docs/simulator.md).
-   */
-  sendMessage(peer: Api.InputPeerUser, text: string, ref?: string): Promise<Api.Message>
-  /** Only ever a CustomFile holding bytes: a string would be fetched by beta's servers (URL) or opened (path). */
-  sendFile(peer: Api.InputPeerUser, file: CustomFile, caption: string, ref?: string): Promise<Api.Message>
   /**
    * The message's photo or document as a stream, fetched part by part as the stream is read (never whole in
    * memory). It ends only when every part arrived; a failed download errors the stream instead of ending it short.
@@ -93,8 +89,6 @@ export function makeGramClient(creds: BetaCredentials): MakeClient {
       onUpdate(handler) {
         client.addEventHandler(handler, new Raw({}))
       },
-      sendMessage: (peer, text) => client.sendMessage(peer, { message: text, parseMode: false, linkPreview: false }),
-      sendFile: (peer, file, caption) => client.sendFile(peer, { file, caption, parseMode: false }),
       downloadMedia: async (message) => streamDownload((outputFile) => client.downloadMedia(message, { outputFile })),
       saveSession: () => session.save(),
     }

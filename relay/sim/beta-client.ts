@@ -87,8 +87,8 @@ export class SimBetaClient implements BetaClient {
     }
   }
 
-  invoke(request: Api.AnyRequest, ref: string | null = null): Promise<unknown> {
-    return this.call(request, (id) => ({ t: 'beta_invoke', id, body: encodeTl(request), ref }))
+  invoke(request: Api.AnyRequest, ref?: string | null): Promise<unknown> {
+    return this.call(request, (id) => ({ t: 'beta_invoke', id, body: encodeTl(request), ref: ref ?? null }))
   }
 
   async switchDC(dcId: number): Promise<void> {

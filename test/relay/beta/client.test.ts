@@ -1,3 +1,4 @@
+import { Api } from 'telegram'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { isPermanentSendError, type OutboundMessage } from '../../../relay/connector'
 import { decodePeerId, encodePeerId } from '../../../relay/beta/ids'
@@ -102,7 +103,7 @@ describe('beta sending', () => {
   it('pauses on a flood wait, reports slowed until it ends, then sends the same message and the rest in order', async () => {
     const h = await loggedIn()
     const to = { phone: FRIEND, peerId: null }
-    h.net.floodNext('sendMessage', 30)
+    h.net.floodNext('messages.SendMessage', 30)
     const started = Date.now()
     const results = ['m1', 'm2', 'm3'].map((id) => h.connector.send(msg(id, to)))
     await settle()
@@ -197,6 +198,34 @@ describe('beta sending', () => {
     await settle()
     expect(again.last()).toMatchObject({ state: 'disconnected', problem: 'logged_out' })
     expect(h.store.clears).toBe(1)
+  })
+
+  it('sends a relay retry of one message as the same send (random_id from the message id): the person gets it once', async () => {
+    const h = await loggedIn()
+    const to = { phone: FRIEND, peerId: null }
+    h.net.loseAnswerNext('messages.SendMessage')
+    const lost = await h.connector.send(msg('m1', to)).catch((e: unknown) => e)
+    expect(lost).toBeInstanceOf(Error)
+    expect(isPermanentSendError(lost)).toBe(false)
+    const again = await h.connector.send(msg('m1', to))
+    expect(h.net.sent).toEqual([expect.objectContaining({ text: 'text m1', id: Number(again.upstreamId) })])
+    const [a, b] = h.net.requestsOf(Api.messages.SendMessage)
+    expect(String(a!.randomId)).toBe(String(b!.randomId))
+    // Another message is another send, and the read receipt names the message once.
+    const other = await h.connector.send(msg('m2', to))
+    expect(h.net.sent).toHaveLength(2)
+    h.net.readBy(FRIEND, PHONE, Number(other.upstreamId))
+    await settle()
+    expect(h.receipts.map((r) => r.upstreamId)).toEqual([again.upstreamId, other.upstreamId])
+  })
+
+  it('sends a relay retry of a media message as the same send too', async () => {
+    const h = await loggedIn()
+    const m = msg('m1', { phone: FRIEND, peerId: null }, 'a photo', 'https://media.example.com/p.jpg')
+    h.net.loseAnswerNext('messages.SendMedia')
+    await expect(h.connector.send(m)).rejects.toThrow()
+    const again = await h.connector.send(m)
+    expect(h.net.sent).toEqual([expect.objectContaining({ text: 'a photo', id: Number(again.upstreamId) })])
   })
 })
 
