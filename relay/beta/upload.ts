@@ -2,14 +2,16 @@
  * An outbound file as beta takes it: uploaded in parts (upload.SaveFilePart, or SaveBigFilePart past 10 MiB, in
  * GramJS's part sizes) under one file id, then named in messages.SendMedia as a photo when GramJS would send it as
  * one (its name's extension) or else as a document with GramJS's own attributes for its name and type. The driver
- * runs the parts itself rather than GramJS's uploadFile, which restarts nothing but sleeps through any flood wait
- * however long, inside the call: the upload remembers which parts beta has, so a retry goes on from the first one
- * missing.
+ * runs the parts itself rather than GramJS's uploadFile, which sleeps through any flood wait however long, inside
+ * the call: a short wait on a part is slept and the part sent again (part-flood.ts), a long one is thrown to the
+ * sender, which pauses the account visibly; the upload remembers which parts beta has, so it then goes on from the
+ * first one missing instead of from zero.
  */
 import bigInt from 'big-integer'
 import { Api, utils } from 'telegram'
 import { CustomFile } from 'telegram/client/uploads'
 import { generateRandomBytes, readBigIntFromBuffer } from 'telegram/Helpers'
+import { floodBudget } from './part-flood'
 import type { BetaClient } from './socket'
 
 /** Files past this go as "big" files (GramJS's LARGE_FILE_THRESHOLD). */
@@ -30,6 +32,7 @@ export function startUpload(file: OutboundFile): Upload {
   const parts = Math.max(1, Math.ceil(size / partBytes))
   const big = size > BIG_FILE_BYTES
   const fileId = readBigIntFromBuffer(generateRandomBytes(8), true, true)
+  const budget = floodBudget()
   let done = 0
 
   function part(i: number): Api.AnyRequest {
@@ -42,7 +45,7 @@ export function startUpload(file: OutboundFile): Upload {
   return {
     async sendParts(client) {
       while (done < parts) {
-        const stored = await client.invoke(part(done))
+        const stored = await budget.part(() => client.invoke(part(done)))
         if (stored !== true) throw new Error(`beta: part ${done} of the upload was not stored`)
         done += 1
       }

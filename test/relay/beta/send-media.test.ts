@@ -1,0 +1,73 @@
+/**
+ * Outbound beta media: the file uploaded in parts (upload.SaveFilePart) and sent (messages.SendMedia) by the driver,
+ * so a short flood wait on one part (beta's FLOOD_PREMIUM_WAIT throttles uploads) is slept and that part sent again,
+ * and a long one pauses the account visibly and the upload goes on from that part.
+ */
+import { randomBytes } from 'node:crypto'
+import { Api } from 'telegram'
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
+import type { FetchMedia } from '../../../relay/alpha/media-fetch'
+import type { OutboundMessage } from '../../../relay/connector'
+import { type BetaHarness, FRIEND, loggedIn, PHONE, settle, useFakeClock } from './harness'
+
+const to = { phone: FRIEND, peerId: null }
+const withMedia = (id: string, url = 'https://media.example.com/clip.mp4', text = 'a clip'): OutboundMessage => ({ messageId: id, to, text, mediaUrl: url })
+const serving = (bytes: Buffer, contentType: string, fileName: string | null): FetchMedia => vi.fn<FetchMedia>(async () => ({ bytes, contentType, fileName }))
+const partNumbers = (h: BetaHarness) => h.net.requestsOf(Api.upload.SaveFilePart).map((r) => r.filePart)
+/** What the person received: the file as beta stored it. */
+const received = (h: BetaHarness) => h.net.account(PHONE).outbox.map((e) => e.file)
+
+describe('beta outbound media under flood waits', () => {
+  beforeEach(useFakeClock)
+  afterEach(() => vi.useRealTimers())
+
+  it('sleeps out a short flood wait on a file part and sends that part again, without restarting the upload or pausing sends', async () => {
+    const bytes = randomBytes(1_300_000)
+    const h = await loggedIn({ fetchMedia: serving(bytes, 'video/mp4', 'clip.mp4') })
+    h.net.floodNext('upload.SaveFilePart', 5, { after: 2, premium: true })
+    const sending = h.connector.send(withMedia('m1'))
+    await settle()
+    vi.advanceTimersByTime(5_000)
+    const { upstreamId } = await sending
+    const parts = partNumbers(h)
+    // Every part once, in order, and the one beta asked to wait for once more: nothing restarted from zero.
+    expect(parts.slice(0, 4)).toEqual([0, 1, 2, 2])
+    expect(parts.slice(3)).toEqual([...new Set(parts.slice(3))].sort((a, b) => a - b))
+    expect(received(h)).toEqual([expect.objectContaining({ fileName: 'clip.mp4', contentType: 'video/mp4' })])
+    expect(received(h)[0]!.bytes.equals(bytes)).toBe(true)
+    expect(h.net.sent.at(-1)!.id).toBe(Number(upstreamId))
+    expect(h.states.some((s) => s.state === 'slowed')).toBe(false)
+  })
+
+  it('reports a long flood wait on a file part as slowed, then goes on from that part when the wait ends', async () => {
+    const bytes = randomBytes(1_300_000)
+    const h = await loggedIn({ fetchMedia: serving(bytes, 'video/mp4', 'clip.mp4') })
+    h.net.floodNext('upload.SaveFilePart', 600, { after: 2 })
+    const started = Date.now()
+    const sending = h.connector.send(withMedia('m1'))
+    await settle()
+    expect(h.last()).toMatchObject({ state: 'slowed', problem: 'flood_wait', until: started + 600_000 })
+    vi.advanceTimersByTime(600_000)
+    await sending
+    const parts = partNumbers(h)
+    expect(parts.slice(0, 4)).toEqual([0, 1, 2, 2])
+    expect(parts.filter((p) => p === 0)).toHaveLength(1)
+    expect(received(h)[0]!.bytes.equals(bytes)).toBe(true)
+    expect(h.last()).toMatchObject({ state: 'connected' })
+  })
+
+  it('reports a flood wait on the send itself as slowed (no sleeping inside the call) and does not upload the file again', async () => {
+    const bytes = randomBytes(300_000)
+    const h = await loggedIn({ fetchMedia: serving(bytes, 'application/pdf', 'report.pdf') })
+    h.net.floodNext('messages.SendMedia', 5)
+    const sending = h.connector.send(withMedia('m1', 'https://media.example.com/report.pdf', 'the report'))
+    await settle()
+    expect(h.last()).toMatchObject({ state: 'slowed', problem: 'flood_wait' })
+    const uploaded = partNumbers(h).length
+    vi.advanceTimersByTime(5_000)
+    await sending
+    expect(partNumbers(h)).toHaveLength(uploaded)
+    expect(h.net.calls.filter((c) => c === 'messages.SendMedia')).toHaveLength(2)
+    expect(received(h)).toEqual([expect.objectContaining({ fileName: 'report.pdf', contentType: 'application/pdf' })])
+  })
+})
