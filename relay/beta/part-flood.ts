@@ -14,6 +14,8 @@ export const PART_FLOOD_SLEEP_MAX_S = 60
 export const TRANSFER_FLOOD_SLEEP_MAX_S = 300
 
 export type FloodBudget = {
+  /** Sleeps out `err` when it is a short flood wait the budget still allows; throws it otherwise. */
+  waitOut(err: unknown): Promise<void>
   /** Runs one part's request, sleeping out short flood waits and asking again; throws anything else. */
   part<T>(request: () => Promise<T>): Promise<T>
 }
@@ -22,17 +24,21 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 
 export function floodBudget(): FloodBudget {
   let slept = 0
+  async function waitOut(err: unknown): Promise<void> {
+    if (!(err instanceof errors.FloodWaitError)) throw err
+    const seconds = Math.max(1, err.seconds)
+    if (seconds > PART_FLOOD_SLEEP_MAX_S || slept + seconds > TRANSFER_FLOOD_SLEEP_MAX_S) throw err
+    slept += seconds
+    await sleep(seconds * 1000)
+  }
   return {
+    waitOut,
     async part(request) {
       for (;;) {
         try {
           return await request()
         } catch (err) {
-          if (!(err instanceof errors.FloodWaitError)) throw err
-          const seconds = Math.max(1, err.seconds)
-          if (seconds > PART_FLOOD_SLEEP_MAX_S || slept + seconds > TRANSFER_FLOOD_SLEEP_MAX_S) throw err
-          slept += seconds
-          await sleep(seconds * 1000)
+          await waitOut(err)
         }
       }
     },
