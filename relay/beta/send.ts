@@ -12,7 +12,7 @@ import type { Logger } from 'pino'
 import { Api } from 'telegram'
 import { PermanentSendError, type OutboundMessage } from '../connector'
 import type { FetchMedia } from '../alpha/media-fetch'
-import { sentMessageId } from './convert'
+import { bareContentType, outboundFileName, sentMessageId } from './convert'
 import { decodePeerId, inputPeer, isE164, randomIdFor, type PeerRef } from './ids'
 import type { Outbox } from './outbox'
 import type { PeerDirectory } from './peers'
@@ -91,7 +91,9 @@ export function makeSender(deps: SenderDeps): Sender {
     const peer = inputPeer(ref)
     const randomId = randomIdFor(m.messageId)
     const media = m.mediaUrl ? await deps.fetchMedia(m.mediaUrl) : null
-    const upload = media ? startUpload({ name: media.fileName ?? 'file', bytes: media.bytes, contentType: media.contentType }) : null
+    const upload = media
+      ? startUpload({ name: outboundFileName(media.fileName, media.contentType), bytes: media.bytes, contentType: bareContentType(media.contentType) })
+      : null
     for (;;) {
       await waitOutPause()
       if (blocked) throw new PermanentSendError(blocked)

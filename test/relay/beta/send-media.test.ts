@@ -1,12 +1,15 @@
 /**
  * Outbound beta media: the file uploaded in parts (upload.SaveFilePart) and sent (messages.SendMedia) by the driver,
  * so a short flood wait on one part (beta's FLOOD_PREMIUM_WAIT throttles uploads) is slept and that part sent again,
- * and a long one pauses the account visibly and the upload goes on from that part.
+ * a long one pauses the account visibly and the upload goes on from that part, and a file from a URL without an
+ * extension is named from Content-Disposition or its content type.
  */
+import { createServer, request as httpRequest, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { randomBytes } from 'node:crypto'
 import { Api } from 'telegram'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
-import type { FetchMedia } from '../../../relay/alpha/media-fetch'
+import { makeMediaFetcher, type FetchMedia } from '../../../relay/alpha/media-fetch'
 import type { OutboundMessage } from '../../../relay/connector'
 import { type BetaHarness, FRIEND, loggedIn, PHONE, settle, useFakeClock } from './harness'
 
@@ -69,5 +72,51 @@ describe('beta outbound media under flood waits', () => {
     expect(partNumbers(h)).toHaveLength(uploaded)
     expect(h.net.calls.filter((c) => c === 'messages.SendMedia')).toHaveLength(2)
     expect(received(h)).toEqual([expect.objectContaining({ fileName: 'report.pdf', contentType: 'application/pdf' })])
+  })
+})
+
+describe('beta outbound media file names', () => {
+  beforeEach(useFakeClock)
+  afterEach(() => vi.useRealTimers())
+
+  it('names a JPEG from a URL without an extension by its content type, so it goes as a photo', async () => {
+    const h = await loggedIn({ fetchMedia: serving(Buffer.from('jpeg'), 'image/jpeg', null) })
+    await h.connector.send(withMedia('m1', 'https://cdn.example.com/', 'a photo'))
+    expect(h.net.requestsOf(Api.messages.SendMedia)[0]!.media).toBeInstanceOf(Api.InputMediaUploadedPhoto)
+    expect(received(h)).toEqual([expect.objectContaining({ fileName: 'attachment.jpg', contentType: 'image/jpeg' })])
+  })
+
+  it('adds the content type\'s extension to a name without one, and keeps a name that has one', async () => {
+    const h = await loggedIn({ fetchMedia: serving(Buffer.from('%PDF'), 'application/pdf; charset=binary', 'download') })
+    await h.connector.send(withMedia('m1', 'https://files.example.com/download', 'the report'))
+    expect(received(h).at(-1)).toMatchObject({ fileName: 'download.pdf', contentType: 'application/pdf' })
+  })
+
+  it('falls back to a generic name for bytes of an unknown type', async () => {
+    const h = await loggedIn({ fetchMedia: serving(Buffer.from([1, 2, 3]), 'application/octet-stream', null) })
+    await h.connector.send(withMedia('m1', 'https://files.example.com/', 'bytes'))
+    expect(received(h).at(-1)).toMatchObject({ fileName: 'attachment.bin', contentType: 'application/octet-stream' })
+  })
+})
+
+describe('beta outbound media named by the server', () => {
+  let server: Server | null = null
+  afterEach(async () => {
+    await new Promise<void>((r) => (server ? server.close(() => r()) : r()))
+    server = null
+  })
+
+  it('takes the file name from Content-Disposition (the fetcher reads it), whatever the URL path says', async () => {
+    server = createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/pdf', 'content-disposition': `attachment; filename="Q3 report.pdf"; filename*=UTF-8''Q3%20r%C3%A9sum%C3%A9.pdf` })
+      res.end('%PDF-1.7')
+    })
+    await new Promise<void>((r) => server!.listen(0, '127.0.0.1', r))
+    const port = (server.address() as AddressInfo).port
+    const fetchMedia = makeMediaFetcher({ allowLoopback: true, request: httpRequest })
+    const h = await loggedIn({ fetchMedia })
+    await h.connector.send(withMedia('m1', `http://127.0.0.1:${port}/dl?id=3`, 'the report'))
+    expect(received(h).at(-1)).toMatchObject({ fileName: 'Q3 résumé.pdf', contentType: 'application/pdf' })
+    expect(received(h).at(-1)!.bytes.toString()).toBe('%PDF-1.7')
   })
 })
