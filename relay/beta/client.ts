@@ -170,6 +170,15 @@ export function createBetaConnector(opts: ConnectorOptions, deps: BetaDeps): Con
     await goLive(user)
   }
 
+  /** A QR login that logged in another account: end that authorization upstream, keep nothing, report it. */
+  async function refuseWrongNumber(c: BetaClient, message: string | undefined) {
+    await withTimeout(c.invoke(new Api.auth.LogOut()), LOGOUT_TIMEOUT_MS).catch((err: unknown) =>
+      log.warn({ err: errText(err) }, 'beta: logging out the wrong account failed; wiping the session anyway')
+    )
+    await wipe()
+    return halt('disconnected', 'wrong_number', message)
+  }
+
   async function resume() {
     const c = client
     if (!c) return
@@ -225,9 +234,9 @@ export function createBetaConnector(opts: ConnectorOptions, deps: BetaDeps): Con
       emit,
       log,
       onAuthorized,
-      onFailed: (problem) =>
-        void halt(problem === 'blocked_by_beta' ? 'restricted' : 'disconnected', problem).catch((err: unknown) =>
-          log.error({ err: errText(err) }, 'beta: halting failed')
+      onFailed: (problem, message) =>
+        void (problem === 'wrong_number' ? refuseWrongNumber(c, message) : halt(problem === 'blocked_by_beta' ? 'restricted' : 'disconnected', problem)).catch(
+          (err: unknown) => log.error({ err: errText(err) }, 'beta: halting failed')
         ),
     })
     await login.begin()

@@ -16,6 +16,12 @@ export const PROBLEM_MESSAGES: Record<BetaProblem, string> = {
   flood_wait: 'beta asked this account to slow down; sends are paused and go out in order when the pause ends.',
   unknown_number: 'This number has no beta account (or is not a valid number there).',
   too_many_attempts: 'Too many login attempts for this number; beta refuses new ones for a while.',
+  wrong_number: 'The QR was confirmed in the app of another beta account than the number being connected; that login was ended.',
+}
+
+/** wrong_number, naming the number the login was for. */
+export function wrongNumberMessage(phone: string): string {
+  return `The QR was confirmed in the app of another beta account, not the one of ${phone}; that login was logged out again and nothing was kept. Scan the QR with the app signed in as ${phone}.`
 }
 
 /** Login errors with one sentence each; the edge answers them with its own stable codes. */
