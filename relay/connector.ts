@@ -30,15 +30,7 @@ export type SessionProblem = Frames.SessionProblem
  */
 export type BetaProblem = Extract<
   SessionProblem,
-  | 'logged_out'
-  | 'link_expired'
-  | 'unresponsive'
-  | 'blocked_by_beta'
-  | 'stranger_flag'
-  | 'flood_wait'
-  | 'unknown_number'
-  | 'too_many_attempts'
-  | 'wrong_number'
+  'logged_out' | 'link_expired' | 'unresponsive' | 'blocked_by_beta' | 'stranger_flag' | 'flood_wait' | 'unknown_number' | 'too_many_attempts' | 'wrong_number'
 >
 /** The problems an alpha (or simulated) session can have. */
 export type AlphaProblem = Exclude<SessionProblem, 'blocked_by_beta' | 'stranger_flag' | 'flood_wait' | 'unknown_number' | 'too_many_attempts' | 'wrong_number'>

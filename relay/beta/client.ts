@@ -73,8 +73,7 @@ export function createBetaConnector(opts: ConnectorOptions, deps: BetaDeps): Con
     onResumed: () => phase === 'running' && emit(connectedState()),
     onFatal: (v) => onFatal(v),
     // The session stays up (inbound and receipts still flow, mutual contacts can still be written to).
-    onRestricted: () =>
-      phase === 'running' && emit({ state: 'restricted', problem: 'stranger_flag', message: PROBLEM_MESSAGES.stranger_flag, until: null }),
+    onRestricted: () => phase === 'running' && emit({ state: 'restricted', problem: 'stranger_flag', message: PROBLEM_MESSAGES.stranger_flag, until: null }),
     onSent: () => phase === 'running' && emit(connectedState()),
   })
 

@@ -47,7 +47,7 @@ export function sentMessageId(answer: unknown, randomId: bigInt.BigInteger): num
 
 /** A content type without its parameters (`application/pdf; charset=binary` → `application/pdf`), or null. */
 export function bareContentType(contentType: string | null): string | null {
-  return contentType?.split(';')[0]!.trim().toLowerCase() || null
+  return (contentType ?? '').split(';')[0]!.trim().toLowerCase() || null
 }
 
 /**

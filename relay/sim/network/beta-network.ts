@@ -233,8 +233,7 @@ export class SimBetaNetwork {
    */
   acceptQr(a: BetaAccount, shownFor: BetaAccount = a): boolean {
     const t =
-      this.liveToken(shownFor) ??
-      this.tokens.filter((x) => x.acceptedBy === null && x.expiresAt * 1000 > this.now() && !this.keys.get(x.key)?.phone).at(-1)
+      this.liveToken(shownFor) ?? this.tokens.filter((x) => x.acceptedBy === null && x.expiresAt * 1000 > this.now() && !this.keys.get(x.key)?.phone).at(-1)
     if (!t) return false
     t.acceptedBy = a.userId
     this.listeners.get(t.key)?.(new Api.UpdateShort({ update: new Api.UpdateLoginToken(), date: this.nowS() }))
@@ -437,7 +436,8 @@ export class SimBetaNetwork {
     }
     if (request instanceof Api.messages.SendMedia) {
       const to = this.recipient(me, request.peer, rpc)
-      const entry = this.sentBefore(me, to, request.randomId) ?? this.record(me, to, request.message, this.takeUpload(k, request.media, rpc), ref, request.randomId)
+      const entry =
+        this.sentBefore(me, to, request.randomId) ?? this.record(me, to, request.message, this.takeUpload(k, request.media, rpc), ref, request.randomId)
       const message = new Api.Message({
         id: entry.id,
         peerId: new Api.PeerUser({ userId: bigInt(to.userId) }),
@@ -499,7 +499,14 @@ export class SimBetaNetwork {
     return me.outbox.find((e) => e.toUserId === to.userId && e.randomId === randomId.toString()) ?? null
   }
 
-  private record(me: BetaAccount, to: BetaAccount, text: string, file: BetaFile | null, ref: string | null, randomId: bigInt.BigInteger | undefined): BetaOutboxEntry {
+  private record(
+    me: BetaAccount,
+    to: BetaAccount,
+    text: string,
+    file: BetaFile | null,
+    ref: string | null,
+    randomId: bigInt.BigInteger | undefined
+  ): BetaOutboxEntry {
     const id = me.nextMessageId++
     const key = file ? `o${me.userId}-${id}` : null
     if (file && key) this.files.set(key, { ...file, id: bigInt.zero, accessHash: bigInt.zero, kind: 'document', voiceNote: false })

@@ -86,7 +86,7 @@ describe('beta outbound media file names', () => {
     expect(received(h)).toEqual([expect.objectContaining({ fileName: 'attachment.jpg', contentType: 'image/jpeg' })])
   })
 
-  it('adds the content type\'s extension to a name without one, and keeps a name that has one', async () => {
+  it("adds the content type's extension to a name without one, and keeps a name that has one", async () => {
     const h = await loggedIn({ fetchMedia: serving(Buffer.from('%PDF'), 'application/pdf; charset=binary', 'download') })
     await h.connector.send(withMedia('m1', 'https://files.example.com/download', 'the report'))
     expect(received(h).at(-1)).toMatchObject({ fileName: 'download.pdf', contentType: 'application/pdf' })
@@ -108,7 +108,10 @@ describe('beta outbound media named by the server', () => {
 
   it('takes the file name from Content-Disposition (the fetcher reads it), whatever the URL path says', async () => {
     server = createServer((_req, res) => {
-      res.writeHead(200, { 'content-type': 'application/pdf', 'content-disposition': `attachment; filename="Q3 report.pdf"; filename*=UTF-8''Q3%20r%C3%A9sum%C3%A9.pdf` })
+      res.writeHead(200, {
+        'content-type': 'application/pdf',
+        'content-disposition': `attachment; filename="Q3 report.pdf"; filename*=UTF-8''Q3%20r%C3%A9sum%C3%A9.pdf`,
+      })
       res.end('%PDF-1.7')
     })
     await new Promise<void>((r) => server!.listen(0, '127.0.0.1', r))
