@@ -131,14 +131,19 @@ describe('beta sending', () => {
     expect(h.inbound.map((m) => m.text)).toEqual(['still here'])
   })
 
-  it('still writes to a mutual contact after PEER_FLOOD, and that success clears the restriction', async () => {
+  /** A session whose account beta has spam-limited: FRIEND is a mutual contact, STRANGER wrote to it but is not one. */
+  async function spamLimited() {
     const h = await loggedIn()
     const me = h.net.account(PHONE)
     h.net.account(FRIEND).contacts.push(me.userId)
     h.net.write(STRANGER, PHONE, 'hi, we have not met')
     await settle()
     me.stranger = true
-    const stranger = { phone: null, peerId: h.inbound[0]!.from.id }
+    return { h, stranger: { phone: null, peerId: h.inbound[0]!.from.id } }
+  }
+
+  it('still writes to a mutual contact after PEER_FLOOD, and that success clears the restriction', async () => {
+    const { h, stranger } = await spamLimited()
     await expect(h.connector.send(msg('m1', stranger))).rejects.toThrow(/PEER_FLOOD/)
     await settle()
     expect(h.last()).toMatchObject({ state: 'restricted', problem: 'stranger_flag' })
@@ -153,16 +158,8 @@ describe('beta sending', () => {
   })
 
   it('fails the sends already waiting when PEER_FLOOD restricts the account (the gateway fails its queue then), and tries the ones after', async () => {
-    const h = await loggedIn()
-    const me = h.net.account(PHONE)
-    h.net.account(FRIEND).contacts.push(me.userId)
-    h.net.write(STRANGER, PHONE, 'hi')
-    await settle()
-    me.stranger = true
-    const waiting = [
-      h.connector.send(msg('m1', { phone: null, peerId: h.inbound[0]!.from.id })),
-      h.connector.send(msg('m2', { phone: FRIEND, peerId: null })),
-    ].map((p) => p.catch((e: unknown) => e))
+    const { h, stranger } = await spamLimited()
+    const waiting = [h.connector.send(msg('m1', stranger)), h.connector.send(msg('m2', { phone: FRIEND, peerId: null }))].map((p) => p.catch((e: unknown) => e))
     const [first, second] = await Promise.all(waiting)
     expect(String(first)).toMatch(/PEER_FLOOD/)
     expect(isPermanentSendError(second)).toBe(true)
