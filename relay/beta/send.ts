@@ -94,6 +94,7 @@ export function makeSender(deps: SenderDeps): Sender {
     const upload = media
       ? startUpload({ name: outboundFileName(media.fileName, media.contentType), bytes: media.bytes, contentType: bareContentType(media.contentType) })
       : null
+    let uploadedAgain = false
     for (;;) {
       await waitOutPause()
       if (blocked) throw new PermanentSendError(blocked)
@@ -133,6 +134,12 @@ export function makeSender(deps: SenderDeps): Sender {
             // Not the message's fault: the edge fails what is queued when the account leaves `connected`.
             throw new Error(`beta: ${v.kind}`)
           case 'refused':
+            // Parts beta no longer has (a long pause between the upload and the send): upload once more.
+            if (upload && !uploadedAgain && /^FILE_PART/.test(v.message)) {
+              uploadedAgain = true
+              upload.restart()
+              continue
+            }
             throw new PermanentSendError(`beta refused the message: ${v.message}`, v.code)
           case 'transient':
             throw new Error(`beta: ${v.message}`)

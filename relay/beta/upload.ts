@@ -24,6 +24,8 @@ export type Upload = {
   sendParts(client: BetaClient): Promise<void>
   /** The uploaded file as the media of messages.SendMedia (call after sendParts). */
   media(): Api.TypeInputMedia
+  /** beta lost the parts (FILE_PARTS_INVALID, FILE_PART_n_MISSING after a long pause): upload again under a new id. */
+  restart(): void
 }
 
 export function startUpload(file: OutboundFile): Upload {
@@ -31,7 +33,8 @@ export function startUpload(file: OutboundFile): Upload {
   const partBytes = utils.getAppropriatedPartSize(bigInt(size)) * 1024
   const parts = Math.max(1, Math.ceil(size / partBytes))
   const big = size > BIG_FILE_BYTES
-  const fileId = readBigIntFromBuffer(generateRandomBytes(8), true, true)
+  const newId = () => readBigIntFromBuffer(generateRandomBytes(8), true, true)
+  let fileId = newId()
   const budget = floodBudget()
   let done = 0
 
@@ -57,6 +60,10 @@ export function startUpload(file: OutboundFile): Upload {
       if (utils.isImage(file.name)) return new Api.InputMediaUploadedPhoto({ file: input })
       const { attrs, mimeType } = utils.getAttributes(new CustomFile(file.name, size, '', file.bytes), { mimeType: file.contentType ?? undefined })
       return new Api.InputMediaUploadedDocument({ file: input, mimeType, attributes: attrs })
+    },
+    restart() {
+      fileId = newId()
+      done = 0
     },
   }
 }

@@ -75,6 +75,25 @@ describe('beta outbound media under flood waits', () => {
   })
 })
 
+describe('beta outbound media whose parts beta lost', () => {
+  beforeEach(useFakeClock)
+  afterEach(() => vi.useRealTimers())
+
+  it('uploads the file once more when beta answers FILE_PARTS_INVALID to the send, then fails it if the parts are lost again', async () => {
+    const bytes = randomBytes(300_000)
+    const h = await loggedIn({ fetchMedia: serving(bytes, 'application/pdf', 'report.pdf') })
+    h.net.rpcNext('messages.SendMedia', 'FILE_PARTS_INVALID')
+    await h.connector.send(withMedia('m1', 'https://media.example.com/report.pdf', 'the report'))
+    const ids = h.net.requestsOf(Api.upload.SaveFilePart).map((r) => r.fileId.toString())
+    expect(ids).toHaveLength(6)
+    expect(new Set(ids).size).toBe(2)
+    expect(received(h)[0]!.bytes.equals(bytes)).toBe(true)
+    h.net.rpcNext('messages.SendMedia', 'FILE_PART_1_MISSING')
+    h.net.rpcNext('messages.SendMedia', 'FILE_PART_1_MISSING')
+    await expect(h.connector.send(withMedia('m2', 'https://media.example.com/report.pdf', 'again'))).rejects.toThrow(/FILE_PART_1_MISSING/)
+  })
+})
+
 describe('beta outbound media file names', () => {
   beforeEach(useFakeClock)
   afterEach(() => vi.useRealTimers())
