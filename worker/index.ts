@@ -5,7 +5,7 @@ import { mediaConfig } from './config'
 import { channelRuntime } from './channels/registry'
 import { database } from './db/client'
 import { sweepExpiredMedia } from './media/retention'
-import { sweepSafety } from './safety/sweep'
+import { sweepSafety } from './messaging/safety-sweep'
 import { sweepWebhooks } from './webhooks/sweeper'
 
 export { RelayHubDO } from './relay/hub-do'
