@@ -19,8 +19,7 @@ import {
   type StatusChange,
 } from '../db/messages'
 import { messageEventFromRow } from '../events/payloads'
-import type { ChannelRuntime, DeliveryResult } from './channel-runtime'
-import type { AccountContext } from './context'
+import type { AccountContext, ChannelRuntime, DeliveryResult } from './context'
 import { handToRelay, RELAY_PATIENCE } from './session/outbound'
 import type { AccountRef } from './storage'
 

@@ -14,7 +14,7 @@
  */
 import type { OpenAPIHono } from '@hono/zod-openapi'
 import type { Hono } from 'hono'
-import type { ChannelRuntime } from '../account/channel-runtime'
+import type { ChannelRuntime } from '../account/context'
 import type { AccountRef } from '../account/storage'
 import type { AccountRow } from '../db/accounts'
 import type { Db } from '../db/client'

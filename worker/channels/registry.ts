@@ -5,7 +5,7 @@
  */
 import { alphaChannel } from './alpha'
 import { betaChannel } from './beta'
-import type { ChannelRuntime } from '../account/channel-runtime'
+import type { ChannelRuntime } from '../account/context'
 import type { Channel, ChannelId, SendRules } from './contract'
 import { customChannel } from './custom'
 import { plannedSendRules } from './planned'

@@ -3,7 +3,7 @@
  * the reports of the relay running it, and moving the account's status with its `account.*` event in one D1 batch
  * (connected, disconnected with a reason, restricted). The warm-up ramp counts the connected days.
  */
-import type { QueuedSend, SessionState } from '../../../schema/frames'
+import type { QueuedSend, RelayChannel, SessionState } from '../../../schema/frames'
 import { getAccount, type AccountRow } from '../../db/accounts'
 import type { AccountStatus } from '../../../schema/d1'
 import { newId } from '../../lib/ids'
@@ -17,7 +17,8 @@ import { queuedSends } from './outbound'
 import type { AccountRef } from '../storage'
 
 export type ConnectInput = {
-  ref: AccountRef
+  /** A relay-run channel's account. */
+  ref: AccountRef & { channel: RelayChannel }
   phone: string
   linkMethod: 'qr' | 'pairing_code' | 'code'
   forceNew: boolean
@@ -64,12 +65,11 @@ export async function connectSession(c: AccountContext, input: ConnectInput): Pr
     contactsImported: fresh ? false : existing.contactsImported,
   }
   saveSession(c, record)
-  const channel = input.ref.channel === 'beta' ? 'beta' : 'alpha_web'
   const placed = await relayHub(c.env).openSession({
     sid: record.sid,
     tenantId: input.ref.tenantId,
     accountId: input.ref.accountId,
-    channel,
+    channel: input.ref.channel,
     phone: input.phone,
     linkMethod: input.linkMethod,
     forceNew: input.forceNew,

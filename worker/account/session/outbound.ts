@@ -8,8 +8,7 @@
 import type { OutboundMessage, QueuedSend } from '../../../schema/frames'
 import { queuedMessages, type MessageWithContact } from '../../db/messages'
 import { relayHub } from '../../lib/objects'
-import type { DeliveryResult } from '../channel-runtime'
-import type { AccountContext } from '../context'
+import type { AccountContext, DeliveryResult } from '../context'
 import type { AccountRef } from '../storage'
 import { SESSION_KEY, SessionRecord } from './state'
 

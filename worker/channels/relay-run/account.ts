@@ -15,7 +15,7 @@ import { addAccount, removeAccount } from '../lifecycle'
 /** A relay-run channel as these helpers name it: its stored id and the title its errors use. */
 export type RelayRun = { id: RelayChannel; title: string }
 
-export function relayRef(channel: RelayRun, tenantId: string, phone: string): AccountRef {
+export function relayRef(channel: RelayRun, tenantId: string, phone: string): AccountRef & { channel: RelayChannel } {
   return { tenantId, accountId: phone, channel: channel.id }
 }
 

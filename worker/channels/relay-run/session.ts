@@ -3,7 +3,6 @@
  * `connecting` first, then its AccountDO asks the relay hub to run the session and, for a pairing code or beta's
  * first login step, waits briefly for the relay's answer) and reading its record, live from the relay when asked.
  */
-import type { AccountRef } from '../../account/storage'
 import type { ConnectInput, ConnectOutcome, SessionStatus } from '../../account/session/lifecycle'
 import { pairingCodeWaitMs } from '../../config'
 import type { Db } from '../../db/client'
@@ -19,8 +18,7 @@ export type SessionStart = Pick<ConnectInput, 'linkMethod' | 'forceNew' | 'optio
 /** Lists the account as `connecting` (within the plan's cap), then starts or restarts its session. */
 export async function startSession(env: Env, db: Db, channel: RelayRun, tenant: Tenant, phone: string, start: SessionStart): Promise<ConnectOutcome> {
   await ensureConnecting(db, channel, tenant, phone)
-  const ref: AccountRef = relayRef(channel, tenant.id, phone)
-  return accountStub(env, tenant.id, phone).connectSession({ ref, phone, ...start, waitForCodeMs: pairingCodeWaitMs(env) })
+  return accountStub(env, tenant.id, phone).connectSession({ ref: relayRef(channel, tenant.id, phone), phone, ...start, waitForCodeMs: pairingCodeWaitMs(env) })
 }
 
 /** The session's record as last reported, or (`live`) asked of the relay running it, for STATUS_PROBE_TIMEOUT_MS at most. */
