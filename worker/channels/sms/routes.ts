@@ -42,6 +42,15 @@ async function pickAccount(env: Env, tenantId: string, phone: string | undefined
   return sms[0] ?? null
 }
 
+/** The SMS account a status or disconnect call means (pickAccount) with the settings stored for it. */
+async function picked(c: Context<AppEnv>, phone: string | undefined) {
+  const db = database(c.env.DB)
+  const now = Date.now()
+  const account = await pickAccount(c.env, c.get('tenant').id, phone)
+  const config = account ? await readSmsConfig(c.env, db, account.tenantId, account.id) : undefined
+  return { db, now, account, config }
+}
+
 /** Runs one transport's connect, then answers the number as connected with the settings now stored for it. */
 async function connected(c: Context<AppEnv>, connect: (ctx: ConnectCtx) => Promise<AccountRow>) {
   const db = database(c.env.DB)
@@ -143,10 +152,7 @@ smsRoutes.openapi(
   }),
   async (c) => {
     const { phone_number } = c.req.valid('query')
-    const db = database(c.env.DB)
-    const now = Date.now()
-    const account = await pickAccount(c.env, c.get('tenant').id, phone_number)
-    const config = account ? await readSmsConfig(c.env, db, account.tenantId, account.id) : undefined
+    const { db, now, account, config } = await picked(c, phone_number)
     if (!account || !config) return c.json(notConnected(phone_number ?? null), 200)
     const live = await refreshLive(c.env, db, account, config, now)
     return c.json(await smsStatus(db, account, live.config, live, now), 200)
@@ -169,10 +175,7 @@ smsRoutes.openapi(
   }),
   async (c) => {
     const { phone_number } = c.req.valid('query')
-    const db = database(c.env.DB)
-    const now = Date.now()
-    const account = await pickAccount(c.env, c.get('tenant').id, phone_number)
-    const config = account ? await readSmsConfig(c.env, db, account.tenantId, account.id) : undefined
+    const { db, now, account, config } = await picked(c, phone_number)
     if (!account || !config?.android) {
       return c.json({ success: true as const, phone_number: account?.id ?? phone_number ?? null, status: 'not_connected' as const, android_gateway: null }, 200)
     }
@@ -204,10 +207,7 @@ smsRoutes.openapi(
   }),
   async (c) => {
     const { phone_number, transport } = c.req.valid('query')
-    const db = database(c.env.DB)
-    const now = Date.now()
-    const account = await pickAccount(c.env, c.get('tenant').id, phone_number)
-    const config = account ? await readSmsConfig(c.env, db, account.tenantId, account.id) : undefined
+    const { db, now, account, config } = await picked(c, phone_number)
     const nothing = { success: true as const, phone_number: account?.id ?? phone_number ?? null, removed: [], upstream_cleared: true }
     if (!account) return c.json({ ...nothing, status: 'not_connected' as const, remaining: [] }, 200)
     const current = config ?? { twilio: null, android: null }
