@@ -4,7 +4,7 @@
  * transaction), an empty answer and the head describe the same moment, so a reader that resumes after the head
  * neither skips an event committed meanwhile nor sees one twice.
  */
-import { and, asc, eq, gt, gte, lt, sql } from 'drizzle-orm'
+import { and, asc, eq, gt, gte, inArray, isNull, lt, sql } from 'drizzle-orm'
 import { events, webhookDeliveries } from '../../schema/d1'
 import type { Db } from './client'
 import type { EventRow } from './events'
@@ -67,15 +67,19 @@ export async function headSeq(db: Db): Promise<number> {
 export async function deliveryWatermark(db: Db, tenantId: string, webhookId: string): Promise<number> {
   const d = webhookDeliveries
   const e = events
-  const row = await db
-    .select({
-      delivering: sql<number | null>`(select min(${e.seq}) from ${d} inner join ${e} on ${e.id} = ${d.eventId}
-        where ${d.tenantId} = ${tenantId} and ${d.webhookId} = ${webhookId} and ${d.status} in ('pending', 'paused'))`,
-      undispatched: sql<number | null>`(select min(${e.seq}) from ${e} where ${e.tenantId} = ${tenantId} and ${e.dispatchedAt} is null)`,
-      head: sql<number | null>`(select max(${e.seq}) from ${e})`,
-    })
-    .from(sql`(select 1)`)
-    .get()
-  const held = [row?.delivering, row?.undispatched].filter((s): s is number => typeof s === 'number')
-  return held.length > 0 ? Math.min(...held) - 1 : (row?.head ?? 0)
+  const lowest = sql<number | null>`min(${e.seq})`
+  const [[delivering], [undispatched], [head]] = await db.batch([
+    db
+      .select({ seq: lowest })
+      .from(d)
+      .innerJoin(e, eq(e.id, d.eventId))
+      .where(and(eq(d.tenantId, tenantId), eq(d.webhookId, webhookId), inArray(d.status, ['pending', 'paused']))),
+    db
+      .select({ seq: lowest })
+      .from(e)
+      .where(and(eq(e.tenantId, tenantId), isNull(e.dispatchedAt))),
+    db.select({ seq: sql<number | null>`max(${e.seq})` }).from(e),
+  ])
+  const held = [delivering?.seq, undispatched?.seq].filter((s): s is number => typeof s === 'number')
+  return held.length > 0 ? Math.min(...held) - 1 : (head?.seq ?? 0)
 }

@@ -84,8 +84,19 @@ export function sseMessages(res: Response): { next(timeoutMs?: number): Promise<
 
 /** A key of the tenant with a narrower grant (POST /v1/keys). */
 export async function mintKey(t: TestTenant, grant: Record<string, unknown>): Promise<string> {
+  return (await mintKeyWithId(t, grant)).key
+}
+
+export async function mintKeyWithId(t: TestTenant, grant: Record<string, unknown>): Promise<{ key: string; id: string }> {
   const res = await call('/v1/keys', { method: 'POST', key: t.key, json: grant })
-  const json = await body<{ key: string }>(res)
+  const json = await body<{ key: string; id: string }>(res)
   if (res.status !== 201) throw new Error(`mint failed: ${res.status} ${JSON.stringify(json)}`)
-  return json.key
+  return json
+}
+
+/** A Standard Webhooks secret as an MCP client makes one: `whsec_` + base64 of 32 random bytes. */
+export function clientSecret(): string {
+  let s = ''
+  for (const b of crypto.getRandomValues(new Uint8Array(32))) s += String.fromCharCode(b)
+  return `whsec_${btoa(s)}`
 }
