@@ -4,7 +4,7 @@
  * transaction), an empty answer and the head describe the same moment, so a reader that resumes after the head
  * neither skips an event committed meanwhile nor sees one twice.
  */
-import { and, asc, eq, gt, gte, inArray, isNull, lt, sql } from 'drizzle-orm'
+import { and, asc, eq, gt, gte, inArray, isNull, lt, ne, sql } from 'drizzle-orm'
 import { events, webhookDeliveries } from '../../schema/d1'
 import type { Db } from './client'
 import type { EventRow } from './events'
@@ -63,8 +63,10 @@ export async function headSeq(db: Db): Promise<number> {
  * The safe-to-persist position for one webhook subscription (SEP-3415 webhook `cursor`): every event at or before
  * it was delivered, abandoned or skipped for this subscription. A delivery still pending or paused holds it back,
  * and so does any event of the tenant not yet fanned out (it may become a delivery); with neither, it is the head.
+ * The event being delivered (`sending`) does not hold back its own body's cursor: the receiver sees that cursor
+ * only in the body it accepts, and a body it refuses is tried again.
  */
-export async function deliveryWatermark(db: Db, tenantId: string, webhookId: string): Promise<number> {
+export async function deliveryWatermark(db: Db, tenantId: string, webhookId: string, sending?: string): Promise<number> {
   const d = webhookDeliveries
   const e = events
   const lowest = sql<number | null>`min(${e.seq})`
@@ -73,7 +75,14 @@ export async function deliveryWatermark(db: Db, tenantId: string, webhookId: str
       .select({ seq: lowest })
       .from(d)
       .innerJoin(e, eq(e.id, d.eventId))
-      .where(and(eq(d.tenantId, tenantId), eq(d.webhookId, webhookId), inArray(d.status, ['pending', 'paused']))),
+      .where(
+        and(
+          eq(d.tenantId, tenantId),
+          eq(d.webhookId, webhookId),
+          inArray(d.status, ['pending', 'paused']),
+          sending === undefined ? undefined : ne(d.eventId, sending)
+        )
+      ),
     db
       .select({ seq: lowest })
       .from(e)

@@ -38,7 +38,7 @@ export type AttemptRecord = { statements: BatchItem<'sqlite'>[]; nextAttemptAt: 
 
 /** An MCP subscription's delivery carries its subscription id and the watermark cursor at the time of the attempt. */
 async function mcpEnvelope(db: Db, t: AttemptTarget): Promise<McpEnvelope> {
-  const watermark = await deliveryWatermark(db, t.webhook.tenantId, t.webhook.id)
+  const watermark = await deliveryWatermark(db, t.webhook.tenantId, t.webhook.id, t.eventId)
   return { subscriptionId: mcpSubscriptionId(t.webhook.id), occurredAt: t.eventAt, cursor: encodeCursor('event', watermark) }
 }
 

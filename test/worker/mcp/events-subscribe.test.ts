@@ -130,6 +130,24 @@ describe('events/subscribe', () => {
     expect((caughtUp!.json as { data: { message: { text: string } } }).data.message.text).toBe('while nobody listened')
   })
 
+  it('resumes after an unsubscribe from the cursor of the last delivery without repeating it', async () => {
+    const t = await newTenant()
+    await connectCustom(t)
+    const { ch, secret } = await callback()
+    const params = { name: 'message.received', delivery: webhook(ch.url, secret) }
+    await subscribe(t.key, params)
+    await pushInbound(t, { body: 'first', fromId: 'p-4' })
+    const [, first] = await ch.waitFor(2)
+    const { cursor } = first!.json as { cursor: string }
+    expect((await events('modern', t.key, 'events/unsubscribe', { name: 'message.received', delivery: { url: ch.url } })).error).toBeUndefined()
+    await pushInbound(t, { body: 'while unsubscribed', fromId: 'p-4' })
+    await subscribe(t.key, { ...params, cursor })
+    await ch.waitFor(3)
+    await new Promise((r) => setTimeout(r, 300))
+    const texts = nonVerification(await ch.log()).map((r) => (r.json as { data: { message: { text: string } } }).data.message.text)
+    expect(texts).toEqual(['first', 'while unsubscribed'])
+  })
+
   it('takes the short form of issue 24 (callback_url, ttl in seconds) and mints the secret when none is sent', async () => {
     const t = await newTenant()
     const ch = receiverChannel('short')
