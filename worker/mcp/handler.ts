@@ -66,12 +66,18 @@ async function readMessage(c: Context<AppEnv>): Promise<unknown> {
   return message
 }
 
-/** The requests whose params the SDK would only check inside the handler, by method, with the SDK's own schemas. */
+/**
+ * The requests whose params the SDK would only check inside the handler, by method, with the SDK's own schemas.
+ * `initialize` and `ping` exist in the 2025 era only: a 2026-07-28 request for them is the SDK's 404 -32601.
+ */
 const REQUEST_SHAPES = new Map<string, StandardSchemaV1>([
-  ['initialize', specTypeSchemas.InitializeRequest],
-  ['ping', specTypeSchemas.PingRequest],
   ['tools/list', specTypeSchemas.ListToolsRequest],
   ['tools/call', specTypeSchemas.CallToolRequest],
+])
+const LEGACY_REQUEST_SHAPES = new Map<string, StandardSchemaV1>([
+  ...REQUEST_SHAPES,
+  ['initialize', specTypeSchemas.InitializeRequest],
+  ['ping', specTypeSchemas.PingRequest],
 ])
 
 const keyOf = (segment: PropertyKey | { key: PropertyKey }) => String(typeof segment === 'object' ? segment.key : segment)
@@ -81,10 +87,13 @@ const keyOf = (segment: PropertyKey | { key: PropertyKey }) => String(typeof seg
  * naming the field. Left to the SDK, its schema check throws inside the handler and becomes -32603 Internal error
  * carrying the raw schema issues.
  */
-async function invalidParams(message: unknown): Promise<{ id: string | number; error: { code: number; message: string } } | null> {
+async function invalidParams(
+  message: unknown,
+  shapes: Map<string, StandardSchemaV1>
+): Promise<{ id: string | number; error: { code: number; message: string } } | null> {
   if (typeof message !== 'object' || message === null || !('method' in message) || !('id' in message)) return null
   const { id, method } = message
-  const shape = typeof method === 'string' ? REQUEST_SHAPES.get(method) : undefined
+  const shape = typeof method === 'string' ? shapes.get(method) : undefined
   if ((typeof id !== 'string' && typeof id !== 'number') || !shape) return null
   const check = await shape['~standard'].validate(message)
   if (!check.issues) return null
@@ -141,7 +150,17 @@ export function mcpRoutes(workerFetch: WorkerFetch): Hono<AppEnv> {
 
   mcp.post('/', refuseKeyInUrl, mcpAuth, requestLimits, async (c) => {
     const parsedBody = await readMessage(c)
-    const invalid = await invalidParams(parsedBody)
+    const route =
+      parsedBody === undefined
+        ? 'legacy'
+        : classifyInboundRequest({
+            httpMethod: 'POST',
+            protocolVersionHeader: c.req.header('mcp-protocol-version'),
+            mcpMethodHeader: c.req.header('mcp-method'),
+            mcpNameHeader: c.req.header('mcp-name'),
+            body: parsedBody,
+          }).kind
+    const invalid = await invalidParams(parsedBody, route === 'legacy' ? LEGACY_REQUEST_SHAPES : REQUEST_SHAPES)
     if (invalid) return c.json({ jsonrpc: '2.0', ...invalid })
     // Guaranteed by mcpAuth. Tool calls carry the same key and the tenant it resolved to (see vouchFor).
     const apiKey = keyFromHeaders(c.req.raw.headers) ?? ''
@@ -167,16 +186,6 @@ export function mcpRoutes(workerFetch: WorkerFetch): Hono<AppEnv> {
           }),
         { env, db: database(env.DB), tenant, grant, requestUrl, clientGone, now: Date.now }
       )
-    const route =
-      parsedBody === undefined
-        ? 'legacy'
-        : classifyInboundRequest({
-            httpMethod: 'POST',
-            protocolVersionHeader: c.req.header('mcp-protocol-version'),
-            mcpMethodHeader: c.req.header('mcp-method'),
-            mcpNameHeader: c.req.header('mcp-name'),
-            body: parsedBody,
-          }).kind
     if (route === 'legacy') return serveLegacy(make(), c.req.raw, parsedBody)
     serverFor.set(c.req.raw, make)
     return modernHandler.fetch(c.req.raw, { parsedBody })

@@ -25,7 +25,14 @@ export function modernPost(
   return call('/mcp', {
     method: 'POST',
     key,
-    headers: { Accept: MCP_ACCEPT, 'MCP-Protocol-Version': MODERN, 'Mcp-Method': method, ...init.headers },
+    headers: {
+      Accept: MCP_ACCEPT,
+      'MCP-Protocol-Version': MODERN,
+      'Mcp-Method': method,
+      // SEP-2243: a tools/call names its tool in a header too.
+      ...(method === 'tools/call' && typeof params.name === 'string' ? { 'Mcp-Name': params.name } : {}),
+      ...init.headers,
+    },
     json: { jsonrpc: '2.0', id: nextId++, method, params: { ...params, _meta: ENVELOPE } },
     signal: init.signal,
   })

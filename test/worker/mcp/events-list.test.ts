@@ -1,5 +1,5 @@
-// MCP Events (SEP-3415) discovery: the extension in server/discover and initialize, and events/list with the
-// argument and payload schemas, in both protocol eras, narrowed to what the key may follow.
+// The 2026-07-28 revision (server/discover, removed methods, tools with the envelope) and MCP Events (SEP-3415)
+// discovery: events/list with the argument and payload schemas, in both protocol eras, narrowed to what the key may follow.
 import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
 import { AccountEventPayload, EventFilter, MessageEventPayload, SUBSCRIBABLE_EVENTS } from '../../../schema/events'
@@ -29,6 +29,25 @@ describe('server/discover (2026-07-28)', () => {
       capabilities: { tools: {}, extensions: { 'io.modelcontextprotocol/events': {} } },
       _meta: { 'io.modelcontextprotocol/serverInfo': { name: 'messaging-gateway', version: '1.0.0' } },
     })
+  })
+})
+
+describe('2026-07-28 requests', () => {
+  it('answer initialize and ping, which that revision removed, with 404 -32601', async () => {
+    const t = await newTenant()
+    for (const method of ['initialize', 'ping']) {
+      const answer = await modernRpc(t.key, method)
+      expect(answer.status, method).toBe(404)
+      expect(answer.error?.code, method).toBe(-32601)
+    }
+  })
+
+  it('serve tools with the revision envelope, results marked complete', async () => {
+    const t = await newTenant()
+    const answer = await modernRpc(t.key, 'tools/call', { name: 'list_accounts', arguments: {} })
+    expect(answer.result).toMatchObject({ resultType: 'complete', isError: false, content: [{ type: 'text', text: expect.stringMatching(/^HTTP 200\n/) }] })
+    const bad = await modernRpc(t.key, 'tools/call', { name: 'list_accounts', arguments: 'nope' })
+    expect(bad.error).toMatchObject({ code: -32602, message: expect.stringContaining('arguments') })
   })
 })
 
