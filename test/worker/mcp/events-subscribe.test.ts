@@ -2,7 +2,10 @@
 // first, deliveries go through the durable outbox with the SEP body and Standard Webhooks signatures the
 // `standardwebhooks` package verifies, the id is derived from the subscription key, the TTL ends deliveries unless
 // refreshed, the subscription shows in GET /v1/webhooks, and private URLs, bad secrets and foreign keys are refused.
+import { env } from 'cloudflare:workers'
 import { describe, expect, it } from 'vitest'
+import { database } from '../../../worker/db/client'
+import { LAPSED_KEEP_MS, sweepWebhooks } from '../../../worker/webhooks/sweeper'
 import type { Received } from '../../fixtures/receiver-types'
 import { admin, call, connectCustom, newTenant, pushInbound, receiverChannel, type TestTenant } from '../helpers'
 import { createWebhook, until } from '../webhook-helpers'
@@ -243,6 +246,17 @@ describe('events/subscribe refusals', () => {
       delivery: webhook(ch.url, secret),
     })
     expect(outside.error).toMatchObject({ code: -32024 })
+  })
+
+  it('is removed by the sweeper a day after it lapsed, with its delivery log', async () => {
+    const t = await newTenant()
+    const { ch, secret } = await callback()
+    const sub = await subscribe(t.key, { name: 'message.sent', delivery: webhook(ch.url, secret), ttlMs: 1000 })
+    const lapsed = Date.parse(sub.refreshBefore)
+    await sweepWebhooks(env, database(env.DB), lapsed + LAPSED_KEEP_MS - 1000)
+    expect(await listed(t)).toHaveLength(1)
+    expect((await sweepWebhooks(env, database(env.DB), lapsed + LAPSED_KEEP_MS + 1000)).prunedSubscriptions).toBeGreaterThanOrEqual(1)
+    expect(await listed(t)).toEqual([])
   })
 
   it('answers the registered subscriptions again after they lapse and the sweeper would keep them listed', async () => {
