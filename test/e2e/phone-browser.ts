@@ -22,7 +22,10 @@ const FLAGS = [
 
 export type PhoneBrowser = { context: BrowserContext; shotsDir: string; close(): Promise<void> }
 
-export async function openPhoneBrowser(label: string): Promise<PhoneBrowser> {
+/** A desktop-sized window instead of a phone's (the API reference page). */
+export type BrowserShape = { desktop?: boolean }
+
+export async function openPhoneBrowser(label: string, shape: BrowserShape = {}): Promise<PhoneBrowser> {
   const shotsDir = process.env.UPDATE_SCREENSHOTS === '1' ? join(repoRoot, 'docs/screenshots') : mkdtempSync(join(tmpdir(), `${label}-shots-`))
   const profile = mkdtempSync(join(tmpdir(), 'chromium-profile-'))
   const executablePath = execFileSync(process.execPath, [join(repoRoot, 'scripts/chromium.mjs')], { encoding: 'utf8' }).trim()
@@ -31,10 +34,9 @@ export async function openPhoneBrowser(label: string): Promise<PhoneBrowser> {
     executablePath,
     headless: true,
     args: FLAGS,
-    viewport: { width: 390, height: 844 },
-    deviceScaleFactor: 2,
-    isMobile: true,
-    hasTouch: true,
+    ...(shape.desktop
+      ? { viewport: { width: 1280, height: 900 } }
+      : { viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true }),
   })
   return {
     context,
