@@ -19,6 +19,7 @@ import { auditTrail } from './middleware/audit'
 import { keyScope } from './middleware/key-scope'
 import { accountsRoutes } from './routes/accounts'
 import { adminRoutes } from './routes/admin'
+import { adminMetricsRoutes } from './routes/admin-metrics'
 import { adminRelayRoutes } from './routes/admin-relays'
 import { adminSecretRoutes } from './routes/admin-secrets'
 import { approvalPageRoutes } from './routes/approval-page'
@@ -99,6 +100,7 @@ app.use('/admin/*', async (c, next) => {
   if (c.req.method !== 'GET') clearAuthCache()
 })
 app.route('/admin', adminRoutes)
+app.route('/admin/metrics', adminMetricsRoutes)
 app.route('/admin/relays', adminRelayRoutes)
 app.route('/admin/secrets', adminSecretRoutes)
 app.route('/relay', relayRoutes)
