@@ -1,6 +1,7 @@
 // Copies Scalar's standalone API-reference bundle (@scalar/api-reference, a pinned devDependency) into the Worker's
 // static assets (worker/assets/docs/scalar.js, not in git), where GET /docs loads it from this origin: no CDN at run
-// time. npm runs it after every install (prepare) and before start, test and deploy; it copies only when the bundle
+// time. npm runs it after every install (prepare, with --optional: an install without devDependencies, such as the
+// relay's container, has no bundle and needs none) and before start, test and deploy; it copies only when the bundle
 // changed.
 import { copyFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
@@ -15,7 +16,7 @@ const same = (a, b) => existsSync(a) && existsSync(b) && readFileSync(a).equals(
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   if (!existsSync(SCALAR_SOURCE)) {
     console.error('[docs-assets] @scalar/api-reference is not installed: run npm install (its devDependencies included)')
-    process.exit(1)
+    process.exit(process.argv.includes('--optional') ? 0 : 1)
   }
   if (!same(SCALAR_SOURCE, SCALAR_TARGET)) {
     mkdirSync(dirname(SCALAR_TARGET), { recursive: true })
