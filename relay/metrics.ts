@@ -27,7 +27,7 @@ export type RelayMeter = {
 }
 
 /** One running session as the scrape sees it. */
-export type SessionSample = { channel: RelayChannel; state: string; heldSends: number }
+export type SessionSample = { channel: RelayChannel; state: string; problem: string | null; heldSends: number }
 
 export type MetricSources = {
   sessions(): SessionSample[]
@@ -73,6 +73,16 @@ export class RelayMetrics implements RelayMeter {
       collect() {
         this.reset()
         for (const s of sources()?.sessions() ?? []) this.inc({ channel: s.channel, state: s.state })
+      },
+    })
+    new Gauge({
+      name: 'relay_session_problems',
+      help: 'Sessions reporting a problem (unresponsive, logged_out, blocked_by_alpha, flood_wait, …), by channel and problem.',
+      labelNames: ['channel', 'problem'],
+      registers,
+      collect() {
+        this.reset()
+        for (const s of sources()?.sessions() ?? []) if (s.problem) this.inc({ channel: s.channel, problem: s.problem })
       },
     })
     new Gauge({

@@ -61,7 +61,12 @@ export class SessionManager {
 
   /** Each session's channel, state and held sends, for GET /metrics. */
   samples(): SessionSample[] {
-    return [...this.sessions.values()].map((s) => ({ channel: s.channel, state: s.state?.state ?? 'starting', heldSends: s.heldSends }))
+    return [...this.sessions.values()].map((s) => ({
+      channel: s.channel,
+      state: s.state?.state ?? 'starting',
+      problem: s.state && 'problem' in s.state ? s.state.problem : null,
+      heldSends: s.heldSends,
+    }))
   }
 
   /** Sessions by the problem they report (disconnected or restricted ones), for /healthz. */

@@ -105,6 +105,7 @@ describe('GET /metrics on the relay', () => {
     expect(m.value('relay_info', { driver: 'sim' })).toBe(1)
     expect(m.value('relay_sessions', { channel: 'alpha_web', state: 'connected' })).toBe(1)
     expect(m.value('relay_queued_sends')).toBe(0)
+    expect(m.value('relay_session_problems')).toBe(0)
     expect(m.value('relay_frames_total', { direction: 'out', type: 'inbound' })).toBe(1)
     expect(m.value('relay_frames_total', { direction: 'out', type: 'sent' })).toBe(1)
     expect(m.value('relay_frames_total', { direction: 'out', type: 'hello' })).toBe(2)
@@ -129,6 +130,11 @@ describe('GET /metrics on the relay', () => {
     // Nothing names an account or a contact.
     expect(m.text).not.toContain(PHONE)
     expect(m.text).not.toContain('447700900111')
+
+    // A banned number: the session reports its problem, counted by problem.
+    await sim(`/alpha/${encodeURIComponent(PHONE)}/ban`)
+    await edge.waitFor((f) => f.type === 'state' && f.sid === SID && 'problem' in f.state)
+    await expect.poll(async () => (await scrape()).value('relay_session_problems', { channel: 'alpha_web' })).toBe(1)
   })
 
   it('keeps two relays in one process apart (each has its own registry)', async () => {
