@@ -20,6 +20,12 @@ const FLAGS = [
   '--disable-sync',
 ]
 
+/**
+ * The launch's own time limit (Playwright's default is 180 s, longer than the set-up hooks that call this): npm test's
+ * pretest has already started the browser once (scripts/chromium.mjs --warm), so a launch here takes seconds.
+ */
+export const LAUNCH_TIMEOUT_MS = 60_000
+
 export type PhoneBrowser = { context: BrowserContext; shotsDir: string; close(): Promise<void> }
 
 /** A desktop-sized window instead of a phone's (the API reference page). */
@@ -33,6 +39,7 @@ export async function openPhoneBrowser(label: string, shape: BrowserShape = {}):
   const context = await chromium.launchPersistentContext(profile, {
     executablePath,
     headless: true,
+    timeout: LAUNCH_TIMEOUT_MS,
     args: FLAGS,
     ...(shape.desktop
       ? { viewport: { width: 1280, height: 900 } }
