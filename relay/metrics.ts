@@ -121,57 +121,36 @@ export class RelayMetrics implements RelayMeter {
         this.set(sources()?.draining() ? 1 : 0)
       },
     })
-    this.frames = new Counter({
-      name: 'relay_frames_total',
-      help: 'Frames over the link, by direction (in, out) and type.',
-      labelNames: ['direction', 'type'],
-      registers,
-    })
-    this.acks = new Counter({
-      name: 'relay_acks_total',
-      help: 'Acknowledgements: in, reliable frames the edge acked; out, messages and receipts the relay acknowledged upstream once the edge stored them.',
-      labelNames: ['direction'],
-      registers,
-    })
-    this.rejects = new Counter({ name: 'relay_rejected_frames_total', help: 'Frames the edge refused, by reason.', labelNames: ['reason'], registers })
-    this.reconnects = new Counter({
-      name: 'relay_link_reconnects_total',
-      help: 'Times the link to the gateway went down and is being re-established, by reason.',
-      labelNames: ['reason'],
-      registers,
-    })
-    this.stateChanges = new Counter({
-      name: 'relay_session_state_changes_total',
-      help: 'Session state changes reported by the drivers (reconnects show as connecting, failures with their problem).',
-      labelNames: ['channel', 'state', 'problem'],
-      registers,
-    })
-    this.sendSeconds = new Histogram({
-      name: 'relay_send_seconds',
-      help: 'How long the upstream took to take a message, by channel and outcome.',
-      labelNames: ['channel', 'outcome'],
-      buckets: SEND_BUCKETS_S,
-      registers,
-    })
-    this.inboundSeconds = new Histogram({
-      name: 'relay_inbound_seconds',
-      help: 'From an upstream message to the edge storing it (media upload included), by channel.',
-      labelNames: ['channel'],
-      buckets: INBOUND_BUCKETS_S,
-      registers,
-    })
-    this.uploadBytes = new Counter({
-      name: 'relay_media_upload_bytes_total',
-      help: 'Bytes of inbound media stored in the gateway, by channel and kind.',
-      labelNames: ['channel', 'kind'],
-      registers,
-    })
-    this.uploads = new Counter({
-      name: 'relay_media_uploads_total',
-      help: 'Inbound media items stored, by channel and kind.',
-      labelNames: ['channel', 'kind'],
-      registers,
-    })
+    const counter = <L extends string>(name: string, help: string, labelNames: L[]) => new Counter<L>({ name, help, labelNames, registers })
+    const histogram = <L extends string>(name: string, help: string, labelNames: L[], buckets: number[]) =>
+      new Histogram<L>({ name, help, labelNames, buckets, registers })
+    this.frames = counter('relay_frames_total', 'Frames over the link, by direction (in, out) and type.', ['direction', 'type'])
+    this.acks = counter(
+      'relay_acks_total',
+      'Acknowledgements: in, reliable frames the edge acked; out, messages and receipts the relay acknowledged upstream once the edge stored them.',
+      ['direction']
+    )
+    this.rejects = counter('relay_rejected_frames_total', 'Frames the edge refused, by reason.', ['reason'])
+    this.reconnects = counter('relay_link_reconnects_total', 'Times the link to the gateway went down and is being re-established, by reason.', ['reason'])
+    this.stateChanges = counter(
+      'relay_session_state_changes_total',
+      'Session state changes reported by the drivers (reconnects show as connecting, failures with their problem).',
+      ['channel', 'state', 'problem']
+    )
+    this.sendSeconds = histogram(
+      'relay_send_seconds',
+      'How long the upstream took to take a message, by channel and outcome.',
+      ['channel', 'outcome'],
+      SEND_BUCKETS_S
+    )
+    this.inboundSeconds = histogram(
+      'relay_inbound_seconds',
+      'From an upstream message to the edge storing it (media upload included), by channel.',
+      ['channel'],
+      INBOUND_BUCKETS_S
+    )
+    this.uploadBytes = counter('relay_media_upload_bytes_total', 'Bytes of inbound media stored in the gateway, by channel and kind.', ['channel', 'kind'])
+    this.uploads = counter('relay_media_uploads_total', 'Inbound media items stored, by channel and kind.', ['channel', 'kind'])
     for (const direction of ['in', 'out']) this.acks.inc({ direction }, 0)
   }
 

@@ -20,32 +20,27 @@ export class GatewayError extends Error {
   }
 }
 
-/** A messaging or usage refusal: `code` is the spec's stable code (`daily_send_cap`, `loop_guard`, `invalid_cursor`, …). */
-export class MessagingError extends GatewayError {
+/** A GatewayError whose body named a code: a string for the messaging family, the HTTP status for the other. */
+abstract class CodedError<C extends string | number> extends GatewayError {
   constructor(
-    readonly code: string,
+    readonly code: C,
     message: string,
     status: number,
     retryAfterS: number | null,
     body: unknown
   ) {
     super(message, status, retryAfterS, body)
-    this.name = 'MessagingError'
   }
 }
 
+/** A messaging or usage refusal: `code` is the spec's stable code (`daily_send_cap`, `loop_guard`, `invalid_cursor`, …). */
+export class MessagingError extends CodedError<string> {
+  override readonly name = 'MessagingError'
+}
+
 /** An auth, key, webhook or channel error: `code` is the HTTP status, as the body's `error_code` says. */
-export class StatusError extends GatewayError {
-  constructor(
-    readonly code: number,
-    message: string,
-    status: number,
-    retryAfterS: number | null,
-    body: unknown
-  ) {
-    super(message, status, retryAfterS, body)
-    this.name = 'StatusError'
-  }
+export class StatusError extends CodedError<number> {
+  override readonly name = 'StatusError'
 }
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
