@@ -249,8 +249,11 @@ export class RunningSession {
     const stored = attachment ? this.storeAttachment(message.upstreamId, attachment) : null
     this.inboundTail = this.inboundTail.then(async () => {
       const media = stored ? await stored : undefined
-      // Lease lost or stopped mid-upload: not reported and not acknowledged upstream, so it comes again elsewhere.
-      if (media === 'stop' || this.stopped) return
+      // The edge refused the upload (another relay holds the session): not reported, so not acknowledged upstream by a
+      // driver that waits for that. A message that comes while the session stops is still reported: a driver may have
+      // acknowledged it upstream already (alpha: Baileys' receipt goes before the message), and the edge takes data
+      // from an earlier holder.
+      if (media === 'stop') return
       const withMedia = media === undefined ? message : { ...message, media }
       void this.report({ type: 'inbound', id: this.deps.nextId(), sid: this.sid, fence: this.fence, message: withMedia }).then((ok) => {
         if (!ok) return
