@@ -99,6 +99,8 @@ describe('GET /metrics on the relay', () => {
     // A cut link comes back by itself; the reconnect is counted with its reason.
     edge.cut()
     await edge.waitFor((f) => f.type === 'hello' && f.sessions.length === 1, 10_000)
+    // Frames the cut left unanswered go again after the new hello; the outbox empties once the edge acks them.
+    await expect.poll(async () => (await scrape()).value('relay_unanswered_frames')).toBe(0)
 
     const m = await scrape()
     expect(m.contentType).toMatch(/^text\/plain; version=0\.0\.4/)
