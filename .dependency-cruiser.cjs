@@ -31,9 +31,9 @@ const LAYERS = {
     ['sim', 'alpha', 'beta'],
     ['sessions', 'handoff'],
     ['link'],
-    ['media-kind', 'connector', 'config', 'crypto', 'log'],
+    ['media-kind', 'metrics', 'connector', 'config', 'crypto', 'log'],
   ],
-  schema: [['api'], ['events', 'frames', 'd1', 'media']],
+  schema: [['api'], ['events', 'frames', 'd1', 'media', 'phone']],
   common: [['public-url', 'address-ranges', 'media']],
 }
 
@@ -120,7 +120,7 @@ module.exports = {
   ],
   options: {
     doNotFollow: { path: 'node_modules' },
-    exclude: { path: ['worker/worker-configuration\\.d\\.ts$', 'schema/drizzle\\.config\\.ts$', 'schema/migrations/'] },
+    exclude: { path: ['worker/worker-configuration\\.d\\.ts$', 'schema/drizzle\\.config\\.ts$', 'schema/migrations/', '^worker/assets/'] },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: 'tsconfig.depcruise.json' },
     enhancedResolveOptions: { extensions: ['.ts', '.js'] },

@@ -8,7 +8,7 @@
  * route's own request schemas. Only what MCP needs beyond REST is written beside it (`ToolRow`: hints, a renderer).
  */
 import type { OpenAPIHono, RouteConfig } from '@hono/zod-openapi'
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
+import type { CallToolResult } from '@modelcontextprotocol/server'
 import { z } from 'zod'
 import type { AppEnv } from '../env'
 

@@ -4,7 +4,7 @@
  * tools live beside their resource (tools/ here, each channel's tools.ts, planned.ts for channels not built yet);
  * this module joins them and renders tools/list.
  */
-import type { Tool } from '@modelcontextprotocol/sdk/types.js'
+import type { Tool } from '@modelcontextprotocol/server'
 import { inputJsonSchema } from './json-schema'
 import { routeTools, type ToolSpec } from '../lib/tool-spec'
 import { PLANNED_TOOLS } from '../channels/planned'
