@@ -62,3 +62,71 @@ export function scopeRuleFor(method: string, template: string): ScopeRule | unde
 export function scopesAllowing(needs: KeyScope): string {
   return needs === 'read' ? 'any key' : needs === 'reply' ? 'a reply or full key' : 'a full key'
 }
+
+// ── The key decision table (issue 30), enforced by worker/middleware/key-scope.ts ─────────────────────────────────
+
+/** `owner`: a full key with no account list, no approval and no expiry (docs/agent-safety.md); above `full`. */
+export type Needs = KeyScope | 'owner'
+
+/**
+ * Where the account a call touches comes from, for a key limited to some accounts:
+ * - `listed`: the answer covers only the key's accounts (lists, waits, usage, the audit log).
+ * - `named`: the request names it (path `{phoneNumber}`, the custom channel's path), or the route resolves the only
+ *   one (a send without `account_id`, SMS without `phone_number`) and checks it.
+ * - Wherever the rule, an account the request names in its query (`account_id`, `phone_number`) or JSON body
+ *   (`account_id`, `phone_number`) must be one the key lists.
+ * - `resource`: the path names a stored item (a message, a media item, the connected page) and the route checks
+ *   that item's own account.
+ * - `tenant`: the call concerns every account of the tenant, so a key with an account list is refused.
+ * - `none`: the call touches no account's data (the event catalog).
+ */
+export type AccountSource = 'listed' | 'named' | 'resource' | 'tenant' | 'none'
+
+export type KeyRule = {
+  /** An HTTP method, or `*` for any. HEAD is decided as GET. */
+  method: string
+  /** A template (`/messages/{id}`) or a family (`/channels/**`: the path and everything under it). */
+  path: string
+  needs: Needs
+  accounts: AccountSource
+  /** Why, for the refusal message and the docs. */
+  what: string
+}
+
+export const KEY_RULES: readonly KeyRule[] = [
+  { method: 'GET', path: '/accounts', needs: 'read', accounts: 'listed', what: 'listing accounts' },
+  { method: 'GET', path: '/usage', needs: 'read', accounts: 'listed', what: 'reading usage' },
+  { method: 'GET', path: '/messages', needs: 'read', accounts: 'listed', what: 'listing messages' },
+  { method: 'GET', path: '/messages/wait', needs: 'read', accounts: 'listed', what: 'waiting for messages' },
+  { method: 'GET', path: '/messages/{id}', needs: 'read', accounts: 'resource', what: 'reading a message' },
+  // A reply key may send, but only to people who wrote within its window (checked in routes/messages.ts).
+  { method: 'POST', path: '/messages', needs: 'reply', accounts: 'named', what: 'sending a message' },
+  // Approval means the owner: no agent key decides a held message, whatever it may otherwise do.
+  { method: 'POST', path: '/messages/{id}/approve', needs: 'owner', accounts: 'resource', what: 'approving a held message' },
+  { method: 'POST', path: '/messages/{id}/reject', needs: 'owner', accounts: 'resource', what: 'rejecting a held message' },
+  { method: 'GET', path: '/audit', needs: 'read', accounts: 'listed', what: 'reading the audit log' },
+  { method: '*', path: '/keys/**', needs: 'owner', accounts: 'tenant', what: 'managing API keys' },
+  { method: 'GET', path: '/media/**', needs: 'read', accounts: 'resource', what: 'reading media' },
+  { method: 'GET', path: '/webhooks/events', needs: 'read', accounts: 'none', what: 'listing webhook events' },
+  // A signing secret is a credential, and subscriptions receive every account's events (approval links among them).
+  { method: 'GET', path: '/webhooks/{webhookId}/signing-secret', needs: 'owner', accounts: 'tenant', what: 'reading a webhook signing secret' },
+  { method: 'GET', path: '/webhooks/**', needs: 'read', accounts: 'tenant', what: 'reading webhooks' },
+  { method: '*', path: '/webhooks/**', needs: 'owner', accounts: 'tenant', what: 'changing webhooks' },
+  { method: 'GET', path: '/channels/meta/status', needs: 'read', accounts: 'resource', what: 'reading the page inbox' },
+  { method: 'GET', path: '/channels/meta/**', needs: 'read', accounts: 'tenant', what: 'listing the pages to pick from' },
+  { method: 'GET', path: '/channels/**', needs: 'read', accounts: 'named', what: 'reading a channel connection' },
+  // Connecting or changing a channel decides where messages come from and go to (and a push is an inbound message).
+  {
+    method: '*',
+    path: '/channels/**',
+    needs: 'owner',
+    accounts: 'named',
+    what: 'connecting, changing or disconnecting a channel, or pushing its inbound messages',
+  },
+]
+
+/** The rule deciding `method template` (HEAD as GET), or undefined when the table has none. */
+export function keyRuleFor(method: string, template: string): KeyRule | undefined {
+  const m = method.toUpperCase() === 'HEAD' ? 'GET' : method.toUpperCase()
+  return KEY_RULES.find((r) => (r.method === '*' || r.method === m) && templateMatches(r.path, template))
+}
