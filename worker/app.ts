@@ -64,10 +64,7 @@ v1.get('/openapi.json', (c) => c.json(apiDocument(v1, openApiConfig(c.env, c.req
 v1.use('*', apiKeyAuth({ allowQuery: true }), requestLimits)
 // The audit trail wraps the scope check so refusals for the key are logged too (docs/agent-safety.md).
 v1.use('*', auditTrail)
-v1.use(
-  '*',
-  keyScope('/v1', () => v1.routes)
-)
+v1.use('*', keyScope('/v1'))
 v1.route('/accounts', accountsRoutes)
 v1.route('/usage', usageRoutes)
 v1.route('/messages', messagesRoutes)

@@ -29,6 +29,7 @@ export async function insertWebhookWithinCap(db: Db, row: NewWebhook & { created
           retriesEnabled: sql`${row.retriesEnabled ? 1 : 0}`.as('retries_enabled'),
           signingSecret: sql`${row.signingSecret ?? null}`.as('signing_secret'),
           signingSecretCreatedAt: sql`${row.signingSecretCreatedAt ?? null}`.as('signing_secret_created_at'),
+          ownerConfigured: sql`${row.ownerConfigured ? 1 : 0}`.as('owner_configured'),
           createdAt: sql`${row.createdAt}`.as('created_at'),
           updatedAt: sql`${row.updatedAt}`.as('updated_at'),
         })
@@ -40,7 +41,7 @@ export async function insertWebhookWithinCap(db: Db, row: NewWebhook & { created
 }
 
 export type WebhookPatch = Partial<
-  Pick<WebhookRow, 'name' | 'url' | 'subscribedTo' | 'enabled' | 'retriesEnabled' | 'signingSecret' | 'signingSecretCreatedAt'>
+  Pick<WebhookRow, 'name' | 'url' | 'subscribedTo' | 'enabled' | 'retriesEnabled' | 'signingSecret' | 'signingSecretCreatedAt' | 'ownerConfigured'>
 >
 
 /** A statement (for a D1 batch) changing one subscription. */

@@ -25,6 +25,7 @@ import type { AppEnv } from '../env'
 import { ApiError } from '../errors'
 import { newId } from '../lib/ids'
 import { checkPublicUrl } from '../../common/public-url'
+import { isOwnerGrant } from '../safety/grant'
 import { resourceApp } from '../validate'
 import { sealSigningSecret } from '../webhooks/secret'
 import { newSigningSecret } from '../webhooks/signing'
@@ -119,6 +120,8 @@ webhooksRoutes.openapi(
             retriesEnabled: body.retries_enabled,
             signingSecret: sealed,
             signingSecretCreatedAt: secret ? now : null,
+            // Only the owner's key reaches this route (worker/safety/scopes.ts); said here, not assumed, for the row.
+            ownerConfigured: isOwnerGrant(c.get('key')),
             createdAt: now,
             updatedAt: now,
           },
@@ -174,7 +177,8 @@ webhooksRoutes.openapi(
     const db = database(c.env.DB)
     const { row, all } = await resolveWebhook(db, tenant.id, c.req.valid('param').webhookId)
     const now = Date.now()
-    const patch: WebhookPatch = {}
+    // Saving a subscription with the owner's key confirms its destination for approval links (docs/agent-safety.md).
+    const patch: WebhookPatch = { ownerConfigured: isOwnerGrant(c.get('key')) }
     if (body.url !== undefined) patch.url = checkUrl(body.url, c.env, c.req.url)
     if (body.subscribed_to !== undefined) patch.subscribedTo = JSON.stringify(body.subscribed_to)
     if (body.retries_enabled !== undefined) patch.retriesEnabled = body.retries_enabled

@@ -7,7 +7,7 @@ import { KEY_SCOPES } from '../../../schema/d1'
 import { errorFamilyFor, v1 } from '../../../worker/app'
 import { TOOLS } from '../../../worker/mcp/tools'
 import { scopeCovers, fullGrant } from '../../../worker/safety/grant'
-import { scopeRuleFor, templateOf } from '../../../worker/safety/scopes'
+import { scopeRuleFor, scopesAllowing, templateOf } from '../../../worker/safety/scopes'
 import { toolAllowed } from '../../../worker/safety/tool-scope'
 import { body, call, newTenant } from '../helpers'
 import { callTool, rpc } from '../mcp/rpc'
@@ -54,10 +54,11 @@ describe('the scope table', () => {
     expect(toolAllowed({ method: 'POST', path: '/contacts' }, fullGrant('k'))).toBe(true)
   })
 
-  it('decides a new channel route by its family rule: GET reads, anything else needs full', () => {
+  it('decides a new channel route by its family rule: GET reads, anything else needs the owner', () => {
     expect(scopeRuleFor('GET', '/channels/pigeon/status')?.needs).toBe('read')
-    expect(scopeRuleFor('POST', '/channels/pigeon/connect')?.needs).toBe('full')
-    expect(scopeRuleFor('DELETE', '/channels/pigeon')?.needs).toBe('full')
+    expect(scopeRuleFor('HEAD', '/channels/pigeon/status')?.needs).toBe('read')
+    expect(scopeRuleFor('POST', '/channels/pigeon/connect')?.needs).toBe('owner')
+    expect(scopeRuleFor('DELETE', '/channels/pigeon')?.needs).toBe('owner')
   })
 })
 
@@ -75,13 +76,14 @@ describe('every REST operation with a key of each scope', () => {
         const res = await call(path, { method: route.method, key: keys[scope], json: route.method === 'GET' ? undefined : {} })
         const text = await res.text()
         const refused = res.status === 403 && /key_scope|may not do this/.test(text)
-        const expected = !scopeCovers(scope, rule.needs)
+        // The full key here is the owner's (the tenant's default key): it passes everything.
+        const expected = scope !== 'full' && (rule.needs === 'owner' || !scopeCovers(scope, rule.needs))
         if (refused !== expected) wrong.push(`${scope} ${route.method} ${route.template}: ${res.status} ${text.slice(0, 120)}`)
         if (refused) {
           const json = JSON.parse(text) as Record<string, unknown>
           const shape =
             errorFamilyFor(path.split('?')[0]!) === 'messaging'
-              ? { error_code: 'key_scope', error: expect.stringContaining(rule.needs === 'full' ? 'a full key may' : 'a reply or full key may') }
+              ? { error_code: 'key_scope', error: expect.stringContaining(`${scopesAllowing(rule.needs)} may`) }
               : { success: false, error: expect.stringContaining('key may'), error_code: 403 }
           expect(json, `${scope} ${route.method} ${route.template}`).toEqual(shape)
         }
