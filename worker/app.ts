@@ -17,6 +17,7 @@ import { apiKeyAuth, clearAuthCache, keepingVouch } from './middleware/api-key'
 import { requestLimits } from './lib/rate-limit'
 import { auditTrail } from './middleware/audit'
 import { keyScope } from './middleware/key-scope'
+import { mediaOriginOnly } from './middleware/media-origin'
 import { accountsRoutes } from './routes/accounts'
 import { adminRoutes } from './routes/admin'
 import { adminRelayRoutes } from './routes/admin-relays'
@@ -81,7 +82,7 @@ v1.openAPIRegistry.registerComponent('securitySchemes', 'apiKeyHeader', { type: 
 v1.openAPIRegistry.registerComponent('securitySchemes', 'apiKeyQuery', { type: 'apiKey', in: 'query', name: 'apiKey' })
 
 export const app = new OpenAPIHono<AppEnv>()
-app.use('*', errorFamily)
+app.use('*', errorFamily, mediaOriginOnly)
 app.onError(onError)
 app.notFound((c) => errorResponse(c, new ApiError(404, 'not_found', `No route for ${c.req.method} ${c.req.path}`)))
 app.get('/', (c) => c.redirect('/docs'))

@@ -5,7 +5,7 @@
  */
 import { createRoute } from '@hono/zod-openapi'
 import { MediaIdParam, MediaLink } from '../../schema/api/media'
-import { encryptionKey, mediaConfig, publicOrigin } from '../config'
+import { encryptionKey, mediaConfig, mediaOrigin } from '../config'
 import { database } from '../db/client'
 import { getMedia, type MediaRow } from '../db/media'
 import { ApiError } from '../errors'
@@ -75,7 +75,7 @@ mediaRoutes.openapi(
   async (c) => {
     const row = await ownMedia(c.env, c.get('tenant').id, c.get('key'), c.req.valid('param').mediaId)
     const expiresAt = Date.now() + mediaConfig(c.env).linkTtlMs
-    const url = await signedMediaUrl(encryptionKey(c.env), publicOrigin(c.env, c.req.url), row.id, expiresAt)
+    const url = await signedMediaUrl(encryptionKey(c.env), mediaOrigin(c.env, c.req.url), row.id, expiresAt)
     return c.json({ id: row.id, url, expires_at: iso(expiresAt), content_type: row.contentType, size: row.size, kind: row.kind, file_name: row.fileName }, 200)
   }
 )
