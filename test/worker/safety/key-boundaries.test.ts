@@ -4,17 +4,14 @@
  * another (channels, media, webhooks, keys); HEAD and requests no route answers slipping past the check. Plus the
  * rule that approval links reach only destinations the owner configured, old subscriptions included.
  */
-import { env } from 'cloudflare:workers'
 import { and, eq } from 'drizzle-orm'
 import { describe, expect, it } from 'vitest'
 import { auditLog, webhooks } from '../../../schema/d1'
-import { upsertMedia } from '../../../worker/db/media'
-import { mediaIdFor, mediaKey } from '../../../worker/media/ids'
 import { body, call, connectCustom, newTenant, pushInbound, receiverChannel, type TestTenant, type WireMessageBody } from '../helpers'
 import { callTool } from '../mcp/rpc'
 import { addAccount, db } from '../state'
 import { createWebhook, until } from '../webhook-helpers'
-import { adminKey } from './helpers'
+import { adminKey, storedImage } from './helpers'
 
 const sendAs = (key: string, externalId: string, text: string) => call('/v1/messages', { method: 'POST', key, json: { to: { external_id: externalId }, text } })
 
@@ -133,20 +130,7 @@ describe('a key limited to one account', () => {
 
   it('gets 403 on the probes that reached another account: SMS, the page inbox, media, webhooks, keys', async () => {
     const { t, limited } = await setup()
-    const mediaId = await mediaIdFor(t.tenantId, B, 'probe')
-    await env.MEDIA.put(mediaKey(t.tenantId, B, mediaId), new Uint8Array([1, 2, 3]))
-    await upsertMedia(db, {
-      id: mediaId,
-      tenantId: t.tenantId,
-      accountId: B,
-      kind: 'image',
-      contentType: 'image/png',
-      size: 3,
-      fileName: null,
-      status: 'stored',
-      reason: null,
-      createdAt: Date.now(),
-    })
+    const mediaId = await storedImage(t.tenantId, B, 'probe')
     const probes: Array<[string, string, unknown, string]> = [
       ['DELETE', `/v1/channels/sms?phone_number=${encodeURIComponent(B)}`, undefined, 'key_account'],
       ['DELETE', '/v1/channels/sms', undefined, 'key_scope'],

@@ -5,18 +5,15 @@
  * with the documented code. Account B's number, message, media item and a webhook are real, so a route that checks
  * an item's own account is exercised, not only the middleware.
  */
-import { env } from 'cloudflare:workers'
 import { afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { v1 } from '../../../worker/app'
-import { upsertMedia } from '../../../worker/db/media'
-import { mediaIdFor, mediaKey } from '../../../worker/media/ids'
 import { keyClock } from '../../../worker/middleware/key-scope'
 import { scopeCovers } from '../../../worker/safety/grant'
 import { scopeRuleFor, templateOf, type ScopeRule } from '../../../worker/safety/scopes'
 import { call, newTenant, receiverChannel } from '../helpers'
-import { addAccount, db, ingestVia } from '../state'
+import { addAccount, ingestVia } from '../state'
 import { createWebhook } from '../webhook-helpers'
-import { adminKey } from './helpers'
+import { adminKey, storedImage } from './helpers'
 
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const
 type Method = (typeof METHODS)[number]
@@ -124,20 +121,7 @@ async function seed() {
   const ref = await addAccount(t.tenantId, { id: B, channel: 'sms' })
   const inbound = await ingestVia(ref, { phone: '+447700900123' }, 'hello from B')
   if (!inbound.stored) throw new Error('the seed message was not stored')
-  const mediaId = await mediaIdFor(t.tenantId, B, 'seed-media')
-  await env.MEDIA.put(mediaKey(t.tenantId, B, mediaId), new Uint8Array([0x89, 0x50, 0x4e, 0x47]))
-  await upsertMedia(db, {
-    id: mediaId,
-    tenantId: t.tenantId,
-    accountId: B,
-    kind: 'image',
-    contentType: 'image/png',
-    size: 4,
-    fileName: null,
-    status: 'stored',
-    reason: null,
-    createdAt: Date.now(),
-  })
+  const mediaId = await storedImage(t.tenantId, B, 'seed-media')
   await createWebhook(t, { url: receiverChannel('matrix').url, subscribed_to: ['message.received'] })
   const spare = await adminKey(t.tenantId, { scope: 'read', label: 'spare' })
   const keys = {} as Record<Kind, string>
