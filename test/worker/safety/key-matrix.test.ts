@@ -1,12 +1,12 @@
 /**
  * Every route of the app × every kind of key × every method (HEAD and OPTIONS included) against the key decision
- * table (worker/safety/scopes.ts, docs/agent-safety.md). The routes come from the app's own route list; a route
- * without a decision fails here. Each cell's answer must be the table's decision: handed on to the route, or refused
- * with the documented code. Account B's number, message, media item and a webhook are real, so a route that checks
+ * table (worker/safety/scopes.ts, docs/agent-safety.md). The routes come from the app's own route list and its OpenAPI
+ * document; a route without a decision fails here. Each cell's answer must be the table's decision: handed on to the
+ * route, or refused with the documented code in the route family's error shape. Account B's number, message, media item and a webhook are real, so a route that checks
  * an item's own account is exercised, not only the middleware.
  */
 import { afterEach, beforeAll, describe, expect, it } from 'vitest'
-import { v1 } from '../../../worker/app'
+import { errorFamilyFor, v1 } from '../../../worker/app'
 import { keyClock } from '../../../worker/middleware/key-scope'
 import { scopeCovers } from '../../../worker/safety/grant'
 import { scopeRuleFor, templateOf, type ScopeRule } from '../../../worker/safety/scopes'
@@ -58,12 +58,22 @@ const REFUSAL_TEXT: Record<Exclude<Outcome, 'pass'>, RegExp> = {
   key_expired: /expired at/,
 }
 
-function outcomeOf(status: number, text: string): Outcome {
+/**
+ * The refusal a 403 body carries, checked against its route family's shape (spec §7): messaging routes name the code,
+ * the others answer `{success: false, error, error_code: 403}` with the code's sentence.
+ */
+function outcomeOf(status: number, text: string, path: string): Outcome {
   if (status !== 403) return 'pass'
-  const code = /"error_code":"(key_\w+)"/.exec(text)?.[1]
+  const refusal = Object.entries(REFUSAL_TEXT).find(([, pattern]) => pattern.test(text))?.[0] as Outcome | undefined
+  const json: unknown = JSON.parse(text)
+  const shaped =
+    errorFamilyFor(path) === 'messaging'
+      ? typeof json === 'object' && json !== null && 'error_code' in json && 'error' in json && Object.keys(json).length === 2
+      : typeof json === 'object' && json !== null && 'success' in json && json.success === false && 'error_code' in json && json.error_code === 403
+  if (!shaped) return 'pass'
+  const code = typeof json === 'object' && json !== null && 'error_code' in json && typeof json.error_code === 'string' ? json.error_code : undefined
   if (code) return code in REFUSAL_TEXT ? (code as Outcome) : 'pass'
-  for (const [name, pattern] of Object.entries(REFUSAL_TEXT)) if (pattern.test(text)) return name as Outcome
-  return 'pass'
+  return refusal ?? 'pass'
 }
 
 /** Every `template → methods` the REST app answers with a key (relative to /v1), from its own route list. */
@@ -181,7 +191,8 @@ describe('the key decision table against every route, key and method', () => {
               const text = /json|text|html/.test(res.headers.get('content-type') ?? '') ? await res.text() : (await res.arrayBuffer(), '')
               const want = expected(kind, rule, run ?? template, names)
               // A HEAD answer has no body: a 403 is read as the refusal GET got (HEAD must be decided exactly as GET).
-              const got = method === 'HEAD' ? (res.status !== 403 ? 'pass' : get?.status === 403 ? get.got : 'key_scope') : outcomeOf(res.status, text)
+              const got =
+                method === 'HEAD' ? (res.status !== 403 ? 'pass' : get?.status === 403 ? get.got : 'key_scope') : outcomeOf(res.status, text, `/v1${concrete}`)
               const cell = { kind, method, template: run === undefined ? `${template} (no route)` : run, names, want, got, status: res.status }
               if (method === 'GET') get = cell
               cells.push(cell)
