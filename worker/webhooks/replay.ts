@@ -5,7 +5,7 @@
  */
 import { OWNER_ONLY_EVENT } from '../../schema/events'
 import type { Db } from '../db/client'
-import { eventsInWindow, type EventOwner } from '../db/events'
+import { eventsInWindow, type EventOwner, type EventRow } from '../db/events'
 import { deliveriesByIds, insertDelivery, requeueDelivery } from '../db/webhook-deliveries'
 import type { WebhookRow } from '../db/webhooks'
 import { notifyOwners } from './emit'
@@ -23,18 +23,33 @@ export type ReplayOutcome = { queued: number; alreadyDelivered: number; inFlight
 export async function replayWindow(env: Env, db: Db, sub: WebhookRow, w: ReplayWindow, now: number): Promise<ReplayOutcome> {
   // Approval links are replayed only to a destination the owner configured, as fan-out sends them (docs/agent-safety.md).
   const types = subscribedTo(sub).filter((t) => sub.ownerConfigured || t !== OWNER_ONLY_EVENT)
-  const fetched = await eventsInWindow(db, sub.tenantId, types, w.since, w.until, REPLAY_MAX_EVENTS + 1)
+  const fetched = await eventsInWindow(db, sub.tenantId, types, sub.filter, w.since, w.until, REPLAY_MAX_EVENTS + 1)
   const more = fetched.length > REPLAY_MAX_EVENTS
-  const events = fetched.slice(0, REPLAY_MAX_EVENTS)
+  const counts = await requeueEvents(env, db, sub, fetched.slice(0, REPLAY_MAX_EVENTS), w.includeDelivered, now)
+  return { ...counts, nextSince: more ? fetched[REPLAY_MAX_EVENTS]!.createdAt : null }
+}
+
+/**
+ * Puts these events of `sub` back into the outbox, due now, under their one delivery id per (event, subscription):
+ * also what an MCP client's resumed subscription uses to catch up from its cursor (mcp/events/subscribe.ts).
+ */
+export async function requeueEvents(
+  env: Env,
+  db: Db,
+  sub: WebhookRow,
+  events: EventRow[],
+  includeDelivered: boolean,
+  now: number
+): Promise<Omit<ReplayOutcome, 'nextSince'>> {
   const ids = events.map((e) => deliveryIdFor(e.id, sub.id))
   const existing = new Map((await deliveriesByIds(db, ids)).map((r) => [r.id, r]))
   const statements: Array<ReturnType<typeof insertDelivery> | ReturnType<typeof requeueDelivery>> = []
   const owners: EventOwner[] = []
-  const outcome: ReplayOutcome = { queued: 0, alreadyDelivered: 0, inFlight: 0, nextSince: more ? fetched[REPLAY_MAX_EVENTS]!.createdAt : null }
+  const outcome = { queued: 0, alreadyDelivered: 0, inFlight: 0 }
   events.forEach((event, i) => {
     const id = ids[i]!
     const row = existing.get(id)
-    if (row?.status === 'delivered' && !w.includeDelivered) {
+    if (row?.status === 'delivered' && !includeDelivered) {
       outcome.alreadyDelivered++
       return
     }

@@ -8,6 +8,7 @@ import { and, eq } from 'drizzle-orm'
 import { describe, expect, it } from 'vitest'
 import { auditLog, webhooks } from '../../../schema/d1'
 import { body, call, connectCustom, newTenant, pushInbound, receiverChannel, type TestTenant, type WireMessageBody } from '../helpers'
+import { events } from '../mcp/events-helpers'
 import { callTool } from '../mcp/rpc'
 import { addAccount, db } from '../state'
 import { createWebhook, until } from '../webhook-helpers'
@@ -61,6 +62,17 @@ describe('an approval key cannot approve its own messages', () => {
     }
     expect((await callTool(agent.key, 'create_webhook', { body: { url: mine.url } })).status).toBe(403)
     expect(await statusOf(t, id)).toBe('awaiting_approval')
+  })
+
+  it('cannot follow message.approval_required over MCP Events (list, poll, subscribe); the owner’s key can', async () => {
+    const { t, agent } = await setup()
+    const names = (await events('modern', agent.key, 'events/list')).result as { events: Array<{ name: string }> }
+    expect(names.events.map((e) => e.name)).not.toContain('message.approval_required')
+    for (const method of ['events/poll', 'events/subscribe']) {
+      const answer = await events('modern', agent.key, method, { name: 'message.approval_required', delivery: { url: receiverChannel('mcp').url } })
+      expect(answer.error, method).toMatchObject({ code: -32024, message: expect.stringContaining('owner') })
+    }
+    expect((await events('modern', t.key, 'events/poll', { name: 'message.approval_required' })).error).toBeUndefined()
   })
 
   it('cannot fake a first contact: its custom-channel push is refused and the next send is still held', async () => {
