@@ -51,7 +51,8 @@ export function betaView(net: SimBetaNetwork, a: BetaAccount) {
     name: [a.firstName, a.lastName].filter(Boolean).join(' '),
     username: a.username,
     outbox_count: a.outbox.length,
-    pending_updates: a.backlog.length,
+    pts: a.box.pts,
+    withheld: a.withhold,
   }
 }
 
