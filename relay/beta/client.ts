@@ -111,9 +111,10 @@ export function createBetaConnector(opts: ConnectorOptions, deps: BetaDeps): Con
   async function halt(kind: 'disconnected' | 'restricted', problem: BetaProblem) {
     phase = 'halted'
     clearTimers()
-    await closeClient()
     const message = PROBLEM_MESSAGES[problem]
+    // Reported before the client is closed: closing a real connection takes a round trip the user need not wait for.
     emit(kind === 'restricted' ? { state: kind, problem, message, until: null } : { state: kind, problem, message })
+    await closeClient()
   }
 
   function onFatal(v: Fatal) {

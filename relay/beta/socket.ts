@@ -1,11 +1,12 @@
 /**
- * The GramJS client as the driver sees it: the few library methods it calls, behind one small type so tests can put
- * a scripted fake in its place (test/fixtures/beta-network.ts) and the simulator its own (relay/sim/beta-client.ts).
- * `makeGramClient` is the real one: a TelegramClient on a StringSession with the operator's (or the tenant relay's
- * own) API id and hash.
+ * The GramJS client as the driver sees it: the few library methods it calls, behind one small type so the driver's
+ * unit tests can put a scripted fake in its place (test/fixtures/beta-network.ts). `makeGramClient` is the real one, in
+ * production and in the simulator alike: a TelegramClient on a StringSession with the operator's (or the tenant
+ * relay's own) API id and hash.
  */
 import { PassThrough } from 'node:stream'
 import { type Api, TelegramClient } from 'telegram'
+import type { TelegramClientParams } from 'telegram/client/telegramBaseClient'
 import type { CustomFile } from 'telegram/client/uploads'
 import { Raw } from 'telegram/events'
 import { Logger, LogLevel } from 'telegram/extensions/Logger'
@@ -67,8 +68,20 @@ export function streamDownload(download: (writer: { write(chunk: Buffer): Promis
 /** Shown to the user under Devices / Active sessions. */
 export const DEVICE_MODEL = 'Messaging gateway'
 
-export function makeGramClient(creds: BetaCredentials): MakeClient {
-  return (saved) => {
+/**
+ * How the client reaches beta; production passes nothing. The simulator (relay/sim/driver.ts) passes both: its fake
+ * data centre cannot take part in a key exchange (GramJS pins beta's RSA keys), so a new login starts from a session
+ * the data centre minted, and the socket dials that data centre.
+ */
+export type GramOptions = {
+  /** A new login starts from this session (an auth key already issued) instead of a key exchange. */
+  initialSession?(account: { phone: string }): Promise<string>
+  /** The socket class GramJS connects with. */
+  networkSocket?: TelegramClientParams['networkSocket']
+}
+
+export function makeGramClient(creds: BetaCredentials, options: GramOptions = {}): MakeClient {
+  return (saved, account) => {
     const session = new StringSession(saved)
     const client = new TelegramClient(session, creds.apiId, creds.apiHash, {
       connectionRetries: 5,
@@ -78,9 +91,16 @@ export function makeGramClient(creds: BetaCredentials): MakeClient {
       systemVersion: 'relay',
       appVersion: '1.0',
       baseLogger: new Logger(LogLevel.ERROR),
+      ...(options.networkSocket ? { networkSocket: options.networkSocket } : {}),
     })
     return {
       async connect() {
+        if (!saved && options.initialSession) {
+          const minted = new StringSession(await options.initialSession(account))
+          await minted.load()
+          session.setDC(minted.dcId, minted.serverAddress, minted.port)
+          session.setAuthKey(minted.getAuthKey())
+        }
         await client.connect()
       },
       async destroy() {

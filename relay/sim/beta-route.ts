@@ -8,10 +8,10 @@ import { PromisedNetSockets } from 'telegram/extensions'
 
 export type DcAddress = { host: string; port: number }
 
-export function routedSocket(address: () => DcAddress): typeof PromisedNetSockets {
+export function routedSocket(address: () => DcAddress | Promise<DcAddress>): typeof PromisedNetSockets {
   return class RoutedNetSocket extends PromisedNetSockets {
-    override connect(_port: number, _ip: string) {
-      const to = address()
+    override async connect(_port: number, _ip: string) {
+      const to = await address()
       return super.connect(to.port, to.host)
     }
   }

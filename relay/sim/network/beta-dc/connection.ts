@@ -107,7 +107,8 @@ export class DcConnection {
     const plain = await decryptFromClient(key.authKey, packet)
     if (!plain) return
     this.key = key
-    const out: Pending[] = []
+    const service: Pending[] = []
+    const answers: Pending[] = []
     const msgKey = plain.msgId.toString()
     if (this.seen.has(msgKey)) return
     const bad = this.msgIdError(plain.msgId)
@@ -122,17 +123,21 @@ export class DcConnection {
     if (!this.sessionId?.equals(plain.sessionId)) {
       this.sessionId = plain.sessionId
       this.dc.stats.newSessions += 1
-      out.push(this.service(new Api.NewSessionCreated({ firstMsgId: plain.msgId, uniqueId: generateRandomLong(), serverSalt: key.salt })))
+      service.push(this.service(new Api.NewSessionCreated({ firstMsgId: plain.msgId, uniqueId: generateRandomLong(), serverSalt: key.salt })))
       this.dc.attach(this, key)
     }
     const obj: unknown = await new BinaryReader(plain.body).tgReadObject()
     const acks: bigInt.BigInteger[] = []
     for (const m of await this.flatten({ msgId: plain.msgId, seqNo: plain.seqNo, obj })) {
       if (m.seqNo % 2 === 1) acks.push(m.msgId)
-      out.push(...(await this.handle(key, m)))
+      answers.push(...(await this.handle(key, m)))
     }
-    if (acks.length > 0) out.unshift(this.service(new Api.MsgsAck({ msgIds: acks })))
-    if (out.length > 0) await this.send(key, out)
+    if (acks.length > 0) service.unshift(this.service(new Api.MsgsAck({ msgIds: acks })))
+    // Service messages ride in a container with the first answer; every further answer goes on its own, as beta
+    // sends them. (GramJS stops reading a container at an rpc_error in it: the answers after it would be lost.)
+    const [first, ...rest] = answers
+    if (service.length > 0 || first) await this.send(key, first ? [...service, first] : service)
+    for (const a of rest) await this.send(key, [a])
   }
 
   /** The messages inside containers and gzip_packed, in order. */

@@ -5,24 +5,19 @@
  * ping_delay_disconnect, and the link faults (drop, refuse, withhold).
  */
 import bigInt from 'big-integer'
-import { Api, TelegramClient } from 'telegram'
-import { Raw } from 'telegram/events'
-import type { TelegramClientParams } from 'telegram/client/telegramBaseClient'
-import { Logger, LogLevel } from 'telegram/extensions/Logger'
-import { ConnectionTCPAbridged, ConnectionTCPFull } from 'telegram/network'
-import { StringSession } from 'telegram/sessions'
+import { Api } from 'telegram'
+import { ConnectionTCPAbridged } from 'telegram/network'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { routedSocket } from '../../../../../relay/sim/beta-route'
 import { SIM_BETA_CREDS, SimBetaNetwork } from '../../../../../relay/sim/network/beta-network'
 import { BetaDataCentre } from '../../../../../relay/sim/network/beta-dc/server'
+import { gramClients } from '../../../../fixtures/gram-client'
 
 const PHONE = '+15557710001'
 const FRIEND = '+15557710002'
-const { apiId, apiHash } = SIM_BETA_CREDS
 
 let net: SimBetaNetwork
 let dc: BetaDataCentre
-const clients: TelegramClient[] = []
+const gram = gramClients(() => dc)
 
 beforeEach(async () => {
   net = new SimBetaNetwork({ creds: SIM_BETA_CREDS, autoRegister: true })
@@ -30,40 +25,11 @@ beforeEach(async () => {
   await dc.listen()
 })
 afterEach(async () => {
-  for (const c of clients.splice(0)) await c.destroy()
+  await gram.destroyAll()
   await dc.close()
 })
 
-type Client = { c: TelegramClient; updates: unknown[] }
-
-type Transport = TelegramClientParams['connection']
-
-function client(session: string, connection: Transport = ConnectionTCPFull): Client {
-  const c = new TelegramClient(new StringSession(session), apiId, apiHash, {
-    connection,
-    connectionRetries: 50,
-    retryDelay: 100,
-    networkSocket: routedSocket(() => dc.address),
-    baseLogger: new Logger(LogLevel.NONE),
-  })
-  clients.push(c)
-  const updates: unknown[] = []
-  c.addEventHandler((u: unknown) => void updates.push(u), new Raw({}))
-  return { c, updates }
-}
-
-async function loggedIn(connection?: Transport): Promise<Client> {
-  const cl = client(await dc.mintSession(PHONE), connection)
-  expect(await cl.c.connect()).toBe(true)
-  const sent = await cl.c.invoke(new Api.auth.SendCode({ phoneNumber: PHONE.slice(1), apiId, apiHash, settings: new Api.CodeSettings({}) }))
-  if (!(sent instanceof Api.auth.SentCode)) throw new Error('no code sent')
-  const code = net.codesReceived.get(PHONE)!.code
-  expect(await cl.c.invoke(new Api.auth.SignIn({ phoneNumber: PHONE.slice(1), phoneCodeHash: sent.phoneCodeHash, phoneCode: code }))).toBeInstanceOf(
-    Api.auth.Authorization
-  )
-  return cl
-}
-
+const loggedIn = (connection?: typeof ConnectionTCPAbridged) => gram.loggedIn(PHONE, connection)
 const write = (text: string, from = FRIEND) => net.inbound(net.account(from), net.account(PHONE), text)
 const texts = (d: Api.updates.TypeDifference) => ('newMessages' in d ? d.newMessages.map((m) => (m instanceof Api.Message ? m.message : '')) : [])
 
@@ -84,7 +50,7 @@ describe('the fake beta data centre', { timeout: 30_000 }, () => {
     // The same layout with a key the data centre does not know.
     const bytes = Buffer.from(forged.slice(1), 'base64')
     bytes.writeUInt8(bytes.readUInt8(bytes.length - 1) ^ 0xff, bytes.length - 1)
-    const lost = client(`1${bytes.toString('base64')}`)
+    const lost = await gram.open(`1${bytes.toString('base64')}`)
     // GramJS reads -404 as a broken auth key and stops there: its connect() never finishes.
     let finished = false
     void lost.c.connect().finally(() => (finished = true))
@@ -102,7 +68,7 @@ describe('the fake beta data centre', { timeout: 30_000 }, () => {
 
     net.updates.sliceSize = 2
     for (const t of ['two', 'three', 'four', 'five', 'six']) write(t)
-    const again = client(String(saved))
+    const again = await gram.open(String(saved))
     expect(await again.c.connect()).toBe(true)
     await new Promise((r) => setTimeout(r, 200))
     // Nothing of the backlog is pushed on connect: the session asks.
