@@ -6,7 +6,7 @@ import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { randomBytes } from 'node:crypto'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
-import { streamDownload } from '../../../relay/beta/socket'
+import { streamDownload } from '../../../relay/beta/deadlines'
 import { makeMediaUploader } from '../../../relay/link/media-upload'
 import { FRIEND, loggedIn, PHONE, settle, useFakeClock } from './harness'
 
