@@ -8,9 +8,16 @@ import { makeBetaDriver } from '../beta/client'
 import { makeGramClient } from '../beta/socket'
 import type { Driver } from '../connector'
 import { simGramOptions } from './beta-dc-link'
+import { scaledBetaTiming, simTimeScale } from './beta-timing'
 import { SimClient } from './client'
 import { SIM_BETA_CREDS } from './network/beta-network'
 
 export const simDriver: Driver = (opts) => new SimClient(opts)
 
-export const simBetaDriver: Driver = makeBetaDriver({ creds: SIM_BETA_CREDS, makeClient: makeGramClient(SIM_BETA_CREDS, simGramOptions()) })
+const timing = scaledBetaTiming(simTimeScale())
+
+export const simBetaDriver: Driver = makeBetaDriver({
+  creds: SIM_BETA_CREDS,
+  makeClient: makeGramClient(SIM_BETA_CREDS, { ...simGramOptions(), timing: timing.client }),
+  timing: timing.driver,
+})
