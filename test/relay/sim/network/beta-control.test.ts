@@ -226,6 +226,11 @@ describe('beta control API', () => {
     expect(await c.invoke(new Api.updates.GetState())).toBeInstanceOf(Api.updates.State)
     expect(Date.now() - refusedAt).toBeGreaterThan(500)
     expect((await control('POST', '/beta/dc/config', { difference_slice: 5 })).json).toMatchObject({ difference_slice: 5 })
+    // A black hole: the connection stays, nothing is answered until it is restored.
+    expect((await control('POST', '/beta/dc/silence', { seconds: 30 })).json).toMatchObject({ silent_seconds: 30 })
+    const silenced = await Promise.race([c.invoke(new Api.updates.GetState()), new Promise((r) => setTimeout(() => r('no answer'), 500))])
+    expect(silenced).toBe('no answer')
+    expect((await control('POST', '/beta/dc/restore')).json).toMatchObject({ silent_seconds: 0, refused_seconds: 0 })
 
     await control('POST', `/beta/${P}/duplicate`)
     expect(await rpcOf(c.invoke(new Api.updates.GetState()))).toBe('AUTH_KEY_DUPLICATED')
