@@ -37,7 +37,7 @@ export type HealthDeps = {
   timing: HealthTiming
   log: Logger
   /** The session is gone or blocked: logged out, banned, duplicated. */
-  onFatal(verdict: Extract<ErrorVerdict, { kind: 'banned' | 'logged_out' | 'replaced' }>): void
+  onFatal(verdict: Extract<ErrorVerdict, { kind: 'banned' | 'logged_out' }>): void
   onUnresponsive(): void
   /** A probe answered after the session was reported unresponsive. */
   onRecovered(): void
@@ -103,11 +103,11 @@ export function startHealth(deps: HealthDeps): Health {
     running = true
     try {
       if (client.link() === 'down') return await failed(client, 'GramJS gave up reconnecting')
-      const state = await client.invoke(new Api.updates.GetState(), { timeoutMs: t.probeTimeoutMs })
+      const state = await client.invoke(new Api.updates.GetState(), undefined, { timeoutMs: t.probeTimeoutMs })
       answered(state instanceof Api.updates.State ? state : null)
     } catch (err) {
       const v = classifyError(err)
-      if (v.kind === 'banned' || v.kind === 'logged_out' || v.kind === 'replaced') return deps.onFatal(v)
+      if (v.kind === 'banned' || v.kind === 'logged_out') return deps.onFatal(v)
       // A flood wait or a stranger flag says the session is alive.
       if (v.kind === 'flood' || v.kind === 'stranger') return answered(null)
       await failed(client, v.message)

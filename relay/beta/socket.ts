@@ -15,15 +15,21 @@
  *   event handlers get the updates one by one without them), through the session's `processEntities` hook, which
  *   the library calls for both.
  */
+import bigInt from 'big-integer'
 import { Api, TelegramClient } from 'telegram'
 import type { TelegramClientParams } from 'telegram/client/telegramBaseClient'
-import type { CustomFile } from 'telegram/client/uploads'
 import { Logger, LogLevel } from 'telegram/extensions/Logger'
 import { UpdateConnectionState } from 'telegram/network'
 import { StringSession } from 'telegram/sessions'
-import { BetaLinkDownError, streamDownload, withDeadline } from './deadlines'
+import { BetaLinkDownError, withDeadline } from './deadlines'
 
 export type BetaCredentials = { apiId: number; apiHash: string }
+
+/** Where a message's photo or document is fetched from (media-download.ts picks it as GramJS's downloadMedia does). */
+export type FileSource = { location: Api.TypeInputFileLocation; dcId: number | undefined }
+
+/** The part size downloads ask for (upload.GetFile's largest). */
+export const DOWNLOAD_PART_BYTES = 512 * 1024
 
 /** connected: calls go out; reconnecting: GramJS is retrying and will send what is queued; down: GramJS gave up. */
 export type LinkState = 'connected' | 'reconnecting' | 'down'
@@ -40,26 +46,22 @@ export type BetaClient = {
   link(): LinkState
   /**
    * TelegramClient.invoke with a deadline: RPC errors are thrown as errors.RPCError / errors.FloodWaitError, a missed
-   * deadline as BetaTimeoutError, a call while GramJS gave up as BetaLinkDownError.
+   * deadline as BetaTimeoutError, a call while GramJS gave up as BetaLinkDownError. `ref` names the gateway message a
+   * send is for: GramJS ignores it, the driver's unit-test fake names the message by it.
    */
-  invoke(request: Api.AnyRequest, opts?: { timeoutMs?: number }): Promise<unknown>
+  invoke(request: Api.AnyRequest, ref?: string, opts?: { timeoutMs?: number }): Promise<unknown>
   /** TelegramClient._switchDC: moves the (not yet authorized) client to another data center. */
   switchDC(dcId: number): Promise<void>
   /** Every Updates container the session receives, in the order received (pushed, or the answer to a call). */
   onUpdates(handler: (updates: Api.TypeUpdates) => void): void
   onLink(handler: (event: LinkEvent) => void): void
   /**
-   * `ref` is the gateway's message id. beta has no field for it and GramJS ignores it; the driver's unit-test fake
-   * names the gateway message by it.
+   * A file from byte `offset` on (a multiple of DOWNLOAD_PART_BYTES), one upload.GetFile part per step as it is read
+   * (never whole in memory), ending after the last part. What beta answers for a part (a flood wait among it) is
+   * thrown from the iteration, so the caller can go on from the byte it reached; a part that does not come within the
+   * call deadline is thrown as BetaTimeoutError.
    */
-  sendMessage(peer: Api.InputPeerUser, text: string, ref?: string): Promise<Api.Message>
-  /** Only ever a CustomFile holding bytes: a string would be fetched by beta's servers (URL) or opened (path). */
-  sendFile(peer: Api.InputPeerUser, file: CustomFile, caption: string, ref?: string): Promise<Api.Message>
-  /**
-   * The message's photo or document as a stream, fetched part by part as the stream is read (never whole in
-   * memory). It ends only when every part arrived; a failed or stalled download errors the stream instead of ending it short.
-   */
-  downloadMedia(message: Api.Message): Promise<NodeJS.ReadableStream>
+  downloadMedia(source: FileSource, offset: number): AsyncIterable<Buffer>
   /** The StringSession: "" before an auth key exists. A full account credential; the relay core encrypts it. */
   saveSession(): string
 }
@@ -68,7 +70,7 @@ export type BetaClient = {
 export type MakeClient = (session: string, account: { phone: string }) => BetaClient
 
 export type ClientTiming = {
-  /** Every call, and every stretch of a download without a byte. */
+  /** Every call, and every download part. */
   invokeTimeoutMs: number
   /** Connecting (GramJS's own attempts included). */
   connectTimeoutMs: number
@@ -82,8 +84,6 @@ export const CLIENT_TIMING: ClientTiming = { invokeTimeoutMs: 30_000, connectTim
  * loop would live on and could send what it still held once the network came back.
  */
 export const CONNECTION_RETRIES = 5
-/** An upload may take this much longer per KiB than a call (64 KiB/s at least). */
-const UPLOAD_MS_PER_KIB = 16
 /** How long closing a client may take before it is left to finish on its own. */
 const DESTROY_TIMEOUT_MS = 5_000
 
@@ -192,7 +192,7 @@ class GramLink implements BetaClient {
     return 'down'
   }
 
-  invoke(request: Api.AnyRequest, opts: { timeoutMs?: number } = {}): Promise<unknown> {
+  invoke(request: Api.AnyRequest, _ref?: string, opts: { timeoutMs?: number } = {}): Promise<unknown> {
     return this.call((c) => c.invoke(request), opts.timeoutMs ?? this.timing.invokeTimeoutMs, request.className)
   }
 
@@ -208,20 +208,24 @@ class GramLink implements BetaClient {
     this.linkHandlers.push(handler)
   }
 
-  sendMessage(peer: Api.InputPeerUser, text: string): Promise<Api.Message> {
-    return this.call((c) => c.sendMessage(peer, { message: text, parseMode: false, linkPreview: false }), this.timing.invokeTimeoutMs, 'a send')
-  }
-
-  sendFile(peer: Api.InputPeerUser, file: CustomFile, caption: string): Promise<Api.Message> {
-    const ms = this.timing.invokeTimeoutMs + Math.ceil(file.size / 1024) * UPLOAD_MS_PER_KIB
-    return this.call((c) => c.sendFile(peer, { file, caption, parseMode: false }), ms, 'a file send')
-  }
-
-  async downloadMedia(message: Api.Message): Promise<NodeJS.ReadableStream> {
+  downloadMedia(source: FileSource, offset: number): AsyncIterable<Buffer> {
+    const partMs = this.timing.invokeTimeoutMs
     const gen = this.gen
-    if (!gen || this.destroyed) throw new BetaLinkDownError('beta: the client is not connected')
-    const c = await this.connected(gen, this.timing.invokeTimeoutMs)
-    return streamDownload((outputFile) => c.downloadMedia(message, { outputFile }), this.timing.invokeTimeoutMs)
+    const connected = (g: Generation) => this.connected(g, partMs)
+    return {
+      async *[Symbol.asyncIterator]() {
+        if (!gen) throw new BetaLinkDownError('beta: the client is not connected')
+        const c = await connected(gen)
+        // GramJS's own part loop (its data-center senders, FILE_MIGRATE), started at the offset reached.
+        const parts = c.iterDownload({ file: source.location, offset: bigInt(offset), requestSize: DOWNLOAD_PART_BYTES, dcId: source.dcId })
+        const it = parts[Symbol.asyncIterator]()
+        for (;;) {
+          const next = await withDeadline(it.next(), partMs, 'a download part')
+          if (next.done) return
+          yield next.value
+        }
+      },
+    }
   }
 
   saveSession(): string {

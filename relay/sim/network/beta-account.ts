@@ -19,6 +19,10 @@ export type BetaOutboxEntry = {
   text: string
   file: (BetaFile & { key: string }) | null
   sentAt: number
+  /** The send's random_id (decimal): beta answers a repeat of it with this message instead of sending again. */
+  randomId: string | null
+  /** The update the send took in the sender's box: a repeat of the same random_id is answered with it. */
+  own: Api.UpdateNewMessage | null
 }
 
 export class BetaAccount {
