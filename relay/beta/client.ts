@@ -10,15 +10,16 @@ import type { BetaProblem, Connector, ConnectorOptions, Driver, LoginStep, Sessi
 import { makeMediaFetcher, type FetchMedia } from '../alpha/media-fetch'
 import { makeBringUp } from './bring-up'
 import { CATCH_UP_TIMING, makeCatchUp, UPDATE_STATE_KEY, type CatchUpTiming } from './catch-up'
-import { CONTACTS_FIRST_SYNC_WAIT_MS, CONTACTS_SYNC_MS, startContactSync, type ContactSync } from './contacts'
+import { CONTACTS_FIRST_SYNC_WAIT_MS, CONTACTS_SYNC_MS } from './contacts'
 import { handleUpdate } from './handle-events'
-import { HEALTH_TIMING, startHealth, type Health, type HealthTiming } from './health'
+import { HEALTH_TIMING, type HealthTiming } from './health'
+import { startLive, type Live } from './live'
 import { startLogin, type LoginFlow } from './login'
 import { makeOutbox, OUTBOX_KEY } from './outbox'
 import { makePeerDirectory } from './peers'
 import { makeSender } from './send'
 import { withDeadline } from './deadlines'
-import { makeGramClient, type BetaClient, type BetaCredentials, type LinkEvent, type MakeClient } from './socket'
+import { makeGramClient, type BetaClient, type BetaCredentials, type MakeClient } from './socket'
 import { classifyError, LOGIN_MESSAGES, PROBLEM_MESSAGES, rpcMessage, type ErrorVerdict } from './state'
 
 export const SESSION_KEY = 'beta-session'
@@ -51,8 +52,7 @@ export function createBetaConnector(opts: ConnectorOptions, deps: BetaDeps): Con
   /** `halted`: a terminal problem was reported; nothing runs until `start()` is called again. */
   let phase: 'idle' | 'login' | 'running' | 'halted' | 'stopped' = 'idle'
   let lastState = ''
-  let health: Health | null = null
-  let contacts: ContactSync | null = null
+  let live: Live | null = null
   /** The session being started has a stored StringSession (resume) rather than none (login). */
   let hasSession = false
   let starting: Promise<void> | null = null
@@ -68,7 +68,7 @@ export function createBetaConnector(opts: ConnectorOptions, deps: BetaDeps): Con
         peers,
         outbox,
         onLoginToken: () => login?.onLoginToken(),
-        onContactsChanged: () => contacts?.changed(),
+        onContactsChanged: () => live?.contacts.changed(),
         client: () => client,
       }),
     events: opts.events,
@@ -93,7 +93,7 @@ export function createBetaConnector(opts: ConnectorOptions, deps: BetaDeps): Con
     fetchMedia: deps.fetchMedia,
     now: deps.now,
     log,
-    bookLoaded: () => (contacts ? contacts.loaded(CONTACTS_FIRST_SYNC_WAIT_MS) : Promise.resolve(false)),
+    bookLoaded: () => (live ? live.contacts.loaded(CONTACTS_FIRST_SYNC_WAIT_MS) : Promise.resolve(false)),
     onSlowed: (until) => emit({ state: 'slowed', problem: 'flood_wait', message: PROBLEM_MESSAGES.flood_wait, until }),
     onResumed: () => phase === 'running' && emit(connectedState()),
     onFatal: (v) => onFatal(v),
@@ -117,10 +117,8 @@ export function createBetaConnector(opts: ConnectorOptions, deps: BetaDeps): Con
   }
 
   function clearTimers() {
-    health?.stop()
-    health = null
-    contacts?.stop()
-    contacts = null
+    live?.stop()
+    live = null
     bring.stop()
     login?.stop()
   }
@@ -171,42 +169,23 @@ export function createBetaConnector(opts: ConnectorOptions, deps: BetaDeps): Con
     emit({ state: 'disconnected', problem: 'unresponsive', message: PROBLEM_MESSAGES.unresponsive })
   }
 
-  function onLink(event: LinkEvent) {
-    if (phase !== 'running') return
-    // Back on the network: fetch what passed meanwhile, and let the probe confirm (and report the recovery).
-    if (event === 'connected') {
-      catchUp.catchUp('reconnected')
-      health?.kick()
-    } else health?.kick(deps.timing.health.probeRetryMs)
-  }
-
   async function goLive(user: Api.User) {
     me = user
     phase = 'running'
     bring.reset()
     emit(connectedState())
-    health = startHealth({
+    live = startLive({
       client: () => (phase === 'running' ? client : null),
-      timing: deps.timing.health,
+      health: deps.timing.health,
+      contactsSyncMs: deps.contactsSyncMs,
       log,
+      peers,
+      catchUp,
+      reportContacts: (list) => opts.events.contacts?.(list),
       onFatal: (v) => onFatal(v),
       onUnresponsive: unresponsive,
-      onRecovered: () => {
-        emit(connectedState())
-        catchUp.catchUp('the session recovered')
-      },
-      onState: (state) => catchUp.checkState(state),
+      onRecovered: () => emit(connectedState()),
     })
-    // The address book decides who may be messaged by phone (§4.2): synced now, then kept current.
-    contacts = startContactSync({
-      client: () => (phase === 'running' ? client : null),
-      peers,
-      log,
-      intervalMs: deps.contactsSyncMs,
-      report: (list) => opts.events.contacts?.(list),
-    })
-    void contacts.sync()
-    catchUp.start()
   }
 
   async function onAuthorized(user: Api.User) {
@@ -283,7 +262,7 @@ export function createBetaConnector(opts: ConnectorOptions, deps: BetaDeps): Con
     client = c
     phase = 'idle'
     c.onUpdates((updates) => catchUp.onUpdates(updates))
-    c.onLink(onLink)
+    c.onLink((event) => phase === 'running' && live?.onLink(event))
     emit({ state: 'connecting' })
     hasSession = saved !== ''
     await bring.start()
