@@ -143,6 +143,12 @@ type Generation = {
   ready: Promise<TelegramClient>
   /** Calls waiting on or running in this client, failed at once when it is replaced. */
   calls: Set<(err: Error) => void>
+  /**
+   * The server forgot the auth key (-404): GramJS stops reading on its main connection and never reconnects by itself,
+   * so the link counts as down and the driver builds a new client (which asks again, with backoff).
+   */
+  broken: boolean
+  refuse(err: Error): void
 }
 
 class GramLink implements BetaClient {
@@ -186,7 +192,7 @@ class GramLink implements BetaClient {
 
   link(): LinkState {
     const sender = this.gen?.client._sender
-    if (!sender) return this.gen ? 'reconnecting' : 'down'
+    if (!sender || this.gen?.broken) return this.gen && !this.gen.broken ? 'reconnecting' : 'down'
     if (sender._userConnected && !sender.isReconnecting) return 'connected'
     if (sender.isReconnecting || sender.isConnecting) return 'reconnecting'
     return 'down'
@@ -251,8 +257,14 @@ class GramLink implements BetaClient {
       if (!ok) throw new BetaLinkDownError(`beta: GramJS gave up connecting after ${CONNECTION_RETRIES} attempts`)
       return client
     })
-    const gen: Generation = { client, session, ready: connecting, calls: new Set() }
-    connecting.catch(() => undefined)
+    let refuse: (err: Error) => void = () => undefined
+    // A -404 while connecting fails the connect now (GramJS would wait for an answer that never comes).
+    const refused = new Promise<never>((_, reject) => {
+      refuse = reject
+    })
+    const ready = Promise.race([connecting, refused])
+    const gen: Generation = { client, session, ready, calls: new Set(), broken: false, refuse }
+    ready.catch(() => undefined)
     this.gen = gen
     return gen
   }
@@ -269,6 +281,10 @@ class GramLink implements BetaClient {
     if (gen !== this.gen) return
     if (tlo instanceof UpdateConnectionState) {
       const event = LINK_EVENTS[tlo.state]
+      if (event === 'broken') {
+        gen.broken = true
+        gen.refuse(new BetaLinkDownError('beta: the data center does not know this auth key (-404)'))
+      }
       if (event) for (const h of this.linkHandlers) h(event)
       return
     }

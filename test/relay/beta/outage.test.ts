@@ -57,4 +57,17 @@ describe('beta across an outage of the data centre', { timeout: 60_000 }, () => 
     await h.write('you are back')
     await until(() => r.inbound.some((m) => m.text === 'you are back'), 10_000, 'inbound after the start')
   })
+
+  it('reports a session whose auth key the data centre does not know (-404) instead of waiting on it forever', async () => {
+    h = await dcHarness()
+    const minted = String((await h.control('POST', '/beta/dc/sessions', { phone: PHONE })).json.session)
+    const bytes = Buffer.from(minted.slice(1), 'base64')
+    bytes.writeUInt8(bytes.readUInt8(bytes.length - 1) ^ 0xff, bytes.length - 1)
+    await h.store.write(new Map([['beta-session', `1${bytes.toString('base64')}`]]))
+    const r = await h.run()
+    // Sooner than the connect deadline (3 s here): GramJS's -404 ends the attempt at once.
+    await until(() => r.last()?.state === 'disconnected', 2_500, 'the dead key reported')
+    expect(r.last()).toMatchObject({ problem: 'unresponsive' })
+    expect(((await h.control('GET', '/beta/dc')).json.stats as { unknownKeys: number }).unknownKeys).toBeGreaterThan(0)
+  })
 })
