@@ -1864,6 +1864,17 @@ export type components = {
        * @example 2026-11-21T12:00:00.000Z
        */
       signing_secret_created_at: string | null
+      /**
+       * @description Who made it: `rest` (this API or the create_webhook tool) or `mcp` (an MCP client with `events/subscribe`, which refreshes it; docs/mcp.md)
+       * @enum {string}
+       */
+      origin?: 'rest' | 'mcp'
+      /**
+       * Format: date-time
+       * @description An `mcp` subscription stops delivering at this time unless its client refreshes it
+       * @example 2026-11-21T12:00:00.000Z
+       */
+      expires_at?: string | null
     }
     WebhookCreated: {
       /** @enum {boolean} */
