@@ -33,7 +33,7 @@ export type paths = {
      * Get usage
      * @description Today's (UTC) sends and new contacts against the plan caps, the account count, and whether sending is suspended; check it before a series of sends.
      *
-     *     Sends and new contacts of the current UTC day against the plan caps, summed over your accounts (each account has its own caps). `status` is `suspended` after an opener burst until the service reviews it.
+     *     Sends and new contacts of the current UTC day against the plan caps, summed over your accounts (each account has its own caps; a key limited to some accounts sees theirs). `status` is `suspended` after an opener burst until the service reviews it.
      */
     get: operations['get_usage']
     put?: never
@@ -127,7 +127,7 @@ export type paths = {
     put?: never
     /**
      * Approve a held message
-     * @description Sends a message held as `awaiting_approval` (extension of spec §3). Every limit runs at this moment: a limit hit fails the message with its code and answers that refusal (e.g. 429 `daily_send_cap`). Answers the message, now `queued`. Needs a full key.
+     * @description Sends a message held as `awaiting_approval` (extension of spec §3). Every limit runs at this moment: a limit hit fails the message with its code and answers that refusal (e.g. 429 `daily_send_cap`). Answers the message, now `queued`. Needs the owner’s key (full, every account, no approval, no expiry).
      */
     post: operations['create_messages_approve']
     delete?: never
@@ -147,7 +147,7 @@ export type paths = {
     put?: never
     /**
      * Reject a held message
-     * @description Fails a message held as `awaiting_approval` with the reason `approval_rejected`; it is never sent. Needs a full key.
+     * @description Fails a message held as `awaiting_approval` with the reason `approval_rejected`; it is never sent. Needs the owner’s key (full, every account, no approval, no expiry).
      */
     post: operations['create_messages_reject']
     delete?: never
@@ -167,7 +167,7 @@ export type paths = {
      * Get media
      * @description Fetches the media of a message by its media.id (photo, voice note, audio, video, document, sticker). Images come back as an image block, audio and voice notes as an audio block (up to 5 MiB); anything else as a summary, fetch it by media.url.
      *
-     *     The content of an inbound photo, video, audio file, voice note, document or sticker, with its `Content-Type`. Supports `Range: bytes=…` (206 with `Content-Range`, 416 outside the item). Always answers for your own media while it is kept (retention: 30 days by default), so an expired `media.url` is never a dead end. 404 for an unknown id or another account’s; 413 when the item was over the size cap and is not stored.
+     *     The content of an inbound photo, video, audio file, voice note, document or sticker, with its `Content-Type`. Supports `Range: bytes=…` (206 with `Content-Range`, 416 outside the item). Always answers for your own media while it is kept (retention: 30 days by default), so an expired `media.url` is never a dead end. 404 for an unknown id or another tenant’s; 403 `key_account` for an item of an account the key does not list; 413 when the item was over the size cap and is not stored.
      */
     get: operations['get_media']
     put?: never
@@ -207,13 +207,13 @@ export type paths = {
     }
     /**
      * List keys
-     * @description The tenant's live keys, newest first, with their scope, accounts, expiry and label (never the key itself). Needs a full key.
+     * @description The tenant's live keys, newest first, with their scope, accounts, expiry and label (never the key itself). Needs the owner’s key.
      */
     get: operations['get_keys']
     put?: never
     /**
      * Mint a narrower key
-     * @description Mints a key for an agent. Omitted fields copy the calling key; the new key can never be wider than it: scope at most its own, accounts among its own, expiry no later, reply window no longer, approval kept on. The key is in this answer only. Needs a full key.
+     * @description Mints a key for an agent. Omitted fields copy the calling key; the new key can never be wider than it: scope at most its own, accounts among its own, expiry no later, reply window no longer, approval kept on. The key is in this answer only. Needs the owner’s key (full, every account, no approval, no expiry): an agent’s key cannot mint, list or revoke keys.
      */
     post: operations['create_keys']
     delete?: never
@@ -234,7 +234,7 @@ export type paths = {
     post?: never
     /**
      * Revoke a key
-     * @description Revokes one of your keys at once (the calling key included). Needs a full key.
+     * @description Revokes one of your keys at once (the calling key included). Needs the owner’s key.
      */
     delete: operations['delete_keys']
     options?: never
@@ -797,7 +797,7 @@ export type paths = {
      * Push an inbound custom-channel message
      * @description Stores a message as if a person wrote it on the user's bridge (customData.body and fromId are required); it reaches wait_for_messages like any inbound message. Meant for bridges and tests; a repeated messageSid is stored once.
      *
-     *     Your bridge pushes a message a person sent on your side. The contact is created on its first message (external id = `fromId`). `mediaUrl` must be a public https URL. The message then reaches waits and `message.received` webhooks. A repeated push with the same `messageSid` is stored once and answers `duplicate: true`.
+     *     Your bridge pushes a message a person sent on your side. The contact is created on its first message (external id = `fromId`). `mediaUrl` must be a public https URL. The message then reaches waits and `message.received` webhooks. A repeated push with the same `messageSid` is stored once and answers `duplicate: true`. Needs the owner’s key: a push is a person writing in, so an agent’s key could otherwise fake a first contact and skip approval and the new-contact rules (docs/agent-safety.md).
      */
     post: operations['push_custom_channel_message']
     delete?: never
@@ -847,7 +847,7 @@ export type paths = {
      * Create a webhook
      * @description Subscribes a public https URL to events from list_webhook_events (at most 20 subscriptions, unique names; give a name to address it by). With generate_signing_secret true the secret is in this answer, and afterwards only get_webhook_signing_secret returns it.
      *
-     *     Each subscribed event is POSTed as JSON to `url` (a public https URL; private, loopback and link-local addresses and this service’s own hosts are refused). With `generate_signing_secret` the answer carries `signing_secret` once; deliveries are then signed (`X-Webhook-Signature: v1=<hex HMAC-SHA256(secret, timestamp + "." + raw body)>`). The name defaults to a timestamped one and must be unique; at most 20 subscriptions per tenant, over all its accounts (409 beyond).
+     *     Each subscribed event is POSTed as JSON to `url` (a public https URL; private, loopback and link-local addresses and this service’s own hosts are refused). With `generate_signing_secret` the answer carries `signing_secret` once; deliveries are then signed (`X-Webhook-Signature: v1=<hex HMAC-SHA256(secret, timestamp + "." + raw body)>`). The name defaults to a timestamped one and must be unique; at most 20 subscriptions per tenant, over all its accounts (409 beyond). Needs the owner’s key (full, every account, no approval, no expiry), as does every change to a subscription: its deliveries carry every account’s events and, for `message.approval_required`, the links that approve held messages.
      */
     post: operations['create_webhook']
     delete?: never
@@ -872,7 +872,7 @@ export type paths = {
      * Update a webhook
      * @description Changes the url, subscribed_to or name of a subscription (at least one of them), optionally with retries_enabled and enabled; omitted fields keep their values. A new URL resumes a paused delivery; signing is changed with the signing-secret tools.
      *
-     *     Give at least one of `url`, `subscribed_to`, `name`; `retries_enabled` and `enabled` may come along. Omitted fields keep their values. A new `url` also resumes delivery if that URL was paused. Signing is managed under /signing-secret.
+     *     Give at least one of `url`, `subscribed_to`, `name`; `retries_enabled` and `enabled` may come along. Omitted fields keep their values. A new `url` also resumes delivery if that URL was paused. Signing is managed under /signing-secret. Needs the owner’s key; saving a subscription with it also confirms its destination for `message.approval_required` (one created before that rule receives approval links only once the owner saved it; docs/agent-safety.md).
      */
     put: operations['update_webhook']
     post?: never
@@ -2280,6 +2280,15 @@ export interface operations {
           'application/json': components['schemas']['MessagingError']
         }
       }
+      /** @description Refused for this key (docs/agent-safety.md): `key_scope` (the operation needs a wider key, or the owner’s), `key_account` (it touches an account the key does not list) or `key_expired` */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['MessagingError']
+        }
+      }
       /** @description The API is not enabled for this account */
       404: {
         headers: {
@@ -2311,6 +2320,15 @@ export interface operations {
       }
       /** @description Missing or invalid API key */
       401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['MessagingError']
+        }
+      }
+      /** @description Refused for this key (docs/agent-safety.md): `key_scope` (the operation needs a wider key, or the owner’s), `key_account` (it touches an account the key does not list) or `key_expired` */
+      403: {
         headers: {
           [name: string]: unknown
         }
@@ -2356,6 +2374,15 @@ export interface operations {
       }
       /** @description Missing or invalid API key */
       401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['MessagingError']
+        }
+      }
+      /** @description Refused for this key (docs/agent-safety.md): `key_scope` (the operation needs a wider key, or the owner’s), `key_account` (it touches an account the key does not list) or `key_expired` */
+      403: {
         headers: {
           [name: string]: unknown
         }
@@ -2504,6 +2531,15 @@ export interface operations {
           'application/json': components['schemas']['MessagingError']
         }
       }
+      /** @description Refused for this key (docs/agent-safety.md): `key_scope` (the operation needs a wider key, or the owner’s), `key_account` (it touches an account the key does not list) or `key_expired` */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['MessagingError']
+        }
+      }
       /** @description The API is not enabled for this account, or the named resource does not exist */
       404: {
         headers: {
@@ -2563,6 +2599,15 @@ export interface operations {
           'application/json': components['schemas']['MessagingError']
         }
       }
+      /** @description Refused for this key (docs/agent-safety.md): `key_scope` (the operation needs a wider key, or the owner’s), `key_account` (it touches an account the key does not list) or `key_expired` */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['MessagingError']
+        }
+      }
       /** @description The API is not enabled for this account, or the named resource does not exist */
       404: {
         headers: {
@@ -2613,7 +2658,7 @@ export interface operations {
           'application/json': components['schemas']['MessagingError']
         }
       }
-      /** @description `key_scope` (needs a full key without approval of its own), `key_account`, or a send refusal at approval time */
+      /** @description `key_scope` (needs the owner’s key: no agent key decides a held message), or a send refusal at approval time */
       403: {
         headers: {
           [name: string]: unknown
@@ -2690,7 +2735,7 @@ export interface operations {
           'application/json': components['schemas']['MessagingError']
         }
       }
-      /** @description `key_scope` (needs a full key without approval of its own), `key_account`, or a send refusal at approval time */
+      /** @description `key_scope` (needs the owner’s key: no agent key decides a held message), or a send refusal at approval time */
       403: {
         headers: {
           [name: string]: unknown
@@ -2774,6 +2819,15 @@ export interface operations {
           'application/json': components['schemas']['StatusError']
         }
       }
+      /** @description `key_account`: the item belongs to an account this key does not list */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['StatusError']
+        }
+      }
       /** @description No such media for this key (or no longer kept); `media_unavailable` when the provider’s copy (SMS, page inbox) could not be fetched */
       404: {
         headers: {
@@ -2840,6 +2894,15 @@ export interface operations {
           'application/json': components['schemas']['StatusError']
         }
       }
+      /** @description `key_account`: the item belongs to an account this key does not list */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['StatusError']
+        }
+      }
       /** @description Not found */
       404: {
         headers: {
@@ -2887,7 +2950,7 @@ export interface operations {
           'application/json': components['schemas']['StatusError']
         }
       }
-      /** @description Forbidden */
+      /** @description `key_scope`: not the owner’s key (or `key_account` for a key with an account list) */
       403: {
         headers: {
           [name: string]: unknown
@@ -2958,7 +3021,7 @@ export interface operations {
           'application/json': components['schemas']['StatusError']
         }
       }
-      /** @description Forbidden */
+      /** @description `key_scope`: not the owner’s key (or `key_account` for a key with an account list) */
       403: {
         headers: {
           [name: string]: unknown
@@ -3010,7 +3073,7 @@ export interface operations {
           'application/json': components['schemas']['StatusError']
         }
       }
-      /** @description Forbidden */
+      /** @description `key_scope`: not the owner’s key (or `key_account` for a key with an account list) */
       403: {
         headers: {
           [name: string]: unknown
@@ -3125,6 +3188,15 @@ export interface operations {
           'application/json': components['schemas']['StatusError']
         }
       }
+      /** @description Refused for this key (docs/agent-safety.md): `key_scope` (the operation needs a wider key, or the owner’s), `key_account` (it touches an account the key does not list) or `key_expired` */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['StatusError']
+        }
+      }
       /** @description Conflict (see error) */
       409: {
         headers: {
@@ -3184,6 +3256,15 @@ export interface operations {
           'application/json': components['schemas']['StatusError']
         }
       }
+      /** @description Refused for this key (docs/agent-safety.md): `key_scope` (the operation needs a wider key, or the owner’s), `key_account` (it touches an account the key does not list) or `key_expired` */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['StatusError']
+        }
+      }
       /** @description Not found */
       404: {
         headers: {
@@ -3234,6 +3315,15 @@ export interface operations {
           'application/json': components['schemas']['StatusError']
         }
       }
+      /** @description Refused for this key (docs/agent-safety.md): `key_scope` (the operation needs a wider key, or the owner’s), `key_account` (it touches an account the key does not list) or `key_expired` */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['StatusError']
+        }
+      }
       /** @description Not found */
       404: {
         headers: {
@@ -3277,6 +3367,15 @@ export interface operations {
       }
       /** @description Missing or invalid key */
       401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['StatusError']
+        }
+      }
+      /** @description Refused for this key (docs/agent-safety.md): `key_scope` (the operation needs a wider key, or the owner’s), `key_account` (it touches an account the key does not list) or `key_expired` */
+      403: {
         headers: {
           [name: string]: unknown
         }
@@ -3935,6 +4034,15 @@ export interface operations {
           'application/json': components['schemas']['StatusError']
         }
       }
+      /** @description Refused for this key (docs/agent-safety.md): `key_scope` (the operation needs a wider key, or the owner’s), `key_account` (it touches an account the key does not list) or `key_expired` */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['StatusError']
+        }
+      }
       /** @description Not found */
       404: {
         headers: {
@@ -3985,6 +4093,15 @@ export interface operations {
           'application/json': components['schemas']['StatusError']
         }
       }
+      /** @description Refused for this key (docs/agent-safety.md): `key_scope` (the operation needs a wider key, or the owner’s), `key_account` (it touches an account the key does not list) or `key_expired` */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['StatusError']
+        }
+      }
     }
   }
   connect_sms: {
@@ -4020,6 +4137,15 @@ export interface operations {
       }
       /** @description Missing or invalid key */
       401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['StatusError']
+        }
+      }
+      /** @description Refused for this key (docs/agent-safety.md): `key_scope` (the operation needs a wider key, or the owner’s), `key_account` (it touches an account the key does not list) or `key_expired` */
+      403: {
         headers: {
           [name: string]: unknown
         }
@@ -4104,6 +4230,15 @@ export interface operations {
           'application/json': components['schemas']['StatusError']
         }
       }
+      /** @description Refused for this key (docs/agent-safety.md): `key_scope` (the operation needs a wider key, or the owner’s), `key_account` (it touches an account the key does not list) or `key_expired` */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['StatusError']
+        }
+      }
     }
   }
   connect_android_sms: {
@@ -4139,6 +4274,15 @@ export interface operations {
       }
       /** @description Missing or invalid key */
       401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['StatusError']
+        }
+      }
+      /** @description Refused for this key (docs/agent-safety.md): `key_scope` (the operation needs a wider key, or the owner’s), `key_account` (it touches an account the key does not list) or `key_expired` */
+      403: {
         headers: {
           [name: string]: unknown
         }
@@ -4214,6 +4358,15 @@ export interface operations {
           'application/json': components['schemas']['StatusError']
         }
       }
+      /** @description Refused for this key (docs/agent-safety.md): `key_scope` (the operation needs a wider key, or the owner’s), `key_account` (it touches an account the key does not list) or `key_expired` */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['StatusError']
+        }
+      }
     }
   }
   disconnect_sms: {
@@ -4250,6 +4403,15 @@ export interface operations {
       }
       /** @description Missing or invalid key */
       401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['StatusError']
+        }
+      }
+      /** @description Refused for this key (docs/agent-safety.md): `key_scope` (the operation needs a wider key, or the owner’s), `key_account` (it touches an account the key does not list) or `key_expired` */
+      403: {
         headers: {
           [name: string]: unknown
         }
@@ -4299,6 +4461,15 @@ export interface operations {
           'application/json': components['schemas']['StatusError']
         }
       }
+      /** @description Refused for this key (docs/agent-safety.md): `key_scope` (the operation needs a wider key, or the owner’s), `key_account` (it touches an account the key does not list) or `key_expired` */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['StatusError']
+        }
+      }
     }
   }
   connect_social_inbox: {
@@ -4334,6 +4505,15 @@ export interface operations {
       }
       /** @description Missing or invalid key */
       401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['StatusError']
+        }
+      }
+      /** @description Refused for this key (docs/agent-safety.md): `key_scope` (the operation needs a wider key, or the owner’s), `key_account` (it touches an account the key does not list) or `key_expired` */
+      403: {
         headers: {
           [name: string]: unknown
         }
@@ -4379,6 +4559,15 @@ export interface operations {
           'application/json': components['schemas']['StatusError']
         }
       }
+      /** @description Refused for this key (docs/agent-safety.md): `key_scope` (the operation needs a wider key, or the owner’s), `key_account` (it touches an account the key does not list) or `key_expired` */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['StatusError']
+        }
+      }
     }
   }
   list_pages: {
@@ -4401,6 +4590,15 @@ export interface operations {
       }
       /** @description Missing or invalid key */
       401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['StatusError']
+        }
+      }
+      /** @description Refused for this key (docs/agent-safety.md): `key_scope` (the operation needs a wider key, or the owner’s), `key_account` (it touches an account the key does not list) or `key_expired` */
+      403: {
         headers: {
           [name: string]: unknown
         }
@@ -4452,6 +4650,15 @@ export interface operations {
       }
       /** @description Missing or invalid key */
       401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['StatusError']
+        }
+      }
+      /** @description Refused for this key (docs/agent-safety.md): `key_scope` (the operation needs a wider key, or the owner’s), `key_account` (it touches an account the key does not list) or `key_expired` */
+      403: {
         headers: {
           [name: string]: unknown
         }
@@ -4524,6 +4731,15 @@ export interface operations {
           'application/json': components['schemas']['StatusError']
         }
       }
+      /** @description Refused for this key (docs/agent-safety.md): `key_scope` (the operation needs a wider key, or the owner’s), `key_account` (it touches an account the key does not list) or `key_expired` */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['StatusError']
+        }
+      }
     }
   }
   get_custom_channel_status: {
@@ -4546,6 +4762,15 @@ export interface operations {
       }
       /** @description Missing or invalid key */
       401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['StatusError']
+        }
+      }
+      /** @description Refused for this key (docs/agent-safety.md): `key_scope` (the operation needs a wider key, or the owner’s), `key_account` (it touches an account the key does not list) or `key_expired` */
+      403: {
         headers: {
           [name: string]: unknown
         }
@@ -4595,6 +4820,15 @@ export interface operations {
           'application/json': components['schemas']['StatusError']
         }
       }
+      /** @description Refused for this key (docs/agent-safety.md): `key_scope` (the operation needs a wider key, or the owner’s), `key_account` (it touches an account the key does not list) or `key_expired` */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['StatusError']
+        }
+      }
       /** @description Conflict (see error) */
       409: {
         headers: {
@@ -4626,6 +4860,15 @@ export interface operations {
       }
       /** @description Missing or invalid key */
       401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['StatusError']
+        }
+      }
+      /** @description Refused for this key (docs/agent-safety.md): `key_scope` (the operation needs a wider key, or the owner’s), `key_account` (it touches an account the key does not list) or `key_expired` */
+      403: {
         headers: {
           [name: string]: unknown
         }
@@ -4668,6 +4911,15 @@ export interface operations {
       }
       /** @description Missing or invalid key */
       401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['StatusError']
+        }
+      }
+      /** @description Refused for this key (docs/agent-safety.md): `key_scope` (the operation needs a wider key, or the owner’s), `key_account` (it touches an account the key does not list) or `key_expired` */
+      403: {
         headers: {
           [name: string]: unknown
         }

@@ -9,6 +9,7 @@ import { database } from '../db/client'
 import { utcDay } from '../lib/time'
 import { accountsWithLimits } from '../messaging/account-view'
 import { planOf } from '../plans'
+import { accountAllowed } from '../safety/grant'
 import { resourceApp } from '../validate'
 
 export const usageRoutes = resourceApp()
@@ -22,7 +23,7 @@ usageRoutes.openapi(
     summary: 'Get usage',
     description: [
       "Today's (UTC) sends and new contacts against the plan caps, the account count, and whether sending is suspended; check it before a series of sends.",
-      'Sends and new contacts of the current UTC day against the plan caps, summed over your accounts (each account has its own caps). `status` is `suspended` after an opener burst until the service reviews it.',
+      'Sends and new contacts of the current UTC day against the plan caps, summed over your accounts (each account has its own caps; a key limited to some accounts sees theirs). `status` is `suspended` after an opener burst until the service reviews it.',
     ].join('\n\n'),
     responses: {
       200: { description: 'Usage of the current UTC day', content: { 'application/json': { schema: Usage } } },
@@ -30,7 +31,10 @@ usageRoutes.openapi(
     },
   }),
   async (c) => {
-    const { tenant, accounts } = await accountsWithLimits(c.env, database(c.env.DB), c.get('tenant'))
+    const { tenant, accounts: all } = await accountsWithLimits(c.env, database(c.env.DB), c.get('tenant'))
+    // A key limited to some accounts sees their usage only (docs/agent-safety.md).
+    const grant = c.get('key')
+    const accounts = all.filter((a) => accountAllowed(grant, a.id))
     const plan = planOf(tenant.plan)
     const sum = (f: (a: (typeof accounts)[number]) => number) => accounts.reduce((n, a) => n + f(a), 0)
     return c.json(

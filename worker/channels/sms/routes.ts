@@ -19,6 +19,8 @@ import { listAccounts, type AccountRow } from '../../db/accounts'
 import { database } from '../../db/client'
 import type { AppEnv } from '../../env'
 import { ApiError } from '../../errors'
+import { checkAccount } from '../../safety/key-refusals'
+import type { KeyGrant } from '../../safety/grant'
 import { statusErrors } from '../../lib/openapi-responses'
 import { resourceApp } from '../../validate'
 import { removeSmsAccount } from './account'
@@ -32,13 +34,17 @@ export const smsRoutes = resourceApp()
 const TAGS = ['SMS channel']
 const json = <T>(schema: T, description: string) => ({ description, content: { 'application/json': { schema } } })
 
-/** The SMS account a status or disconnect call means: the one named, or the only one. */
-async function pickAccount(env: Env, tenantId: string, phone: string | undefined): Promise<AccountRow | null> {
+/**
+ * The SMS account a status or disconnect call means: the one named, or the only one. A key limited to some accounts
+ * is held to the number it resolves to (the middleware has checked a named one already).
+ */
+async function pickAccount(env: Env, grant: KeyGrant, tenantId: string, phone: string | undefined): Promise<AccountRow | null> {
   const sms = (await listAccounts(database(env.DB), tenantId)).filter((a) => a.channel === 'sms')
   if (phone !== undefined) return sms.find((a) => a.id === phone) ?? null
   if (sms.length > 1) {
     throw new ApiError(400, 'ambiguous_account', `Several SMS numbers are connected (${sms.map((a) => a.id).join(', ')}); name one in phone_number`)
   }
+  checkAccount(grant, sms[0]?.id)
   return sms[0] ?? null
 }
 
@@ -46,7 +52,7 @@ async function pickAccount(env: Env, tenantId: string, phone: string | undefined
 async function picked(c: Context<AppEnv>, phone: string | undefined) {
   const db = database(c.env.DB)
   const now = Date.now()
-  const account = await pickAccount(c.env, c.get('tenant').id, phone)
+  const account = await pickAccount(c.env, c.get('key'), c.get('tenant').id, phone)
   const config = account ? await readSmsConfig(c.env, db, account.tenantId, account.id) : undefined
   return { db, now, account, config }
 }
