@@ -90,7 +90,9 @@ export class D1Meter {
         meter.totals.roundTrips++
         const parts = statements.map(unwrap)
         const results = await inner.batch<T>(parts.map((p) => p.stmt))
-        results.forEach((r, i) => meter.record(parts[i]!.sql, parts[i]!.params, r.meta))
+        results.forEach((r, i) => {
+          meter.record(parts[i]!.sql, parts[i]!.params, r.meta)
+        })
         return results
       },
       exec: (query: string) => inner.exec(query),

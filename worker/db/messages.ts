@@ -5,6 +5,7 @@
 import { and, asc, desc, eq, gt, inArray, isNull, lt, lte, max, or, sql, type SQL } from 'drizzle-orm'
 import { contacts, messages, type MediaKind, type MessageStatus } from '../../schema/d1'
 import type { Db } from './client'
+import { accountFigures } from './account-stats'
 import { compiled, compiledVariants, placeholders } from './compiled'
 import { constantRow } from './constant-row'
 import type { ContactRow } from './contacts'
@@ -62,6 +63,15 @@ export async function latestSeq(db: Db, tenantId: string): Promise<number> {
     .where(eq(messages.tenantId, tenantId))
     .get()
   return row?.seq ?? 0
+}
+
+/**
+ * The tenant's `window` oldest messages by seq, with their contacts (the retention sweep's step). Reads at most
+ * `window` rows whatever the history: the caller picks the old ones out of them.
+ */
+export async function oldestMessages(db: Db, tenantId: string, window: number): Promise<MessageWithContact[]> {
+  const oldest = db.select({ seq: messages.seq }).from(messages).where(eq(messages.tenantId, tenantId)).orderBy(asc(messages.seq)).limit(window)
+  return selectWithContact(db).where(inArray(messages.seq, oldest)).orderBy(asc(messages.seq))
 }
 
 export function insertMessage(db: Db, row: typeof messages.$inferInsert) {
@@ -217,14 +227,9 @@ export function updateMessageStatus(db: Db, change: StatusChange, now: number, w
   return db.update(messages).set(values).where(where)
 }
 
-/** Messages stored for one account, both directions (the `message_count` of the alpha status answer). */
+/** Messages stored for one account, both directions (the `message_count` of the alpha status answer): one row read. */
 export async function countAccountMessages(db: Db, tenantId: string, accountId: string): Promise<number> {
-  const row = await db
-    .select({ n: sql<number>`count(*)` })
-    .from(messages)
-    .where(and(eq(messages.tenantId, tenantId), eq(messages.accountId, accountId)))
-    .get()
-  return row?.n ?? 0
+  return (await accountFigures(db, tenantId, accountId)).messageCount
 }
 
 /**

@@ -84,7 +84,9 @@ describe('history independence (200,000 stored messages in one account)', () => 
       expect(r.status, `${e.name}: ${JSON.stringify(r.json)}`).toBe(200)
       after.set(e.name, r.rowsRead)
     }
-    console.log(`history-independence rows read (empty → ${HISTORY} messages): ${JSON.stringify(Object.fromEntries([...after].map(([k, v]) => [k, [before.get(k), v]])))}`)
+    console.log(
+      `history-independence rows read (empty → ${HISTORY} messages): ${JSON.stringify(Object.fromEntries([...after].map(([k, v]) => [k, [before.get(k), v]])))}`
+    )
   }, 120_000)
 
   for (const e of ENDPOINTS(SMS_NUMBER, ALPHA_NUMBER)) {
@@ -104,7 +106,8 @@ describe('history independence (200,000 stored messages in one account)', () => 
   it("reads only one person's outbound messages for a Messenger read watermark", async () => {
     const db = database(meter.d1)
     const totals = await meter.measure(() => unreadOutboundBefore(db, t.tenantId, SMS_NUMBER, 'ct_seed_0', Date.now()))
-    // ct_seed_0 holds every 1,000th message; 25 of its 200 are outbound.
-    expect(totals.rowsRead).toBeLessThanOrEqual(BOUND)
+    // ct_seed_0 holds every 1,000th message: 200, of which the 100 in the older half are outbound. Those are what
+    // the watermark may cover; the other 399,800 messages of the two accounts are not its business.
+    expect(totals.rowsRead).toBeLessThanOrEqual(101)
   })
 })
