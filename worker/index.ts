@@ -1,10 +1,14 @@
-/** The Worker entry: the Hono app serves every request, the cron runs the webhook sweeper, media retention and the agent-safety sweep; the Durable Object classes are exported for their bindings. */
+/**
+ * The Worker entry: the Hono app serves every request, the cron runs the webhook sweeper, media retention, the
+ * agent-safety sweep and message retention; the Durable Object classes are exported for their bindings.
+ */
 import { AccountObject } from './account/account-do'
 import { app } from './app'
 import { mediaConfig } from './config'
 import { channelRuntime } from './channels/registry'
 import { database } from './db/client'
 import { sweepExpiredMedia } from './media/retention'
+import { sweepRetention } from './messaging/retention'
 import { sweepSafety } from './safety/sweep'
 import { sweepWebhooks } from './webhooks/sweeper'
 
@@ -27,5 +31,8 @@ export default {
     if (expired > 0) console.log(JSON.stringify({ msg: 'media retention', deleted: expired }))
     const safety = await sweepSafety(env, database(env.DB), controller.scheduledTime)
     if (safety.expiredApprovals + safety.prunedAudit > 0) console.log(JSON.stringify({ msg: 'safety sweep', ...safety }))
+    // Message retention: a few tenants per run, a bounded number of archive-then-delete steps (messaging/retention.ts).
+    const retention = await sweepRetention(env.MEDIA, database(env.DB), controller.scheduledTime)
+    if (retention.deleted > 0) console.log(JSON.stringify({ msg: 'message retention', ...retention }))
   },
 } satisfies ExportedHandler<Env>

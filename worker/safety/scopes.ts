@@ -23,6 +23,7 @@ export const SCOPE_RULES: readonly ScopeRule[] = [
   { method: 'GET', path: '/usage', needs: 'read', what: 'reading usage' },
   { method: 'GET', path: '/messages', needs: 'read', what: 'listing messages' },
   { method: 'GET', path: '/messages/wait', needs: 'read', what: 'waiting for messages' },
+  { method: 'GET', path: '/messages/archive', needs: 'read', what: 'reading archived messages' },
   { method: 'GET', path: '/messages/{id}', needs: 'read', what: 'reading a message' },
   // A reply key may send, but only to people who wrote within its window (checked in routes/messages.ts).
   { method: 'POST', path: '/messages', needs: 'reply', what: 'sending a message' },
