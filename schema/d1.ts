@@ -191,6 +191,7 @@ export const messages = sqliteTable(
     // sent messages (a read watermark) and whether any message was sent to a contact (retention) are found without
     // walking past the inbound history.
     index('messages_outbound').on(t.tenantId, t.accountId, t.seq).where(sql`direction = 'outbound'`),
+    index('messages_outbound_tenant').on(t.tenantId, t.seq).where(sql`direction = 'outbound'`),
     index('messages_outbound_contact').on(t.tenantId, t.accountId, t.contactId, t.createdAt).where(sql`direction = 'outbound'`),
   ]
 )

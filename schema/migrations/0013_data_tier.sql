@@ -5,6 +5,7 @@ ALTER TABLE `tenants` ADD `retention_checked_at` integer DEFAULT 0 NOT NULL;--> 
 CREATE INDEX `tenants_retention_due` ON `tenants` (`retention_checked_at`);--> statement-breakpoint
 -- Outbound rows only: outbound lists, read watermarks and the retention's contact check no longer walk the inbound history.
 CREATE INDEX `messages_outbound` ON `messages` (`tenant_id`,`account_id`,`seq`) WHERE direction = 'outbound';--> statement-breakpoint
+CREATE INDEX `messages_outbound_tenant` ON `messages` (`tenant_id`,`seq`) WHERE direction = 'outbound';--> statement-breakpoint
 CREATE INDEX `messages_outbound_contact` ON `messages` (`tenant_id`,`account_id`,`contact_id`,`created_at`) WHERE direction = 'outbound';--> statement-breakpoint
 CREATE TABLE `account_stats` (
 	`tenant_id` text NOT NULL,

@@ -39,14 +39,22 @@ export class D1Meter {
     return this.reset()
   }
 
-  private record(sql: string, params: unknown[], meta: Meta | undefined): void {
-    const rowsRead = meta?.rows_read ?? 0
-    const rowsWritten = meta?.rows_written ?? 0
+  /** Logs a statement as it goes out (so one that fails is still seen), then adds D1's meta once it answered. */
+  private async record<R extends { meta?: Meta }>(sql: string, params: unknown[], run: () => Promise<R>): Promise<R> {
+    const entry: MeteredStatement = { sql, params, rowsRead: 0, rowsWritten: 0 }
+    this.log.push(entry)
     this.totals.statements++
-    this.totals.rowsRead += rowsRead
-    this.totals.rowsWritten += rowsWritten
+    const r = await run()
+    this.count(entry, r.meta)
+    return r
+  }
+
+  private count(entry: MeteredStatement, meta: Meta | undefined): void {
+    entry.rowsRead = meta?.rows_read ?? 0
+    entry.rowsWritten = meta?.rows_written ?? 0
+    this.totals.rowsRead += entry.rowsRead
+    this.totals.rowsWritten += entry.rowsWritten
     this.totals.changes += meta?.changes ?? 0
-    this.log.push({ sql, params, rowsRead, rowsWritten })
   }
 
   private wrapStatement(stmt: D1PreparedStatement, sql: string, params: unknown[]): D1PreparedStatement {
@@ -54,26 +62,22 @@ export class D1Meter {
     const wrapped = {
       [RAW]: { stmt, sql, params },
       bind: (...values: unknown[]) => meter.wrapStatement(stmt.bind(...values), sql, values),
-      async run() {
+      run() {
         meter.totals.roundTrips++
-        const r = await stmt.run()
-        meter.record(sql, params, r.meta)
-        return r
+        return meter.record(sql, params, () => stmt.run())
       },
-      async all() {
+      all() {
         meter.totals.roundTrips++
-        const r = await stmt.all()
-        meter.record(sql, params, r.meta)
-        return r
+        return meter.record(sql, params, () => stmt.all())
       },
       async first(column?: string) {
         meter.totals.roundTrips++
-        meter.record(sql, params, (await stmt.all()).meta)
+        await meter.record(sql, params, () => stmt.all())
         return column === undefined ? stmt.first() : stmt.first(column)
       },
       async raw(options?: { columnNames?: boolean }) {
         meter.totals.roundTrips++
-        meter.record(sql, params, (await stmt.all()).meta)
+        await meter.record(sql, params, () => stmt.all())
         return options?.columnNames ? stmt.raw({ columnNames: true }) : stmt.raw()
       },
     }
@@ -89,9 +93,12 @@ export class D1Meter {
       async batch<T>(statements: D1PreparedStatement[]): Promise<D1Result<T>[]> {
         meter.totals.roundTrips++
         const parts = statements.map(unwrap)
+        const entries = parts.map((p) => ({ sql: p.sql, params: p.params, rowsRead: 0, rowsWritten: 0 }))
+        meter.log.push(...entries)
+        meter.totals.statements += entries.length
         const results = await inner.batch<T>(parts.map((p) => p.stmt))
         results.forEach((r, i) => {
-          meter.record(parts[i]!.sql, parts[i]!.params, r.meta)
+          meter.count(entries[i]!, r.meta)
         })
         return results
       },

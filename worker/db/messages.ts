@@ -33,17 +33,29 @@ export type ListFilter = {
   limit: number
 }
 
-/** Newest first; fetches one extra row to know whether another page exists. */
+/**
+ * Newest first; fetches one extra row to know whether another page exists. A key limited to some accounts reads a
+ * page per account and merges them: a walk of the tenant's messages filtered by account would read every message of
+ * the others back to the last one the key may see (issue 22 §3: no request reads history it does not answer).
+ */
 export async function listMessages(db: Db, f: ListFilter): Promise<{ rows: MessageWithContact[]; more: boolean }> {
-  const where: SQL[] = [eq(messages.tenantId, f.tenantId)]
-  if (f.accountId) where.push(eq(messages.accountId, f.accountId))
-  if (f.accountIds) where.push(inArray(messages.accountId, f.accountIds))
-  if (f.direction) where.push(eq(messages.direction, f.direction))
-  if (f.beforeSeq !== undefined) where.push(lt(messages.seq, f.beforeSeq))
-  const rows = await selectWithContact(db)
-    .where(and(...where))
-    .orderBy(desc(messages.seq))
-    .limit(f.limit + 1)
+  const page = (accountId: string | undefined) => {
+    const where: SQL[] = [eq(messages.tenantId, f.tenantId)]
+    if (accountId !== undefined) where.push(eq(messages.accountId, accountId))
+    if (f.direction) where.push(eq(messages.direction, f.direction))
+    if (f.beforeSeq !== undefined) where.push(lt(messages.seq, f.beforeSeq))
+    return selectWithContact(db)
+      .where(and(...where))
+      .orderBy(desc(messages.seq))
+      .limit(f.limit + 1)
+  }
+  const accountIds = f.accountId !== undefined ? (f.accountIds && !f.accountIds.includes(f.accountId) ? [] : [f.accountId]) : f.accountIds
+  let rows: MessageWithContact[]
+  if (accountIds === undefined) rows = await page(undefined)
+  else {
+    const [first, ...rest] = accountIds.map(page)
+    rows = first ? (await db.batch([first, ...rest])).flat().sort((a, b) => b.message.seq - a.message.seq) : []
+  }
   return { rows: rows.slice(0, f.limit), more: rows.length > f.limit }
 }
 
