@@ -1,12 +1,13 @@
 /**
  * Message retention in D1 (docs/api.md, "Retention and archive"): which tenants the sweep visits next and what a
  * sweep step deletes. Every statement takes the `Db` it runs on, and each step touches one tenant's rows, so a step
- * runs on whichever database holds that tenant. Lists of ids travel as one JSON parameter (`json_each`): D1 binds
- * at most 100 parameters per statement, a step handles up to 500 messages.
+ * runs on whichever database holds that tenant. Lists of ids travel as one JSON parameter (db/json-list.ts): a step
+ * handles up to 500 messages, D1 binds at most 100 parameters.
  */
 import { and, asc, eq, lt, sql } from 'drizzle-orm'
 import { contacts, media, messages, tenants } from '../../schema/d1'
 import type { Db } from './client'
+import { inJsonList } from './json-list'
 
 /** Days messages are kept when the admin set nothing for the tenant. */
 export const DEFAULT_MESSAGE_RETENTION_DAYS = 90
@@ -33,16 +34,14 @@ export async function markRetentionChecked(db: Db, tenantId: string, at: number)
   await db.update(tenants).set({ retentionCheckedAt: at }).where(eq(tenants.id, tenantId))
 }
 
-const ids = (values: readonly (string | number)[]) => sql`(select value from json_each(${JSON.stringify(values)}))`
-
 /** A statement deleting messages by seq (the account figures follow by trigger). */
 export function deleteMessagesStatement(db: Db, seqs: readonly number[]) {
-  return db.delete(messages).where(sql`${messages.seq} in ${ids(seqs)}`)
+  return db.delete(messages).where(inJsonList(messages.seq, seqs))
 }
 
 /** A statement deleting media rows by id (their objects go first, as in media/retention.ts). */
 export function deleteMediaRowsStatement(db: Db, mediaIds: readonly string[]) {
-  return db.delete(media).where(sql`${media.id} in ${ids(mediaIds)}`)
+  return db.delete(media).where(inJsonList(media.id, mediaIds))
 }
 
 /**
@@ -65,7 +64,7 @@ export function pruneContactsStatement(db: Db, tenantId: string, contactIds: rea
       and(
         // The unary + keeps the planner on the primary key for the id list instead of walking the tenant's contacts.
         sql`+${contacts.tenantId} = ${tenantId}`,
-        sql`${contacts.id} in ${ids(contactIds)}`,
+        inJsonList(contacts.id, contactIds),
         eq(contacts.optedOut, false),
         eq(contacts.doNotDisturb, false),
         eq(contacts.private, false),
