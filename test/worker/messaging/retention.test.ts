@@ -9,7 +9,7 @@ import { createScheduledController } from 'cloudflare:test'
 import { env } from 'cloudflare:workers'
 import { and, eq } from 'drizzle-orm'
 import { afterEach, describe, expect, it, vi } from 'vitest'
-import { contacts, media, messages, tenants } from '../../../schema/d1'
+import { contacts, events, media, messages, tenants } from '../../../schema/d1'
 import worker from '../../../worker/index'
 import { accountFigures } from '../../../worker/db/account-stats'
 import { mediaKey } from '../../../worker/media/ids'
@@ -92,6 +92,29 @@ describe('the retention cron', () => {
     expect((await call(`/v1/messages/${kept}`, { key: forever.key })).status).toBe(200)
     expect((await call(`/v1/messages/${gone}`, { key: short.key })).status).toBe(404)
     expect((await archive(short, 'custom', '2030-01-20')).status).toBe(200)
+  })
+})
+
+describe('the cron run', () => {
+  it('runs message retention even when a sweep before it fails, and still reports the failure', async () => {
+    setClock(T0)
+    const t = await newTenant()
+    await connectCustom(t)
+    const old = await pushed(t, 'ann', 'old')
+    const at = T0 + 100 * DAY_MS
+    // An event past the 7-day log whose delete fails: the webhook sweep, first of the run, throws.
+    await db
+      .insert(events)
+      .values({ id: `evt_stuck_${t.tenantId}`, tenantId: t.tenantId, accountId: 'custom', type: 'x', payload: '{}', createdAt: 1, dispatchedAt: 1 })
+    await env.DB.prepare("CREATE TRIGGER fault_events_delete BEFORE DELETE ON events BEGIN SELECT RAISE(ABORT, 'injected D1 fault'); END").run()
+    try {
+      // First in line, ahead of this file's other tenants.
+      await db.update(tenants).set({ retentionCheckedAt: -1 }).where(eq(tenants.id, t.tenantId))
+      await expect(worker.scheduled(createScheduledController({ scheduledTime: at, cron: '* * * * *' }), env)).rejects.toThrow('cron sweep')
+    } finally {
+      await env.DB.prepare('DROP TRIGGER fault_events_delete').run()
+    }
+    expect(await messageRow(old)).toBeUndefined()
   })
 })
 
