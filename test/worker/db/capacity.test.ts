@@ -13,7 +13,7 @@ import { body, call, connectCustom, newTenant, pushInbound, receiverChannel, sen
 const meter = meterEveryD1(env.DB)
 afterAll(() => meter.restore())
 
-export type CapacityFigure = { name: string; count: number; statements: number; roundTrips: number; rowsRead: number; rowsWritten: number }
+type CapacityFigure = { name: string; count: number; statements: number; roundTrips: number; rowsRead: number; rowsWritten: number }
 
 function figure(name: string, count: number, t: D1Totals): CapacityFigure {
   const per = (v: number) => Math.round((v / count) * 100) / 100

@@ -39,6 +39,32 @@ async function planOf(sql: string, params: unknown[]): Promise<string[]> {
 
 const planned: Planned[] = []
 
+/**
+ * A plan in a few words for docs/ARCHITECTURE.md: the index each step uses and its terms (`*` when the index covers
+ * the query; `key` is the table's primary or unique key), `rowid` for a lookup by rowid, `walk` for a scan, `sort` when rows are sorted; `write` for a plain
+ * insert, which has no plan of its own.
+ */
+function compact(plan: string[]): string {
+  const steps = plan.flatMap((line) => {
+    const search = /^SEARCH (\w+) USING (COVERING )?INDEX (\w+) \((.*)\)/.exec(line)
+    if (search) {
+      const index = search[3]!.replace(/^sqlite_autoindex_(\w+)_\d+$/, '$1 key')
+      return [`${index}${search[2] ? '*' : ''} (${search[4]!.replaceAll('=?', '=').replaceAll('>?', '>').replaceAll('<?', '<')})`]
+    }
+    const rowid = /^SEARCH (\w+) USING INTEGER PRIMARY KEY/.exec(line)
+    if (rowid) return [`${rowid[1]} rowid`]
+    const walkIndex = /^SCAN (\w+) USING (COVERING )?INDEX (\w+)/.exec(line)
+    if (walkIndex) return [`walk ${walkIndex[3]}`]
+    if (/^SCAN json_each/.test(line)) return ['json list']
+    const walk = /^SCAN (\w+)$/.exec(line)
+    if (walk) return [`walk ${walk[1]}`]
+    if (/TEMP B-TREE FOR LAST TERM/.test(line)) return ['sort ties']
+    if (/TEMP B-TREE/.test(line)) return ['sort']
+    return []
+  })
+  return steps.length === 0 ? 'write' : steps.join(', ')
+}
+
 beforeAll(async () => {
   for (const [name, entry] of Object.entries(CATALOG)) {
     meter.reset()
@@ -51,9 +77,8 @@ beforeAll(async () => {
     for (const s of meter.log) statements.push({ sql: s.sql, plan: await planOf(s.sql, s.params) })
     planned.push({ name, path: entry.path, statements })
   }
-  const compact = (plan: string[]) => plan.join('; ').replace(/USING (COVERING )?INDEX /g, (m) => (m.includes('COVERING') ? 'covering ' : 'index '))
   const lines = ['| Query | Path | Plan |', '|---|---|---|']
-  for (const p of planned) for (const s of p.statements) lines.push(`| ${p.name} | ${p.path} | ${compact(s.plan).replaceAll('|', '\\|')} |`)
+  for (const p of planned) lines.push(`| ${p.name} | ${p.path} | ${p.statements.map((s) => compact(s.plan)).join(' / ')} |`)
   console.log(`query plans\n${lines.join('\n')}`)
 }, 60_000)
 
