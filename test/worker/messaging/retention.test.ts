@@ -14,7 +14,7 @@ import worker from '../../../worker/index'
 import { accountFigures } from '../../../worker/db/account-stats'
 import { mediaKey } from '../../../worker/media/ids'
 import { RETENTION_STEPS_PER_SWEEP, RETENTION_WINDOW, retentionCutoff, sweepRetention } from '../../../worker/messaging/retention'
-import { admin, body, call, connectCustom, newTenant, pushInbound, send, type TestTenant } from '../helpers'
+import { admin, body, call, connectCustom, newTenant, pushInbound, send, settled, type TestTenant } from '../helpers'
 import { contactRow, DAY_MS, db, messageRow, setClock } from '../state'
 
 afterEach(() => {
@@ -35,7 +35,7 @@ async function cronUntilDone(tenantId: string, at: number): Promise<void> {
 
 async function archive(t: TestTenant, accountId: string, date: string, key = t.key) {
   const res = await call(`/v1/messages/archive?account_id=${encodeURIComponent(accountId)}&date=${date}`, { key })
-  return { status: res.status, type: res.headers.get('content-type'), text: await res.text() }
+  return { status: res.status, type: res.headers.get('content-type'), text: new TextDecoder().decode(await res.arrayBuffer()) }
 }
 
 async function pushed(t: TestTenant, fromId: string, text: string): Promise<string> {
@@ -52,6 +52,7 @@ describe('the retention cron', () => {
     const old = await pushed(t, 'ann', 'an old message')
     const reply = await send(t, { to: { external_id: 'ann' }, text: 'an old reply' })
     expect(reply.status).toBe(202)
+    expect((await settled(t, String(reply.body.message_id))).status).toBe('sent')
     const oldWire = await (await call(`/v1/messages/${old}`, { key: t.key })).text()
     setClock(T0 + 95 * DAY_MS)
     const recent = await pushed(t, 'bob', 'a message inside the retention')
@@ -124,7 +125,12 @@ describe('contacts', () => {
     const t = await newTenant()
     await connectCustom(t)
     await pushed(t, 'ann', 'hello')
-    for (let i = 0; i < 3; i++) expect((await send(t, { to: { external_id: 'ann' }, text: `follow-up ${i}` })).status).toBe(202)
+    for (let i = 0; i < 3; i++) {
+      const sent = await send(t, { to: { external_id: 'ann' }, text: `follow-up ${i}` })
+      expect(sent.status).toBe(202)
+      // Delivered before the clock moves: a send still queued is in play and kept, and so would its contact be.
+      expect((await settled(t, String(sent.body.message_id))).status).toBe('sent')
+    }
     await pushed(t, 'stopper', 'STOP')
     const annId = (await db
       .select()
