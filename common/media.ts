@@ -38,6 +38,12 @@ export function contentTypeFromName(name: string): string | null {
   return (ext && TYPES[ext]) || null
 }
 
+/** The common extension for a content type (parameters ignored), or null when it is not one of the common ones. */
+export function extensionFromContentType(contentType: string | null): string | null {
+  const type = (contentType ?? '').split(';')[0]!.trim().toLowerCase()
+  return Object.entries(TYPES).find(([, t]) => t === type)?.[0] ?? null
+}
+
 export function contentTypeFromUrl(url: string): string | null {
   const name = fileNameFromUrl(url)
   return name ? contentTypeFromName(name) : null

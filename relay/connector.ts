@@ -14,8 +14,8 @@ export type LinkMethod = Frames.FrameOf<'assign'>['linkMethod']
 
 /**
  * Why a session is not (or no longer) usable. Codes are stable; clients switch on them, never on the text.
- * logged_out: the user removed the linked device or the upstream logged the session out (alpha 401); the session
- * is wiped. blocked_by_alpha: the upstream restricted or banned the number (alpha 402/403/406, send error 463).
+ * logged_out: the user removed the linked device or the upstream logged the session out (alpha 401; beta 401, or
+ * 406 AUTH_KEY_DUPLICATED, which kills the key for good); the session is wiped. blocked_by_alpha: the upstream restricted or banned the number (alpha 402/403/406, send error 463).
  * replaced: another client took over the same session (alpha 440). passkey_required: the phone demands a passkey to
  * link a new device. link_expired: the link window ran out before the phone confirmed. unresponsive: the upstream
  * stopped answering and reconnects are failing. client_outdated: the upstream refuses the client library's version (alpha
@@ -24,13 +24,16 @@ export type LinkMethod = Frames.FrameOf<'assign'>['linkMethod']
  */
 export type SessionProblem = Frames.SessionProblem
 
-/** beta's own problems, and the ones it shares with alpha (logged_out, replaced, link_expired, unresponsive). */
+/**
+ * beta's own problems, and the ones it shares with alpha (logged_out, link_expired, unresponsive). beta has no
+ * `replaced`: a key used from two places (AUTH_KEY_DUPLICATED) is invalidated for good, so it is `logged_out`.
+ */
 export type BetaProblem = Extract<
   SessionProblem,
-  'logged_out' | 'replaced' | 'link_expired' | 'unresponsive' | 'blocked_by_beta' | 'stranger_flag' | 'flood_wait' | 'unknown_number' | 'too_many_attempts'
+  'logged_out' | 'link_expired' | 'unresponsive' | 'blocked_by_beta' | 'stranger_flag' | 'flood_wait' | 'unknown_number' | 'too_many_attempts' | 'wrong_number'
 >
 /** The problems an alpha (or simulated) session can have. */
-export type AlphaProblem = Exclude<SessionProblem, 'blocked_by_beta' | 'stranger_flag' | 'flood_wait' | 'unknown_number' | 'too_many_attempts'>
+export type AlphaProblem = Exclude<SessionProblem, 'blocked_by_beta' | 'stranger_flag' | 'flood_wait' | 'unknown_number' | 'too_many_attempts' | 'wrong_number'>
 
 export type SessionState = Frames.SessionState
 
@@ -40,8 +43,9 @@ export type Peer = Frames.Peer
 /**
  * An inbound message (the upstream's id is de-duplicated at the edge, so re-delivery after a reconnect is safe).
  * `onCommitted`, optional, is called by the relay core once the edge has stored the message: a driver that can hold
- * back its upstream acknowledgement until then (the simulator does) keeps the message at the upstream through a
- * relay crash, so it is redelivered instead of lost.
+ * back its upstream acknowledgement until then keeps the message at the upstream through a relay crash, so it is
+ * redelivered instead of lost; one whose upstream counts it delivered on receipt (alpha, and the simulator, which
+ * behaves as alpha does) uses it to let a stop wait until nothing acknowledged is left only in the process.
  */
 export type InboundMessage = z.infer<typeof Frames.InboundMessage> & {
   onCommitted?: () => void

@@ -36,6 +36,8 @@ export const SESSION_PROBLEMS = [
   'flood_wait',
   'unknown_number',
   'too_many_attempts',
+  /** beta: a QR login was confirmed in the app of another account than the number being connected; it was logged out. */
+  'wrong_number',
   /** Relay core, not a driver: the stored session cannot be decrypted with this relay's RELAY_SESSION_KEY. */
   'session_unreadable',
 ] as const

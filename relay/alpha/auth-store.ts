@@ -2,7 +2,9 @@
  * Baileys' `AuthenticationState` (creds + every signal key type) over the connector's `SessionStore`. The store is
  * read once into memory (`loadAll`); reads are served from memory, writes update memory at once and are batched into
  * `write()` calls, and a `keys.set` resolves only when its batch is durable, as Baileys' transactions expect.
- * Values are serialised with `BufferJSON`, the only encoding that keeps key material intact.
+ * Values are serialised with `BufferJSON`, the only encoding that keeps key material intact. The driver's own state
+ * that must follow the session to another relay (the 463 hold, recent sends) lives beside the keys as `relay/…`
+ * entries, written in the same batches and wiped with them.
  */
 import { BufferJSON, initAuthCreds, proto } from '@whiskeysockets/baileys'
 import type { AuthenticationCreds, AuthenticationState, SignalDataSet, SignalDataTypeMap, SignalKeyStore } from '@whiskeysockets/baileys'
@@ -11,6 +13,8 @@ import type { SessionStore } from '../connector'
 
 /** The store key of the creds; every signal key is stored as `<type>/<id>` (types never contain a slash, ids may). */
 export const CREDS_KEY = 'creds'
+/** The driver's own entries: `relay/<name>` (no Baileys key type is called `relay`). */
+export const DRIVER_PREFIX = 'relay/'
 /** After a failed write, the changes stay pending and are retried after this long even if nothing else is written. */
 export const WRITE_RETRY_MS = 5_000
 
@@ -52,6 +56,16 @@ function reviveCreds(text: string): AuthenticationCreds {
   return JSON.parse(text, BufferJSON.reviver) as AuthenticationCreds
 }
 
+/**
+ * What the driver's own modules see of the stored session: their entries, read from memory, written in the background
+ * (batched with the key writes, retried by the store when a write fails). `write` resolves once the entry is durable
+ * and never rejects (a failure is logged and retried by the store); most callers do not wait for it.
+ */
+export type DriverEntries = {
+  read(prefix: string): Map<string, string>
+  write(name: string, value: string | null): Promise<void>
+}
+
 type Deferred = { resolve(): void; reject(err: unknown): void }
 
 export type AlphaAuth = {
@@ -63,6 +77,10 @@ export type AlphaAuth = {
   saveCreds(): Promise<void>
   /** Resolves when everything written so far is durable. */
   flush(): Promise<void>
+  /** The driver's entries whose names start with `prefix`, by name (the `relay/` prefix taken off). */
+  entries(prefix: string): Map<string, string>
+  /** Writes (or, with null, deletes) one driver entry; resolves when durable. */
+  putEntry(name: string, value: string | null): Promise<void>
   /** Forgets the session everywhere (logout, a link that must start over): memory, pending writes and the store. */
   wipe(): Promise<void>
 }
@@ -71,7 +89,7 @@ export async function loadAlphaAuth(store: SessionStore, log: Logger, opts: { fr
   if (opts.fresh) await store.clear()
   const memory = await store.loadAll()
   for (const key of memory.keys()) {
-    if (key !== CREDS_KEY && !KNOWN_TYPES.has(key.slice(0, key.indexOf('/')))) {
+    if (key !== CREDS_KEY && !key.startsWith(DRIVER_PREFIX) && !KNOWN_TYPES.has(key.slice(0, key.indexOf('/')))) {
       log.debug({ key: key.slice(0, 40) }, 'alpha auth: ignoring an unknown stored key')
     }
   }
@@ -181,6 +199,16 @@ export async function loadAlphaAuth(store: SessionStore, log: Logger, opts: { fr
       return commit()
     },
     flush() {
+      return commit()
+    },
+    entries(prefix) {
+      const out = new Map<string, string>()
+      const full = DRIVER_PREFIX + prefix
+      for (const [key, value] of memory) if (key.startsWith(full)) out.set(key.slice(DRIVER_PREFIX.length), value)
+      return out
+    },
+    putEntry(name, value) {
+      put(DRIVER_PREFIX + name, value)
       return commit()
     },
     async wipe() {

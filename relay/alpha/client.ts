@@ -5,17 +5,20 @@
  */
 import NodeCache from '@cacheable/node-cache'
 import { DEFAULT_CACHE_TTLS } from '@whiskeysockets/baileys'
-import type { CacheStore, ConnectionState } from '@whiskeysockets/baileys'
+import type { CacheStore, ConnectionState, WAMessage } from '@whiskeysockets/baileys'
 import type { Logger } from 'pino'
 import type { AlphaProblem, Connector, ConnectorOptions, Driver, SessionState } from '../connector'
-import { loadAlphaAuth, type AlphaAuth } from './auth-store'
-import { handleEvents } from './handle-events'
+import { loadAlphaAuth, type AlphaAuth, type DriverEntries } from './auth-store'
+import { handleEvents, type EventContext } from './handle-events'
+import { makeHandoff, STOP_HANDOFF_MS } from '../handoff'
 import { makeOutageClock, watchFrames, watchOpening } from './health'
 import { jidToPhone, personJid } from './ids'
 import { startLinkFlow, type LinkFlow } from './login'
 import { makeMediaFetcher, type FetchMedia } from './media-fetch'
+import { makePendingMedia } from './pending-media'
 import { makePeerDirectory } from './peers'
-import { hasChatToken, makeNumberLookup } from './recipients'
+import { makeRecentSends } from './recent-sends'
+import { makeNumberLookup, newChatRefusal } from './recipients'
 import { makeRestriction } from './restriction'
 import { alphaAttachment } from './media-download'
 import { errText, makeSender, withTimeout } from './send'
@@ -41,6 +44,8 @@ export const STABLE_CONNECTION_MS = 60_000
 export const LOGOUT_TIMEOUT_MS = 10_000
 /** Linking sockets that may fail in a row (network, server) before linking is given up. */
 export const LINK_RETRIES_MAX = 3
+/** How long `stop()` waits for Baileys to end the socket (it closes the WebSocket, then emits the close). */
+export const STOP_END_MS = 5_000
 
 export type AlphaDeps = {
   makeSocket: MakeSocket
@@ -78,6 +83,7 @@ function baileysLogger(log: Logger): Logger {
 
 export function createAlphaConnector(opts: ConnectorOptions, deps: AlphaDeps): Connector {
   const log = opts.log.child({ accountId: opts.accountId, driver: 'alpha' })
+  const handoff = makeHandoff(opts.events)
   let auth: AlphaAuth | null = null
   let session: Session | null = null
   /** `halted`: a terminal problem was reported; nothing reconnects until `start()` is called again. */
@@ -96,21 +102,30 @@ export function createAlphaConnector(opts: ConnectorOptions, deps: AlphaDeps): C
   /** Set while alpha keeps the number out (a restricted close: 402, 403, 406): sends fail at once instead of waiting. */
   let banned: { message: string; until: number | null } | null = null
   const peers = makePeerDirectory(() => requireAuth().state.keys)
-  const restriction = makeRestriction({ now: deps.now, emit: (state) => emit(state), isOpen: () => session?.open === true, connectedState })
+  /** The driver's own entries in the stored session; a failed write is retried by the store, so it is only logged. */
+  const entries: DriverEntries = {
+    read: (prefix) => requireAuth().entries(prefix),
+    write: (name, value) =>
+      requireAuth()
+        .putEntry(name, value)
+        .catch((err) => log.warn({ err: errText(err) }, 'alpha: writing driver state to the session failed; the store retries it')),
+  }
+  const restriction = makeRestriction({ now: deps.now, emit: (state) => emit(state), isOpen: () => session?.open === true, connectedState, entries })
+  const recent = makeRecentSends({ now: deps.now, entries, log })
+  const pendingMedia = makePendingMedia({ entries, log })
+  /** Kept media messages read at start, handed over with the first socket's events. */
+  let replay: WAMessage[] = []
   const sender = makeSender({
     fetchMedia: deps.fetchMedia,
     log,
     openSocket: () => (session?.open ? session.sock : null),
     lookup: makeNumberLookup(deps.now),
+    recent,
     blocked() {
       if (!banned || (banned.until !== null && banned.until <= deps.now())) return null
       return new SendError('account_restricted', `account_restricted: ${banned.message}`)
     },
-    async refusal(jid) {
-      const why = restriction.newChatRefusal()
-      if (!why || (await hasChatToken(requireAuth().state.keys, jid, peers.lidFor))) return null
-      return new SendError('account_restricted', why)
-    },
+    refusal: (jid, sock) => newChatRefusal(restriction.newChatRefusal(), requireAuth().state.keys, jid, sock),
   })
   // Baileys counts retry receipts per message here; a cache per socket would restart the count on every reconnect,
   // so a message the recipient can never decrypt would be re-sent forever. Same TTL as Baileys' own default cache;
@@ -159,8 +174,9 @@ export function createAlphaConnector(opts: ConnectorOptions, deps: AlphaDeps): C
     emit(kind === 'restricted' ? { state: kind, problem, message: text, until } : { state: kind, problem, message: text })
   }
 
-  function enqueue(work: () => Promise<void>) {
+  function enqueue(work: () => Promise<void>): Promise<void> {
     queue = queue.then(work).catch((err) => log.error({ err: errText(err) }, 'alpha: event handling failed'))
+    return queue
   }
 
   function connect() {
@@ -196,21 +212,39 @@ export function createAlphaConnector(opts: ConnectorOptions, deps: AlphaDeps): C
       outage.arm()
     }
     if (!outage.reported) emit({ state: 'connecting' })
-    sock.ev.process((events) =>
-      enqueue(() =>
-        handleEvents(events, {
-          log,
-          now: deps.now,
-          events: opts.events,
-          peers,
-          // Baileys mutates the one creds object in place: whichever socket reports a change, the current creds are saved.
-          saveCreds: () => a.saveCreds(),
-          onConnection: (update) => onConnection(s, update),
-          onSendRefused: (code) => s === session && restriction.onSendRefused(code, s.sock),
-          mediaOf: (msg) => alphaAttachment(msg, s.sock, log),
-        })
-      )
-    )
+    const ctx = eventContext(s, a)
+    // Media messages a previous run kept and never saw stored go first (pending-media.ts).
+    if (replay.length > 0) handle({ 'messages.upsert': { messages: replay.splice(0), type: 'append' } }, ctx)
+    sock.ev.process((events) => {
+      // Baileys ends a socket (ours or its own close: network, stream error, failure) by emitting the close and then
+      // destroying its event buffer, whose messages it already acknowledged to alpha (socket.js `end`,
+      // event-buffer.js `destroy`): a backlog waiting for <ib><offline> would be lost for good. Flushed here, inside
+      // the close's own emit, the buffer reaches this handler first, and its messages are handled before the close.
+      if (events['connection.update']?.connection === 'close') sock.ev.flush()
+      handle(events, ctx)
+    })
+  }
+
+  /** Queues a batch; one that carries messages or receipts counts as pending for a stop until it is handled. */
+  function handle(events: Parameters<typeof handleEvents>[0], ctx: EventContext) {
+    const handled = enqueue(() => handleEvents(events, ctx))
+    if (events['messages.upsert'] || events['messages.update']) handoff.handling(handled)
+  }
+
+  function eventContext(s: Session, a: AlphaAuth): EventContext {
+    return {
+      log,
+      now: deps.now,
+      events: handoff.events,
+      peers,
+      // Baileys mutates the one creds object in place: whichever socket reports a change, the current creds are saved.
+      saveCreds: () => a.saveCreds(),
+      onConnection: (update) => onConnection(s, update),
+      onSendRefused: (code) => s === session && restriction.onSendRefused(code, s.sock),
+      // A re-upload is asked through whichever socket is open when the relay core downloads it (it may be later).
+      mediaOf: (msg) => alphaAttachment(msg, () => (session?.open ? session.sock : null), log),
+      keep: pendingMedia.keep,
+    }
   }
 
   /** Ends a socket ourselves and handles its close right away; Baileys' own close event for it is then ignored. */
@@ -263,7 +297,7 @@ export function createAlphaConnector(opts: ConnectorOptions, deps: AlphaDeps): C
         abandon(s, null, closeError(408, reason))
       })
     )
-    restriction.onOpen()
+    restriction.onOpen(s.sock)
   }
 
   async function onClose(s: Session, error: unknown) {
@@ -387,6 +421,9 @@ export function createAlphaConnector(opts: ConnectorOptions, deps: AlphaDeps): C
     auth ??= await loadAlphaAuth(opts.store, log, { fresh: opts.forceNew })
     // A link abandoned after a pairing code was requested left `me` without `account`; resuming it would fail.
     if (!auth.isLinked() && auth.state.creds.me) await auth.wipe()
+    restriction.restore()
+    recent.restore()
+    replay = pendingMedia.restore()
     phase = 'running'
     failures = 0
     banned = null
@@ -423,7 +460,10 @@ export function createAlphaConnector(opts: ConnectorOptions, deps: AlphaDeps): C
     async stop() {
       const s = stopSocket('stop')
       phase = 'stopped'
-      if (s) await Promise.resolve(s.sock.end(undefined)).catch(() => undefined)
+      if (s) await withTimeout(Promise.resolve(s.sock.end(undefined)), STOP_END_MS, () => new Error('end timed out')).catch(() => undefined)
+      // The messages the socket emitted, its flushed buffer included, are handled, and what it had acknowledged to
+      // alpha reaches the edge before the session may resume elsewhere (a deploy, a failover).
+      if (!(await handoff.settled(STOP_HANDOFF_MS))) log.warn('alpha: stopped before the edge stored every message the socket had acknowledged')
       await auth?.flush().catch((err) => log.error({ err: errText(err) }, 'alpha: final session write failed'))
     },
   }

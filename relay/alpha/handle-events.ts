@@ -5,7 +5,7 @@
  */
 import type { BaileysEventMap, ConnectionState, Contact, WAMessage, WAMessageUpdate } from '@whiskeysockets/baileys'
 import type { Logger } from 'pino'
-import type { ConnectorEvents, ImportedContact, InboundAttachment } from '../connector'
+import type { ConnectorEvents, ImportedContact, InboundAttachment, InboundMessage } from '../connector'
 import { toInbound, toReceipt } from './convert'
 import { isLidJid, jidToPhone, personJid } from './ids'
 import type { PeerDirectory } from './peers'
@@ -21,6 +21,8 @@ export type EventContext = {
   onSendRefused(errorCode: number): void
   /** The message's media as an attachment to store (media-download.ts); absent: media is not stored. */
   mediaOf?(msg: WAMessage): InboundAttachment | null
+  /** Keeps a media message with the session until the edge stored it (pending-media.ts); resolves with the release. */
+  keep?(msg: WAMessage): Promise<() => void>
 }
 
 type Batch = Partial<BaileysEventMap>
@@ -86,9 +88,14 @@ function handleLidMapping(mapping: BaileysEventMap['lid-mapping.update'], ctx: E
   ctx.log.debug({ known: isLidJid(mapping.lid) && jidToPhone(mapping.pn) !== null }, 'alpha: LID mapping learned')
 }
 
-/** Both message types carry messages to deliver: `notify` live, `append` the backlog after a reconnect (OpenWA#1660). */
+/**
+ * Both message types carry messages to deliver: `notify` live, `append` the backlog after a reconnect (OpenWA#1660).
+ * A message with media is reported only once its file is stored, which takes a while: it is kept with the session
+ * first (all of a batch's at once, one write), so a relay killed meanwhile does not lose what alpha counts delivered.
+ */
 async function handleUpsert(upsert: BaileysEventMap['messages.upsert'], ctx: EventContext) {
-  let delivered = 0
+  const ready: InboundMessage[] = []
+  const kept: Array<Promise<() => void> | null> = []
   const skipped: Record<string, number> = {}
   for (const msg of upsert.messages) {
     // Our own send echoed back (Baileys' emitOwnEvents, off in socket.ts): a receipt or error ack that arrived while
@@ -105,10 +112,15 @@ async function handleUpsert(upsert: BaileysEventMap['messages.upsert'], ctx: Eve
       continue
     }
     const attachment = result.kind === 'text' ? null : (ctx.mediaOf?.(msg) ?? null)
-    ctx.events.inbound(attachment ? { ...result.message, attachment } : result.message)
-    delivered += 1
+    ready.push(attachment ? { ...result.message, attachment } : result.message)
+    kept.push(attachment && ctx.keep ? ctx.keep(msg) : null)
   }
-  ctx.log.debug({ type: upsert.type, delivered, skipped }, 'alpha: messages upserted')
+  const releases = await Promise.all(kept)
+  for (const [i, message] of ready.entries()) {
+    const release = releases[i]
+    ctx.events.inbound(release ? { ...message, onCommitted: release } : message)
+  }
+  ctx.log.debug({ type: upsert.type, delivered: ready.length, skipped }, 'alpha: messages upserted')
 }
 
 function handleMessageUpdates(updates: WAMessageUpdate[], ctx: EventContext) {

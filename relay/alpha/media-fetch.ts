@@ -8,6 +8,7 @@ import { lookup as dnsLookup } from 'node:dns'
 import type { IncomingMessage, RequestOptions } from 'node:http'
 import { request as httpsRequest } from 'node:https'
 import type { LookupFunction } from 'node:net'
+import { parse as parseDisposition } from 'content-disposition'
 import { contentTypeFromUrl, fileNameFromUrl } from '../../common/media'
 import { checkPublicUrl } from '../../common/public-url'
 import { isFetchableAddress } from '../../common/address-ranges'
@@ -96,8 +97,21 @@ export function makeMediaFetcher(opts: MediaFetchOptions = {}): FetchMedia {
       }
       const bytes = await readCapped(res, maxBytes, signal)
       const header = res.headers['content-type']?.trim() || null
-      return { bytes, contentType: header ?? contentTypeFromUrl(url.toString()), fileName: fileNameFromUrl(url.toString()) }
+      // The server's name for the file beats the URL's last segment (a download link is often `/dl?id=3`).
+      const fileName = fileNameFromDisposition(res.headers['content-disposition']) ?? fileNameFromUrl(url.toString())
+      return { bytes, contentType: header ?? contentTypeFromUrl(url.toString()), fileName }
     }
+  }
+}
+
+/** The file name a Content-Disposition header gives (RFC 6266, filename* decoded), without any path; null if none. */
+export function fileNameFromDisposition(header: string | undefined): string | null {
+  if (!header) return null
+  try {
+    const name = parseDisposition(header).parameters.filename?.split(/[\\/]/).pop()?.trim()
+    return name ? name.slice(0, 255) : null
+  } catch {
+    return null
   }
 }
 

@@ -16,8 +16,6 @@ export type PeerDirectory = {
   resolve(jid: string | null | undefined, alt?: string | null, pushName?: string | null): Promise<Peer | null>
   /** Remembers a display name; an address-book name wins over the person's own push name. */
   rememberName(jid: string, name: string, source: 'address_book' | 'push_name'): void
-  /** The LID JID stored for a phone JID, or null (Baileys' `getLIDForPN`, read locally). */
-  lidFor(pnJid: string): Promise<string | null>
   /** The phone JID stored for a LID JID, or null. */
   phoneFor(lidJid: string): Promise<string | null>
 }
@@ -60,12 +58,6 @@ export function makePeerDirectory(keys: () => SignalKeyStore): PeerDirectory {
       return { id, lid, phone: jidToPhone(pn), name: nameOf(lid, pn) }
     },
     rememberName,
-    async lidFor(pnJid) {
-      const pn = personJid(pnJid)
-      if (!pn || !isPhoneJid(pn)) return null
-      const lidUser = await lookup(jidUser(pn))
-      return lidUser ? `${lidUser}@${LID_SERVER}` : null
-    },
     async phoneFor(lidJid) {
       const lid = personJid(lidJid)
       if (!lid || !isLidJid(lid)) return null

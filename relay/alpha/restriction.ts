@@ -1,10 +1,14 @@
 /**
  * Restrictions alpha puts on a number that stays connected: the reach-out time lock it pushes or reports when asked
  * ("prevents outgoing messages and calls", with an end time), and a send refused with error 463 (no new chats). The
- * session is `restricted` while one applies and `connected` again once it lifts; replies may still go through.
+ * session is `restricted` while one applies and `connected` again once it lifts; replies may still go through. The
+ * restriction is kept with the stored session (`relay/restriction`), so the relay that resumes the session after a
+ * restart or a failover holds new chats back too instead of trying one (which would worsen the restriction).
  */
 import type { ReachoutTimelockState } from '@whiskeysockets/baileys'
+import { z } from 'zod'
 import type { SessionState } from '../connector'
+import type { DriverEntries } from './auth-store'
 import type { AlphaSocket } from './socket'
 import { PROBLEM_MESSAGES, SEND_ERROR_RESTRICTED } from './state'
 
@@ -14,16 +18,27 @@ import { PROBLEM_MESSAGES, SEND_ERROR_RESTRICTED } from './state'
  */
 export const RESTRICTED_463_HOLD_MS = 24 * 60 * 60 * 1000
 
+/** The stored session's entry, and its shape (zod: it comes back from the edge). */
+const ENTRY = 'restriction'
+const Kept = z.object({ source: z.enum(['timelock', 'send_refused']), until: z.number().nullable() })
+type Active = z.infer<typeof Kept>
+
 export type RestrictionDeps = {
   now(): number
   emit(state: SessionState): void
   isOpen(): boolean
   connectedState(): SessionState
+  entries: DriverEntries
 }
 
 export type Restriction = {
-  /** The session (re)opened: report the restriction still in force, or `connected`. */
-  onOpen(): void
+  /** Takes up the restriction the stored session kept, if it is still in force (at start, before the socket opens). */
+  restore(): void
+  /**
+   * The session (re)opened: report the restriction still in force, or `connected`; while one is, ask alpha for the time
+   * lock again (its answer comes as an event), since a lift may have been missed while the session was down.
+   */
+  onOpen(sock: AlphaSocket): void
   onTimelock(lock: ReachoutTimelockState): void
   onSendRefused(errorCode: number, sock: AlphaSocket): void
   /**
@@ -31,38 +46,57 @@ export type Restriction = {
    * chats; existing chats keep working" (Socket/messages-recv.js handleBadAck), and the time lock is on reach-outs.
    */
   newChatRefusal(): string | null
-  /** Forget everything (stop, logout). */
+  /** Forget it in memory (stop, logout); what the stored session keeps stays for whoever resumes it. */
   reset(): void
 }
 
 export function makeRestriction(deps: RestrictionDeps): Restriction {
-  let active: { source: 'timelock' | 'send_refused'; until: number | null } | null = null
+  let active: Active | null = null
   let liftTimer: ReturnType<typeof setTimeout> | null = null
+
+  function set(next: Active | null) {
+    if (liftTimer) clearTimeout(liftTimer)
+    liftTimer = null
+    active = next
+    if (next?.until != null) liftTimer = setTimeout(lift, Math.max(0, next.until - deps.now()))
+  }
 
   function report() {
     if (!active) return deps.emit(deps.connectedState())
     deps.emit({ state: 'restricted', problem: 'blocked_by_alpha', message: PROBLEM_MESSAGES.blocked_by_alpha, until: active.until })
   }
 
-  function apply(source: 'timelock' | 'send_refused', until: number | null) {
-    if (liftTimer) clearTimeout(liftTimer)
-    liftTimer = null
-    active = { source, until }
-    if (until !== null) liftTimer = setTimeout(lift, Math.max(0, until - deps.now()))
+  function apply(source: Active['source'], until: number | null) {
+    set({ source, until })
+    void deps.entries.write(ENTRY, JSON.stringify(active))
     if (deps.isOpen()) report()
   }
 
   function lift() {
-    if (liftTimer) clearTimeout(liftTimer)
-    liftTimer = null
-    active = null
+    set(null)
+    void deps.entries.write(ENTRY, null)
     if (deps.isOpen()) report()
   }
 
   return {
-    onOpen() {
-      if (active?.until != null && active.until <= deps.now()) active = null
+    restore() {
+      const text = deps.entries.read(ENTRY).get(ENTRY)
+      if (text === undefined) return set(null)
+      let parsed: unknown = null
+      try {
+        parsed = JSON.parse(text)
+      } catch {
+        // Unreadable: dropped below like any other invalid entry.
+      }
+      const kept = Kept.safeParse(parsed)
+      if (kept.success && (kept.data.until === null || kept.data.until > deps.now())) return set(kept.data)
+      set(null)
+      void deps.entries.write(ENTRY, null)
+    },
+    onOpen(sock) {
+      if (active?.until != null && active.until <= deps.now()) lift()
       report()
+      if (active) void sock.fetchAccountReachoutTimelock().catch(() => undefined)
     },
     onTimelock(lock) {
       if (lock.isActive) return apply('timelock', lock.timeEnforcementEnds?.getTime() ?? null)
@@ -83,9 +117,7 @@ export function makeRestriction(deps: RestrictionDeps): Restriction {
       return `account_restricted: this number may not start new chats${until} (${why}); replies to existing chats still go through`
     },
     reset() {
-      if (liftTimer) clearTimeout(liftTimer)
-      liftTimer = null
-      active = null
+      set(null)
     },
   }
 }

@@ -1,7 +1,7 @@
 /**
  * Sending one gateway message on the open socket: the recipient's JID, the one media item fetched by the relay
- * (Baileys only ever gets a Buffer), the message parts with their stable upstream ids, a deadline, and a short
- * memory of what was sent so Baileys can re-encrypt a message when a recipient's device asks for it again.
+ * (Baileys only ever gets a Buffer), the message parts with their stable upstream ids, a deadline, and what was sent
+ * kept (recent-sends.ts) so Baileys can re-encrypt a message when a recipient's device asks for it again.
  */
 import type { proto, WAMessageKey } from '@whiskeysockets/baileys'
 import type { Logger } from 'pino'
@@ -9,6 +9,7 @@ import type { OutboundMessage } from '../connector'
 import { outboundContents, upstreamIdFor } from './convert'
 import { isE164, personJid, phoneToJid } from './ids'
 import type { FetchMedia } from './media-fetch'
+import type { RecentSends } from './recent-sends'
 import type { NumberLookup } from './recipients'
 import { SendError } from './send-error'
 import { sendOptions, type AlphaSocket } from './socket'
@@ -16,8 +17,6 @@ import { closeInfo } from './state'
 
 /** Deadline for handing one message part to Baileys, media upload included. */
 export const SEND_TIMEOUT_MS = 60_000
-/** Sent messages kept in memory for retry receipts; older ones are answered "not found" and the recipient re-asks the phone. */
-export const RECENT_SENDS_MAX = 500
 
 export function errText(err: unknown): string {
   return err instanceof Error ? err.message : String(err)
@@ -61,24 +60,14 @@ export type SenderDeps = {
   log: Logger
   openSocket(): AlphaSocket | null
   lookup: NumberLookup
-  /** Null when the recipient may be sent to; else why not (the number may not start new chats). */
-  refusal(jid: string): Promise<SendError | null>
+  recent: RecentSends
+  /** Null when the recipient may be sent to over this socket; else why not (the number may not start new chats). */
+  refusal(jid: string, sock: AlphaSocket): Promise<SendError | null>
   /** Why nothing can be sent while the number is banned or refused (a restricted close), or null. */
   blocked(): SendError | null
 }
 
 export function makeSender(deps: SenderDeps): Sender {
-  const recent = new Map<string, proto.IMessage>()
-
-  function remember(id: string, message: proto.IMessage) {
-    recent.delete(id)
-    recent.set(id, message)
-    if (recent.size > RECENT_SENDS_MAX) {
-      const oldest = recent.keys().next().value
-      if (oldest !== undefined) recent.delete(oldest)
-    }
-  }
-
   return {
     async send(m) {
       const open = deps.openSocket()
@@ -86,7 +75,7 @@ export function makeSender(deps: SenderDeps): Sender {
       if (blocked) throw blocked
       if (!open) throw new SendError('not_connected', 'the alpha session is not connected')
       const jid = await resolveRecipient(m.to, open, deps.lookup)
-      const refused = await deps.refusal(jid)
+      const refused = await deps.refusal(jid, open)
       if (refused) throw refused
       const media = m.mediaUrl ? await deps.fetchMedia(m.mediaUrl) : null
       const parts = outboundContents(m.text, media)
@@ -101,7 +90,7 @@ export function makeSender(deps: SenderDeps): Sender {
             SEND_TIMEOUT_MS,
             () => new SendError('upstream_timeout', 'alpha did not take the message in time')
           )
-          if (sent?.message) remember(messageId, sent.message)
+          if (sent?.message) deps.recent.remember(messageId, sent.message)
         } catch (err) {
           if (err instanceof SendError) throw err
           const { statusCode } = closeInfo(err)
@@ -113,7 +102,7 @@ export function makeSender(deps: SenderDeps): Sender {
       return { upstreamId: upstreamIdFor(m.messageId, 0) }
     },
     async getMessage(key) {
-      return key.id ? recent.get(key.id) : undefined
+      return key.id ? deps.recent.get(key.id) : undefined
     },
   }
 }

@@ -2,7 +2,7 @@
  * The part of a Baileys socket the driver uses, and the factory that makes one. The real `makeWASocket` is checked
  * against `AlphaSocket` at compile time below; the test fake implements the same type, so the two cannot drift.
  */
-import makeWASocket, { Browsers, isJidBroadcast, isJidGroup, isJidNewsletter } from '@whiskeysockets/baileys'
+import makeWASocket, { Browsers, isJidBroadcast, isJidGroup, isJidNewsletter, proto } from '@whiskeysockets/baileys'
 import type { Logger } from 'pino'
 import type {
   AnyMessageContent,
@@ -13,8 +13,8 @@ import type {
   Contact,
   MessageContentGenerationOptions,
   MiscMessageGenerationOptions,
-  proto,
   ReachoutTimelockState,
+  SignalRepositoryWithLIDStore,
   UserFacingSocketConfig,
   WAMessage,
   WAMessageKey,
@@ -33,11 +33,20 @@ export function sendOptions(messageId: string): SendOptions {
 }
 
 export type AlphaSocket = {
-  /** Asks the sender's phone to upload expired media again (Baileys' own; optional so fakes may leave it out). */
-  updateMediaMessage?(msg: WAMessage): Promise<WAMessage>
-  ev: { process(handler: (events: Partial<BaileysEventMap>) => void | Promise<void>): () => void }
+  /** Asks the sender's phone to upload expired media again; resolves with the message pointing at the new file. */
+  updateMediaMessage(msg: WAMessage): Promise<WAMessage>
+  ev: {
+    process(handler: (events: Partial<BaileysEventMap>) => void | Promise<void>): () => void
+    /** Releases what the event buffer holds, now (Baileys' own; a no-op when nothing is buffered). */
+    flush(): boolean
+  }
   /** Raw stanzas by Baileys' callback names (`CB:<tag>,<attr>:<value>`) and `frame` for every frame received. */
   ws: { on(event: string, listener: (node: BinaryNode) => void): unknown }
+  /**
+   * Baileys' signal repository; its LID mapping store answers from the stored pairs and asks alpha (a USync LID query)
+   * for a phone number it has none for, storing the answer.
+   */
+  readonly signalRepository: Pick<SignalRepositoryWithLIDStore, 'lidMapping'>
   /** Our own account once known (`creds.me`): `id` is the phone JID with device, `lid` our LID. */
   readonly user: Contact | undefined
   requestPairingCode(phoneNumber: string): Promise<string>
@@ -74,6 +83,30 @@ export function isIgnoredChat(jid: string): boolean {
   return !!(isJidBroadcast(jid) || isJidNewsletter(jid) || isJidGroup(jid))
 }
 
+const { HistorySyncType } = proto.Message
+/**
+ * The history chunks the driver reads (handle-events.ts `messaging-history.set`): the bootstrap's chats and contacts
+ * (`import_existing_chats`, `import_contacts`), push names, and the non-blocking data whose LID pairs Baileys stores.
+ * RECENT, FULL, ON_DEMAND and status chunks would each be downloaded, inflated and buffered whole for nothing.
+ * (`syncType` of the notification: `proto.Message.HistorySyncType`, the same values as the chunk's own.)
+ */
+const HISTORY_READ: ReadonlySet<proto.Message.HistorySyncType> = new Set([
+  HistorySyncType.INITIAL_BOOTSTRAP,
+  HistorySyncType.PUSH_NAME,
+  HistorySyncType.NON_BLOCKING_DATA,
+])
+
+/**
+ * Baileys' `shouldSyncHistoryMessage`. Baileys also calls it with a bare RECENT notification (no payload, no path) to
+ * ask whether any history will come at all (Socket/chats.js, on `receivedPendingNotifications`); "no" there would skip
+ * waiting for the bootstrap and the initial app-state sync that brings the address book, so that question is a yes.
+ * A real chunk always carries its payload inline or a path to download it from.
+ */
+export function shouldSyncHistory(n: proto.Message.IHistorySyncNotification): boolean {
+  const probe = !n.directPath && !n.initialHistBootstrapInlinePayload?.length
+  return probe || (n.syncType !== null && n.syncType !== undefined && HISTORY_READ.has(n.syncType))
+}
+
 export function baileysConfig(config: AlphaSocketConfig): UserFacingSocketConfig {
   return {
     auth: config.auth,
@@ -84,8 +117,9 @@ export function baileysConfig(config: AlphaSocketConfig): UserFacingSocketConfig
     browser: ALPHA_BROWSER,
     // Online-on-connect silences notifications on the user's phone; the gateway should not change how their phone behaves.
     markOnlineOnConnect: false,
-    // The gateway does not import full history; the recent sync still brings chats, contacts and LID mappings.
+    // The gateway does not import full history (not even asked for), and reads only the chunks above of what comes.
     syncFullHistory: false,
+    shouldSyncHistoryMessage: shouldSyncHistory,
     // Own sends are not echoed as upserts: the echo goes through the event buffer, and an error ack or receipt that
     // arrives while it is open is merged into the echo instead of coming as `messages.update` (event-buffer.js).
     emitOwnEvents: false,

@@ -6,7 +6,7 @@
 import { Api } from 'telegram'
 import type { BetaProblem, Connector, ConnectorOptions, Driver, LoginStep, SessionState } from '../connector'
 import { makeMediaFetcher, type FetchMedia } from '../alpha/media-fetch'
-import { CONTACTS_SYNC_MS, startContactSync, type ContactSync } from './contacts'
+import { CONTACTS_FIRST_SYNC_WAIT_MS, CONTACTS_SYNC_MS, startContactSync, type ContactSync } from './contacts'
 import { handleUpdate } from './handle-events'
 import { startProbe } from './health'
 import { startLogin, type LoginFlow } from './login'
@@ -30,7 +30,7 @@ export type BetaDeps = {
   contactsSyncMs: number
 }
 
-type Fatal = Extract<ErrorVerdict, { kind: 'stranger' | 'banned' | 'logged_out' | 'replaced' }>
+type Fatal = Extract<ErrorVerdict, { kind: 'banned' | 'logged_out' }>
 
 function errText(err: unknown): string {
   return rpcMessage(err) ?? (err instanceof Error ? err.message : String(err))
@@ -68,9 +68,13 @@ export function createBetaConnector(opts: ConnectorOptions, deps: BetaDeps): Con
     fetchMedia: deps.fetchMedia,
     now: deps.now,
     log,
+    bookLoaded: () => (contacts ? contacts.loaded(CONTACTS_FIRST_SYNC_WAIT_MS) : Promise.resolve(false)),
     onSlowed: (until) => emit({ state: 'slowed', problem: 'flood_wait', message: PROBLEM_MESSAGES.flood_wait, until }),
     onResumed: () => phase === 'running' && emit(connectedState()),
     onFatal: (v) => onFatal(v),
+    // The session stays up (inbound and receipts still flow, mutual contacts can still be written to).
+    onRestricted: () => phase === 'running' && emit({ state: 'restricted', problem: 'stranger_flag', message: PROBLEM_MESSAGES.stranger_flag, until: null }),
+    onSent: () => phase === 'running' && emit(connectedState()),
   })
 
   function emit(state: SessionState) {
@@ -108,11 +112,10 @@ export function createBetaConnector(opts: ConnectorOptions, deps: BetaDeps): Con
   }
 
   /** A terminal problem: report it, close the client, stay down until `start()`. */
-  async function halt(kind: 'disconnected' | 'restricted', problem: BetaProblem) {
+  async function halt(kind: 'disconnected' | 'restricted', problem: BetaProblem, message = PROBLEM_MESSAGES[problem]) {
     phase = 'halted'
     clearTimers()
     await closeClient()
-    const message = PROBLEM_MESSAGES[problem]
     emit(kind === 'restricted' ? { state: kind, problem, message, until: null } : { state: kind, problem, message })
   }
 
@@ -122,19 +125,12 @@ export function createBetaConnector(opts: ConnectorOptions, deps: BetaDeps): Con
       log.warn({ kind: v.kind }, 'beta: the session cannot go on')
       switch (v.kind) {
         case 'logged_out':
+          // A duplicated key is dead too: keeping it would only fail the same way on the next connect.
           await wipe()
-          return halt('disconnected', 'logged_out')
-        case 'replaced':
-          // Never fight the other holder: stop, keep the session for a deliberate reconnect.
-          return halt('disconnected', 'replaced')
+          return halt('disconnected', 'logged_out', v.message)
         case 'banned':
           sender.block(PROBLEM_MESSAGES.blocked_by_beta)
           return halt('restricted', 'blocked_by_beta')
-        case 'stranger':
-          // The session stays up (inbound and receipts still flow); only sending stops.
-          sender.block(PROBLEM_MESSAGES.stranger_flag)
-          emit({ state: 'restricted', problem: 'stranger_flag', message: PROBLEM_MESSAGES.stranger_flag, until: null })
-          return
       }
     })
   }
@@ -173,6 +169,15 @@ export function createBetaConnector(opts: ConnectorOptions, deps: BetaDeps): Con
     await goLive(user)
   }
 
+  /** A QR login that logged in another account: end that authorization upstream, keep nothing, report it. */
+  async function refuseWrongNumber(c: BetaClient, message: string | undefined) {
+    await withTimeout(c.invoke(new Api.auth.LogOut()), LOGOUT_TIMEOUT_MS).catch((err: unknown) =>
+      log.warn({ err: errText(err) }, 'beta: logging out the wrong account failed; wiping the session anyway')
+    )
+    await wipe()
+    return halt('disconnected', 'wrong_number', message)
+  }
+
   async function resume() {
     const c = client
     if (!c) return
@@ -186,10 +191,9 @@ export function createBetaConnector(opts: ConnectorOptions, deps: BetaDeps): Con
       log.warn({ err: errText(err), kind: v.kind }, 'beta: resuming the stored session failed')
       if (v.kind === 'logged_out') {
         await wipe()
-        return halt('disconnected', 'logged_out')
+        return halt('disconnected', 'logged_out', v.message)
       }
       if (v.kind === 'banned') return halt('restricted', 'blocked_by_beta')
-      if (v.kind === 'replaced') return halt('disconnected', 'replaced')
       emit({ state: 'disconnected', problem: 'unresponsive', message: PROBLEM_MESSAGES.unresponsive })
       resumeTimer = setTimeout(() => enqueue(resume), RESUME_RETRY_MS)
     }
@@ -229,9 +233,9 @@ export function createBetaConnector(opts: ConnectorOptions, deps: BetaDeps): Con
       emit,
       log,
       onAuthorized,
-      onFailed: (problem) =>
-        void halt(problem === 'blocked_by_beta' ? 'restricted' : 'disconnected', problem).catch((err: unknown) =>
-          log.error({ err: errText(err) }, 'beta: halting failed')
+      onFailed: (problem, message) =>
+        void (problem === 'wrong_number' ? refuseWrongNumber(c, message) : halt(problem === 'blocked_by_beta' ? 'restricted' : 'disconnected', problem)).catch(
+          (err: unknown) => log.error({ err: errText(err) }, 'beta: halting failed')
         ),
     })
     await login.begin()

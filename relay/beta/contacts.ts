@@ -3,6 +3,7 @@
  * CONTACTS_SYNC_MS and whenever beta says the book changed (UpdateContactsReset, a peer's settings or phone changing).
  * Each call carries beta's hash of the book the relay last saw, so an unchanged book costs one small
  * ContactsNotModified; the edge gets the whole book on connect and afterwards only the people added or changed.
+ * Until the book has loaded once, no phone can be judged: `loaded` lets a send by phone wait for it (bounded).
  */
 import bigInt from 'big-integer'
 import type { Logger } from 'pino'
@@ -15,6 +16,8 @@ import type { BetaClient } from './socket'
 export const CONTACTS_SYNC_MS = 10 * 60_000
 /** Changes arriving together (several contact updates) make one sync. */
 export const CONTACTS_DEBOUNCE_MS = 2_000
+/** How long a send by phone waits for the book to load once before it fails for now (the gateway tries it again). */
+export const CONTACTS_FIRST_SYNC_WAIT_MS = 30_000
 
 export type ContactSyncDeps = {
   client(): BetaClient | null
@@ -30,6 +33,11 @@ export type ContactSync = {
   sync(): Promise<void>
   /** beta said the book changed: sync soon. */
   changed(): void
+  /**
+   * Whether the book has loaded at least once. If not, waits for the sync in flight (or starts one, when the last
+   * one failed) for at most `timeoutMs`.
+   */
+  loaded(timeoutMs: number): Promise<boolean>
   stop(): void
 }
 
@@ -91,6 +99,14 @@ export function startContactSync(deps: ContactSyncDeps): ContactSync {
   const timer = setInterval(() => void sync(), deps.intervalMs)
   return {
     sync,
+    async loaded(timeoutMs) {
+      if (known !== null) return true
+      if (stopped) return false
+      let wait: ReturnType<typeof setTimeout> | undefined
+      await Promise.race([running ?? sync(), new Promise<void>((resolve) => (wait = setTimeout(resolve, timeoutMs)))])
+      clearTimeout(wait)
+      return known !== null
+    },
     changed() {
       if (soon || stopped) return
       soon = setTimeout(() => {

@@ -1,9 +1,12 @@
 /**
  * beta updates into the relay's types, one direction per function: a private incoming message into an
  * InboundMessage (sender's phone when visible, names, username, and the peer id with its access hash), read-outbox
- * updates into read receipts for the messages we sent.
+ * updates into read receipts for the messages we sent, a send's answer into the id of the message it made, and an
+ * outbound file's name and type into what beta is sent.
  */
+import type bigInt from 'big-integer'
 import { Api } from 'telegram'
+import { extensionFromContentType } from '../../common/media'
 import type { InboundAttachment, InboundMessage, Peer } from '../connector'
 
 /** A caption-less message with media the gateway does not store (a location, a contact) still reaches the agent, named by its kind. */
@@ -28,6 +31,37 @@ export function toInbound(message: Api.Message, from: Peer, attachment: InboundA
   const caption = message.message && message.message.length > 0 ? message.message : null
   const text = caption ?? (attachment ? '' : (mediaLabel(message.media) ?? ''))
   return { upstreamId: String(message.id), from, text, media: null, ...(attachment ? { attachment } : {}), sentAt: message.date * 1000 }
+}
+
+/**
+ * The id of the message a send made, from beta's answer: UpdateShortSentMessage for text, or Updates naming it by
+ * our random_id (UpdateMessageID) for media; null when the answer carries neither.
+ */
+export function sentMessageId(answer: unknown, randomId: bigInt.BigInteger): number | null {
+  if (answer instanceof Api.UpdateShortSentMessage) return answer.id
+  if (!(answer instanceof Api.Updates || answer instanceof Api.UpdatesCombined)) return null
+  for (const u of answer.updates) if (u instanceof Api.UpdateMessageID && u.randomId?.equals(randomId)) return u.id
+  for (const u of answer.updates) if (u instanceof Api.UpdateNewMessage) return u.message.id
+  return null
+}
+
+/** A content type without its parameters (`application/pdf; charset=binary` → `application/pdf`), or null. */
+export function bareContentType(contentType: string | null): string | null {
+  return (contentType ?? '').split(';')[0]!.trim().toLowerCase() || null
+}
+
+/**
+ * The name an outbound file goes to beta by, which also decides how it is shown (GramJS sends .jpg/.png as photos and
+ * types a document by its name): the fetched name (Content-Disposition, else the URL's last segment) when it has an
+ * extension; else that name, or `attachment`, with the content type's extension; else the name as it is, or
+ * `attachment.bin` for bytes nothing describes.
+ */
+export function outboundFileName(fileName: string | null, contentType: string | null): string {
+  const name = fileName?.trim() || null
+  if (name && /\.[A-Za-z0-9]{1,8}$/.test(name)) return name
+  const ext = extensionFromContentType(contentType)
+  if (ext) return `${name ?? 'attachment'}.${ext}`
+  return name ?? 'attachment.bin'
 }
 
 /** An UpdateShortMessage is a private text message in short form (no users attached). */

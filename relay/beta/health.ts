@@ -14,7 +14,7 @@ export const PROBE_FAILURES_MAX = 4
 export type ProbeDeps = {
   client(): BetaClient | null
   /** The session is gone or blocked: logged out, banned, duplicated. */
-  onFatal(verdict: Extract<ErrorVerdict, { kind: 'banned' | 'logged_out' | 'replaced' }>): void
+  onFatal(verdict: Extract<ErrorVerdict, { kind: 'banned' | 'logged_out' }>): void
   onUnresponsive(): void
   /** A probe answered after the session was reported unresponsive. */
   onRecovered(): void
@@ -36,7 +36,7 @@ export function startProbe(deps: ProbeDeps): () => void {
       })
       .catch((err: unknown) => {
         const v = classifyError(err)
-        if (v.kind === 'banned' || v.kind === 'logged_out' || v.kind === 'replaced') return deps.onFatal(v)
+        if (v.kind === 'banned' || v.kind === 'logged_out') return deps.onFatal(v)
         // A flood wait or a stranger flag says the session is alive.
         if (v.kind === 'flood' || v.kind === 'stranger') return
         failures += 1

@@ -3,6 +3,7 @@
  * only (StringSession holds none). A peer id carries both (`u<userId>.<accessHash>`), so the edge, which stores it on
  * the contact, can address the person after any relay restart without the upstream's entity cache.
  */
+import { createHash } from 'node:crypto'
 import bigInt from 'big-integer'
 import { Api } from 'telegram'
 
@@ -33,6 +34,15 @@ export function decodePeerId(id: string | null | undefined): PeerRef | null {
 
 export function inputPeer(ref: PeerRef): Api.InputPeerUser {
   return new Api.InputPeerUser({ userId: bigInt(ref.userId), accessHash: bigInt(ref.accessHash) })
+}
+
+/**
+ * The random_id of the send of gateway message `messageId` (a signed 64-bit value from its SHA-256). beta
+ * de-duplicates sends on random_id: a repeat answers the message the first call made and sends nothing
+ * (core.telegram.org/api/updates, random ID deduplication), so a relay retry of one message is one message.
+ */
+export function randomIdFor(messageId: string): bigInt.BigInteger {
+  return bigInt(createHash('sha256').update(`beta-send:${messageId}`).digest().readBigInt64BE(0).toString())
 }
 
 /** The QR a logged-in app scans: the login token, base64url, in beta's deep link. */

@@ -3,15 +3,16 @@
  * app (`auth.SendCode`, `auth.SignIn`), a two-step password checked by SRP (`account.GetPassword`, the library's own
  * `computeCheck`, `auth.CheckPassword`), or a QR login token re-exported before it expires (`auth.ExportLoginToken`,
  * `UpdateLoginToken`, `auth.LoginTokenMigrateTo` → switch DC → `auth.ImportLoginToken`). Codes and passwords are
- * used once and never kept, logged or echoed.
+ * used once and never kept, logged or echoed. A QR can be accepted by any logged-in app, so a QR login is kept only
+ * when the account it logged in is the number asked for (else `wrong_number`: the connector logs it out and wipes).
  */
 import type { Logger } from 'pino'
 import { Api } from 'telegram'
 import { computeCheck } from 'telegram/Password'
 import type { BetaProblem, LoginError, LoginOutcome, LoginStep, SessionState } from '../connector'
-import { qrLink } from './ids'
+import { qrLink, upstreamPhoneToE164 } from './ids'
 import type { BetaClient, BetaCredentials } from './socket'
-import { LOGIN_MESSAGES, loginErrorOf, rpcMessage } from './state'
+import { LOGIN_MESSAGES, loginErrorOf, rpcMessage, wrongNumberMessage } from './state'
 
 /** The hosted connect link lives about 30 minutes (§8); a login not finished by then is given up. */
 export const LOGIN_WINDOW_MS = 30 * 60_000
@@ -33,8 +34,11 @@ export type LoginDeps = {
   log: Logger
   /** The account is authorized on this client; the connector saves the session and goes live. */
   onAuthorized(user: Api.User): Promise<void>
-  /** The login cannot continue (unknown number, banned, too many attempts, window over). */
-  onFailed(problem: BetaProblem): void
+  /**
+   * The login cannot continue (unknown number, banned, too many attempts, window over, another account's QR
+   * confirmation); `message` when the problem's usual sentence is not enough.
+   */
+  onFailed(problem: BetaProblem, message?: string): void
 }
 
 export type LoginFlow = {
@@ -86,11 +90,11 @@ export function startLogin(deps: LoginDeps): LoginFlow {
     windowTimer = qrTimer = null
   }
 
-  function fail(problem: BetaProblem) {
+  function fail(problem: BetaProblem, message?: string) {
     if (phase.kind === 'done') return
     phase = { kind: 'done' }
     clearTimers()
-    deps.onFailed(problem)
+    deps.onFailed(problem, message)
   }
 
   async function finish(authorization: unknown): Promise<LoginOutcome> {
@@ -98,6 +102,12 @@ export function startLogin(deps: LoginDeps): LoginFlow {
     if (!user) {
       deps.log.warn('beta login: the authorization carried no user')
       fail('unresponsive')
+      return refused('login_failed')
+    }
+    if (deps.method === 'qr' && upstreamPhoneToE164(user.phone) !== upstreamPhoneToE164(deps.phone)) {
+      // Never connect the wrong number: the connector logs this authorization out and keeps nothing of it.
+      deps.log.warn('beta login: the QR was accepted by another account than the number asked for')
+      fail('wrong_number', wrongNumberMessage(deps.phone))
       return refused('login_failed')
     }
     phase = { kind: 'done' }

@@ -49,6 +49,8 @@ export function makeOutbox(store: SessionStore): Outbox {
     },
     async sent(userId, messageId) {
       const ids = unread.get(userId) ?? []
+      // A retried send beta de-duplicated answers the same id: one message, one receipt.
+      if (ids.includes(messageId)) return
       ids.push(messageId)
       if (ids.length > OUTBOX_PER_PEER_MAX) ids.splice(0, ids.length - OUTBOX_PER_PEER_MAX)
       unread.set(userId, ids)

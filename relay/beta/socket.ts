@@ -4,65 +4,46 @@
  * `makeGramClient` is the real one: a TelegramClient on a StringSession with the operator's (or the tenant relay's
  * own) API id and hash.
  */
-import { PassThrough } from 'node:stream'
+import bigInt from 'big-integer'
 import { type Api, TelegramClient } from 'telegram'
-import type { CustomFile } from 'telegram/client/uploads'
 import { Raw } from 'telegram/events'
 import { Logger, LogLevel } from 'telegram/extensions/Logger'
 import { StringSession } from 'telegram/sessions'
 
 export type BetaCredentials = { apiId: number; apiHash: string }
 
+/** Where a message's photo or document is fetched from (media-download.ts picks it as GramJS's downloadMedia does). */
+export type FileSource = { location: Api.TypeInputFileLocation; dcId: number | undefined }
+
+/** The part size downloads ask for (upload.GetFile's largest). */
+export const DOWNLOAD_PART_BYTES = 512 * 1024
+
 export type BetaClient = {
   connect(): Promise<void>
   /** Ends the connection and the update loop for good (TelegramClient.destroy). */
   destroy(): Promise<void>
-  /** TelegramClient.invoke: one TL request; RPC errors are thrown as errors.RPCError / errors.FloodWaitError. */
-  invoke(request: Api.AnyRequest): Promise<unknown>
+  /**
+   * TelegramClient.invoke: one TL request; RPC errors are thrown as errors.RPCError / errors.FloodWaitError. `ref`
+   * names the gateway message a send is for: GramJS ignores it, the simulator's outbox names the message by it
+   * (docs/simulator.md).
+   */
+  invoke(request: Api.AnyRequest, ref?: string): Promise<unknown>
   /** TelegramClient._switchDC: moves the (not yet authorized) client to another data center. */
   switchDC(dcId: number): Promise<void>
   /** Every raw update (Raw event builder): messages, read receipts, login tokens, connection state. */
   onUpdate(handler: (update: unknown) => void): void
   /**
-   * `ref` is the gateway's message id. beta has no field for it and GramJS ignores it; the simulator's outbox names
-   * the gateway message by it (docs/simulator.md).
+   * A file from byte `offset` on (a multiple of DOWNLOAD_PART_BYTES), one upload.GetFile part per step as it is read
+   * (never whole in memory), ending after the last part. What beta answers for a part (a flood wait among it) is
+   * thrown from the iteration, so the caller can go on from the byte it reached.
    */
-  sendMessage(peer: Api.InputPeerUser, text: string, ref?: string): Promise<Api.Message>
-  /** Only ever a CustomFile holding bytes: a string would be fetched by beta's servers (URL) or opened (path). */
-  sendFile(peer: Api.InputPeerUser, file: CustomFile, caption: string, ref?: string): Promise<Api.Message>
-  /**
-   * The message's photo or document as a stream, fetched part by part as the stream is read (never whole in
-   * memory). It ends only when every part arrived; a failed download errors the stream instead of ending it short.
-   */
-  downloadMedia(message: Api.Message): Promise<NodeJS.ReadableStream>
+  downloadMedia(source: FileSource, offset: number): AsyncIterable<Buffer>
   /** The StringSession: "" before an auth key exists. A full account credential; the relay core encrypts it. */
   saveSession(): string
 }
 
 /** `account.phone`: the number the client logs in (the simulator ties a QR login to it; GramJS needs no such hint). */
 export type MakeClient = (session: string, account: { phone: string }) => BetaClient
-
-/**
- * GramJS writes a download into any `{write, close}` object, awaiting each write: a PassThrough fed that way keeps
- * its pace to the reader's. GramJS calls `close` on failure too, so the stream ends only when the download resolved.
- */
-export function streamDownload(download: (writer: { write(chunk: Buffer): Promise<void>; close(): void }) => Promise<unknown>): NodeJS.ReadableStream {
-  const out = new PassThrough()
-  const writer = {
-    write: (chunk: Buffer) =>
-      new Promise<void>((resolve, reject) => {
-        if (out.destroyed) return reject(new Error('the reader went away'))
-        if (out.write(chunk)) return resolve()
-        out.once('drain', resolve)
-      }),
-    close: () => undefined,
-  }
-  download(writer).then(
-    () => out.end(),
-    (err: unknown) => out.destroy(err instanceof Error ? err : new Error(String(err)))
-  )
-  return out
-}
 
 /** Shown to the user under Devices / Active sessions. */
 export const DEVICE_MODEL = 'Messaging gateway'
@@ -72,7 +53,8 @@ export function makeGramClient(creds: BetaCredentials): MakeClient {
     const session = new StringSession(saved)
     const client = new TelegramClient(session, creds.apiId, creds.apiHash, {
       connectionRetries: 5,
-      // Every flood wait comes back to the driver, which pauses the account visibly (§8) instead of sleeping in a call.
+      // Every flood wait comes back to the driver, which pauses the account visibly (§8) instead of sleeping in a call;
+      // file parts sleep short waits out themselves (part-flood.ts).
       floodSleepThreshold: 0,
       deviceModel: DEVICE_MODEL,
       systemVersion: 'relay',
@@ -93,9 +75,9 @@ export function makeGramClient(creds: BetaCredentials): MakeClient {
       onUpdate(handler) {
         client.addEventHandler(handler, new Raw({}))
       },
-      sendMessage: (peer, text) => client.sendMessage(peer, { message: text, parseMode: false, linkPreview: false }),
-      sendFile: (peer, file, caption) => client.sendFile(peer, { file, caption, parseMode: false }),
-      downloadMedia: async (message) => streamDownload((outputFile) => client.downloadMedia(message, { outputFile })),
+      // GramJS's own part loop (its data-center senders, FILE_MIGRATE, timeouts), started at the offset reached.
+      downloadMedia: (source, offset) =>
+        client.iterDownload({ file: source.location, offset: bigInt(offset), requestSize: DOWNLOAD_PART_BYTES, dcId: source.dcId }),
       saveSession: () => session.save(),
     }
   }

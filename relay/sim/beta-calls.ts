@@ -1,15 +1,16 @@
 /**
- * The GramJS conveniences the beta driver uses (sendMessage, sendFile, downloadMedia) built from beta's own requests,
- * for clients that are not a TelegramClient: the simulator's (beta-client.ts) and the driver's unit-test fake. Text
- * goes as messages.SendMessage, a file as upload.SaveFilePart parts then messages.SendMedia, a download as
- * upload.GetFile parts pulled one at a time, so a large item is never held whole in memory.
+ * GramJS conveniences built from beta's own requests, for clients that are not a TelegramClient: the download the
+ * driver asks of its client (downloadMedia: upload.GetFile parts from an offset, pulled one at a time, so a large
+ * item is never held whole in memory), for the simulator's client (beta-client.ts) and the driver's unit-test fake;
+ * and sendMessage / sendFile (messages.SendMessage; upload.SaveFilePart parts then messages.SendMedia), which the
+ * simulator's own tests call.
  */
 import { randomBytes } from 'node:crypto'
-import { Readable } from 'node:stream'
 import bigInt from 'big-integer'
 import { Api } from 'telegram'
 import type { CustomFile } from 'telegram/client/uploads'
 import { contentTypeFromName } from '../../common/media'
+import { DOWNLOAD_PART_BYTES, type FileSource } from '../beta/socket'
 
 export type Invoke = (request: Api.AnyRequest, ref: string | null) => Promise<unknown>
 
@@ -72,36 +73,14 @@ export async function sendUpload(invoke: Invoke, peer: Api.InputPeerUser, file: 
   return sentMessage(result, peer, caption)
 }
 
-/** Where a message's photo or document is fetched from (the largest photo size). */
-export function fileLocation(message: Api.Message): Api.TypeInputFileLocation | null {
-  const media = message.media
-  if (media instanceof Api.MessageMediaPhoto && media.photo instanceof Api.Photo) {
-    const sizes = media.photo.sizes.filter((s): s is Api.PhotoSize => s instanceof Api.PhotoSize)
-    const largest = sizes.sort((a, b) => a.size - b.size).at(-1)
-    if (!largest) return null
-    const { id, accessHash, fileReference } = media.photo
-    return new Api.InputPhotoFileLocation({ id, accessHash, fileReference, thumbSize: largest.type })
+/** A file from byte `offset` on, one upload.GetFile part per step (the consumer's pace sets the download's). */
+export async function* downloadParts(invoke: Invoke, source: FileSource, offset: number): AsyncGenerator<Buffer> {
+  for (let at = offset; ; at += DOWNLOAD_PART_BYTES) {
+    const part = await invoke(new Api.upload.GetFile({ location: source.location, offset: bigInt(at), limit: DOWNLOAD_PART_BYTES, precise: false }), null)
+    if (!(part instanceof Api.upload.File)) throw new Error('beta: upload.GetFile answered no file part')
+    if (part.bytes.length > 0) yield Buffer.from(part.bytes)
+    if (part.bytes.length < DOWNLOAD_PART_BYTES) return
   }
-  if (media instanceof Api.MessageMediaDocument && media.document instanceof Api.Document) {
-    const { id, accessHash, fileReference } = media.document
-    return new Api.InputDocumentFileLocation({ id, accessHash, fileReference, thumbSize: '' })
-  }
-  return null
-}
-
-/** The item's bytes as a stream, one upload.GetFile part per read (the consumer's pace sets the download's). */
-export function downloadParts(invoke: Invoke, message: Api.Message): NodeJS.ReadableStream {
-  const location = fileLocation(message)
-  async function* parts() {
-    if (!location) throw new Error('beta: the message carries no downloadable media')
-    for (let offset = 0; ; offset += PART_BYTES) {
-      const part = await invoke(new Api.upload.GetFile({ location, offset: bigInt(offset), limit: PART_BYTES, precise: false }), null)
-      if (!(part instanceof Api.upload.File)) throw new Error('beta: upload.GetFile answered no file part')
-      if (part.bytes.length > 0) yield Buffer.from(part.bytes)
-      if (part.bytes.length < PART_BYTES) return
-    }
-  }
-  return Readable.from(parts(), { objectMode: false })
 }
 
 /** As GramJS's update loop hands updates to a Raw handler: containers opened, each update with the container's users as `_entities`. */

@@ -9,7 +9,7 @@
 import { Api, errors } from 'telegram'
 import type { CustomFile } from 'telegram/client/uploads'
 import { WebSocket } from 'ws'
-import type { BetaClient } from '../beta/socket'
+import type { BetaClient, FileSource } from '../beta/socket'
 import { dispatchUpdates, downloadParts, sendText, sendUpload } from './beta-calls'
 import { simDeviceUrl } from './config'
 import { decodeResult, decodeUpdates, encodeTl } from './network/beta-wire'
@@ -87,8 +87,8 @@ export class SimBetaClient implements BetaClient {
     }
   }
 
-  invoke(request: Api.AnyRequest, ref: string | null = null): Promise<unknown> {
-    return this.call(request, (id) => ({ t: 'beta_invoke', id, body: encodeTl(request), ref }))
+  invoke(request: Api.AnyRequest, ref?: string | null): Promise<unknown> {
+    return this.call(request, (id) => ({ t: 'beta_invoke', id, body: encodeTl(request), ref: ref ?? null }))
   }
 
   async switchDC(dcId: number): Promise<void> {
@@ -107,8 +107,8 @@ export class SimBetaClient implements BetaClient {
     return sendUpload((r, x) => this.invoke(r, x), peer, file, caption, ref ?? null)
   }
 
-  async downloadMedia(message: Api.Message): Promise<NodeJS.ReadableStream> {
-    return downloadParts((r, x) => this.invoke(r, x), message)
+  downloadMedia(source: FileSource, offset: number): AsyncIterable<Buffer> {
+    return downloadParts((r, x) => this.invoke(r, x), source, offset)
   }
 
   saveSession(): string {

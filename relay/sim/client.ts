@@ -3,34 +3,65 @@
  * It resumes with the credentials kept in the session store (no new QR after a restart or a failover), links a new
  * device otherwise, reconnects with backoff when the network drops, and stops for good on logout, ban, replacement
  * or a passkey demand, reporting each as a named problem.
+ *
+ * It receives as the alpha driver does on Baileys: each message and receipt is acknowledged to the network as it
+ * arrives (Baileys' delivery receipt goes before the message is emitted), a resumed device holds what arrives offline
+ * in a buffer until the network says the backlog is through (or BUFFER_TIMEOUT_MS, a live message, a close or a stop
+ * releases it), and a stop waits until the edge stored what was acknowledged. So the simulator takes the same loss
+ * paths as the network, not kinder ones: a relay process killed after an acknowledgement loses that message.
  */
 import { WebSocket } from 'ws'
-import { PermanentSendError, type Connector, type ConnectorOptions, type OutboundMessage, type SessionState } from '../connector'
+import { PermanentSendError, type Connector, type ConnectorEvents, type ConnectorOptions, type OutboundMessage, type SessionState } from '../connector'
+import { makeHandoff, STOP_HANDOFF_MS } from '../handoff'
 import { MAX_RECONNECT_MS, MIN_RECONNECT_MS, reconnectDelayMs } from '../link/backoff'
 import { simDeviceUrl } from './config'
 import { toNetSend } from './convert'
 import { handleEvent } from './handle-events'
-import { Device, ServerMsg, type ClientMsg } from './network/protocol'
+import { Device, NetMessage, ServerMsg, type ClientMsg } from './network/protocol'
+import { fromNetMessage } from './convert'
 import { closeOutcome, PROBLEM_MESSAGES } from './state'
 
 const CREDS_KEY = 'creds'
+/** Media messages acknowledged but not yet stored at the edge, one entry each (as alpha's relay/media/<id>). */
+const PENDING_PREFIX = 'pending/'
 /** A send the network does not answer within this time counts as failed for now (the edge retries it). */
 const SEND_TIMEOUT_MS = 15_000
 /** Reconnects failing this many times in a row are reported as `unresponsive` (retries go on). */
 const UNRESPONSIVE_AFTER_FAILURES = 5
+/** Baileys flushes its event buffer on its own after 30 s (event-buffer.js). */
+export const BUFFER_TIMEOUT_MS = 30_000
 
 /** What the event handlers may do with a session. */
 export type SimSession = {
   opts: ConnectorOptions
+  /** The connector's events, counted until the edge stored what they carry (a stop waits for that). */
+  events: ConnectorEvents
   pairing: { requested: boolean }
   knownPeers: Set<string>
   transmit(msg: ClientMsg): void
+  /** Hands an acknowledged item over now, or holds it in the buffer while an offline backlog drains. */
+  receive(offline: boolean, deliver: () => void): void
+  /** The network says the offline backlog is through: what the buffer holds goes out. */
+  offlineDone(): void
+  /**
+   * Keeps an acknowledged media message with the session until the edge stored it (its file is stored first, which
+   * takes a while); resolves once durable with the release to call then.
+   */
+  keep(msg: Extract<ServerMsg, { t: 'message' }>): Promise<() => void>
   emit(s: SessionState): void
   saveCreds(device: Device): Promise<void>
   markOpen(): void
   settleSend(id: string, error: { code: number; reason: string } | null): void
   /** Linking cannot finish (passkey): stop without retrying. */
   giveUp(): void
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text)
+  } catch {
+    return null
+  }
 }
 
 export class SimClient implements Connector, SimSession {
@@ -44,14 +75,33 @@ export class SimClient implements Connector, SimSession {
   private unresponsive = false
   private reconnectTimer: NodeJS.Timeout | null = null
   private readonly sends = new Map<string, { resolve: () => void; reject: (e: Error) => void; timer: NodeJS.Timeout }>()
+  private readonly handoff: ReturnType<typeof makeHandoff>
+  /** Deliveries held while a resumed device's offline backlog drains (null: not buffering). */
+  private buffered: Array<() => void> | null = null
+  private bufferTimer: NodeJS.Timeout | null = null
+  /** Network messages are handled one after the other, in arrival order, as Baileys' message mutex does. */
+  private handling: Promise<void> = Promise.resolve()
 
-  constructor(readonly opts: ConnectorOptions) {}
+  constructor(readonly opts: ConnectorOptions) {
+    this.handoff = makeHandoff(opts.events)
+  }
+
+  get events(): ConnectorEvents {
+    return this.handoff.events
+  }
 
   async start(): Promise<void> {
     if (this.opts.forceNew) await this.opts.store.clear()
     const entries = await this.opts.store.loadAll()
     const raw = entries.get(CREDS_KEY)
     this.creds = raw ? Device.parse(JSON.parse(raw)) : null
+    // Media messages a previous run acknowledged and never saw stored are handed over again (the edge de-duplicates).
+    for (const [name, text] of entries) {
+      if (!name.startsWith(PENDING_PREFIX)) continue
+      const kept = NetMessage.safeParse(parseJson(text))
+      if (!kept.success) continue
+      this.events.inbound({ ...fromNetMessage(kept.data), onCommitted: () => void this.opts.store.write(new Map([[name, null]])).catch(() => undefined) })
+    }
     this.connect()
   }
 
@@ -76,12 +126,36 @@ export class SimClient implements Connector, SimSession {
   async stop(): Promise<void> {
     this.stopped = true
     this.close()
+    // What the device acknowledged reaches the edge before the session may resume elsewhere.
+    if (!(await this.handoff.settled(STOP_HANDOFF_MS))) this.opts.log.warn('sim: stopped before the edge stored every acknowledged message')
   }
 
   // ── SimSession ───────────────────────────────────────────────────────────────────────────────────────────────
 
   transmit(msg: ClientMsg): void {
     if (this.ws?.readyState === WebSocket.OPEN) this.ws.send(JSON.stringify(msg))
+  }
+
+  async keep(msg: Extract<ServerMsg, { t: 'message' }>): Promise<() => void> {
+    const name = `${PENDING_PREFIX}${msg.id}`
+    await this.opts.store
+      .write(new Map([[name, JSON.stringify(msg)]]))
+      .catch((err: unknown) => this.opts.log.warn({ err: String(err) }, 'sim: keeping a media message failed'))
+    return () => void this.opts.store.write(new Map([[name, null]])).catch(() => undefined)
+  }
+
+  receive(offline: boolean, deliver: () => void): void {
+    if (!this.buffered) {
+      deliver()
+      return
+    }
+    this.buffered.push(deliver)
+    // A live message releases the backlog held before it (Baileys' processNodeWithBuffer flushes the buffer).
+    if (!offline) this.flush()
+  }
+
+  offlineDone(): void {
+    this.flush()
   }
 
   emit(s: SessionState): void {
@@ -119,7 +193,13 @@ export class SimClient implements Connector, SimSession {
 
   private connect(): void {
     if (this.stopped) return
-    if (this.creds) this.emit({ state: 'connecting' })
+    if (this.creds) {
+      this.emit({ state: 'connecting' })
+      // A linked device buffers until its offline backlog is through, as Baileys does for a logged-in socket.
+      this.flush()
+      this.buffered = []
+      this.bufferTimer = setTimeout(() => this.flush(), BUFFER_TIMEOUT_MS)
+    }
     const ws = new WebSocket(simDeviceUrl(), { perMessageDeflate: false })
     this.ws = ws
     ws.on('open', () => this.transmit({ t: 'login', phone: this.opts.phone, device: this.creds }))
@@ -131,14 +211,24 @@ export class SimClient implements Connector, SimSession {
         this.opts.log.warn('unreadable message from the simulated network')
         return
       }
-      void handleEvent(this, msg).catch((err: unknown) => this.opts.log.error({ err: String(err) }, 'sim event failed'))
+      this.handling = this.handling.then(() => handleEvent(this, msg)).catch((err: unknown) => this.opts.log.error({ err: String(err) }, 'sim event failed'))
     })
     ws.on('close', (code) => this.onClose(ws, code))
     ws.on('error', (err) => this.opts.log.debug({ err: err.message }, 'sim network socket error'))
   }
 
+  /** Releases the buffer: whatever it holds was acknowledged to the network, so it is handed over, never dropped. */
+  private flush(): void {
+    if (this.bufferTimer) clearTimeout(this.bufferTimer)
+    this.bufferTimer = null
+    const held = this.buffered ?? []
+    this.buffered = null
+    for (const deliver of held) deliver()
+  }
+
   private onClose(ws: WebSocket, code: number): void {
     if (ws !== this.ws) return
+    this.flush()
     this.ws = null
     this.open = false
     for (const [id, s] of this.sends) {
@@ -182,6 +272,7 @@ export class SimClient implements Connector, SimSession {
   }
 
   private close(): void {
+    this.flush()
     if (this.reconnectTimer) clearTimeout(this.reconnectTimer)
     const ws = this.ws
     this.ws = null

@@ -22,8 +22,11 @@ export async function handleEvent(s: SimSession, msg: ServerMsg): Promise<void> 
     case 'message':
       return onMessage(s, msg)
     case 'receipt':
-      s.opts.events.receipt({ upstreamId: msg.id, status: msg.status, onCommitted: () => s.transmit({ t: 'ack', ids: [msg.rid] }) })
+      s.transmit({ t: 'ack', ids: [msg.rid] })
+      s.receive(msg.offline ?? false, () => s.events.receipt({ upstreamId: msg.id, status: msg.status }))
       return
+    case 'offline':
+      return s.offlineDone()
     case 'contacts':
       s.opts.events.contacts?.(msg.contacts.map(fromNetContact))
       return
@@ -47,6 +50,11 @@ async function onMessage(s: SimSession, msg: Extract<ServerMsg, { t: 'message' }
       .write(new Map([[peerKey, randomBytes(32).toString('base64')]]))
       .catch((err: unknown) => s.opts.log.warn({ err: String(err) }, 'session write failed'))
   }
-  // Acknowledged upstream only once the edge stored it: a relay crash before that means the network sends it again.
-  s.opts.events.inbound({ ...fromNetMessage(msg), onCommitted: () => s.transmit({ t: 'ack', ids: [msg.id] }) })
+  // Acknowledged as it arrives, before it is handed over, as Baileys sends the delivery receipt before it emits the
+  // message: the network will not send it again, so from here the relay must not lose it (client.ts: buffer, stop).
+  s.transmit({ t: 'ack', ids: [msg.id] })
+  // One with media is reported only once its file is stored: kept with the session meanwhile, as alpha's driver does.
+  const release = msg.media ? await s.keep(msg) : null
+  const inbound = fromNetMessage(msg)
+  s.receive(msg.offline, () => s.events.inbound(release ? { ...inbound, onCommitted: release } : inbound))
 }

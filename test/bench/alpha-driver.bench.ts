@@ -50,7 +50,15 @@ async function openDriver(onInbound: (m: InboundMessage) => void) {
     linkMethod: 'qr',
     forceNew: false,
     store: await linkedStore(),
-    events: { state: () => undefined, inbound: onInbound, receipt: () => undefined },
+    // Stored at once, as the relay core reports once the edge acked (a stop waits for that).
+    events: {
+      state: () => undefined,
+      inbound: (m) => {
+        m.onCommitted?.()
+        onInbound(m)
+      },
+      receipt: (r) => r.onCommitted?.(),
+    },
     log,
   })
   await connector.start()

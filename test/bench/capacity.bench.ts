@@ -252,7 +252,9 @@ function writeDoc(report: BenchReport, bytes: ByteFigures, figures: StatementFig
   )
   for (const days of [7, 30, 90, 365]) {
     const [none, one] = [retainedPerDaily(bytes, days, 0), retainedPerDaily(bytes, days, 1)]
-    lines.push(`| ${days} days | ${(none / 1000).toFixed(1)} KB / ${(one / 1000).toFixed(1)} KB | ${Math.floor((DB_BYTES * FILL) / one).toLocaleString('en-US')} |`)
+    lines.push(
+      `| ${days} days | ${(none / 1000).toFixed(1)} KB / ${(one / 1000).toFixed(1)} KB | ${Math.floor((DB_BYTES * FILL) / one).toLocaleString('en-US')} |`
+    )
   }
   lines.push('', '| Messages a day | Retention | Webhook subscriptions | Retained data | Databases (10 GB each, filled to 80 %) |', '|---|---|---|---|---|')
   for (const perDay of [10_000, 100_000, 1_000_000, 10_000_000]) {

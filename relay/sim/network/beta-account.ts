@@ -17,6 +17,8 @@ export type BetaOutboxEntry = {
   text: string
   file: (BetaFile & { key: string }) | null
   sentAt: number
+  /** The send's random_id (decimal): beta answers a repeat of it with this message instead of sending again. */
+  randomId: string | null
 }
 
 export class BetaAccount {

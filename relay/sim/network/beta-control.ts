@@ -9,7 +9,7 @@
  *   POST /sim/beta/{phone}/inbound         {from, text, name?, username?, phone_hidden?, media?}   someone writes
  *   POST /sim/beta/{phone}/receipt         {message_id, status: "read"}   the recipient read up to that message
  *   POST /sim/beta/{phone}/flood           {seconds}   sends answer FLOOD_WAIT_<seconds> until they have passed
- *   POST /sim/beta/{phone}/stranger        sends answer PEER_FLOOD
+ *   POST /sim/beta/{phone}/stranger        sends answer PEER_FLOOD, except to mutual contacts
  *   POST /sim/beta/{phone}/ban             the number is banned
  *   POST /sim/beta/{phone}/logout          every session is ended from the app (no event)
  *   GET  /sim/beta/{phone}/outbox          what people received

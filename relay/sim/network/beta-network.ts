@@ -226,9 +226,14 @@ export class SimBetaNetwork {
     )
   }
 
-  /** The phone scans the QR its number's login shows and accepts it: beta pushes UpdateLoginToken to that client. */
-  acceptQr(a: BetaAccount): boolean {
-    const t = this.liveToken(a) ?? this.tokens.filter((x) => x.acceptedBy === null && x.expiresAt * 1000 > this.now() && !this.keys.get(x.key)?.phone).at(-1)
+  /**
+   * The phone scans the QR its number's login shows and accepts it: beta pushes UpdateLoginToken to that client.
+   * `shownFor`: the number whose login showed the QR, when another account's app scans it (beta lets any logged-in
+   * app accept any QR; the account that accepts is the one logged in).
+   */
+  acceptQr(a: BetaAccount, shownFor: BetaAccount = a): boolean {
+    const t =
+      this.liveToken(shownFor) ?? this.tokens.filter((x) => x.acceptedBy === null && x.expiresAt * 1000 > this.now() && !this.keys.get(x.key)?.phone).at(-1)
     if (!t) return false
     t.acceptedBy = a.userId
     this.listeners.get(t.key)?.(new Api.UpdateShort({ update: new Api.UpdateLoginToken(), date: this.nowS() }))
@@ -426,13 +431,13 @@ export class SimBetaNetwork {
     if (request instanceof Api.upload.GetFile) return this.getFile(request, rpc)
     if (request instanceof Api.messages.SendMessage) {
       const to = this.recipient(me, request.peer, rpc)
-      const entry = this.record(me, to, request.message, null, ref)
+      const entry = this.sentBefore(me, to, request.randomId) ?? this.record(me, to, request.message, null, ref, request.randomId)
       return new Api.UpdateShortSentMessage({ out: true, id: entry.id, pts: ++this.pts, ptsCount: 1, date: Math.floor(entry.sentAt / 1000) })
     }
     if (request instanceof Api.messages.SendMedia) {
       const to = this.recipient(me, request.peer, rpc)
-      const file = this.takeUpload(k, request.media, rpc)
-      const entry = this.record(me, to, request.message, file, ref)
+      const entry =
+        this.sentBefore(me, to, request.randomId) ?? this.record(me, to, request.message, this.takeUpload(k, request.media, rpc), ref, request.randomId)
       const message = new Api.Message({
         id: entry.id,
         peerId: new Api.PeerUser({ userId: bigInt(to.userId) }),
@@ -470,18 +475,38 @@ export class SimBetaNetwork {
     return new Api.auth.LoginTokenSuccess({ authorization: this.authorize(k, a) })
   }
 
-  /** The checks every send goes through, in beta's order: slow-down, spam flag, then the peer and its access hash. */
+  /**
+   * The checks every send goes through: slow-down, the peer and its access hash, then the spam flag, which spares
+   * mutual contacts (a spam-limited account may still write to people who have it in their address book too).
+   */
   private recipient(me: BetaAccount, peer: unknown, rpc: (m: string, c?: number) => Error): BetaAccount {
     const wait = Math.ceil((me.floodUntil - this.now()) / 1000)
     if (wait > 0) throw rpc(`FLOOD_WAIT_${wait}`, 420)
-    if (me.stranger) throw rpc('PEER_FLOOD')
     if (!(peer instanceof Api.InputPeerUser)) throw rpc('PEER_ID_INVALID')
     const to = this.byUserId(peer.userId.toString())
     if (!to || peer.accessHash.toString() !== this.accessHash(me.userId, to.userId).toString()) throw rpc('PEER_ID_INVALID')
+    const mutual = me.contacts.includes(to.userId) && to.contacts.includes(me.userId)
+    if (me.stranger && !mutual) throw rpc('PEER_FLOOD')
     return to
   }
 
-  private record(me: BetaAccount, to: BetaAccount, text: string, file: BetaFile | null, ref: string | null): BetaOutboxEntry {
+  /**
+   * beta de-duplicates sends on random_id (core.telegram.org/api/updates, "random ID deduplication"): a send to the
+   * same peer with a random_id the account used before answers the message that call made, and sends nothing new.
+   */
+  private sentBefore(me: BetaAccount, to: BetaAccount, randomId: bigInt.BigInteger | undefined): BetaOutboxEntry | null {
+    if (randomId === undefined) return null
+    return me.outbox.find((e) => e.toUserId === to.userId && e.randomId === randomId.toString()) ?? null
+  }
+
+  private record(
+    me: BetaAccount,
+    to: BetaAccount,
+    text: string,
+    file: BetaFile | null,
+    ref: string | null,
+    randomId: bigInt.BigInteger | undefined
+  ): BetaOutboxEntry {
     const id = me.nextMessageId++
     const key = file ? `o${me.userId}-${id}` : null
     if (file && key) this.files.set(key, { ...file, id: bigInt.zero, accessHash: bigInt.zero, kind: 'document', voiceNote: false })
@@ -493,6 +518,7 @@ export class SimBetaNetwork {
       text,
       file: file && key ? { ...file, key } : null,
       sentAt: this.now(),
+      randomId: randomId?.toString() ?? null,
     }
     me.outbox.push(entry)
     return entry

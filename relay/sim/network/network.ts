@@ -1,8 +1,10 @@
 /**
  * The simulated upstream network: phones, their linked devices and contacts. It behaves like the real service
  * where the gateway depends on it: QR refs that rotate and run out, a one-time pairing code, a restart after
- * pairing, an offline backlog delivered again until the device acknowledges it, a second session with the same
- * credentials replacing the first, logout and ban closing the session with the upstream's codes.
+ * pairing, an offline backlog delivered on every login until the device acknowledges it (which the device does as it
+ * receives each message, as a linked alpha device sends its delivery receipt: what was acknowledged is never sent
+ * again), the end of that backlog announced (`offline`), a second session with the same credentials replacing the
+ * first, logout and ban closing the session with the upstream's codes, and a dropped connection.
  */
 import { randomBytes } from 'node:crypto'
 import { DEFAULT_BETA_TIMING, SIM_BETA_CREDS, SimBetaNetwork, type BetaTiming } from './beta-network'
@@ -15,10 +17,12 @@ export type SimTiming = {
   firstQrMs: number
   nextQrMs: number
   qrRefs: number
+  /** How long after a login's backlog the network says it is through (a large backlog drains over a while). */
+  offlineEndMs: number
 }
 
 /** The real service's values: 60 s for the first code, 20 s for each next one, 6 codes. */
-export const DEFAULT_SIM_TIMING: SimTiming = { firstQrMs: 60_000, nextQrMs: 20_000, qrRefs: 6 }
+export const DEFAULT_SIM_TIMING: SimTiming = { firstQrMs: 60_000, nextQrMs: 20_000, qrRefs: 6, offlineEndMs: 0 }
 
 export class SimError extends Error {
   constructor(
@@ -128,7 +132,9 @@ export class SimNetwork {
         p.contactsDelivered = true
       }
       for (const m of p.backlog.values()) conn.send({ ...m, offline: true })
-      for (const r of p.receipts.values()) conn.send(r)
+      for (const r of p.receipts.values()) conn.send({ ...r, offline: true })
+      const count = p.backlog.size + p.receipts.size
+      setTimeout(() => p.open.has(conn) && conn.send({ t: 'offline', count }), this.timing.offlineEndMs).unref()
       return p
     }
     this.startLink(conn, p)
@@ -240,6 +246,13 @@ export class SimNetwork {
     p.receipts.set(r.rid, r)
     p.deliver(r)
     return { id: sent.id }
+  }
+
+  /** The network loses the device's connection (not a logout): the device reconnects on its own. */
+  drop(number: string): void {
+    const p = this.known(number)
+    for (const c of p.open) c.close(SIM_CLOSE.CONNECTION_LOST, 'connection lost')
+    p.open.clear()
   }
 
   logout(p: SimPhone): void {

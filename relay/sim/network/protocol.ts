@@ -1,7 +1,7 @@
 /**
  * The simulated network's device protocol: what a linked device (the sim driver) and the simulated servers say to
  * each other over a WebSocket. Close codes are 4000 + the status code the real upstream would use (401 logged out,
- * 403 banned, 408 link window over, 440 replaced by another session, 515 restart after pairing).
+ * 403 banned, 408 link window over, 428 connection lost, 440 replaced by another session, 515 restart after pairing).
  */
 import { z } from 'zod'
 
@@ -42,24 +42,29 @@ export const ClientMsg = z.discriminatedUnion('t', [
 ])
 export type ClientMsg = z.infer<typeof ClientMsg>
 
+/** A message a contact sent; `offline` when it waited for the device (delivered with the backlog at login). */
+export const NetMessage = z.object({
+  t: z.literal('message'),
+  id: z.string(),
+  from: SimPeer,
+  text: z.string(),
+  mediaUrl: z.string().nullable(),
+  mediaType: z.string().nullable(),
+  /** An attachment on the network's media server (like the real CDN): the device downloads it from `url`. */
+  media: SimMedia.nullable().optional(),
+  ts: z.number(),
+  offline: z.boolean(),
+})
+
 export const ServerMsg = z.discriminatedUnion('t', [
   z.object({ t: z.literal('qr'), ref: z.string(), expiresAt: z.number() }),
   z.object({ t: z.literal('pairing_code'), code: z.string().length(8), expiresAt: z.number() }),
   z.object({ t: z.literal('paired'), device: Device, me: z.object({ phone: z.string(), lid: z.string() }) }),
   z.object({ t: z.literal('open'), me: z.object({ phone: z.string(), lid: z.string() }) }),
-  z.object({
-    t: z.literal('message'),
-    id: z.string(),
-    from: SimPeer,
-    text: z.string(),
-    mediaUrl: z.string().nullable(),
-    mediaType: z.string().nullable(),
-    /** An attachment on the network's media server (like the real CDN): the device downloads it from `url`. */
-    media: SimMedia.nullable().optional(),
-    ts: z.number(),
-    offline: z.boolean(),
-  }),
-  z.object({ t: z.literal('receipt'), rid: z.string(), id: z.string(), status: z.enum(['delivered', 'read']) }),
+  NetMessage,
+  z.object({ t: z.literal('receipt'), rid: z.string(), id: z.string(), status: z.enum(['delivered', 'read']), offline: z.boolean().optional() }),
+  /** Every message and receipt that waited for the device was sent (alpha's `<ib><offline count>`). */
+  z.object({ t: z.literal('offline'), count: z.number().int().min(0) }),
   z.object({ t: z.literal('contacts'), contacts: z.array(SimPeer.extend({ hasChat: z.boolean() })) }),
   z.object({ t: z.literal('send_ack'), id: z.string() }),
   z.object({ t: z.literal('send_error'), id: z.string(), code: z.number().int(), reason: z.string() }),
@@ -74,6 +79,8 @@ export const ServerMsg = z.discriminatedUnion('t', [
 export type ServerMsg = z.infer<typeof ServerMsg>
 
 export const SIM_CLOSE = {
+  /** The network lost the connection (Baileys: 428 connectionClosed); the device reconnects. */
+  CONNECTION_LOST: 4428,
   LOGGED_OUT: 4401,
   BANNED: 4403,
   LINK_WINDOW_OVER: 4408,

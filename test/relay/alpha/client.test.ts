@@ -266,7 +266,7 @@ describe('alpha stop and logout', () => {
 
   it('stop leaves no timer behind, even when the socket never reports its close', async () => {
     const h = await connected()
-    h.sockets.latest.end = () => undefined
+    h.sockets.latest.end = async () => undefined
     await h.connector.stop()
     await settle()
     expect(vi.getTimerCount()).toBe(0)

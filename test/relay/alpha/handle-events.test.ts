@@ -1,4 +1,5 @@
 // Inbound alpha events through the driver: notify and append upserts, LID mapping, receipts, contacts, creds.
+import { proto } from '@whiskeysockets/baileys'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { harness, incoming, linkedStore, settle, useFakeClock, type Harness } from './harness'
 
@@ -25,6 +26,8 @@ describe('alpha inbound messages', () => {
         text: 'Is the shop open?',
         media: null,
         sentAt: 1_788_000_000_000,
+        // The driver counts it until the edge stored it (a stop waits for that).
+        onCommitted: expect.any(Function),
       },
     ])
   })
@@ -305,5 +308,42 @@ describe('alpha history sync', () => {
     })
     await settle()
     expect(h.contacts).toEqual([[{ id: '99000000000111@lid', lid: '99000000000111@lid', phone: '+15550000111', name: 'Cleo', hasChat: true }]])
+  })
+})
+
+describe('alpha history sync types', () => {
+  // What a notification carries (proto.Message's list: the chunk types, and two that announce no chunk at all).
+  const { HistorySyncType } = proto.Message
+  /** A chunk as our phone announces it: downloadable (a direct path), or the bootstrap inline. */
+  const chunk = (syncType: number) =>
+    proto.Message.HistorySyncNotification.create(
+      syncType === HistorySyncType.INITIAL_BOOTSTRAP
+        ? { syncType, initialHistBootstrapInlinePayload: Buffer.from('deflated') }
+        : { syncType, directPath: `/v/t62.chunk-${syncType}`, fileLength: 4_000_000 }
+    )
+  const set = { chats: [], contacts: [{ id: '99000000000111@lid', notify: 'Cleo' }], messages: [], lidPnMappings: [], isLatest: false }
+
+  it('has Baileys inflate only the chunks the driver reads: the bootstrap, push names and non-blocking data', async () => {
+    const h = await connected()
+    const sock = h.sockets.latest
+    for (const type of Object.values(HistorySyncType)) if (typeof type === 'number') sock.historyNotification(chunk(type), set)
+    expect(sock.historyInflated.sort()).toEqual([HistorySyncType.INITIAL_BOOTSTRAP, HistorySyncType.PUSH_NAME, HistorySyncType.NON_BLOCKING_DATA].sort())
+    expect(sock.historySkipped.sort()).toEqual(
+      [
+        HistorySyncType.INITIAL_STATUS_V3,
+        HistorySyncType.FULL,
+        HistorySyncType.RECENT,
+        HistorySyncType.ON_DEMAND,
+        HistorySyncType.NO_HISTORY,
+        HistorySyncType.MESSAGE_ACCESS_STATUS,
+      ].sort()
+    )
+  })
+
+  it('still lets Baileys wait for the bootstrap and the app-state sync (the address book) on a first link', async () => {
+    const h = await connected()
+    // chats.js asks with a bare RECENT notification whether any history will come at all; "no" skips both.
+    const probe = proto.Message.HistorySyncNotification.create({ syncType: HistorySyncType.RECENT })
+    expect(h.sockets.latest.effective.shouldSyncHistoryMessage(probe)).toBe(true)
   })
 })

@@ -81,7 +81,11 @@ export async function harness(
     events: {
       state: (s) => states.push(s),
       inbound: (m) => inbound.push(m),
-      receipt: (r) => receipts.push(r),
+      // Stored at once, as an edge that acks at once: receipts are compared by their content.
+      receipt: ({ onCommitted, ...r }) => {
+        receipts.push(r)
+        onCommitted?.()
+      },
       contacts: (c) => contacts.push(c),
     },
     log,

@@ -248,6 +248,28 @@ describe('alpha sends while restricted from new chats (463)', () => {
   })
 })
 
+describe('alpha sends while restricted, to people whose LID is not stored here', () => {
+  it("resolves the recipient's LID through Baileys' LID mapping store (alpha's USync) before refusing a reply", async () => {
+    const h = await connected()
+    const sock = h.sockets.latest
+    // The chat exists (its privacy token is stored under the LID), but this relay never stored the LID↔phone pair.
+    sock.lidOnNetwork.set('15550000777', '99000000000777')
+    await sock.privacyToken('99000000000777@lid')
+    sock.nack('3EB0AAAA', 463)
+    await settle()
+
+    await h.connector.send(message({ text: 'Sure, see you at 6.' }))
+    expect(sock.sent.map((c) => c.jid)).toEqual(['15550000777@s.whatsapp.net'])
+    expect(sock.lidLookups).toEqual([['15550000777@s.whatsapp.net']])
+
+    // Someone alpha knows no chat with stays a new chat: refused, and nothing reaches alpha.
+    sock.lidOnNetwork.set('15550000888', '99000000000888')
+    const err = await sendError(h.connector.send(message({ messageId: 'msg_new', to: { phone: '+15550000888', peerId: null } })))
+    expect(err.code).toBe('account_restricted')
+    expect(sock.sent).toHaveLength(1)
+  })
+})
+
 describe('alpha sends while the number is banned', () => {
   it('fails a send at once with account_restricted while alpha keeps the number out (403), instead of leaving it to wait', async () => {
     const h = await connected()

@@ -1,8 +1,9 @@
+import { Api } from 'telegram'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { isPermanentSendError, type OutboundMessage } from '../../../relay/connector'
 import { decodePeerId, encodePeerId } from '../../../relay/beta/ids'
 import { PROBE_INTERVAL_MS } from '../../../relay/beta/health'
-import { FRIEND, loggedIn, PHONE, settle, STRANGER, useFakeClock } from './harness'
+import { betaHarness, FRIEND, loggedIn, PHONE, settle, STRANGER, useFakeClock } from './harness'
 
 function msg(id: string, to: OutboundMessage['to'], text = `text ${id}`, mediaUrl: string | null = null): OutboundMessage {
   return { messageId: id, to, text, mediaUrl }
@@ -95,14 +96,14 @@ describe('beta sending', () => {
     const h = await loggedIn()
     await h.connector.send(msg('m1', { phone: FRIEND, peerId: null }, 'a photo', 'https://media.example.com/p.jpg'))
     expect(h.fetchMedia).toHaveBeenCalledWith('https://media.example.com/p.jpg')
-    expect(h.net.calls.at(-1)).toBe('sendFile')
+    expect(h.net.calls.at(-1)).toBe('messages.SendMedia')
     expect(h.net.sent.at(-1)).toMatchObject({ text: 'a photo', file: { name: 'photo.jpg', bytes: Buffer.from('jpeg-bytes') } })
   })
 
   it('pauses on a flood wait, reports slowed until it ends, then sends the same message and the rest in order', async () => {
     const h = await loggedIn()
     const to = { phone: FRIEND, peerId: null }
-    h.net.floodNext('sendMessage', 30)
+    h.net.floodNext('messages.SendMessage', 30)
     const started = Date.now()
     const results = ['m1', 'm2', 'm3'].map((id) => h.connector.send(msg(id, to)))
     await settle()
@@ -117,32 +118,111 @@ describe('beta sending', () => {
     expect(h.last()?.state).toBe('connected')
   })
 
-  it('turns PEER_FLOOD into restricted (stranger_flag) and stops sending, while inbound still arrives', async () => {
+  it('fails a message beta answers PEER_FLOOD with a clear error and reports restricted (stranger_flag), while inbound still arrives', async () => {
     const h = await loggedIn()
-    h.net.rpcNext('sendMessage', 'PEER_FLOOD')
+    h.net.account(PHONE).stranger = true
     const err = await h.connector.send(msg('m1', { phone: FRIEND, peerId: null })).catch((e: unknown) => e)
     expect(isPermanentSendError(err)).toBe(true)
+    expect(String(err)).toMatch(/stranger_flag.*PEER_FLOOD/)
     await settle()
     expect(h.last()).toMatchObject({ state: 'restricted', problem: 'stranger_flag', until: null })
-    await expect(h.connector.send(msg('m2', { phone: FRIEND, peerId: null }))).rejects.toThrow(/flagged/)
-    expect(h.net.calls.filter((c) => c === 'sendMessage')).toHaveLength(1)
     h.net.write(FRIEND, PHONE, 'still here')
     await settle()
     expect(h.inbound.map((m) => m.text)).toEqual(['still here'])
   })
 
-  it('stops and reports replaced on AUTH_KEY_DUPLICATED, without reconnecting', async () => {
+  /** A session whose account beta has spam-limited: FRIEND is a mutual contact, STRANGER wrote to it but is not one. */
+  async function spamLimited() {
+    const h = await loggedIn()
+    const me = h.net.account(PHONE)
+    h.net.account(FRIEND).contacts.push(me.userId)
+    h.net.write(STRANGER, PHONE, 'hi, we have not met')
+    await settle()
+    me.stranger = true
+    return { h, stranger: { phone: null, peerId: h.inbound[0]!.from.id } }
+  }
+
+  it('still writes to a mutual contact after PEER_FLOOD, and that success clears the restriction', async () => {
+    const { h, stranger } = await spamLimited()
+    await expect(h.connector.send(msg('m1', stranger))).rejects.toThrow(/PEER_FLOOD/)
+    await settle()
+    expect(h.last()).toMatchObject({ state: 'restricted', problem: 'stranger_flag' })
+    const { upstreamId } = await h.connector.send(msg('m2', { phone: FRIEND, peerId: null }))
+    await settle()
+    expect(h.net.sent).toEqual([expect.objectContaining({ to: h.net.account(FRIEND).userId, id: Number(upstreamId) })])
+    expect(h.last()).toMatchObject({ state: 'connected' })
+    // The next stranger is refused again, and restricts again.
+    await expect(h.connector.send(msg('m3', stranger))).rejects.toThrow(/PEER_FLOOD/)
+    await settle()
+    expect(h.last()).toMatchObject({ state: 'restricted', problem: 'stranger_flag' })
+  })
+
+  it('fails the sends already waiting when PEER_FLOOD restricts the account (the gateway fails its queue then), and tries the ones after', async () => {
+    const { h, stranger } = await spamLimited()
+    const waiting = [h.connector.send(msg('m1', stranger)), h.connector.send(msg('m2', { phone: FRIEND, peerId: null }))].map((p) => p.catch((e: unknown) => e))
+    const [first, second] = await Promise.all(waiting)
+    expect(String(first)).toMatch(/PEER_FLOOD/)
+    expect(isPermanentSendError(second)).toBe(true)
+    expect(String(second)).toMatch(/stranger_flag/)
+    expect(h.net.calls.filter((c) => c === 'messages.SendMessage')).toHaveLength(1)
+    await h.connector.send(msg('m3', { phone: FRIEND, peerId: null }))
+    expect(h.net.sent.map((s) => s.text)).toEqual(['text m3'])
+  })
+
+  it('treats AUTH_KEY_DUPLICATED as a logout: wipes the session, reports logged_out, and connecting again logs in anew', async () => {
     const h = await loggedIn()
     h.net.duplicate(h.net.account(PHONE))
     await h.connector.send(msg('m1', { phone: FRIEND, peerId: null })).catch(() => undefined)
     await settle()
-    expect(h.last()).toMatchObject({ state: 'disconnected', problem: 'replaced' })
-    const client = h.net.clients.at(-1)!
-    expect(client.destroyed).toBe(true)
+    expect(h.last()).toMatchObject({ state: 'disconnected', problem: 'logged_out', message: expect.stringContaining('AUTH_KEY_DUPLICATED') })
+    expect(h.store.clears).toBe(1)
+    expect(h.net.clients.at(-1)!.destroyed).toBe(true)
     const calls = h.net.calls.length
     vi.advanceTimersByTime(PROBE_INTERVAL_MS * 4)
     await settle()
     expect(h.net.calls).toHaveLength(calls)
+    // "Connect again" does not resume the dead key: it starts a new login.
+    await h.connector.start()
+    expect(h.last()).toMatchObject({ state: 'code_required' })
+  })
+
+  it('wipes a stored session whose key beta reports duplicated at resume, and reports logged_out', async () => {
+    const h = await loggedIn()
+    await h.connector.stop()
+    h.net.duplicate(h.net.account(PHONE))
+    const again = await betaHarness({ net: h.net, store: h.store })
+    await again.connector.start()
+    await settle()
+    expect(again.last()).toMatchObject({ state: 'disconnected', problem: 'logged_out' })
+    expect(h.store.clears).toBe(1)
+  })
+
+  it('sends a relay retry of one message as the same send (random_id from the message id): the person gets it once', async () => {
+    const h = await loggedIn()
+    const to = { phone: FRIEND, peerId: null }
+    h.net.loseAnswerNext('messages.SendMessage')
+    const lost = await h.connector.send(msg('m1', to)).catch((e: unknown) => e)
+    expect(lost).toBeInstanceOf(Error)
+    expect(isPermanentSendError(lost)).toBe(false)
+    const again = await h.connector.send(msg('m1', to))
+    expect(h.net.sent).toEqual([expect.objectContaining({ text: 'text m1', id: Number(again.upstreamId) })])
+    const [a, b] = h.net.requestsOf(Api.messages.SendMessage)
+    expect(String(a!.randomId)).toBe(String(b!.randomId))
+    // Another message is another send, and the read receipt names the message once.
+    const other = await h.connector.send(msg('m2', to))
+    expect(h.net.sent).toHaveLength(2)
+    h.net.readBy(FRIEND, PHONE, Number(other.upstreamId))
+    await settle()
+    expect(h.receipts.map((r) => r.upstreamId)).toEqual([again.upstreamId, other.upstreamId])
+  })
+
+  it('sends a relay retry of a media message as the same send too', async () => {
+    const h = await loggedIn()
+    const m = msg('m1', { phone: FRIEND, peerId: null }, 'a photo', 'https://media.example.com/p.jpg')
+    h.net.loseAnswerNext('messages.SendMedia')
+    await expect(h.connector.send(m)).rejects.toThrow()
+    const again = await h.connector.send(m)
+    expect(h.net.sent).toEqual([expect.objectContaining({ text: 'a photo', id: Number(again.upstreamId) })])
   })
 })
 

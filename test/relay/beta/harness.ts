@@ -74,14 +74,14 @@ export async function betaHarness(
 }
 
 /** A connector logged in by code (no password), with FRIEND in its address book. */
-export async function loggedIn(opts: { net?: FakeBetaNetwork; store?: SealedSessionStore } = {}) {
+export async function loggedIn(opts: { net?: FakeBetaNetwork; store?: SealedSessionStore; fetchMedia?: FetchMedia } = {}) {
   const net = opts.net ?? new FakeBetaNetwork()
   if (!net.accounts.has(PHONE)) {
     const friend = net.addAccount(FRIEND, { firstName: 'Fran', lastName: 'Friend', username: 'fran' })
     net.addAccount(STRANGER, { firstName: 'Sam' })
     net.addAccount(PHONE, { firstName: 'Owner', username: 'owner', contacts: [friend.userId] })
   }
-  const h = await betaHarness({ net, store: opts.store })
+  const h = await betaHarness({ net, store: opts.store, fetchMedia: opts.fetchMedia })
   await h.connector.start()
   if (h.last()?.state === 'code_required') {
     const outcome = await h.connector.login!({ kind: 'code', code: net.codeFor(PHONE) })

@@ -4,6 +4,8 @@ import { LOGIN_WINDOW_MS, MAX_CODE_ATTEMPTS, QR_REFRESH_LEAD_MS } from '../../..
 import { CODE_TTL_MS, FakeBetaNetwork, TOKEN_TTL_S } from '../../fixtures/beta-network'
 import { betaHarness, PHONE, settle, useFakeClock } from './harness'
 
+const OTHER = '+15551230009'
+
 function network(opts: { password?: string; hint?: string; dc?: number; banned?: boolean; unknown?: boolean } = {}) {
   const net = new FakeBetaNetwork()
   if (!opts.unknown)
@@ -147,6 +149,36 @@ describe('beta login by QR', { timeout: 30_000 }, () => {
     h.net.scanQr(PHONE)
     await settle()
     expect(h.last()).toMatchObject({ state: 'connected', upstreamUserId: h.net.account(PHONE).userId })
+  })
+
+  it('refuses a QR accepted in the app of another number: logs that authorization out, keeps no session, reports wrong_number', async () => {
+    const net = network()
+    const other = net.addAccount(OTHER, { firstName: 'Someone', username: 'someone' })
+    const h = await betaHarness({ net, linkMethod: 'qr' })
+    await h.connector.start()
+    net.scanQr(OTHER, PHONE)
+    await settle()
+    expect(h.last()).toMatchObject({ state: 'disconnected', problem: 'wrong_number', message: expect.stringContaining(PHONE) })
+    expect(h.states.some((s) => s.state === 'connected')).toBe(false)
+    expect(net.calls).toContain('auth.LogOut')
+    expect(net.liveSessions(other)).toEqual([])
+    expect(h.store.writes.some((w) => w.has(SESSION_KEY))).toBe(false)
+    expect(h.store.clears).toBeGreaterThan(0)
+    expect(h.net.clients.at(-1)!.destroyed).toBe(true)
+  })
+
+  it('checks the number after the two-step password of a QR login too', async () => {
+    const net = network()
+    net.addAccount(OTHER, { password: 'pw' })
+    const h = await betaHarness({ net, linkMethod: 'qr' })
+    await h.connector.start()
+    net.scanQr(OTHER, PHONE)
+    await settle()
+    expect(h.last()).toMatchObject({ state: 'password_required' })
+    expect(await h.connector.login!({ kind: 'password', password: 'pw' })).toMatchObject({ status: 'refused', error: 'login_failed' })
+    await settle()
+    expect(h.last()).toMatchObject({ state: 'disconnected', problem: 'wrong_number' })
+    expect(net.calls).toContain('auth.LogOut')
   })
 
   it('follows a data-center migration: switches DC and imports the token', async () => {

@@ -6,9 +6,12 @@ import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { randomBytes } from 'node:crypto'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
-import { streamDownload } from '../../../relay/beta/socket'
+import { Api } from 'telegram'
 import { makeMediaUploader } from '../../../relay/link/media-upload'
-import { FRIEND, loggedIn, PHONE, settle, useFakeClock } from './harness'
+import { type BetaHarness, FRIEND, loggedIn, PHONE, settle, useFakeClock } from './harness'
+
+/** beta's part size for upload.GetFile (GramJS asks for 512 KiB parts). */
+const PART = 512 * 1024
 
 async function readAll(s: NodeJS.ReadableStream): Promise<Buffer> {
   const chunks: Buffer[] = []
@@ -29,9 +32,9 @@ describe('beta inbound media', () => {
     expect(m).toMatchObject({ text: '', media: null, attachment: { kind: 'voice_note', contentType: 'audio/ogg', fileName: null, declaredSize: bytes.length } })
     const got = await readAll(await m!.attachment!.open())
     expect(got.equals(bytes)).toBe(true)
-    // A retry downloads again.
+    // A retry downloads again, from the first part.
     expect((await readAll(await m!.attachment!.open())).length).toBe(bytes.length)
-    expect(h.net.calls.filter((c) => c === 'downloadMedia')).toHaveLength(2)
+    expect(h.net.requestsOf(Api.upload.GetFile).map((r) => Number(r.offset.toString()))).toEqual([0, PART, 2 * PART, 0, PART, 2 * PART])
   })
 
   it('names a photo an image and a file a document with its name, keeping the caption as text', async () => {
@@ -80,19 +83,46 @@ describe('beta media through the media store', () => {
   })
 })
 
-describe('the real client download stream', () => {
-  it('ends only when GramJS finished, and errors (never ends short) when the download fails midway', async () => {
-    const ok = streamDownload(async (w) => {
-      await w.write(Buffer.from('ab'))
-      await w.write(Buffer.from('cd'))
-      w.close()
-    })
-    expect((await readAll(ok)).toString()).toBe('abcd')
-    const broken = streamDownload(async (w) => {
-      await w.write(Buffer.from('ab'))
-      w.close()
-      throw new Error('FILE_REFERENCE_EXPIRED')
-    })
-    await expect(readAll(broken)).rejects.toThrow('FILE_REFERENCE_EXPIRED')
+describe('beta inbound media under flood waits', () => {
+  beforeEach(useFakeClock)
+  afterEach(() => vi.useRealTimers())
+
+  async function voiceNote(size: number) {
+    const h = await loggedIn()
+    const bytes = randomBytes(size)
+    h.net.write(FRIEND, PHONE, '', { contentType: 'audio/ogg', fileName: null, bytes, voiceNote: true })
+    await settle()
+    return { h, bytes, attachment: h.inbound[0]!.attachment! }
+  }
+  const offsets = (h: BetaHarness) => h.net.requestsOf(Api.upload.GetFile).map((r) => Number(r.offset.toString()))
+
+  it('sleeps out a short flood wait on a file part (FLOOD_PREMIUM_WAIT) and asks that part again, so the download goes on where it was', async () => {
+    const { h, bytes, attachment } = await voiceNote(1_300_000)
+    h.net.floodNext('upload.GetFile', 3, { after: 1, premium: true })
+    const reading = readAll(await attachment.open())
+    await settle()
+    expect(offsets(h)).toEqual([0, PART])
+    vi.advanceTimersByTime(3_000)
+    expect((await reading).equals(bytes)).toBe(true)
+    expect(offsets(h)).toEqual([0, PART, PART, 2 * PART])
+  })
+
+  it('fails the download on a long flood wait instead of sleeping through it (the relay core tries the item again later)', async () => {
+    const { h, attachment } = await voiceNote(1_300_000)
+    h.net.floodNext('upload.GetFile', 3_600, { after: 1 })
+    await expect(readAll(await attachment.open())).rejects.toThrow(/3600 seconds/)
+    expect(offsets(h)).toEqual([0, PART])
+  })
+
+  it('bounds the short waits one download sleeps through', async () => {
+    const { h, attachment } = await voiceNote(600_000)
+    for (let i = 0; i < 20; i++) h.net.floodNext('upload.GetFile', 50)
+    const reading = readAll(await attachment.open()).catch((e: unknown) => e)
+    for (let i = 0; i < 20; i++) {
+      await settle()
+      vi.advanceTimersByTime(50_000)
+    }
+    expect(String(await reading)).toMatch(/50 seconds/)
+    expect(offsets(h).length).toBeLessThan(20)
   })
 })

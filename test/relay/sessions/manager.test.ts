@@ -12,7 +12,13 @@ import { startFakeEdge, type FakeEdge } from '../../fixtures/fake-edge'
 const TOKEN = `rly_${'m'.repeat(40)}`
 const log = pino({ level: 'silent' })
 
-type Run = { opts: ConnectorOptions; sent: OutboundMessage[]; sendImpl: (m: OutboundMessage) => Promise<{ upstreamId: string }> }
+type Run = {
+  opts: ConnectorOptions
+  sent: OutboundMessage[]
+  sendImpl: (m: OutboundMessage) => Promise<{ upstreamId: string }>
+  /** What the connector does while it stops, before it returns. */
+  onStop?: () => Promise<void>
+}
 
 let edge: FakeEdge
 let link: RelayLink
@@ -28,6 +34,7 @@ function recordingDriver(): Driver {
       start: async () => void journal.push(`start ${opts.accountId}`),
       stop: async () => {
         await new Promise((r) => setTimeout(r, 20))
+        await run.onStop?.()
         journal.push(`stop ${opts.accountId}`)
       },
       logout: async () => void journal.push(`logout ${opts.accountId}`),
@@ -252,6 +259,36 @@ describe('SessionManager', () => {
     expect('onCommitted' in (f.type === 'inbound' ? f.message : {})).toBe(false)
     edge.send({ type: 'ack', ids: ['id' in f ? f.id : ''] })
     await until(() => committed)
+  })
+
+  it('reports what the driver hands over while it stops (acked upstream already), before the session is released', async () => {
+    edge.send(assign('ses_1', 1))
+    await until(() => runs.length === 1)
+    const run = runs[0]!
+    let committed = false
+    // alpha's driver: the socket's buffered backlog comes out as the socket ends, and stop waits for the edge to store it.
+    run.opts.events.state({ state: 'connected', identifier: run.opts.phone, upstreamUserId: null })
+    run.onStop = async () => {
+      await new Promise<void>((done) => {
+        run.opts.events.inbound({
+          upstreamId: 'BUFFERED1',
+          from: { id: 'p', phone: '447700900001', lid: null, name: null },
+          text: 'sent while the relay restarted',
+          media: null,
+          sentAt: 1,
+          onCommitted: () => {
+            committed = true
+            done()
+          },
+        })
+      })
+    }
+    await manager.drain(3000)
+    expect(committed).toBe(true)
+    const inbound = edge.received.findIndex((f) => f.type === 'inbound')
+    const released = edge.received.findIndex((f) => f.type === 'released')
+    expect(inbound).toBeGreaterThan(-1)
+    expect(inbound).toBeLessThan(released)
   })
 
   it('answers a probe with the session state, or null for a session it does not run', async () => {

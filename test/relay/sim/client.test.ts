@@ -47,9 +47,9 @@ function run(store: SessionStore, linkMethod: 'qr' | 'pairing_code' = 'qr', forc
   return { c, states, inbound, receipts, contacts }
 }
 
-const until = async (cond: () => boolean, timeoutMs = 3000) => {
+const until = async (cond: () => boolean | Promise<boolean>, timeoutMs = 3000) => {
   const deadline = Date.now() + timeoutMs
-  while (!cond()) {
+  while (!(await cond())) {
     if (Date.now() > deadline) throw new Error('condition not met')
     await new Promise((r) => setTimeout(r, 5))
   }
@@ -57,6 +57,7 @@ const until = async (cond: () => boolean, timeoutMs = 3000) => {
 const last = (r: Run) => r.states.at(-1)?.state
 const control = (path: string, body: unknown = {}) =>
   fetch(`${sim.url}/sim${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
+const phoneView = async () => (await (await fetch(`${sim.url}/sim/alpha/${P}`)).json()) as Record<string, unknown>
 
 async function linked(store = memoryStore()) {
   const r = run(store)
@@ -118,24 +119,21 @@ describe('sim driver', () => {
     expect(r.states.filter((s) => s.state === 'qr_pending')).toHaveLength(1)
   })
 
-  it('acks an inbound message upstream only when the relay says the edge committed it', async () => {
+  it('acknowledges each message to the network as it arrives, as alpha does, so the network never sends it again', async () => {
     const { r, store } = await linked()
     await control(`/alpha/${P}/inbound`, { from: '+447700900004', text: 'hi', lid: '999' })
     await until(() => r.inbound.length === 1)
     expect(r.inbound[0]).toMatchObject({ text: 'hi', from: { id: '999@lid', lid: '999@lid', phone: '447700900004' } })
+    // Not stored at the edge yet, and already gone from the network: from here only the relay has it.
+    expect(await phoneView()).toMatchObject({ pending_inbound: 0 })
+    r.inbound[0]!.onCommitted?.()
     await r.c.stop()
-    // Not committed: the network sends it again to the next session.
     const again = run(store)
     await again.c.start()
-    await until(() => again.inbound.length === 1)
-    again.inbound[0]!.onCommitted?.()
-    await again.c.stop()
-    const third = run(store)
-    await third.c.start()
-    await until(() => last(third) === 'connected')
+    await until(() => last(again) === 'connected')
     await new Promise((res) => setTimeout(res, 50))
-    expect(third.inbound).toEqual([])
-    await third.c.stop()
+    expect(again.inbound).toEqual([])
+    await again.c.stop()
   })
 
   it('sends under an upstream id derived from the message id and reports receipts', async () => {
@@ -146,6 +144,7 @@ describe('sim driver', () => {
     await control(`/alpha/${P}/receipt`, { message_id: 'msg_x', status: 'read' })
     await until(() => r.receipts.length === 1)
     expect(r.receipts[0]).toMatchObject({ upstreamId: a.upstreamId, status: 'read' })
+    r.receipts[0]!.onCommitted?.()
     await r.c.stop()
   })
 
@@ -170,5 +169,81 @@ describe('sim driver', () => {
     await until(() => last(fresh) === 'qr_pending')
     expect(store.data.has('creds')).toBe(false)
     await fresh.c.stop()
+  })
+})
+
+describe('sim driver offline backlog', () => {
+  const BACKLOG = 20
+
+  /** A linked number whose relay was away while BACKLOG messages came, resumed with the backlog still buffered. */
+  async function resumedWithBacklog() {
+    const { r, store } = await linked()
+    await r.c.stop()
+    for (let i = 0; i < BACKLOG; i++) await control(`/alpha/${P}/inbound`, { from: '+447700900004', text: `while away ${i}` })
+    // The network takes its time to say the backlog is through, as with a large one.
+    sim.network.timing.offlineEndMs = 60_000
+    const again = run(store)
+    await again.c.start()
+    await until(async () => (await phoneView()).pending_inbound === 0)
+    expect(again.inbound).toEqual([])
+    return { again, store }
+  }
+
+  it('holds the backlog until the network says it is through, then hands it over in order', async () => {
+    sim.network.timing.offlineEndMs = 200
+    const { r, store } = await linked()
+    await r.c.stop()
+    for (let i = 0; i < 3; i++) await control(`/alpha/${P}/inbound`, { from: '+447700900004', text: `while away ${i}` })
+    const again = run(store)
+    await again.c.start()
+    await until(() => last(again) === 'connected')
+    expect(again.inbound).toEqual([])
+    await until(() => again.inbound.length === 3)
+    expect(again.inbound.map((m) => m.text)).toEqual(['while away 0', 'while away 1', 'while away 2'])
+    for (const m of again.inbound) m.onCommitted?.()
+    await again.c.stop()
+  })
+
+  it('hands a buffered backlog over on stop and returns once the edge stored it', async () => {
+    const { again } = await resumedWithBacklog()
+    let stopped = false
+    const stop = again.c.stop().then(() => (stopped = true))
+    await until(() => again.inbound.length === BACKLOG)
+    await new Promise((res) => setTimeout(res, 50))
+    expect(stopped).toBe(false)
+    for (const m of again.inbound) m.onCommitted?.()
+    await stop
+    expect(again.inbound.map((m) => m.text)).toEqual(Array.from({ length: BACKLOG }, (_, i) => `while away ${i}`))
+  })
+
+  it('hands a buffered backlog over when the network drops the connection, and nothing comes twice', async () => {
+    const { again } = await resumedWithBacklog()
+    sim.network.drop(PHONE)
+    await until(() => again.inbound.length === BACKLOG)
+    for (const m of again.inbound) m.onCommitted?.()
+    await until(() => last(again) === 'connected' && again.states.filter((s) => s.state === 'connected').length === 2, 5_000)
+    await new Promise((res) => setTimeout(res, 100))
+    expect(again.inbound).toHaveLength(BACKLOG)
+    await again.c.stop()
+  })
+})
+
+describe('sim driver media messages', () => {
+  it('keeps a media message with the session until the edge stored it, so a relay killed mid-upload loses nothing', async () => {
+    const { r, store } = await linked()
+    const media = { content_type: 'image/png', file_name: 'a.png', data_base64: Buffer.from('png bytes').toString('base64'), voice_note: false }
+    await control(`/alpha/${P}/inbound`, { from: '+447700900004', text: 'look', media })
+    await until(() => r.inbound.length === 1)
+    const id = r.inbound[0]!.upstreamId
+    expect(store.data.has(`pending/${id}`)).toBe(true)
+    expect(await phoneView()).toMatchObject({ pending_inbound: 0 })
+    // The process dies here (no commit, no stop); the next relay resumes the session from the store.
+    const again = run(store)
+    await again.c.start()
+    await until(() => again.inbound.length === 1)
+    expect(again.inbound[0]).toMatchObject({ upstreamId: id, text: 'look', attachment: { contentType: 'image/png', fileName: 'a.png' } })
+    again.inbound[0]!.onCommitted?.()
+    await until(() => !store.data.has(`pending/${id}`))
+    await again.c.stop()
   })
 })

@@ -1,3 +1,4 @@
+/// <reference types="vite/client" />
 /**
  * Every query of worker/db, called once with plausible arguments (issue 22 §3): the query-plan test runs each through
  * a metering D1 binding, collects the SQL it sent and asks SQLite for its plan. Each entry names the path that runs
@@ -15,6 +16,8 @@ import * as audit from '../../../worker/db/audit'
 import * as channelConnections from '../../../worker/db/channel-connections'
 import type { Db } from '../../../worker/db/client'
 import * as contacts from '../../../worker/db/contacts'
+import * as edgeMetrics from '../../../worker/db/edge-metrics'
+import * as eventFeed from '../../../worker/db/event-feed'
 import * as events from '../../../worker/db/events'
 import * as media from '../../../worker/db/media'
 import * as messageRetention from '../../../worker/db/message-retention'
@@ -36,29 +39,15 @@ export type Path = 'hot' | 'cron' | 'admin'
 export type Call = (db: Db) => unknown
 export type Entry = { path: Path; call: Call }
 
-/** The modules of worker/db whose exported functions send SQL, by file name. */
-export const MODULES: Record<string, Record<string, unknown>> = {
-  'account-stats': accountStats,
-  accounts,
-  'api-keys': apiKeys,
-  approvals,
-  audit,
-  'channel-connections': channelConnections,
-  contacts,
-  events,
-  media,
-  'message-retention': messageRetention,
-  messages,
-  relays,
-  'sealed-values': sealedValues,
-  sms,
-  social,
-  tenants,
-  'webhook-deliveries': webhookDeliveries,
-  'webhook-health': webhookHealth,
-  'webhook-replays': webhookReplays,
-  webhooks,
-}
+/** Modules of worker/db without queries of their own (helpers, shapes, the R2 archive). */
+const HELPER_MODULES = new Set(['client', 'compiled', 'constant-row', 'group-commit', 'json-list', 'message-archive', 'prune', 'wire', 'wire-media'])
+
+/** Every other module of worker/db, by file name: found on disk, so a new one is held to the catalog too. */
+export const MODULES = new Map(
+  Object.entries(import.meta.glob<Record<string, unknown>>('../../../worker/db/*.ts', { eager: true }))
+    .map(([path, module]) => [path.replace(/^.*\/(.*)\.ts$/, '$1'), module] as const)
+    .filter(([name]) => !HELPER_MODULES.has(name))
+)
 
 /** Exports that send no SQL of their own (pure helpers, shapes). */
 export const NOT_QUERIES = new Set([
@@ -67,10 +56,13 @@ export const NOT_QUERIES = new Set([
   'channel-connections.connectionSealedAt',
   'contacts.optOutChange',
   'contacts.displayName',
+  'event-filter.passesFilter',
+  'event-filter.filterText',
   'events.eventOf',
   'events.eventsWritten',
   'message-retention.retentionDays',
   'webhooks.isDuplicateName',
+  'webhooks.subscriptionLive',
 ])
 
 const T = 'ten_plan'
@@ -209,10 +201,18 @@ export const CATALOG: Record<string, Entry> = {
   'events.insertEvent': { path: 'hot', call: (db) => events.insertEvent(db, T, A, PAYLOAD, NOW) },
   'events.insertEventIfMessage': { path: 'hot', call: (db) => events.insertEventIfMessage(db, T, A, PAYLOAD, NOW, sql`id = 'msg_plan'`) },
   'events.insertReceivedEvent': { path: 'hot', call: (db) => events.insertReceivedEvent(db, T, A, PAYLOAD, 'msg_plan_in', NOW) },
+  'event-feed.readFeed': {
+    path: 'hot',
+    call: (db) => eventFeed.readFeed(db, { tenantId: T, type: 'message.received', afterSeq: 10, filter: null, notBefore: NOW - 86_400_000, limit: 50 }),
+  },
+  'event-feed.headSeq': { path: 'hot', call: (db) => eventFeed.headSeq(db) },
+  'event-feed.deliveryWatermark': { path: 'hot', call: (db) => eventFeed.deliveryWatermark(db, T, 'wh_1') },
+  'edge-metrics.allAccounts': { path: 'admin', call: (db) => edgeMetrics.allAccounts(db) },
+  'edge-metrics.webhookFigures': { path: 'admin', call: (db) => edgeMetrics.webhookFigures(db, NOW) },
   'events.pendingEvents': { path: 'hot', call: (db) => events.pendingEvents(db, owner, 50) },
   'events.markDispatched': { path: 'hot', call: (db) => events.markDispatched(db, ['evt_1'], NOW) },
   'events.eventsByIds': { path: 'hot', call: (db) => events.eventsByIds(db, ['evt_1']) },
-  'events.eventsInWindow': { path: 'hot', call: (db) => events.eventsInWindow(db, T, ['message.received'], NOW - 3_600_000, NOW, 100) },
+  'events.eventsInWindow': { path: 'hot', call: (db) => events.eventsInWindow(db, T, ['message.received'], null, NOW - 3_600_000, NOW, 100) },
   'events.undispatchedOwners': { path: 'cron', call: (db) => events.undispatchedOwners(db, NOW, 100) },
   'events.pruneEvents': { path: 'cron', call: (db) => events.pruneEvents(db, NOW, 500) },
 
@@ -356,6 +356,27 @@ export const CATALOG: Record<string, Entry> = {
         10
       ),
   },
+  'webhooks.upsertMcpSubscription': {
+    path: 'hot',
+    call: (db) =>
+      webhooks.upsertMcpSubscription(
+        db,
+        {
+          id: 'wh_mcp',
+          tenantId: T,
+          name: 'mcp',
+          url: 'https://x.example',
+          subscribedTo: '[]',
+          origin: 'mcp',
+          keyId: 'k',
+          expiresAt: NOW,
+          createdAt: NOW,
+          updatedAt: NOW,
+        },
+        10
+      ),
+  },
+  'webhooks.lapsedMcpSubscriptions': { path: 'cron', call: (db) => webhooks.lapsedMcpSubscriptions(db, NOW, 100) },
   'webhooks.updateWebhook': { path: 'admin', call: (db) => webhooks.updateWebhook(db, T, 'wh_1', { enabled: true }, NOW) },
   'webhooks.deleteWebhook': { path: 'admin', call: (db) => webhooks.deleteWebhook(db, T, 'wh_gone') },
   'webhooks.webhooksByIds': { path: 'hot', call: (db) => webhooks.webhooksByIds(db, T, ['wh_1']) },

@@ -177,19 +177,34 @@ describe('POST /v1/messages', () => {
       expect(r.body).toEqual({ error_code: 'account_restricted', error: expect.any(String) })
     })
 
-    it('lets a reply out of an alpha account restricted by a 463 (blocked_by_alpha) and refuses a new chat with account_restricted', async () => {
-      const t = await customTenant()
-      const ref = await addAccount(t.tenantId, { id: '+15550003457', channel: 'alpha_web', status: 'connected' })
-      await ingestVia(ref, { phone: '+15551230457' }, 'hello')
+    /** An account someone (`from`) wrote to, then restricted by its channel for `reason`. */
+    async function restrictedAfterInbound(t: TestTenant, a: { id: string; channel: 'alpha_web' | 'beta'; reason: string; from: string }) {
+      const ref = await addAccount(t.tenantId, { id: a.id, channel: a.channel, status: 'connected' })
+      await ingestVia(ref, { phone: a.from }, 'hello')
       await db
         .update(accounts)
-        .set({ status: 'restricted', statusReason: 'blocked_by_alpha' })
+        .set({ status: 'restricted', statusReason: a.reason })
         .where(and(eq(accounts.tenantId, t.tenantId), eq(accounts.id, ref.accountId)))
+      return ref
+    }
+
+    it('lets a reply out of an alpha account restricted by a 463 (blocked_by_alpha) and refuses a new chat with account_restricted', async () => {
+      const t = await customTenant()
+      const ref = await restrictedAfterInbound(t, { id: '+15550003457', channel: 'alpha_web', reason: 'blocked_by_alpha', from: '+15551230457' })
       const reply = await send(t, { account_id: ref.accountId, to: { phone: '+15551230457' }, text: 'a reply' })
       expect(reply.status).toBe(202)
       const fresh = await send(t, { account_id: ref.accountId, to: { phone: '+15551230458' }, text: 'a new chat' })
       expect(fresh.status).toBe(403)
       expect(fresh.body).toEqual({ error_code: 'account_restricted', error: expect.stringContaining('may not start new chats') })
+    })
+
+    it('lets a reply out of a beta account restricted by PEER_FLOOD (stranger_flag), but not out of a banned one (blocked_by_beta)', async () => {
+      const t = await customTenant()
+      const ref = await restrictedAfterInbound(t, { id: '+15550003458', channel: 'beta', reason: 'stranger_flag', from: '+15551230459' })
+      const reply = await send(t, { account_id: ref.accountId, to: { phone: '+15551230459' }, text: 'a reply' })
+      expect(reply.status).toBe(202)
+      const banned = await restrictedAfterInbound(t, { id: '+15550003459', channel: 'beta', reason: 'blocked_by_beta', from: '+15551230460' })
+      expect((await send(t, { account_id: banned.accountId, to: { phone: '+15551230460' }, text: 'x' })).body.error_code).toBe('account_restricted')
     })
 
     it('answers 409 account_not_connected when account_id names an account that is not connected', async () => {

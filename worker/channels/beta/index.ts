@@ -25,6 +25,8 @@ export const betaChannel: Channel = {
     message: 'On beta only existing contacts can be messaged (the address book, or people who wrote)',
   },
   warmUp: false,
+  // PEER_FLOOD limits the account to mutual contacts: replies still go to the relay, which beta judges one by one.
+  repliesWhileRestricted: (reason) => reason === 'stranger_flag',
   transport: 'relay',
   patience: RELAY_PATIENCE,
   deliver: (c, _ref, row) => handToRelay(c, row),

@@ -129,7 +129,7 @@ betaRoutes.openapi(
     operationId: 'get_beta_status',
     summary: 'Get the beta connection status (tool get_beta_status)',
     description:
-      '`connected` is success (with `reason` flood_wait while beta asks the account to slow down and sends are paused); `code_required` and `password_required` wait for the user; `initializing` is starting (or waiting for a QR scan); `disconnected` (logged_out, replaced, link_expired, unknown_number, …) and `error` (blocked_by_beta, stranger_flag) need the user. `not_initialized`: no session exists. `live` is true when the relay running the session answered just now.',
+      '`connected` is success (with `reason` flood_wait while beta asks the account to slow down and sends are paused); `code_required` and `password_required` wait for the user; `initializing` is starting (or waiting for a QR scan); `disconnected` (logged_out, link_expired, unknown_number, wrong_number, …) and `error` (blocked_by_beta, stranger_flag) need the user. `not_initialized`: no session exists. `live` is true when the relay running the session answered just now.',
     request: { params: BetaPhoneParam },
     responses: { 200: { description: 'The status', content: { 'application/json': { schema: BetaStatusResult } } }, ...statusErrors([400, 401, 404]) },
   }),
