@@ -10,6 +10,7 @@
  */
 import { spawnSync } from 'node:child_process'
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { cpus } from 'node:os'
 import { join } from 'node:path'
 import { DatabaseSync } from 'node:sqlite'
 import { startReceiver } from '../fixtures/receiver'
@@ -219,7 +220,7 @@ function writeDoc(report: BenchReport, bytes: ByteFigures, figures: StatementFig
   const end = '<!-- /capacity:figures -->'
   const lines = [
     start,
-    `Measured by \`npm run bench -- capacity\` on ${new Date().toISOString().slice(0, 10)} (test/bench/capacity.bench.ts).`,
+    `Measured by \`npm run bench -- capacity\` on ${new Date().toISOString().slice(0, 10)} (test/bench/capacity.bench.ts), ${cpus().length} × ${cpus()[0]?.model ?? 'unknown CPU'}.`,
     '',
     '| Operation | D1 statements | Round trips | Rows read | Rows written | Bytes stored (pages, by table) |',
     '|---|---|---|---|---|---|',
