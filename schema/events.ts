@@ -4,6 +4,7 @@
  */
 import { z } from 'zod'
 import { CHANNELS } from './d1'
+import { RISK_SIGNALS } from './frames'
 import { MessageMedia } from './media'
 import { E164 } from './phone'
 
@@ -22,7 +23,7 @@ export const EVENT_TYPES = [
  * Events beyond spec part 6's nine (docs/agent-safety.md). Subscribable like the others; GET /webhooks/events
  * keeps `events` at the spec's nine and names these under `extension_events`.
  */
-export const EXTENSION_EVENT_TYPES = ['message.approval_required'] as const
+export const EXTENSION_EVENT_TYPES = ['message.approval_required', 'message.reaction', 'account.at_risk'] as const
 export const SUBSCRIBABLE_EVENTS = [...EVENT_TYPES, ...EXTENSION_EVENT_TYPES] as const
 /** Delivered only to subscriptions the owner configured: its links decide a held message (docs/agent-safety.md). */
 export const OWNER_ONLY_EVENT = 'message.approval_required' satisfies EventType
@@ -33,6 +34,8 @@ export type AccountEventType = Extract<EventType, `account.${string}`>
 export const EVENT_DESCRIPTIONS: Record<EventType, string> = {
   'message.approval_required':
     'A key that holds first messages for approval sent to someone who never wrote; approval carries signed approve and reject links (extension)',
+  'message.reaction': 'A contact reacted to a message of the chat (either direction) or took the reaction back; reaction says which (extension)',
+  'account.at_risk': 'The network warned an account it is near or at one of its limits (signal, until, advice); new contacts pause while it lasts (extension)',
   'message.received': 'A contact sent a message to a connected account',
   'message.sent': 'A sent message left the account',
   'message.delivered': "A sent message reached the contact's phone",
@@ -57,6 +60,8 @@ export const MessageEventPayload = z
       media: MessageMedia.nullable(),
       status: z.string(),
       error: z.string().nullable(),
+      /** A reply (issue 25): the message it quotes, by our id when stored, else the network's; absent otherwise. */
+      reply_to: z.string().optional(),
     }),
     contact: z.object({
       id: z.string(),
@@ -76,6 +81,8 @@ export const MessageEventPayload = z
         key_label: z.string().nullable(),
       })
       .optional(),
+    /** `message.reaction` only: the reaction (`emoji` null when the person took it back) and who made it (the contact id). */
+    reaction: z.object({ emoji: z.string().nullable(), from: z.string(), at: z.iso.datetime() }).optional(),
   })
   .meta({ id: 'MessageEventPayload' })
 
@@ -92,6 +99,10 @@ export const AccountEventPayload = z
       status: z.string(),
       reason: z.string().nullable(),
     }),
+    /** `account.at_risk` only (issue 25): the signal, when it ends (null: until the network lifts it), and what to do. */
+    signal: z.enum(RISK_SIGNALS).optional(),
+    until: z.iso.datetime().nullable().optional(),
+    advice: z.string().optional(),
   })
   .meta({ id: 'AccountEventPayload' })
 

@@ -4,6 +4,7 @@ import type { Message } from '../../schema/api/messages'
 import { displayName, type ContactRow } from './contacts'
 import type { MessageWithContact } from './messages'
 import { iso } from '../lib/time'
+import { parseReactions } from './reactions'
 import { wireMedia } from './wire-media'
 
 export type WireMessage = z.infer<typeof Message>
@@ -21,6 +22,7 @@ export function toWireContact(contact: ContactRow | null, contactId: string): Wi
 }
 
 export function toWireMessage({ message: m, contact }: MessageWithContact): WireMessage {
+  const reactions = parseReactions(m.reactions)
   return {
     id: m.id,
     account_id: m.accountId,
@@ -31,5 +33,8 @@ export function toWireMessage({ message: m, contact }: MessageWithContact): Wire
     error: m.errorCode !== null || m.errorMessage !== null ? { code: m.errorCode, message: m.errorMessage } : null,
     timestamp: iso(m.createdAt),
     contact: toWireContact(contact, m.contactId),
+    // Extensions (issue 25), present only when they say something, so every other message keeps spec 2's fields.
+    ...(m.replyTo ? { reply_to: m.replyTo } : {}),
+    ...(reactions.length > 0 ? { reactions: reactions.map((r) => ({ emoji: r.emoji, from: r.from, at: iso(r.at) })) } : {}),
   }
 }

@@ -48,6 +48,14 @@ export const SCOPE_RULES: readonly ScopeRule[] = [
   { method: 'GET', path: '/messages/{id}', needs: 'read', accounts: 'resource', what: 'reading a message' },
   // A reply key may send, but only to people who wrote within its window (checked in routes/messages.ts).
   { method: 'POST', path: '/messages', needs: 'reply', accounts: 'named', what: 'sending a message' },
+  // Issue 25. A dry run is decided as the send it checks; reactions, read marks and typing act in a chat like a send
+  // (a reply key within its window, checked in messaging/actions.ts); a lookup reads, for an account the key may use.
+  { method: 'POST', path: '/messages/check', needs: 'reply', accounts: 'named', what: 'checking a send' },
+  { method: 'POST', path: '/messages/{id}/reactions', needs: 'reply', accounts: 'resource', what: 'reacting to a message' },
+  { method: 'DELETE', path: '/messages/{id}/reactions', needs: 'reply', accounts: 'resource', what: 'removing a reaction' },
+  { method: 'POST', path: '/messages/{id}/read', needs: 'reply', accounts: 'resource', what: 'marking a message read' },
+  { method: 'POST', path: '/accounts/{id}/typing', needs: 'reply', accounts: 'named', what: 'showing typing' },
+  { method: 'GET', path: '/accounts/{id}/lookup', needs: 'read', accounts: 'named', what: 'looking a number up' },
   // Approval means the owner: no agent key decides a held message, whatever it may otherwise do.
   { method: 'POST', path: '/messages/{id}/approve', needs: 'owner', accounts: 'resource', what: 'approving a held message' },
   { method: 'POST', path: '/messages/{id}/reject', needs: 'owner', accounts: 'resource', what: 'rejecting a held message' },
