@@ -3,7 +3,8 @@
  * check_send): the send's own route checks (messaging/send-plan.ts `planSend`) and the AccountDO's own guards
  * (account/send.ts `probeSend`, the same decision `sendMessage` takes) answer what the send would do now, with what is
  * left today. Nothing is sent, stored, counted or logged: the plan only reads, the probe writes no storage, and the
- * route writes no audit entry for it.
+ * route writes no audit entry for it. A refusal of the key itself (`key_scope`, `key_account`) is answered as the
+ * send's 403, and logged as every refusal for a key is.
  */
 import type { z } from 'zod'
 import type { SendCheck } from '../../schema/api/actions'
@@ -14,6 +15,9 @@ import { accountStub } from '../lib/objects'
 import { planSend, type PlanProgress, type SendPlan, type SendRequest } from './send-plan'
 
 export type SendCheckAnswer = z.infer<typeof SendCheck>
+
+/** Refusals of the key itself: a dry run answers them as the send does (403), and they are logged like any refusal for a key. */
+const KEY_REFUSALS: ReadonlySet<string> = new Set(['key_scope', 'key_account', 'key_expired'])
 
 /** The error a guard's refusal is answered with: one mapping for the send and its dry run. */
 export function refusalError(r: Refusal): ApiError {
@@ -43,7 +47,8 @@ export async function checkSendRequest(r: SendRequest): Promise<SendCheckAnswer>
   try {
     plan = await planSend(r, progress)
   } catch (err) {
-    if (!(err instanceof ApiError)) throw err
+    // The key may not send this at all (its accounts, its reply window): refused as the send is, not judged.
+    if (!(err instanceof ApiError) || KEY_REFUSALS.has(err.code)) throw err
     failure = err
   }
   const seen = await probe(r, progress)

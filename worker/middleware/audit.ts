@@ -4,8 +4,7 @@
  * Successful reads are not logged: an agent's wait loop would write a row every few seconds and tell the owner
  * nothing. Nor are accepted inbound pushes (RECORDED_AS_MESSAGES): the stored message is their record, and a row
  * each would make the log the biggest table for a bridge's traffic while saying nothing a message does not; a
- * refused push is still logged. A dry run of a send did nothing and writes nothing (a key refused before its route ran
- * is still logged). One row per call, written before the answer leaves so the log is complete when the client sees it.
+ * refused push is still logged. A dry run of a send did nothing and writes nothing, unless it was refused for its key. One row per call, written before the answer leaves so the log is complete when the client sees it.
  */
 import { createMiddleware } from 'hono/factory'
 import { auditInsert } from '../db/audit'
@@ -27,7 +26,7 @@ export const auditTrail = createMiddleware<AppEnv>(async function auditTrail(c, 
   const reads = c.req.method === 'GET' || c.req.method === 'HEAD'
   if (reads && !(code && KEY_REFUSALS.has(code))) return
   const note = c.get('audit') ?? {}
-  if (note.dryRun) return
+  if (note.dryRun && !(code && KEY_REFUSALS.has(code))) return
   const status = c.res.status
   const ok = status < 400
   const route = note.route ?? `${c.req.method} ${c.req.path}`

@@ -15,13 +15,13 @@ import { actionRequest } from './message-actions'
 export const accountActionRoutes = resourceApp({ to: 'invalid_recipient', phone: 'invalid_phone' })
 
 const AccountIdParam = z.object({
-  id: z.string().min(1).max(64).meta({ description: 'The account id (the E.164 number for alpha, beta and SMS; `custom`; the page account’s id)' }),
+  accountId: z.string().min(1).max(64).meta({ description: 'The account id (the E.164 number for alpha, beta and SMS; `custom`; the page account’s id)' }),
 })
 
 accountActionRoutes.openapi(
   createRoute({
     method: 'post',
-    path: '/{id}/typing',
+    path: '/{accountId}/typing',
     operationId: 'send_typing',
     tags: ['Accounts'],
     summary: 'Show typing',
@@ -32,13 +32,13 @@ accountActionRoutes.openapi(
     request: { params: AccountIdParam, body: { required: true, content: { 'application/json': { schema: TypingBody } } } },
     responses: { 200: { description: 'Shown', content: { 'application/json': { schema: ActionDone } } }, ...ACTION_ERRORS },
   }),
-  async (c) => c.json(await typing(actionRequest(c), c.req.valid('param').id, c.req.valid('json').to), 200)
+  async (c) => c.json(await typing(actionRequest(c), c.req.valid('param').accountId, c.req.valid('json').to), 200)
 )
 
 accountActionRoutes.openapi(
   createRoute({
     method: 'get',
-    path: '/{id}/lookup',
+    path: '/{accountId}/lookup',
     operationId: 'lookup_number',
     tags: ['Accounts'],
     summary: 'Look a number up',
@@ -49,5 +49,5 @@ accountActionRoutes.openapi(
     request: { params: AccountIdParam, query: LookupQuery },
     responses: { 200: { description: 'The answer', content: { 'application/json': { schema: LookupResult } } }, ...ACTION_ERRORS },
   }),
-  async (c) => c.json(await lookup(actionRequest(c), c.req.valid('param').id, c.req.valid('query').phone), 200)
+  async (c) => c.json(await lookup(actionRequest(c), c.req.valid('param').accountId, c.req.valid('query').phone), 200)
 )

@@ -7,7 +7,10 @@
 import { createRoute } from '@hono/zod-openapi'
 import { ActionDone, ReactionBody } from '../../schema/api/actions'
 import { MessageIdParam } from '../../schema/api/messages'
+import { createMiddleware } from 'hono/factory'
 import { database } from '../db/client'
+import { getMessage } from '../db/messages'
+import { checkAccount } from '../safety/key-refusals'
 import { markRead, react, type ActionRequest } from '../messaging/actions'
 import { noteAudit } from '../middleware/key-scope'
 import { resourceApp } from '../validate'
@@ -16,6 +19,19 @@ import type { AppEnv } from '../env'
 import { ACTION_ERRORS } from './action-responses'
 
 export const messageActionRoutes = resourceApp({ emoji: 'invalid_emoji' })
+
+/**
+ * A key limited to some accounts is held to the message's account before the body is read, as every route that reads
+ * an item is (a wrong body would otherwise answer 400 first). Other keys skip the read: the handler checks it too.
+ */
+const messageAccountFirst = createMiddleware<AppEnv>(async function messageAccountFirst(c, next) {
+  const grant = c.get('key')
+  if (grant.accounts !== null) {
+    const row = await getMessage(database(c.env.DB), c.get('tenant').id, c.req.param('id') ?? '')
+    if (row) checkAccount(grant, row.message.accountId)
+  }
+  await next()
+})
 
 export function actionRequest(c: Context<AppEnv>): ActionRequest {
   return { env: c.env, db: database(c.env.DB), tenantId: c.get('tenant').id, grant: c.get('key'), now: Date.now(), note: (n) => noteAudit(c, n) }
@@ -36,6 +52,7 @@ messageActionRoutes.openapi(
       'Reacts to a message of a chat (one the person sent or one the account sent) with one emoji, replacing the account’s earlier reaction to it. Counts towards a per-minute limit, not the daily send caps.',
       `Sends the account's reaction to the message through its channel; the reaction then shows in the message's \`reactions\` as \`me\`. Checked like a send: a reply key only in chats within its window. At most 60 reactions, typing notices and read marks per account and minute (\`rate_limited\`). ${SUPPORT}`,
     ].join('\n\n'),
+    middleware: [messageAccountFirst] as const,
     request: { params: MessageIdParam, body: { required: true, content: { 'application/json': { schema: ReactionBody } } } },
     responses: done,
   }),
@@ -67,7 +84,7 @@ messageActionRoutes.openapi(
     tags: ['Messages'],
     summary: 'Mark a message read',
     description: [
-      'Marks a received message (and the chat before it) as read, so the person sees it was read. Never done automatically: only when you call this. Counts towards a per-minute limit, not the daily send caps.',
+      'Marks a received message (and the chat before it) as read, so the person sees it was read; the gateway never does this on its own. Counts towards a per-minute limit, not the daily send caps.',
       `Sends read marks up to this inbound message through its channel (alpha: readMessages; beta: ReadHistory; page inbox: mark_seen, the whole conversation; custom: an opted-in bridge gets \`action: read\`). The gateway never marks messages read by itself. ${SUPPORT}`,
     ].join('\n\n'),
     request: { params: MessageIdParam },

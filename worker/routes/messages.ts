@@ -97,7 +97,7 @@ messagesRoutes.openapi(
     tags: ['Messages'],
     summary: 'Send a message',
     description: [
-      'Queues a message from one of the user’s accounts to a person (address a reply by the contact id of their message; reply_to quotes one of their messages); check delivery with get_message. Only message people who wrote first or whom the user asked you to contact; the service refuses beyond 50 sends and 10 new contacts per account per UTC day and after 3 messages to one person who has not replied (loop_guard); check_send says beforehand whether a send would pass.',
+      'Queues a message from one of the user’s accounts to a person (address a reply by the contact id of their message); check delivery with get_message. Only message people who wrote first or whom the user asked you to contact; the service refuses beyond 50 sends and 10 new contacts per account per UTC day and after 3 messages to one person who has not replied (loop_guard).',
       [
         'Queues a message from one of your accounts; read its status with GET /messages/{id}.',
         'Limits that protect your number are enforced and cannot be switched off: 50 sends per account and UTC day',

@@ -16,7 +16,7 @@ export type Needs = KeyScope | 'owner'
 /**
  * Where the account a call touches comes from, for a key limited to some accounts:
  * - `listed`: the answer covers only the key's accounts (lists, waits, usage, the audit log).
- * - `named`: the request names it (path `{phoneNumber}`, the custom channel's path), or the route resolves the only
+ * - `named`: the request names it (path `{phoneNumber}` or `{accountId}`, the custom channel's path), or the route resolves the only
  *   one (a send without `account_id`, SMS without `phone_number`) and checks it.
  * - `resource`: the path names a stored item (a message, a media item, the connected page) and the route checks
  *   that item's own account.
@@ -54,8 +54,8 @@ export const SCOPE_RULES: readonly ScopeRule[] = [
   { method: 'POST', path: '/messages/{id}/reactions', needs: 'reply', accounts: 'resource', what: 'reacting to a message' },
   { method: 'DELETE', path: '/messages/{id}/reactions', needs: 'reply', accounts: 'resource', what: 'removing a reaction' },
   { method: 'POST', path: '/messages/{id}/read', needs: 'reply', accounts: 'resource', what: 'marking a message read' },
-  { method: 'POST', path: '/accounts/{id}/typing', needs: 'reply', accounts: 'named', what: 'showing typing' },
-  { method: 'GET', path: '/accounts/{id}/lookup', needs: 'read', accounts: 'named', what: 'looking a number up' },
+  { method: 'POST', path: '/accounts/{accountId}/typing', needs: 'reply', accounts: 'named', what: 'showing typing' },
+  { method: 'GET', path: '/accounts/{accountId}/lookup', needs: 'read', accounts: 'named', what: 'looking a number up' },
   // Approval means the owner: no agent key decides a held message, whatever it may otherwise do.
   { method: 'POST', path: '/messages/{id}/approve', needs: 'owner', accounts: 'resource', what: 'approving a held message' },
   { method: 'POST', path: '/messages/{id}/reject', needs: 'owner', accounts: 'resource', what: 'rejecting a held message' },
