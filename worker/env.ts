@@ -27,8 +27,6 @@ export type AuditNote = {
   outcome?: AuditOutcome
   /** A note on a success, such as `awaiting_approval` for a held send. */
   code?: string
-  /** A dry run of a send (issue 25): it did nothing, so it writes no entry, whatever it answered. */
-  dryRun?: boolean
 }
 
 /** Which of the spec's two error body shapes a route family answers with (spec part 7; errors.ts renders them). */

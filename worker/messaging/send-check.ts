@@ -3,8 +3,8 @@
  * check_send): the send's own route checks (messaging/send-plan.ts `planSend`) and the AccountDO's own guards
  * (account/send.ts `probeSend`, the same decision `sendMessage` takes) answer what the send would do now, with what is
  * left today. Nothing is sent, stored, counted or logged: the plan only reads, the probe writes no storage, and the
- * route writes no audit entry for it. A refusal of the key itself (`key_scope`, `key_account`) is answered as the
- * send's 403, and logged as every refusal for a key is.
+ * audit trail skips it (middleware/audit.ts). A refusal of the key itself (`key_scope`, `key_account`) is answered as
+ * the send's 403, as the key check answers a key that may not send at all.
  */
 import type { z } from 'zod'
 import type { SendCheck } from '../../schema/api/actions'
@@ -16,7 +16,7 @@ import { planSend, type PlanProgress, type SendPlan, type SendRequest } from './
 
 export type SendCheckAnswer = z.infer<typeof SendCheck>
 
-/** Refusals of the key itself: a dry run answers them as the send does (403), and they are logged like any refusal for a key. */
+/** Refusals of the key itself: a dry run answers them as the send does (403), not as a verdict. */
 const KEY_REFUSALS: ReadonlySet<string> = new Set(['key_scope', 'key_account', 'key_expired'])
 
 /** The error a guard's refusal is answered with: one mapping for the send and its dry run. */

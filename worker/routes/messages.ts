@@ -129,10 +129,7 @@ messagesRoutes.openapi(
   async (c) => {
     const body = c.req.valid('json')
     const request = sendRequest(c, body)
-    if (body.dry_run) {
-      noteAudit(c, { dryRun: true })
-      return c.json(await checkSendRequest(request), 200)
-    }
+    if (body.dry_run) return c.json(await checkSendRequest(request), 200)
     const plan = await planSend(request)
     const { tenant, account, contact } = plan
     const messageId = newId('msg')
@@ -194,10 +191,7 @@ messagesRoutes.openapi(
       403: json(MessagingError, 'The key may not send at all (`key_scope` for a read key, `key_expired`): refused like the send'),
     },
   }),
-  async (c) => {
-    noteAudit(c, { dryRun: true })
-    return c.json(await checkSendRequest(sendRequest(c, c.req.valid('json'))), 200)
-  }
+  async (c) => c.json(await checkSendRequest(sendRequest(c, c.req.valid('json'))), 200)
 )
 
 messagesRoutes.openapi(
