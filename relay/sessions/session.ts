@@ -13,6 +13,8 @@ import type { FrameOf, OutboundMessage, RelayChannel, SessionState } from '../..
 import {
   isPermanentSendError,
   PermanentSendError,
+  type ActionOutcome,
+  type ChatAction,
   type Connector,
   type Driver,
   type ImportedContact,
@@ -106,6 +108,8 @@ export class RunningSession {
         inbound: (m) => this.onInbound(m),
         receipt: (r) => this.onReceipt(r),
         contacts: (c) => this.onContacts(c),
+        reaction: (reaction) => void this.report({ type: 'reaction', id: this.deps.nextId(), sid: this.sid, fence: this.fence, reaction }),
+        risk: (risk) => void this.report({ type: 'risk', id: this.deps.nextId(), sid: this.sid, fence: this.fence, risk }),
       },
     })
     this.log.info({ link_method: this.assign.linkMethod, force_new: this.assign.forceNew }, 'session starting')
@@ -161,6 +165,22 @@ export class RunningSession {
     } catch (err) {
       this.log.error({ step: step.kind, err: err instanceof Error ? err.name : 'unknown' }, 'login step failed')
       return { status: 'refused', error: 'login_failed', message: 'The login step failed on the relay; try again.', retryAfterS: null }
+    }
+  }
+
+  /** A chat action (issue 25): answered once; a driver error becomes `refused` with its message, never a crash. */
+  async act(action: ChatAction): Promise<ActionOutcome> {
+    if (this.stopped || this.state?.state !== 'connected')
+      return { ok: false, error: 'not_connected', message: 'The session is not connected on this relay.', retryAfterS: null }
+    if (!this.connector?.act) return { ok: false, error: 'unsupported', message: `This relay's ${this.channel} driver cannot do this.`, retryAfterS: null }
+    try {
+      const outcome = await this.connector.act(action)
+      this.log.info({ action: action.kind, ok: outcome.ok, error: outcome.ok ? undefined : outcome.error }, 'chat action answered')
+      return outcome
+    } catch (err) {
+      const message = err instanceof Error ? err.message : String(err)
+      this.log.warn({ action: action.kind, err: message }, 'chat action failed')
+      return { ok: false, error: 'refused', message: message.slice(0, 1000), retryAfterS: null }
     }
   }
 
