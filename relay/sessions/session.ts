@@ -216,7 +216,13 @@ export class RunningSession {
     const started = performance.now()
     const took = (outcome: 'sent' | 'refused' | 'failed') => this.deps.meter?.sendDone(this.channel, outcome, (performance.now() - started) / 1000)
     try {
-      const { upstreamId } = await this.connector.send({ messageId: message.messageId, to: message.to, text: message.text, mediaUrl: message.mediaUrl })
+      const { upstreamId } = await this.connector.send({
+        messageId: message.messageId,
+        to: message.to,
+        text: message.text,
+        mediaUrl: message.mediaUrl,
+        ...(message.replyTo ? { replyTo: message.replyTo } : {}),
+      })
       took('sent')
       this.sent.set(message.messageId, upstreamId)
       if (this.sent.size > SENT_MEMORY) this.sent.delete(this.sent.keys().next().value!)
