@@ -39,7 +39,10 @@ export class SimActions {
   run(a: ChatAction, transmit: (msg: ClientMsg) => boolean): Promise<ActionOutcome> {
     const rid = `act_${randomBytes(6).toString('hex')}`
     return new Promise((resolve) => {
-      const timer = setTimeout(() => this.settle(rid, { ok: false, error: 'not_connected', message: 'The network did not answer in time.', retryAfterS: null }), ACTION_TIMEOUT_MS)
+      const timer = setTimeout(
+        () => this.settle(rid, { ok: false, error: 'not_connected', message: 'The network did not answer in time.', retryAfterS: null }),
+        ACTION_TIMEOUT_MS
+      )
       this.pending.set(rid, { resolve, timer })
       if (!transmit(toNetAction(a, rid))) this.settle(rid, { ok: false, error: 'not_connected', message: 'The session is not connected.', retryAfterS: null })
     })

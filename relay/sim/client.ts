@@ -11,7 +11,16 @@
  * paths as the network, not kinder ones: a relay process killed after an acknowledgement loses that message.
  */
 import { WebSocket } from 'ws'
-import { PermanentSendError, type ActionOutcome, type ChatAction, type Connector, type ConnectorEvents, type ConnectorOptions, type OutboundMessage, type SessionState } from '../connector'
+import {
+  PermanentSendError,
+  type ActionOutcome,
+  type ChatAction,
+  type Connector,
+  type ConnectorEvents,
+  type ConnectorOptions,
+  type OutboundMessage,
+  type SessionState,
+} from '../connector'
 import { makeHandoff, STOP_HANDOFF_MS } from '../handoff'
 import { MAX_RECONNECT_MS, MIN_RECONNECT_MS, reconnectDelayMs } from '../link/backoff'
 import { simDeviceUrl } from './config'

@@ -38,7 +38,8 @@ export function toNetSend(m: OutboundMessage): Extract<ClientMsg, { t: 'send' }>
     t: 'send',
     id: upstreamIdFor(m.messageId),
     messageId: m.messageId,
-    to: { phone: m.to.phone, lid }, text: m.text,
+    to: { phone: m.to.phone, lid },
+    text: m.text,
     mediaUrl: m.mediaUrl,
     quoted: m.replyTo ? { id: m.replyTo.upstreamId, fromMe: m.replyTo.fromMe } : null,
   }

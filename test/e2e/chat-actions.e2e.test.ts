@@ -74,7 +74,9 @@ describe('chat actions on alpha through a relay on the simulator', () => {
     const reacted = await nextOf(extensions, 'message.reaction')
     expect(reacted.reaction).toMatchObject({ emoji: '❤️', from: received.contact.id })
     expect(reacted.message.id).toBe(reply.json.message_id)
-    expect((await api(key, 'GET', `/messages/${reply.json.message_id}`)).json.reactions).toEqual([{ emoji: '❤️', from: received.contact.id, at: expect.any(String) }])
+    expect((await api(key, 'GET', `/messages/${reply.json.message_id}`)).json.reactions).toEqual([
+      { emoji: '❤️', from: received.contact.id, at: expect.any(String) },
+    ])
 
     // Lookups: Ada is on the network, a number nobody has is not; the second ask comes from the cache.
     const found = await api(key, 'GET', `/accounts/${enc(phone)}/lookup?phone=${enc(ada)}`)

@@ -7,12 +7,20 @@
  */
 import { Api } from 'telegram'
 import type { BetaAccount } from './beta-account'
-import type { SimBetaNetwork } from './beta-network'
 
 type Rpc = (message: string, code?: number) => Error
 
+/** What these handlers use of the simulated beta network (beta-network.ts), which calls them. */
+export type BetaNet = {
+  now(): number
+  nowS(): number
+  recipient(me: BetaAccount, peer: unknown, rpc: Rpc): BetaAccount
+  peerOf(a: BetaAccount): Api.PeerUser
+  push(a: BetaAccount, updates: Api.TypeUpdates): void
+}
+
 /** The answer to a chat action request, or undefined when `request` is not one. */
-export function betaChatAction(net: SimBetaNetwork, me: BetaAccount, request: Api.AnyRequest, rpc: Rpc): unknown {
+export function betaChatAction(net: BetaNet, me: BetaAccount, request: Api.AnyRequest, rpc: Rpc): unknown {
   const at = net.now()
   if (request instanceof Api.messages.SendReaction) {
     const to = net.recipient(me, request.peer, rpc)
@@ -39,7 +47,7 @@ export function betaChatAction(net: SimBetaNetwork, me: BetaAccount, request: Ap
 }
 
 /** Whether message `id` (in `me`'s numbering) is in `me`'s chat with `other`. */
-function inChat(me: BetaAccount, other: BetaAccount, id: number, net: SimBetaNetwork): boolean {
+function inChat(me: BetaAccount, other: BetaAccount, id: number, net: BetaNet): boolean {
   const peer = net.peerOf(other).userId.toString()
   return me.history.some((m) => m.id === id && m.peerId instanceof Api.PeerUser && m.peerId.userId.toString() === peer)
 }
@@ -48,7 +56,7 @@ function inChat(me: BetaAccount, other: BetaAccount, id: number, net: SimBetaNet
  * `from` reacts to message `id` of `to`'s chat with them ('' removes the reaction): `to` gets UpdateMessageReactions
  * with the message's reactions as they now are. False when the chat has no such message.
  */
-export function betaContactReacts(net: SimBetaNetwork, from: BetaAccount, to: BetaAccount, id: number, emoji: string): boolean {
+export function betaContactReacts(net: BetaNet, from: BetaAccount, to: BetaAccount, id: number, emoji: string): boolean {
   if (!inChat(to, from, id, net)) return false
   const date = net.nowS()
   const reaction = emoji === '' ? null : new Api.ReactionEmoji({ emoticon: emoji })

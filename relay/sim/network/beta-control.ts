@@ -130,7 +130,8 @@ export async function betaRoute(
     }
     case 'POST react': {
       const b = parse(BetaReactBody, await body())
-      if (!betaContactReacts(net, net.account(b.from), a, b.message_id, b.emoji)) throw new SimError(404, `no message ${b.message_id} in the chat of ${a.phone} with ${b.from}`)
+      if (!betaContactReacts(net, net.account(b.from), a, b.message_id, b.emoji))
+        throw new SimError(404, `no message ${b.message_id} in the chat of ${a.phone} with ${b.from}`)
       return { reacted: true }
     }
     case 'GET actions':

@@ -267,7 +267,14 @@ export class SimBetaNetwork {
   }
 
   /** The recipient's copy of a message `from` wrote: its own id, a pts event in its box, pushed to its sessions. */
-  private deliver(from: BetaAccount, to: BetaAccount, text: string, media: Api.TypeMessageMedia | undefined, short: boolean, replyTo: number | null = null): number {
+  private deliver(
+    from: BetaAccount,
+    to: BetaAccount,
+    text: string,
+    media: Api.TypeMessageMedia | undefined,
+    short: boolean,
+    replyTo: number | null = null
+  ): number {
     const date = this.nowS()
     const id = to.nextMessageId++
     // A quoted reply names the quoted message by its id in the recipient's own numbering (each account numbers its chats).

@@ -11,47 +11,49 @@ import type { Conn, SimPhone } from './phone'
 
 export type ChatActionMsg = Extract<ClientMsg, { t: 'react' | 'presence' | 'read' | 'lookup' }>
 
-/** What the device did, in order: GET /sim/alpha/{phone}/actions. */
-export type ActionEntry =
-  | { kind: 'react'; to: string; target: string; emoji: string; at: number }
-  | { kind: 'presence'; to: string; state: 'composing' | 'paused'; at: number }
-  | { kind: 'read'; to: string; ids: string[]; at: number }
-  | { kind: 'lookup'; phone: string; on_network: boolean; at: number }
-
 /** Who is on the network: every simulated phone, everyone who wrote to one, and every address-book entry. */
 export type Registry = { isRegistered(phone: string): boolean }
 
 export function onChatAction(conn: Conn, p: SimPhone, msg: ChatActionMsg, registry: Registry): void {
-  const fail = (code: number, reason: string) => conn.send({ t: 'action_error', rid: msg.rid, code, reason })
-  if (!p.open.has(conn)) return fail(428, 'not logged in')
-  if (p.banned) return fail(463, 'the account is restricted')
+  const outcome = carryOut(p, conn, msg, registry)
+  if (!outcome.ok) conn.send({ t: 'action_error', rid: msg.rid, ...outcome.error })
+  else conn.send({ t: 'action_ack', rid: msg.rid, ...(outcome.onNetwork === undefined ? {} : { onNetwork: outcome.onNetwork }) })
+}
+
+type Outcome = { ok: true; onNetwork?: boolean } | { ok: false; error: { code: number; reason: string } }
+
+const refuse = (code: number, reason: string): Outcome => ({ ok: false, error: { code, reason } })
+
+/** Does the action on the network and records it, or says why not (with the codes the network's errors use). */
+function carryOut(p: SimPhone, conn: Conn, msg: ChatActionMsg, registry: Registry): Outcome {
+  if (!p.open.has(conn)) return refuse(428, 'not logged in')
+  if (p.banned) return refuse(463, 'the account is restricted')
   const at = Date.now()
   if (msg.t === 'lookup') {
     const onNetwork = registry.isRegistered(msg.phone)
     p.actions.push({ kind: 'lookup', phone: msg.phone, on_network: onNetwork, at })
-    return conn.send({ t: 'action_ack', rid: msg.rid, onNetwork })
+    return { ok: true, onNetwork }
   }
   const to = msg.to.phone ?? (msg.to.lid ? p.lidToPhone.get(msg.to.lid) : undefined) ?? msg.to.lid
-  if (!to) return fail(400, 'no recipient')
+  if (!to) return refuse(400, 'no recipient')
   switch (msg.t) {
     case 'react': {
       // The target must be a message of this chat: one the account sent to them, or one they sent.
       const known = msg.target.fromMe ? p.outbox.some((e) => e.id === msg.target.id && e.to === to) : p.received.get(msg.target.id) === to
-      if (!known) return fail(404, 'no such message in this chat')
+      if (!known) return refuse(404, 'no such message in this chat')
       p.actions.push({ kind: 'react', to, target: msg.target.id, emoji: msg.emoji, at })
-      break
+      return { ok: true }
     }
     case 'presence':
       p.actions.push({ kind: 'presence', to, state: msg.state, at })
-      break
+      return { ok: true }
     case 'read': {
       const theirs = msg.ids.filter((id) => p.received.get(id) === to)
-      if (theirs.length === 0) return fail(404, 'none of these messages came from this contact')
+      if (theirs.length === 0) return refuse(404, 'none of these messages came from this contact')
       p.actions.push({ kind: 'read', to, ids: theirs, at })
-      break
+      return { ok: true }
     }
   }
-  conn.send({ t: 'action_ack', rid: msg.rid })
 }
 
 /**

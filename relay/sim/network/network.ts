@@ -241,7 +241,10 @@ export class SimNetwork {
     const p = this.known(number)
     if (!p.linked) throw new SimError(409, `${number} has no linked device`)
     // A quoted reply names the quoted message by its network id: one of this chat (sent to them, or by them).
-    const quoted = m.replyTo ? (p.outbox.find((e) => (e.id === m.replyTo || e.message_id === m.replyTo) && e.to === m.from)?.id ?? (p.received.get(m.replyTo) === m.from ? m.replyTo : null)) : null
+    const quoted = m.replyTo
+      ? (p.outbox.find((e) => (e.id === m.replyTo || e.message_id === m.replyTo) && e.to === m.from)?.id ??
+        (p.received.get(m.replyTo) === m.from ? m.replyTo : null))
+      : null
     if (m.replyTo && !quoted) throw new SimError(404, `no message ${m.replyTo} in the chat of ${number} with ${m.from}`)
     this.writers.add(m.from)
     p.chats.add(m.from)

@@ -5,7 +5,6 @@
  */
 import { randomBytes } from 'node:crypto'
 import type { z } from 'zod'
-import type { ActionEntry } from './chat-actions'
 import type { Device, ServerMsg, SimPeer } from './protocol'
 
 export type Conn = { send(msg: ServerMsg): void; close(code: number, reason: string): void; openedAt: number }
@@ -15,6 +14,13 @@ export type SimContact = z.infer<typeof SimPeer> & { hasChat: boolean }
 export type PendingInbound = Extract<ServerMsg, { t: 'message' }>
 export type PendingReceipt = Extract<ServerMsg, { t: 'receipt' }>
 export type PendingReaction = Extract<ServerMsg, { t: 'reaction' }>
+
+/** What the device did, in order: GET /sim/alpha/{phone}/actions. */
+export type ActionEntry =
+  | { kind: 'react'; to: string; target: string; emoji: string; at: number }
+  | { kind: 'presence'; to: string; state: 'composing' | 'paused'; at: number }
+  | { kind: 'read'; to: string; ids: string[]; at: number }
+  | { kind: 'lookup'; phone: string; on_network: boolean; at: number }
 
 export type OutboxEntry = { id: string; message_id: string; to: string; text: string; media_url: string | null; quoted: string | null; at: number }
 

@@ -33,14 +33,23 @@ export const ClientMsg = z.discriminatedUnion('t', [
     text: z.string(),
     mediaUrl: z.string().nullable(),
     /** The message this one quotes (alpha's `quoted`): its network id and whether the account sent it. */
-    quoted: z.object({ id: z.string().min(1), fromMe: z.boolean() }).nullable().optional(),
+    quoted: z
+      .object({ id: z.string().min(1), fromMe: z.boolean() })
+      .nullable()
+      .optional(),
   }),
   z.object({ t: z.literal('logout') }),
   /**
    * Chat actions (issue 25), each answered with `action_ack` or `action_error` by `rid`: a reaction ('' removes it),
    * `composing` presence, read receipts, and the on-network query for a number (alpha's `onWhatsApp`).
    */
-  z.object({ t: z.literal('react'), rid: z.string().min(1), to: SimTo, target: z.object({ id: z.string().min(1), fromMe: z.boolean() }), emoji: z.string().max(32) }),
+  z.object({
+    t: z.literal('react'),
+    rid: z.string().min(1),
+    to: SimTo,
+    target: z.object({ id: z.string().min(1), fromMe: z.boolean() }),
+    emoji: z.string().max(32),
+  }),
   z.object({ t: z.literal('presence'), rid: z.string().min(1), to: SimTo, state: z.enum(['composing', 'paused']) }),
   z.object({ t: z.literal('read'), rid: z.string().min(1), to: SimTo, ids: z.array(z.string().min(1)).min(1) }),
   z.object({ t: z.literal('lookup'), rid: z.string().min(1), phone: z.string().min(2).max(32) }),

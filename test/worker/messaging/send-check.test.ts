@@ -21,7 +21,16 @@ import { addAccount, db, HOUR_MS, ingestVia, setClock } from '../state'
 
 const DRY_RUNS = 1_000
 const ALPHA = '+15550107777'
-const TEXTS = ['Hello!', 'Your order shipped', 'Can we talk tomorrow?', 'Thanks for writing', 'Reminder: 10am', 'Invoice attached', 'See you soon', 'Quick question']
+const TEXTS = [
+  'Hello!',
+  'Your order shipped',
+  'Can we talk tomorrow?',
+  'Thanks for writing',
+  'Reminder: 10am',
+  'Invoice attached',
+  'See you soon',
+  'Quick question',
+]
 /** custom people: w* wrote first, d0 asked for no messages (STOP), s* never wrote (more than a day's new contacts). */
 const WROTE = ['w0', 'w1', 'w2', 'w3']
 const PEOPLE = [...WROTE, 'd0', ...Array.from({ length: 16 }, (_, i) => `s${i}`)]
@@ -119,7 +128,14 @@ function sendBody(r: Req): Record<string, unknown> {
   const person = people[r.person % people.length]!
   const address = r.account === 'alpha' ? { phone: person } : { external_id: person }
   const id = contactIds.get(person)
-  const to = r.by === 'wrong_member' ? (r.account === 'alpha' ? { external_id: person } : { phone: '+447700900999' }) : r.by === 'contact_id' && id ? { contact_id: id } : address
+  const to =
+    r.by === 'wrong_member'
+      ? r.account === 'alpha'
+        ? { external_id: person }
+        : { phone: '+447700900999' }
+      : r.by === 'contact_id' && id
+        ? { contact_id: id }
+        : address
   const others = [...lastInbound.entries()].filter(([p]) => p !== person)
   const quoted = r.replyTo === 'theirs' ? lastInbound.get(person) : r.replyTo === 'someone_else' ? others[r.person % others.length]?.[1] : undefined
   return {
@@ -147,11 +163,23 @@ async function snapshot() {
   )
   const tid = t.tenantId
   const [m, e, a, tenant, accs] = await db.batch([
-    db.select({ n: count(), seq: max(messages.seq), updated: max(messages.updatedAt) }).from(messages).where(eq(messages.tenantId, tid)),
-    db.select({ n: count(), seq: max(events.seq) }).from(events).where(eq(events.tenantId, tid)),
-    db.select({ n: count(), seq: max(auditLog.seq) }).from(auditLog).where(eq(auditLog.tenantId, tid)),
+    db
+      .select({ n: count(), seq: max(messages.seq), updated: max(messages.updatedAt) })
+      .from(messages)
+      .where(eq(messages.tenantId, tid)),
+    db
+      .select({ n: count(), seq: max(events.seq) })
+      .from(events)
+      .where(eq(events.tenantId, tid)),
+    db
+      .select({ n: count(), seq: max(auditLog.seq) })
+      .from(auditLog)
+      .where(eq(auditLog.tenantId, tid)),
     db.select({ status: tenants.status, reason: tenants.suspendedReason }).from(tenants).where(eq(tenants.id, tid)),
-    db.select({ id: accounts.id, status: accounts.status, reason: accounts.statusReason }).from(accounts).where(and(eq(accounts.tenantId, tid))),
+    db
+      .select({ id: accounts.id, status: accounts.status, reason: accounts.statusReason })
+      .from(accounts)
+      .where(and(eq(accounts.tenantId, tid))),
   ])
   return { objects, messages: m, events: e, audit: a, tenant, accounts: accs }
 }
@@ -189,7 +217,12 @@ describe('the dry run of a send', () => {
           }
           if (s.risk !== 'none') {
             const ref = s.req.account === 'alpha' ? alphaRef : customRef
-            await accountStub(env, t.tenantId, ref.accountId).riskReport(ref, { signal: 'flood_wait', active: s.risk === 'raise', until: now + 2 * HOUR_MS, detail: 'test' })
+            await accountStub(env, t.tenantId, ref.accountId).riskReport(ref, {
+              signal: 'flood_wait',
+              active: s.risk === 'raise',
+              until: now + 2 * HOUR_MS,
+              detail: 'test',
+            })
           }
           if (s.writes !== null) await write(PEOPLE[s.writes]!)
           const json = sendBody(s.req)

@@ -90,7 +90,7 @@ describe('sending through Twilio', () => {
   it('takes carrier filtering (30007) as a ban-risk signal: account.at_risk, risk on the account, new contacts paused', async () => {
     const t = await newTenant()
     const c = await connectTwilio(t)
-    const { id, twilioMessage } = await sent(t, c)
+    const { twilioMessage } = await sent(t, c)
     // Another failure is not a risk signal.
     await post(await twilio.status(c.account_sid, twilioMessage.sid, 'undelivered', 30003))
     expect(await eventsOf(t.tenantId, 'account.at_risk')).toEqual([])

@@ -2,7 +2,7 @@
  * The ban-risk signals a driver reports (issue 25), each raised and lifted once: a driver calls `raise` whenever its
  * network warns again and `lift` whenever the warning may be over, and only the changes reach the edge.
  */
-import type { RiskReport } from './connector'
+import type { RiskReport } from '../connector'
 
 export type RiskSignals = {
   raise(signal: RiskReport['signal'], until: number | null, detail: string): void
