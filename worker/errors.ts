@@ -9,9 +9,7 @@
 import type { Context } from 'hono'
 import { HTTPException } from 'hono/http-exception'
 import type { ContentfulStatusCode } from 'hono/utils/http-status'
-import type { AppEnv } from './env'
-
-export type ErrorFamily = 'messaging' | 'status'
+import type { AppEnv, ErrorFamily } from './env'
 
 export class ApiError extends Error {
   constructor(

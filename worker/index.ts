@@ -9,7 +9,7 @@ import { channelRuntime } from './channels/registry'
 import { database, type Db } from './db/client'
 import { sweepExpiredMedia } from './media/retention'
 import { sweepRetention } from './messaging/retention'
-import { sweepSafety } from './safety/sweep'
+import { sweepSafety } from './messaging/safety-sweep'
 import { sweepWebhooks } from './webhooks/sweeper'
 
 export { RelayHubDO } from './relay/hub-do'
