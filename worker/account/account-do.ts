@@ -24,6 +24,7 @@ import { countersFor } from './guards'
 import { ingestMessage, type InboundInput, type IngestOutcome } from './ingest'
 import { drainInboundQueue, receiveProviderInbound, type ProviderInboundOutcome, type QueuedInbound } from './inbound-queue'
 import { connectLink, linkStatus, onRelayLost, onRelayState, removeLink, type ConnectInput, type ConnectOutcome, type LinkStatus } from './link/session'
+import { claimPasskey, type PasskeyClaim } from './link/passkey'
 import { LinkSignal } from './link/state'
 import { applyReceipt, type ReceiptOutcome } from './receipts'
 import { onRelayContacts, onRelayInbound, sessionEntriesFor, writeSessionEntries, type SessionWriteRefusal } from './link/inbound'
@@ -150,6 +151,11 @@ export class AccountObject extends DurableObject<Env> {
 
   async linkStatus(probeTimeoutMs: number | null): Promise<LinkStatus> {
     return linkStatus(this.context, probeTimeoutMs)
+  }
+
+  /** alpha: spends the passkey ceremony's one-time token (channels/alpha/passkey-routes.ts). */
+  async linkPasskeyClaim(ceremony: string): Promise<PasskeyClaim> {
+    return claimPasskey(this.context, ceremony, Date.now())
   }
 
   // ── frames from the relay running this account's session, routed by the RelayHubDO ───────────────────────────

@@ -12,6 +12,7 @@ import type { QueuedSend } from '../../relay/inbox'
 import type { AccountContext } from '../context'
 import { failQueued } from '../delivery'
 import { statusChange } from '../lifecycle'
+import { passkeyAfter } from './passkey'
 import { LINK_KEY, LinkState, SESSION_FENCE_KEY, linkView, type LinkOptions, type LinkView } from './state'
 import { NEW_RAMP, rampConnected, rampDisconnected } from '../ramp'
 import { queuedSends } from './outbound'
@@ -25,6 +26,8 @@ export type ConnectInput = {
   options: LinkOptions
   /** With a pairing code: how long to wait for the relay to report it. */
   waitForCodeMs: number
+  /** alpha: the tenant's alpha_passkey_linking setting (the relay may complete a passkey ceremony). */
+  passkeyLinking?: boolean
 }
 
 export type ConnectOutcome = { sid: string; assigned: boolean; view: LinkView }
@@ -78,6 +81,7 @@ export async function connectLink(c: AccountContext, input: ConnectInput): Promi
     linkMethod: input.linkMethod,
     forceNew: input.forceNew,
     importContacts: input.options.importContacts,
+    passkeyLinking: input.passkeyLinking ?? false,
   })
   const afterPlace = currentLink(c)
   if (afterPlace && afterPlace.sid === link.sid && placed.assigned && !afterPlace.relayAssigned) saveLink(c, { ...afterPlace, relayAssigned: true })
@@ -117,10 +121,24 @@ export function withState(link: LinkState, state: SessionState, at: number): Lin
   const base: LinkState = { ...link, lastActivityAt: Math.max(at, link.lastActivityAt ?? 0), relayAssigned: true, relayLost: false }
   switch (state.state) {
     case 'qr_pending':
-      return { ...base, session: 'qr_pending', qr: state.qr, qrExpiresAt: state.expiresAt, problem: null, message: null }
+      return { ...base, session: 'qr_pending', qr: state.qr, qrExpiresAt: state.expiresAt, problem: null, message: null, passkey: null }
     case 'pairing_code':
-      return { ...base, session: 'pairing_code', qr: null, pairingCode: state.code, pairingCodeExpiresAt: state.expiresAt, problem: null, message: null }
+      return { ...base, session: 'pairing_code', qr: null, pairingCode: state.code, pairingCodeExpiresAt: state.expiresAt, problem: null, message: null, passkey: null }
+    case 'passkey_required':
+    case 'passkey_code':
+      return {
+        ...base,
+        session: state.state,
+        qr: null,
+        qrExpiresAt: null,
+        pairingCode: null,
+        pairingCodeExpiresAt: null,
+        problem: null,
+        message: null,
+        passkey: passkeyAfter(link.passkey, state),
+      }
     case 'connecting':
+      // A ceremony that moved on (assertion accepted, code confirmed) stays readable until the link connects.
       return { ...base, session: 'connecting', qr: null, problem: null, message: null }
     case 'code_required':
     case 'password_required':
@@ -137,6 +155,7 @@ export function withState(link: LinkState, state: SessionState, at: number): Lin
         message: null,
         identifier: state.identifier,
         upstreamUserId: state.upstreamUserId,
+        passkey: null,
       }
     case 'slowed':
       // Still connected; the reason says why sends wait (beta's slow-down) and until when.
@@ -149,7 +168,7 @@ export function withState(link: LinkState, state: SessionState, at: number): Lin
       }
     case 'disconnected':
     case 'restricted':
-      return { ...base, session: state.state, qr: null, pairingCode: null, problem: state.problem, message: state.message }
+      return { ...base, session: state.state, qr: null, pairingCode: null, problem: state.problem, message: state.message, passkey: null }
   }
 }
 

@@ -1,0 +1,64 @@
+/**
+ * alpha's passkey ceremony as the AccountDO keeps it (docs/channels/alpha.md, "When the phone asks for a passkey"):
+ * the request options and the code the relay reported, what the status endpoint says about them, and the one-time
+ * claim that spends a ceremony's token when the owner's assertion is handed on. The assertion itself never comes
+ * here: the Worker route passes it straight to the relay hub.
+ */
+import type { SessionState } from '../../../schema/frames'
+import { parsePasskeyOptions } from '../../../schema/passkey'
+import type { AccountContext } from '../context'
+import { LINK_KEY, LinkState, type LinkPasskey } from './state'
+
+/** What an agent reads in `message` while the ceremony runs (and tells the owner). */
+export const PASSKEY_MESSAGES = {
+  required:
+    'The phone asks for the owner’s passkey before it links this device. Send the owner the connect page (connect_url): on a computer it gives a passkey link to paste into the passkey helper on web.whatsapp.com, where the owner confirms with their fingerprint, face or PIN. Do not call connect again meanwhile: that cancels the ceremony.',
+  accepted: 'The owner’s passkey was accepted; waiting for the phone to answer.',
+  confirm: (code: string) =>
+    `The owner compares the code ${code} on the connect page with the one on the phone and, if they match, presses “The codes match” there.`,
+  code: (code: string) => `The passkey ceremony is through (code ${code}); the link finishes on the phone.`,
+} as const
+
+/** The ceremony after a passkey state report; a repeat of the same ceremony keeps its token spent. */
+export function passkeyAfter(current: LinkPasskey | null | undefined, state: Extract<SessionState, { state: 'passkey_required' | 'passkey_code' }>): LinkPasskey | null {
+  if (state.state === 'passkey_required') {
+    // The frame was checked to hold request options; the challenge names the ceremony.
+    const ceremony = parsePasskeyOptions(state.requestOptions)?.challenge ?? ''
+    if (current?.ceremony === ceremony) return { ...current, requestOptions: state.requestOptions, expiresAt: state.expiresAt }
+    return { ceremony, requestOptions: state.requestOptions, expiresAt: state.expiresAt, used: false, code: null, confirm: false, codeExpiresAt: null }
+  }
+  if (!current) return null
+  return { ...current, used: true, code: state.code, confirm: state.confirm, codeExpiresAt: state.expiresAt }
+}
+
+/** The status endpoint's reason and message while a ceremony runs. */
+export function passkeyReason(link: LinkState): { reason: string; message: string } {
+  const p = link.passkey
+  if (p?.code) return { reason: 'passkey_code', message: p.confirm && link.session === 'passkey_code' ? PASSKEY_MESSAGES.confirm(p.code) : PASSKEY_MESSAGES.code(p.code) }
+  return { reason: 'passkey_required', message: p?.used ? PASSKEY_MESSAGES.accepted : PASSKEY_MESSAGES.required }
+}
+
+export type PasskeyClaim = { ok: true; sid: string } | { ok: false; error: 'not_pending' | 'used' | 'expired' }
+
+/**
+ * Spends the ceremony's token: the first assertion for `ceremony` may go on to the relay, any later one is a replay.
+ * Refused when no ceremony waits (another one started, the link moved on) or when its wait is over. Runs inside the
+ * AccountDO, so two assertions racing for one token cannot both pass.
+ */
+export function claimPasskey(c: AccountContext, ceremony: string, now: number): PasskeyClaim {
+  const link = c.store.get(LINK_KEY, LinkState)
+  const p = link?.passkey
+  if (!link || !p || p.ceremony !== ceremony) return { ok: false, error: 'not_pending' }
+  if (p.used) return { ok: false, error: 'used' }
+  if (link.session !== 'passkey_required') return { ok: false, error: 'not_pending' }
+  if (now >= p.expiresAt) return { ok: false, error: 'expired' }
+  c.store.put(LINK_KEY, { ...link, passkey: { ...p, used: true } })
+  c.linkSignal.notify()
+  return { ok: true, sid: link.sid }
+}
+
+/** Whether the owner's "the codes match" can go on to the relay now. */
+export function canConfirmPasskey(link: LinkState | undefined, now: number): link is LinkState {
+  const p = link?.passkey
+  return !!link && !!p && link.session === 'passkey_code' && p.confirm && (p.codeExpiresAt === null || now < p.codeExpiresAt)
+}
