@@ -146,7 +146,8 @@ export function startLinkFlow(deps: LinkDeps): LinkFlow {
       return passkey?.active ?? false
     },
     submit(step) {
-      if (!passkey) return Promise.resolve({ status: 'refused', error: 'no_login_pending', message: 'Passkey linking is off for this account.', retryAfterS: null })
+      if (!passkey)
+        return Promise.resolve({ status: 'refused', error: 'no_login_pending', message: 'Passkey linking is off for this account.', retryAfterS: null })
       return passkey.submit(step)
     },
     stop() {

@@ -47,7 +47,9 @@ export function companionEphemeral(ref: string, deviceType: proto.DeviceProps.Pl
   const keyPair = Curve.generateKeyPair()
   const nonce = randomBytes(NONCE_BYTES)
   const identity = Buffer.from(proto.CompanionEphemeralIdentity.encode({ publicKey: keyPair.public, deviceType, ref }).finish())
-  const prologuePayload = Buffer.from(proto.ProloguePayload.encode({ companionEphemeralIdentity: identity, commitment: { hash: sha256(identity, nonce) } }).finish())
+  const prologuePayload = Buffer.from(
+    proto.ProloguePayload.encode({ companionEphemeralIdentity: identity, commitment: { hash: sha256(identity, nonce) } }).finish()
+  )
   return { keyPair, nonce, ref, deviceType, prologuePayload }
 }
 

@@ -86,6 +86,8 @@ export type PasskeyFlow = {
 }
 
 const refused = (message: string): LoginOutcome => ({ status: 'refused', error: 'no_login_pending', message, retryAfterS: null })
+/** The step reached alpha and the ceremony ended on it; the session state says how (passkey_rejected, passkey_timeout). */
+const failed = (message: string): LoginOutcome => ({ status: 'refused', error: 'login_failed', message, retryAfterS: null })
 
 /** A query that failed: alpha's `<error code>` (Baileys' Boom `data`) is a refusal; no answer, or a closed socket, a timeout. */
 function failure(err: unknown): { problem: PasskeyProblem; detail: string } {
@@ -138,7 +140,8 @@ export function makePasskeyFlow(deps: PasskeyDeps): PasskeyFlow {
   }
 
   async function onPrologueRequest(node: BinaryNode) {
-    if (stage.kind !== 'idle' && stage.kind !== 'assertion') return void deps.log.warn({ stage: stage.kind }, 'alpha passkey: a second prologue request mid-ceremony; ignored')
+    if (stage.kind !== 'idle' && stage.kind !== 'assertion')
+      return void deps.log.warn({ stage: stage.kind }, 'alpha passkey: a second prologue request mid-ceremony; ignored')
     // whatsmeow derives the handoff key from the ADV secret the phone got with the QR code (or the pairing code), now.
     const handoff = { key: handoffKey(Buffer.from(deps.creds.advSecretKey, 'base64')), at: deps.now() }
     stage = { kind: 'prologue' }
@@ -164,16 +167,19 @@ export function makePasskeyFlow(deps: PasskeyDeps): PasskeyFlow {
     stage = { kind: 'prologue' }
     if (timer) clearTimeout(timer)
     const refAnswer = await ask(stanza.refRequest(), 'ref')
-    if (!refAnswer) return refused('alpha did not take the passkey; see the session state.')
+    if (!refAnswer) return failed('alpha did not take the passkey; the session state says why.')
     const ref = stanza.refOf(refAnswer)
     if (!ref) {
       end('passkey_rejected', 'ref: no ref in the answer')
-      return refused('alpha did not take the passkey; see the session state.')
+      return failed('alpha did not take the passkey; the session state says why.')
     }
     const companion = companionEphemeral(ref, PASSKEY_DEVICE_TYPE)
     const proof = handoff && deps.now() - handoff.at < PASSKEY_HANDOFF_TTL_MS ? handoffProof(handoff.key, companion.prologuePayload) : null
-    const accepted = await ask(stanza.prologueRequest({ assertion: step.assertion, prologuePayload: companion.prologuePayload, handoffProof: proof }), 'passkey_prologue')
-    if (!accepted) return refused('alpha did not take the passkey; see the session state.')
+    const accepted = await ask(
+      stanza.prologueRequest({ assertion: step.assertion, prologuePayload: companion.prologuePayload, handoffProof: proof }),
+      'passkey_prologue'
+    )
+    if (!accepted) return failed('alpha did not take the passkey; the session state says why.')
     stage = { kind: 'continuation', companion, skipCode: proof !== null }
     wait(PASSKEY_CONTINUATION_WAIT_MS, 'passkey_timeout', 'no continuation from the phone')
     deps.log.info({ handoffProof: proof !== null }, 'alpha passkey: prologue accepted; waiting for the phone')
@@ -236,7 +242,7 @@ export function makePasskeyFlow(deps: PasskeyDeps): PasskeyFlow {
       if (step.kind === 'passkey_assertion') return onAssertion(step)
       if (step.kind === 'passkey_confirm') {
         if (stage.kind !== 'confirm') return refused('No passkey code waits for the owner’s confirmation on this session.')
-        return (await pair(stage.key, stage.code)) ? { status: 'accepted' } : refused('alpha did not take the pairing request; see the session state.')
+        return (await pair(stage.key, stage.code)) ? { status: 'accepted' } : failed('alpha did not take the pairing request; the session state says why.')
       }
       return refused('alpha links with a QR code or a pairing code, not with this step.')
     },

@@ -76,8 +76,11 @@ function bytes(node: BinaryNode | undefined): Buffer | null {
   return null
 }
 
-/** A passkey notification is honoured only from the server JID (whatsmeow ignores any other sender). */
-export const fromServer = (node: BinaryNode): boolean => node.attrs.from === S_WHATSAPP_NET
+/**
+ * A passkey notification is honoured only from the server JID (whatsmeow ignores any other sender). Baileys decodes
+ * the server's JID pair as `@s.whatsapp.net`; the bare token form is the same JID to whatsmeow's parser.
+ */
+export const fromServer = (node: BinaryNode): boolean => node.attrs.from === S_WHATSAPP_NET || node.attrs.from === 's.whatsapp.net'
 
 /** The JSON text of `<passkey_request_options>` in a notification or an IQ answer, if present. */
 export const requestOptionsOf = (node: BinaryNode): string | null => text(getBinaryNodeChild(node, 'passkey_request_options'))

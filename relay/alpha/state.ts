@@ -11,7 +11,8 @@ export const PROBLEM_MESSAGES: Record<AlphaProblem, string> = {
   replaced: 'Another client took over this session; the relay stopped instead of fighting it. Reconnect to take it back.',
   passkey_required:
     'The phone requires a passkey to link a new device, and passkey linking is off for this account (tenant setting alpha_passkey_linking); linking was cancelled. See docs/channels/alpha.md, “When the phone asks for a passkey”.',
-  passkey_expired: 'The owner did not give their passkey, or confirm the code, in time; linking was cancelled. Start the connection again when the owner is ready.',
+  passkey_expired:
+    'The owner did not give their passkey, or confirm the code, in time; linking was cancelled. Start the connection again when the owner is ready.',
   passkey_rejected:
     'alpha refused a step of the passkey ceremony (the passkey may belong to another account); linking was cancelled and is not retried. Start the connection again to try once more.',
   passkey_timeout:

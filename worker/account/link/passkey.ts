@@ -20,7 +20,10 @@ export const PASSKEY_MESSAGES = {
 } as const
 
 /** The ceremony after a passkey state report; a repeat of the same ceremony keeps its token spent. */
-export function passkeyAfter(current: LinkPasskey | null | undefined, state: Extract<SessionState, { state: 'passkey_required' | 'passkey_code' }>): LinkPasskey | null {
+export function passkeyAfter(
+  current: LinkPasskey | null | undefined,
+  state: Extract<SessionState, { state: 'passkey_required' | 'passkey_code' }>
+): LinkPasskey | null {
   if (state.state === 'passkey_required') {
     // The frame was checked to hold request options; the challenge names the ceremony.
     const ceremony = parsePasskeyOptions(state.requestOptions)?.challenge ?? ''
@@ -34,7 +37,8 @@ export function passkeyAfter(current: LinkPasskey | null | undefined, state: Ext
 /** The status endpoint's reason and message while a ceremony runs. */
 export function passkeyReason(link: LinkState): { reason: string; message: string } {
   const p = link.passkey
-  if (p?.code) return { reason: 'passkey_code', message: p.confirm && link.session === 'passkey_code' ? PASSKEY_MESSAGES.confirm(p.code) : PASSKEY_MESSAGES.code(p.code) }
+  if (p?.code)
+    return { reason: 'passkey_code', message: p.confirm && link.session === 'passkey_code' ? PASSKEY_MESSAGES.confirm(p.code) : PASSKEY_MESSAGES.code(p.code) }
   return { reason: 'passkey_required', message: p?.used ? PASSKEY_MESSAGES.accepted : PASSKEY_MESSAGES.required }
 }
 

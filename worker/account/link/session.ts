@@ -123,7 +123,16 @@ export function withState(link: LinkState, state: SessionState, at: number): Lin
     case 'qr_pending':
       return { ...base, session: 'qr_pending', qr: state.qr, qrExpiresAt: state.expiresAt, problem: null, message: null, passkey: null }
     case 'pairing_code':
-      return { ...base, session: 'pairing_code', qr: null, pairingCode: state.code, pairingCodeExpiresAt: state.expiresAt, problem: null, message: null, passkey: null }
+      return {
+        ...base,
+        session: 'pairing_code',
+        qr: null,
+        pairingCode: state.code,
+        pairingCodeExpiresAt: state.expiresAt,
+        problem: null,
+        message: null,
+        passkey: null,
+      }
     case 'passkey_required':
     case 'passkey_code':
       return {
