@@ -31,6 +31,11 @@ export const tenants = sqliteTable('tenants', {
   apiEnabled: integer('api_enabled', { mode: 'boolean' }).notNull().default(true),
   webhooksEnabled: integer('webhooks_enabled', { mode: 'boolean' }).notNull().default(true),
   createdAt: integer('created_at').notNull(),
+  /**
+   * alpha: the relay may complete the phone's passkey ceremony when linking (docs/channels/alpha.md). Off by default:
+   * a malformed pairing IQ can get a number banned, so an admin turns it on per tenant.
+   */
+  alphaPasskeyLinking: integer('alpha_passkey_linking', { mode: 'boolean' }).notNull().default(false),
 })
 
 /** What a key may do (docs/agent-safety.md): `full` is every operation, `reply` reads and answers, `read` only reads. */

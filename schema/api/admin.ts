@@ -10,6 +10,10 @@ export const AdminTenant = z
     suspended_reason: z.string().nullable(),
     api_enabled: z.boolean(),
     webhooks_enabled: z.boolean(),
+    alpha_passkey_linking: z.boolean().meta({
+      description:
+        'The relay completes the phone’s passkey ceremony when an alpha number is linked (docs/channels/alpha.md, “When the phone asks for a passkey”). Off by default: a malformed pairing request can get a number banned.',
+    }),
     created_at: DateTime,
   })
   .meta({ id: 'AdminTenant' })

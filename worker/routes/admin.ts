@@ -29,8 +29,12 @@ const PatchTenantBody = z
     status: z.literal('active').optional().meta({ description: 'Lifts a suspension (the service review of spec part 3)' }),
     api_enabled: z.boolean().optional(),
     webhooks_enabled: z.boolean().optional(),
+    alpha_passkey_linking: z
+      .boolean()
+      .optional()
+      .meta({ description: 'Let the relay complete the phone’s passkey ceremony when linking alpha numbers; applies to links started after the change' }),
   })
-  .refine((b) => Object.keys(b).length > 0, 'give at least one of plan, status, api_enabled, webhooks_enabled')
+  .refine((b) => Object.keys(b).length > 0, 'give at least one of plan, status, api_enabled, webhooks_enabled, alpha_passkey_linking')
 
 const errors = (codes: number[]) => statusErrors(codes)
 const security = [{ adminToken: [] }]
@@ -43,6 +47,7 @@ function view(t: Tenant) {
     suspended_reason: t.suspendedReason,
     api_enabled: t.apiEnabled,
     webhooks_enabled: t.webhooksEnabled,
+    alpha_passkey_linking: t.alphaPasskeyLinking,
     created_at: iso(t.createdAt),
   }
 }
@@ -99,6 +104,7 @@ adminRoutes.openapi(
       plan: body.plan,
       apiEnabled: body.api_enabled,
       webhooksEnabled: body.webhooks_enabled,
+      alphaPasskeyLinking: body.alpha_passkey_linking,
       status: body.status,
     })
     if (!tenant) throw new ApiError(404, 'tenant_not_found', 'No such tenant')

@@ -37,13 +37,15 @@ export async function ensureConnecting(db: Db, tenant: Tenant, phone: string): P
   if (first) await db.batch([first, ...rest])
 }
 
-export async function startLink(env: Env, tenantId: string, req: LinkRequest): Promise<ConnectOutcome> {
-  return accountStub(env, tenantId, req.phone).linkConnect({
-    ref: alphaRef(tenantId, req.phone),
+/** Starts (or restarts) the link; the tenant's alpha_passkey_linking goes with it to the relay (docs/channels/alpha.md). */
+export async function startLink(env: Env, tenant: Pick<Tenant, 'id' | 'alphaPasskeyLinking'>, req: LinkRequest): Promise<ConnectOutcome> {
+  return accountStub(env, tenant.id, req.phone).linkConnect({
+    ref: alphaRef(tenant.id, req.phone),
     phone: req.phone,
     linkMethod: req.linkMethod,
     forceNew: req.forceNew,
     options: req.options,
     waitForCodeMs: pairingCodeWaitMs(env),
+    passkeyLinking: tenant.alphaPasskeyLinking,
   })
 }

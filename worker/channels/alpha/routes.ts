@@ -42,8 +42,10 @@ alphaRoutes.openapi(
       'counts against the plan’s account cap. Show `connect_url` to the user (a hosted page with a self-refreshing QR code or the',
       'pairing code and a success state; no login), or poll `poll_qr_path` every 10 to 15 s and `poll_status_path` until',
       '`connected`. With `link_method: pairing_code` the answer carries the 8-character `pairing_code` to type on the phone',
-      '(Linked devices → Link with phone number). If the phone demands a passkey, the status says `disconnected` with reason',
-      '`passkey_required` instead of cycling QR codes. Calling it again restarts linking (a new QR code); for a number that is',
+      '(Linked devices → Link with phone number). If the phone demands a passkey, the status says `connecting` with reason',
+      '`passkey_required` and `connect_url` walks the owner through it (a helper on web.whatsapp.com, docs/channels/alpha.md), when',
+      'the tenant has `alpha_passkey_linking`; without it, `disconnected` with reason `passkey_required` instead of cycling QR codes.',
+      'Calling it again restarts linking (a new QR code, and it cancels a passkey ceremony); for a number that is',
       'already connected it changes nothing unless `force_new` discards the stored session.',
     ].join(' '),
     request: { body: { required: true, content: { 'application/json': { schema: AlphaConnectBody } } } },
@@ -76,7 +78,7 @@ alphaRoutes.openapi(
       )
     }
     await ensureConnecting(db, tenant, phone)
-    const outcome = await startLink(c.env, tenant.id, {
+    const outcome = await startLink(c.env, tenant, {
       phone,
       linkMethod: body.link_method,
       forceNew: body.force_new,
@@ -148,7 +150,7 @@ alphaRoutes.openapi(
     tags: ['alpha channel'],
     summary: 'Get the link status (tool get_alpha_status)',
     description:
-      '`connected` (or `open`) is success; `disconnected` and `not_initialized` are terminal failures with `reason` (logged_out, blocked_by_alpha, replaced, passkey_required, link_expired, …); `qr_pending` and `connecting` are transitional. `live` is true when the relay running the session answered just now.',
+      '`connected` (or `open`) is success; `disconnected` and `not_initialized` are terminal failures with `reason` (logged_out, blocked_by_alpha, replaced, passkey_required, passkey_expired, passkey_rejected, passkey_timeout, link_expired, …); `qr_pending` and `connecting` are transitional (`connecting` with reason `passkey_required` or `passkey_code`: the owner is doing the passkey step on the connect page; `message` says what to tell them). `live` is true when the relay running the session answered just now.',
     request: { params: PhonePath },
     responses: { 200: { description: 'The status', content: { 'application/json': { schema: AlphaStatus } } }, ...errors([400, 401, 404]) },
   }),
