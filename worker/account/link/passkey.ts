@@ -9,16 +9,6 @@ import { parsePasskeyOptions } from '../../../schema/passkey'
 import type { AccountContext } from '../context'
 import { LINK_KEY, LinkState, type LinkPasskey } from './state'
 
-/** What an agent reads in `message` while the ceremony runs (and tells the owner). */
-export const PASSKEY_MESSAGES = {
-  required:
-    'The phone asks for the owner’s passkey before it links this device. Send the owner the connect page (connect_url): on a computer it gives a passkey link to paste into the passkey helper on web.whatsapp.com, where the owner confirms with their fingerprint, face or PIN. Do not call connect again meanwhile: that cancels the ceremony.',
-  accepted: 'The owner’s passkey was accepted; waiting for the phone to answer.',
-  confirm: (code: string) =>
-    `The owner compares the code ${code} on the connect page with the one on the phone and, if they match, presses “The codes match” there.`,
-  code: (code: string) => `The passkey ceremony is through (code ${code}); the link finishes on the phone.`,
-} as const
-
 /** The ceremony after a passkey state report; a repeat of the same ceremony keeps its token spent. */
 export function passkeyAfter(
   current: LinkPasskey | null | undefined,
@@ -32,14 +22,6 @@ export function passkeyAfter(
   }
   if (!current) return null
   return { ...current, used: true, code: state.code, confirm: state.confirm, codeExpiresAt: state.expiresAt }
-}
-
-/** The status endpoint's reason and message while a ceremony runs. */
-export function passkeyReason(link: LinkState): { reason: string; message: string } {
-  const p = link.passkey
-  if (p?.code)
-    return { reason: 'passkey_code', message: p.confirm && link.session === 'passkey_code' ? PASSKEY_MESSAGES.confirm(p.code) : PASSKEY_MESSAGES.code(p.code) }
-  return { reason: 'passkey_required', message: p?.used ? PASSKEY_MESSAGES.accepted : PASSKEY_MESSAGES.required }
 }
 
 export type PasskeyClaim = { ok: true; sid: string } | { ok: false; error: 'not_pending' | 'used' | 'expired' }

@@ -5,7 +5,7 @@
  */
 import { z } from 'zod'
 import { SessionProblem } from '../../../schema/frames'
-import { passkeyReason } from './passkey'
+import { passkeyReason } from './passkey-view'
 
 export const LinkOptions = z.object({
   importContacts: z.boolean(),
