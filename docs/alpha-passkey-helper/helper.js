@@ -86,7 +86,7 @@
   // CSP's style-src does not apply to constructed stylesheets.
   const host = document.createElement('div')
   host.id = 'gateway-passkey-helper'
-  const root = host.attachShadow({ mode: 'closed' })
+  const root = host.attachShadow({ mode: 'open' })
   const sheet = new CSSStyleSheet()
   sheet.replaceSync(`:host{all:initial}.box{position:fixed;z-index:2147483647;left:16px;bottom:16px;font:14px/1.4 system-ui,sans-serif;
 color:#111;background:#fff;border:1px solid #ccd;border-radius:10px;box-shadow:0 6px 24px rgba(0,0,0,.18);padding:12px;width:320px}

@@ -74,7 +74,9 @@ function passkey(p) {
     const copy = el('button', { type: 'button', id: 'copy' }, 'Copy the passkey link')
     copy.onclick = async () => { field.select(); try { await navigator.clipboard.writeText(p.link); copy.textContent = 'Copied' } catch {} }
     view.append(steps(['On a computer, open web.whatsapp.com in the browser where your passkey works.', 'Start the passkey helper there (the extension, or the bookmark from the guide).', 'Paste this passkey link into it and confirm with your fingerprint, face or PIN:']),
-      field, copy, el('p', { class: 'muted' }, 'Works once, for ', el('span', { class: 'count', id: 'left' }, fmt(secs(p.expires_at)))), guide())
+      field, copy, el('p', { class: 'muted' }, 'Works once, for ', el('span', { class: 'count', id: 'left' }, fmt(secs(p.expires_at)))))
+    if (p.open_url) view.append(el('p', { class: 'muted' }, 'On the computer with the helper extension: ', el('a', { href: p.open_url, id: 'open-web', target: '_blank', rel: 'noopener noreferrer' }, 'open web.whatsapp.com with this link'), '.'))
+    view.append(guide())
     return
   }
   if (p.stage === 'accepted') { view.append(el('div', { class: 'spin' }), el('p', {}, 'Passkey accepted. Waiting for your phone…')); return }

@@ -5,6 +5,7 @@
  * link for the helper on web.whatsapp.com, then the code to compare (passkey-routes.ts serves the rest).
  */
 import { Hono } from 'hono'
+import { passkeyHelperOrigins } from '../../config'
 import { accountStub } from '../../lib/objects'
 import { ensureConnecting, startLink } from './connect'
 import { connectPageError, connectPageHtml } from './connect-page-html'
@@ -48,9 +49,13 @@ async function passkeyState(env: Env, requestUrl: string, c: PageClaims, link: L
   if (!p) return null
   const stage = p.code ? 'code' : p.used ? 'accepted' : 'waiting'
   const live = stage === 'waiting' && Date.now() < p.expiresAt
+  const passkeyLink = live ? await ceremonyLink(env, requestUrl, { tenant: c.tenant, account: c.account, ceremony: p.ceremony }, p.expiresAt) : null
+  // web.whatsapp.com with the link in its fragment (never sent to a server): the extension's helper picks it up.
+  const [helperOrigin] = passkeyHelperOrigins(env)
   return {
     stage,
-    link: live ? await ceremonyLink(env, requestUrl, { tenant: c.tenant, account: c.account, ceremony: p.ceremony }, p.expiresAt) : null,
+    link: passkeyLink,
+    open_url: passkeyLink && helperOrigin ? `${helperOrigin}/#gateway-passkey=${encodeURIComponent(passkeyLink)}` : null,
     expires_at: stage === 'code' ? p.codeExpiresAt : p.expiresAt,
     code: p.code,
     confirm: p.confirm && link.session === 'passkey_code',
