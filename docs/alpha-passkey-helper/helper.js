@@ -57,7 +57,13 @@
     return { api: url.origin + url.pathname, token: url.hash.slice(1) }
   }
   async function call(api, token, init) {
-    const res = await fetch(api, { ...init, credentials: 'omit', headers: { Authorization: `Bearer ${token}`, ...(init && init.headers) } })
+    let res
+    try {
+      res = await fetch(api, { ...init, credentials: 'omit', headers: { Authorization: `Bearer ${token}`, ...(init && init.headers) } })
+    } catch {
+      // A network failure, or this page's security policy (a bookmarklet runs under it; the extension does not).
+      throw new Error('The gateway could not be reached from this page. If you used the bookmark, use the browser extension instead.')
+    }
     let body = null
     try {
       body = await res.json()
