@@ -116,6 +116,9 @@ async function moveAccount(c: AccountContext, ref: AccountRef, to: AccountStatus
   return change.account
 }
 
+/** No QR code, no pairing code, no problem: what a link shows once the phone is past them. */
+const NO_CODE = { qr: null, qrExpiresAt: null, pairingCode: null, pairingCodeExpiresAt: null, problem: null, message: null } as const
+
 /** The link after a state report (pure: the probe of the status endpoint uses it without saving). */
 export function withState(link: LinkState, state: SessionState, at: number): LinkState {
   const base: LinkState = { ...link, lastActivityAt: Math.max(at, link.lastActivityAt ?? 0), relayAssigned: true, relayLost: false }
@@ -135,17 +138,7 @@ export function withState(link: LinkState, state: SessionState, at: number): Lin
       }
     case 'passkey_required':
     case 'passkey_code':
-      return {
-        ...base,
-        session: state.state,
-        qr: null,
-        qrExpiresAt: null,
-        pairingCode: null,
-        pairingCodeExpiresAt: null,
-        problem: null,
-        message: null,
-        passkey: passkeyAfter(link.passkey, state),
-      }
+      return { ...base, session: state.state, ...NO_CODE, passkey: passkeyAfter(link.passkey, state) }
     case 'connecting':
       // A ceremony that moved on (assertion accepted, code confirmed) stays readable until the link connects.
       return { ...base, session: 'connecting', qr: null, problem: null, message: null }
