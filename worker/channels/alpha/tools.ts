@@ -30,7 +30,7 @@ export const alphaTools: ToolSpec[] = [
     name: 'get_alpha_status',
     title: 'Get the alpha link status',
     description:
-      'Reports an alpha link: qr_pending and connecting are in progress, connected (or open) is done. connecting with reason passkey_required means the phone wants the owner’s passkey: tell the owner to open the connect_url page on a computer and follow it (it gives a one-time passkey link for the helper on web.whatsapp.com, where they confirm with fingerprint, face or PIN), and do not call connect_alpha meanwhile; with reason passkey_code, tell them to check that the phone shows the code on that page (and press “The codes match” if the page asks). disconnected and not_initialized mean start again with connect_alpha, except for reason passkey_required (passkey linking is off for this account: tell the owner it cannot be linked here until the service turns alpha_passkey_linking on) and blocked_by_alpha (the number is restricted): then tell the user instead of retrying. passkey_expired, passkey_rejected and passkey_timeout ended a passkey ceremony: ask the owner whether to try again before calling connect_alpha.',
+      'Reports an alpha link: connected (or open) is done; qr_pending and connecting are in progress, and connecting with reason passkey_required or passkey_code means tell the owner its message (the passkey step, on the connect_url page on a computer). disconnected or not_initialized: call connect_alpha again, except for blocked_by_alpha or a passkey_* reason: tell the user instead.',
     input: toolInput(byPhone),
     method: 'GET',
     path: '/channels/alpha-web/connections/{phoneNumber}/status',
