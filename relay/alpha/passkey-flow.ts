@@ -175,15 +175,20 @@ export function makePasskeyFlow(deps: PasskeyDeps): PasskeyFlow {
     }
     const companion = companionEphemeral(ref, PASSKEY_DEVICE_TYPE)
     const proof = handoff && deps.now() - handoff.at < PASSKEY_HANDOFF_TTL_MS ? handoffProof(handoff.key, companion.prologuePayload) : null
+    // Ready for the continuation before the prologue goes out, as whatsmeow keeps its linking cache: the phone's
+    // answer may come in before the prologue's IQ result does.
+    const waiting: Stage = { kind: 'continuation', companion, skipCode: proof !== null }
+    stage = waiting
     const accepted = await ask(
       stanza.prologueRequest({ assertion: step.assertion, prologuePayload: companion.prologuePayload, handoffProof: proof }),
       'passkey_prologue'
     )
     if (!accepted) return failed('alpha did not take the passkey; the session state says why.')
-    stage = { kind: 'continuation', companion, skipCode: proof !== null }
-    wait(PASSKEY_CONTINUATION_WAIT_MS, 'passkey_timeout', 'no continuation from the phone')
     deps.log.info({ handoffProof: proof !== null }, 'alpha passkey: prologue accepted; waiting for the phone')
-    deps.emit({ state: 'connecting' })
+    if (stage === waiting) {
+      wait(PASSKEY_CONTINUATION_WAIT_MS, 'passkey_timeout', 'no continuation from the phone')
+      deps.emit({ state: 'connecting' })
+    }
     return { status: 'accepted' }
   }
 

@@ -89,6 +89,20 @@ describe('alpha passkey linking (tenant setting alpha_passkey_linking on)', () =
     expect(h.lastState()).toEqual({ state: 'connected', identifier: PHONE, upstreamUserId: `${OWN_LID}@lid` })
   })
 
+  it('takes the phone’s continuation even when it comes before the prologue’s IQ result', async () => {
+    const { h, primary, passkey } = await scanned()
+    primary.continueEarly = true
+    primary.requestPasskey()
+    await settle()
+    const options = PasskeyRequestOptions.parse(JSON.parse(primary.options!))
+    expect(await h.connector.login!({ kind: 'passkey_assertion', assertion: signAssertion(passkey, options, ORIGIN) })).toEqual({ status: 'accepted' })
+    await settle(20)
+    expect(primary.refusals).toEqual([])
+    expect(primary.iqs).toEqual(['ref', 'passkey_prologue', 'companion_nonce', 'encrypted_pairing_request'])
+    expect(h.states.some((s) => s.state === 'passkey_code')).toBe(true)
+    expect(h.sockets.sockets).toHaveLength(2)
+  })
+
   it('asks alpha for the request options when the notification has none', async () => {
     const { h, primary } = await scanned({ inline: false })
     primary.requestPasskey()
