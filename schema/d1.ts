@@ -237,6 +237,11 @@ export const webhooks = sqliteTable(
     retriesEnabled: integer('retries_enabled', { mode: 'boolean' }).notNull().default(false),
     signingSecret: text('signing_secret'),
     signingSecretCreatedAt: integer('signing_secret_created_at'),
+    /**
+     * The owner's key (or the admin) created or last saved it: only such a subscription receives
+     * `message.approval_required`, whose links decide a held message (docs/agent-safety.md).
+     */
+    ownerConfigured: integer('owner_configured', { mode: 'boolean' }).notNull().default(false),
     createdAt: integer('created_at').notNull(),
     updatedAt: integer('updated_at').notNull(),
     origin: text('origin', { enum: WEBHOOK_ORIGINS }).notNull().default('rest'),

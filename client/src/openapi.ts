@@ -29,7 +29,7 @@ export type paths = {
     }
     /**
      * Get usage
-     * @description Sends and new contacts of the current UTC day against the plan caps, summed over your accounts (each account has its own caps). `status` is `suspended` after an opener burst until the service reviews it.
+     * @description Sends and new contacts of the current UTC day against the plan caps, summed over your accounts (each account has its own caps; a key limited to some accounts sees theirs). `status` is `suspended` after an opener burst until the service reviews it.
      */
     get: operations['get_usage']
     put?: never
@@ -115,7 +115,7 @@ export type paths = {
     put?: never
     /**
      * Approve a held message
-     * @description Sends a message held as `awaiting_approval` (extension of spec §3). Every limit runs at this moment: a limit hit fails the message with its code and answers that refusal (e.g. 429 `daily_send_cap`). Answers the message, now `queued`. Needs a full key.
+     * @description Sends a message held as `awaiting_approval` (extension of spec §3). Every limit runs at this moment: a limit hit fails the message with its code and answers that refusal (e.g. 429 `daily_send_cap`). Answers the message, now `queued`. Needs the owner’s key (full, every account, no approval, no expiry).
      */
     post: operations['create_messages_approve']
     delete?: never
@@ -135,7 +135,7 @@ export type paths = {
     put?: never
     /**
      * Reject a held message
-     * @description Fails a message held as `awaiting_approval` with the reason `approval_rejected`; it is never sent. Needs a full key.
+     * @description Fails a message held as `awaiting_approval` with the reason `approval_rejected`; it is never sent. Needs the owner’s key (full, every account, no approval, no expiry).
      */
     post: operations['create_messages_reject']
     delete?: never
@@ -153,7 +153,7 @@ export type paths = {
     }
     /**
      * Get the bytes of a media item (tool get_media)
-     * @description The content of an inbound photo, video, audio file, voice note, document or sticker, with its `Content-Type`. Supports `Range: bytes=…` (206 with `Content-Range`, 416 outside the item). Always answers for your own media while it is kept (retention: 30 days by default), so an expired `media.url` is never a dead end. 404 for an unknown id or another account’s; 413 when the item was over the size cap and is not stored.
+     * @description The content of an inbound photo, video, audio file, voice note, document or sticker, with its `Content-Type`. Supports `Range: bytes=…` (206 with `Content-Range`, 416 outside the item). Always answers for your own media while it is kept (retention: 30 days by default), so an expired `media.url` is never a dead end. 404 for an unknown id or another tenant’s; 403 `key_account` for an item of an account the key does not list; 413 when the item was over the size cap and is not stored.
      */
     get: operations['get_media']
     put?: never
@@ -193,13 +193,13 @@ export type paths = {
     }
     /**
      * List keys
-     * @description The tenant's live keys, newest first, with their scope, accounts, expiry and label (never the key itself). Needs a full key.
+     * @description The tenant's live keys, newest first, with their scope, accounts, expiry and label (never the key itself). Needs the owner’s key.
      */
     get: operations['get_keys']
     put?: never
     /**
      * Mint a narrower key
-     * @description Mints a key for an agent. Omitted fields copy the calling key; the new key can never be wider than it: scope at most its own, accounts among its own, expiry no later, reply window no longer, approval kept on. The key is in this answer only. Needs a full key.
+     * @description Mints a key for an agent. Omitted fields copy the calling key; the new key can never be wider than it: scope at most its own, accounts among its own, expiry no later, reply window no longer, approval kept on. The key is in this answer only. Needs the owner’s key (full, every account, no approval, no expiry): an agent’s key cannot mint, list or revoke keys.
      */
     post: operations['create_keys']
     delete?: never
@@ -220,7 +220,7 @@ export type paths = {
     post?: never
     /**
      * Revoke a key
-     * @description Revokes one of your keys at once (the calling key included). Needs a full key.
+     * @description Revokes one of your keys at once (the calling key included). Needs the owner’s key.
      */
     delete: operations['delete_keys']
     options?: never
@@ -735,7 +735,7 @@ export type paths = {
     put?: never
     /**
      * Push an inbound message (tool push_custom_channel_message)
-     * @description Your bridge pushes a message a person sent on your side. The contact is created on its first message (external id = `fromId`). `mediaUrl` must be a public https URL. The message then reaches waits and `message.received` webhooks. A repeated push with the same `messageSid` is stored once and answers `duplicate: true`.
+     * @description Your bridge pushes a message a person sent on your side. The contact is created on its first message (external id = `fromId`). `mediaUrl` must be a public https URL. The message then reaches waits and `message.received` webhooks. A repeated push with the same `messageSid` is stored once and answers `duplicate: true`. Needs the owner’s key: a push is a person writing in, so an agent’s key could otherwise fake a first contact and skip approval and the new-contact rules (docs/agent-safety.md).
      */
     post: operations['push_custom_channel_message']
     delete?: never
@@ -779,7 +779,7 @@ export type paths = {
     put?: never
     /**
      * Create a webhook subscription (tool create_webhook)
-     * @description Each subscribed event is POSTed as JSON to `url` (a public https URL; private, loopback and link-local addresses and this service’s own hosts are refused). With `generate_signing_secret` the answer carries `signing_secret` once; deliveries are then signed (`X-Webhook-Signature: v1=<hex HMAC-SHA256(secret, timestamp + "." + raw body)>`). The name defaults to a timestamped one and must be unique; at most 20 subscriptions per tenant, over all its accounts (409 beyond).
+     * @description Each subscribed event is POSTed as JSON to `url` (a public https URL; private, loopback and link-local addresses and this service’s own hosts are refused). With `generate_signing_secret` the answer carries `signing_secret` once; deliveries are then signed (`X-Webhook-Signature: v1=<hex HMAC-SHA256(secret, timestamp + "." + raw body)>`). The name defaults to a timestamped one and must be unique; at most 20 subscriptions per tenant, over all its accounts (409 beyond). Needs the owner’s key (full, every account, no approval, no expiry), as does every change to a subscription: its deliveries carry every account’s events and, for `message.approval_required`, the links that approve held messages.
      */
     post: operations['create_webhook']
     delete?: never
@@ -802,7 +802,7 @@ export type paths = {
     get: operations['get_webhooks']
     /**
      * Update a webhook subscription (tool update_webhook)
-     * @description Give at least one of `url`, `subscribed_to`, `name`; `retries_enabled` and `enabled` may come along. Omitted fields keep their values. A new `url` also resumes delivery if that URL was paused. Signing is managed under /signing-secret.
+     * @description Give at least one of `url`, `subscribed_to`, `name`; `retries_enabled` and `enabled` may come along. Omitted fields keep their values. A new `url` also resumes delivery if that URL was paused. Signing is managed under /signing-secret. Needs the owner’s key; saving a subscription with it also confirms its destination for `message.approval_required` (one created before that rule receives approval links only once the owner saved it; docs/agent-safety.md).
      */
     put: operations['update_webhook']
     post?: never
@@ -2194,6 +2194,15 @@ export interface operations {
           'application/json': components['schemas']['MessagingError']
         }
       }
+      /** @description Refused for this key (docs/agent-safety.md): `key_scope` (the operation needs a wider key, or the owner’s), `key_account` (it touches an account the key does not list) or `key_expired` */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['MessagingError']
+        }
+      }
       /** @description The API is not enabled for this account */
       404: {
         headers: {
@@ -2225,6 +2234,15 @@ export interface operations {
       }
       /** @description Missing or invalid API key */
       401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['MessagingError']
+        }
+      }
+      /** @description Refused for this key (docs/agent-safety.md): `key_scope` (the operation needs a wider key, or the owner’s), `key_account` (it touches an account the key does not list) or `key_expired` */
+      403: {
         headers: {
           [name: string]: unknown
         }
@@ -2270,6 +2288,15 @@ export interface operations {
       }
       /** @description Missing or invalid API key */
       401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['MessagingError']
+        }
+      }
+      /** @description Refused for this key (docs/agent-safety.md): `key_scope` (the operation needs a wider key, or the owner’s), `key_account` (it touches an account the key does not list) or `key_expired` */
+      403: {
         headers: {
           [name: string]: unknown
         }
@@ -2418,6 +2445,15 @@ export interface operations {
           'application/json': components['schemas']['MessagingError']
         }
       }
+      /** @description Refused for this key (docs/agent-safety.md): `key_scope` (the operation needs a wider key, or the owner’s), `key_account` (it touches an account the key does not list) or `key_expired` */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['MessagingError']
+        }
+      }
       /** @description The API is not enabled for this account, or the named resource does not exist */
       404: {
         headers: {
@@ -2477,6 +2513,15 @@ export interface operations {
           'application/json': components['schemas']['MessagingError']
         }
       }
+      /** @description Refused for this key (docs/agent-safety.md): `key_scope` (the operation needs a wider key, or the owner’s), `key_account` (it touches an account the key does not list) or `key_expired` */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['MessagingError']
+        }
+      }
       /** @description The API is not enabled for this account, or the named resource does not exist */
       404: {
         headers: {
@@ -2527,7 +2572,7 @@ export interface operations {
           'application/json': components['schemas']['MessagingError']
         }
       }
-      /** @description `key_scope` (needs a full key without approval of its own), `key_account`, or a send refusal at approval time */
+      /** @description `key_scope` (needs the owner’s key: no agent key decides a held message), or a send refusal at approval time */
       403: {
         headers: {
           [name: string]: unknown
@@ -2604,7 +2649,7 @@ export interface operations {
           'application/json': components['schemas']['MessagingError']
         }
       }
-      /** @description `key_scope` (needs a full key without approval of its own), `key_account`, or a send refusal at approval time */
+      /** @description `key_scope` (needs the owner’s key: no agent key decides a held message), or a send refusal at approval time */
       403: {
         headers: {
           [name: string]: unknown
@@ -2688,6 +2733,15 @@ export interface operations {
           'application/json': components['schemas']['StatusError']
         }
       }
+      /** @description `key_account`: the item belongs to an account this key does not list */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['StatusError']
+        }
+      }
       /** @description No such media for this key (or no longer kept); `media_unavailable` when the provider’s copy (SMS, page inbox) could not be fetched */
       404: {
         headers: {
@@ -2754,6 +2808,15 @@ export interface operations {
           'application/json': components['schemas']['StatusError']
         }
       }
+      /** @description `key_account`: the item belongs to an account this key does not list */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['StatusError']
+        }
+      }
       /** @description Not found */
       404: {
         headers: {
@@ -2801,7 +2864,7 @@ export interface operations {
           'application/json': components['schemas']['StatusError']
         }
       }
-      /** @description Forbidden */
+      /** @description `key_scope`: not the owner’s key (or `key_account` for a key with an account list) */
       403: {
         headers: {
           [name: string]: unknown
@@ -2872,7 +2935,7 @@ export interface operations {
           'application/json': components['schemas']['StatusError']
         }
       }
-      /** @description Forbidden */
+      /** @description `key_scope`: not the owner’s key (or `key_account` for a key with an account list) */
       403: {
         headers: {
           [name: string]: unknown
@@ -2924,7 +2987,7 @@ export interface operations {
           'application/json': components['schemas']['StatusError']
         }
       }
-      /** @description Forbidden */
+      /** @description `key_scope`: not the owner’s key (or `key_account` for a key with an account list) */
       403: {
         headers: {
           [name: string]: unknown
@@ -3039,6 +3102,15 @@ export interface operations {
           'application/json': components['schemas']['StatusError']
         }
       }
+      /** @description Refused for this key (docs/agent-safety.md): `key_scope` (the operation needs a wider key, or the owner’s), `key_account` (it touches an account the key does not list) or `key_expired` */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['StatusError']
+        }
+      }
       /** @description Conflict (see error) */
       409: {
         headers: {
@@ -3098,6 +3170,15 @@ export interface operations {
           'application/json': components['schemas']['StatusError']
         }
       }
+      /** @description Refused for this key (docs/agent-safety.md): `key_scope` (the operation needs a wider key, or the owner’s), `key_account` (it touches an account the key does not list) or `key_expired` */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['StatusError']
+        }
+      }
       /** @description Not found */
       404: {
         headers: {
@@ -3148,6 +3229,15 @@ export interface operations {
           'application/json': components['schemas']['StatusError']
         }
       }
+      /** @description Refused for this key (docs/agent-safety.md): `key_scope` (the operation needs a wider key, or the owner’s), `key_account` (it touches an account the key does not list) or `key_expired` */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['StatusError']
+        }
+      }
       /** @description Not found */
       404: {
         headers: {
@@ -3191,6 +3281,15 @@ export interface operations {
       }
       /** @description Missing or invalid key */
       401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['StatusError']
+        }
+      }
+      /** @description Refused for this key (docs/agent-safety.md): `key_scope` (the operation needs a wider key, or the owner’s), `key_account` (it touches an account the key does not list) or `key_expired` */
+      403: {
         headers: {
           [name: string]: unknown
         }
@@ -3849,6 +3948,15 @@ export interface operations {
           'application/json': components['schemas']['StatusError']
         }
       }
+      /** @description Refused for this key (docs/agent-safety.md): `key_scope` (the operation needs a wider key, or the owner’s), `key_account` (it touches an account the key does not list) or `key_expired` */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['StatusError']
+        }
+      }
       /** @description Not found */
       404: {
         headers: {
@@ -3899,6 +4007,15 @@ export interface operations {
           'application/json': components['schemas']['StatusError']
         }
       }
+      /** @description Refused for this key (docs/agent-safety.md): `key_scope` (the operation needs a wider key, or the owner’s), `key_account` (it touches an account the key does not list) or `key_expired` */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['StatusError']
+        }
+      }
     }
   }
   connect_sms: {
@@ -3934,6 +4051,15 @@ export interface operations {
       }
       /** @description Missing or invalid key */
       401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['StatusError']
+        }
+      }
+      /** @description Refused for this key (docs/agent-safety.md): `key_scope` (the operation needs a wider key, or the owner’s), `key_account` (it touches an account the key does not list) or `key_expired` */
+      403: {
         headers: {
           [name: string]: unknown
         }
@@ -4018,6 +4144,15 @@ export interface operations {
           'application/json': components['schemas']['StatusError']
         }
       }
+      /** @description Refused for this key (docs/agent-safety.md): `key_scope` (the operation needs a wider key, or the owner’s), `key_account` (it touches an account the key does not list) or `key_expired` */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['StatusError']
+        }
+      }
     }
   }
   connect_android_sms: {
@@ -4053,6 +4188,15 @@ export interface operations {
       }
       /** @description Missing or invalid key */
       401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['StatusError']
+        }
+      }
+      /** @description Refused for this key (docs/agent-safety.md): `key_scope` (the operation needs a wider key, or the owner’s), `key_account` (it touches an account the key does not list) or `key_expired` */
+      403: {
         headers: {
           [name: string]: unknown
         }
@@ -4128,6 +4272,15 @@ export interface operations {
           'application/json': components['schemas']['StatusError']
         }
       }
+      /** @description Refused for this key (docs/agent-safety.md): `key_scope` (the operation needs a wider key, or the owner’s), `key_account` (it touches an account the key does not list) or `key_expired` */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['StatusError']
+        }
+      }
     }
   }
   disconnect_sms: {
@@ -4164,6 +4317,15 @@ export interface operations {
       }
       /** @description Missing or invalid key */
       401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['StatusError']
+        }
+      }
+      /** @description Refused for this key (docs/agent-safety.md): `key_scope` (the operation needs a wider key, or the owner’s), `key_account` (it touches an account the key does not list) or `key_expired` */
+      403: {
         headers: {
           [name: string]: unknown
         }
@@ -4213,6 +4375,15 @@ export interface operations {
           'application/json': components['schemas']['StatusError']
         }
       }
+      /** @description Refused for this key (docs/agent-safety.md): `key_scope` (the operation needs a wider key, or the owner’s), `key_account` (it touches an account the key does not list) or `key_expired` */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['StatusError']
+        }
+      }
     }
   }
   connect_social_inbox: {
@@ -4248,6 +4419,15 @@ export interface operations {
       }
       /** @description Missing or invalid key */
       401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['StatusError']
+        }
+      }
+      /** @description Refused for this key (docs/agent-safety.md): `key_scope` (the operation needs a wider key, or the owner’s), `key_account` (it touches an account the key does not list) or `key_expired` */
+      403: {
         headers: {
           [name: string]: unknown
         }
@@ -4293,6 +4473,15 @@ export interface operations {
           'application/json': components['schemas']['StatusError']
         }
       }
+      /** @description Refused for this key (docs/agent-safety.md): `key_scope` (the operation needs a wider key, or the owner’s), `key_account` (it touches an account the key does not list) or `key_expired` */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['StatusError']
+        }
+      }
     }
   }
   list_pages: {
@@ -4315,6 +4504,15 @@ export interface operations {
       }
       /** @description Missing or invalid key */
       401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['StatusError']
+        }
+      }
+      /** @description Refused for this key (docs/agent-safety.md): `key_scope` (the operation needs a wider key, or the owner’s), `key_account` (it touches an account the key does not list) or `key_expired` */
+      403: {
         headers: {
           [name: string]: unknown
         }
@@ -4366,6 +4564,15 @@ export interface operations {
       }
       /** @description Missing or invalid key */
       401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['StatusError']
+        }
+      }
+      /** @description Refused for this key (docs/agent-safety.md): `key_scope` (the operation needs a wider key, or the owner’s), `key_account` (it touches an account the key does not list) or `key_expired` */
+      403: {
         headers: {
           [name: string]: unknown
         }
@@ -4438,6 +4645,15 @@ export interface operations {
           'application/json': components['schemas']['StatusError']
         }
       }
+      /** @description Refused for this key (docs/agent-safety.md): `key_scope` (the operation needs a wider key, or the owner’s), `key_account` (it touches an account the key does not list) or `key_expired` */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['StatusError']
+        }
+      }
     }
   }
   get_custom_channel_status: {
@@ -4460,6 +4676,15 @@ export interface operations {
       }
       /** @description Missing or invalid key */
       401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['StatusError']
+        }
+      }
+      /** @description Refused for this key (docs/agent-safety.md): `key_scope` (the operation needs a wider key, or the owner’s), `key_account` (it touches an account the key does not list) or `key_expired` */
+      403: {
         headers: {
           [name: string]: unknown
         }
@@ -4509,6 +4734,15 @@ export interface operations {
           'application/json': components['schemas']['StatusError']
         }
       }
+      /** @description Refused for this key (docs/agent-safety.md): `key_scope` (the operation needs a wider key, or the owner’s), `key_account` (it touches an account the key does not list) or `key_expired` */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['StatusError']
+        }
+      }
       /** @description Conflict (see error) */
       409: {
         headers: {
@@ -4540,6 +4774,15 @@ export interface operations {
       }
       /** @description Missing or invalid key */
       401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['StatusError']
+        }
+      }
+      /** @description Refused for this key (docs/agent-safety.md): `key_scope` (the operation needs a wider key, or the owner’s), `key_account` (it touches an account the key does not list) or `key_expired` */
+      403: {
         headers: {
           [name: string]: unknown
         }
@@ -4582,6 +4825,15 @@ export interface operations {
       }
       /** @description Missing or invalid key */
       401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['StatusError']
+        }
+      }
+      /** @description Refused for this key (docs/agent-safety.md): `key_scope` (the operation needs a wider key, or the owner’s), `key_account` (it touches an account the key does not list) or `key_expired` */
+      403: {
         headers: {
           [name: string]: unknown
         }

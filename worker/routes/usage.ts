@@ -9,6 +9,7 @@ import { database } from '../db/client'
 import { utcDay } from '../lib/time'
 import { accountsWithLimits } from '../messaging/account-view'
 import { planOf } from '../plans'
+import { accountAllowed } from '../safety/grant'
 import { resourceApp } from '../validate'
 
 export const usageRoutes = resourceApp()
@@ -20,14 +21,17 @@ usageRoutes.openapi(
     tags: ['Accounts'],
     summary: 'Get usage',
     description:
-      'Sends and new contacts of the current UTC day against the plan caps, summed over your accounts (each account has its own caps). `status` is `suspended` after an opener burst until the service reviews it.',
+      'Sends and new contacts of the current UTC day against the plan caps, summed over your accounts (each account has its own caps; a key limited to some accounts sees theirs). `status` is `suspended` after an opener burst until the service reviews it.',
     responses: {
       200: { description: 'Usage of the current UTC day', content: { 'application/json': { schema: Usage } } },
       401: { description: 'Missing or invalid API key', content: { 'application/json': { schema: MessagingError } } },
     },
   }),
   async (c) => {
-    const { tenant, accounts } = await accountsWithLimits(c.env, database(c.env.DB), c.get('tenant'))
+    const { tenant, accounts: all } = await accountsWithLimits(c.env, database(c.env.DB), c.get('tenant'))
+    // A key limited to some accounts sees their usage only (docs/agent-safety.md).
+    const grant = c.get('key')
+    const accounts = all.filter((a) => accountAllowed(grant, a.id))
     const plan = planOf(tenant.plan)
     const sum = (f: (a: (typeof accounts)[number]) => number) => accounts.reduce((n, a) => n + f(a), 0)
     return c.json(
