@@ -5,11 +5,11 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { QR_FIRST_TTL_MS } from '../../../relay/alpha/login'
 import { PASSKEY_ASSERTION_MAX_MS, PASSKEY_CONFIRM_WAIT_MS, PASSKEY_CONTINUATION_WAIT_MS, PASSKEY_PAIR_WAIT_MS } from '../../../relay/alpha/passkey-flow'
 import { MAX_RECONNECT_MS } from '../../../relay/alpha/state'
-import type { SessionState } from '../../../relay/connector'
+import type { LoginOutcome, SessionState } from '../../../relay/connector'
 import { PasskeyRequestOptions } from '../../../schema/passkey'
 import { ackedNotifications, FakePasskeyPrimary } from '../../fixtures/alpha-passkey-primary'
-import { newPasskey, signAssertion } from '../../fixtures/passkey-authenticator'
-import { DIGITS, harness, OWN_LID, PHONE, settle, useFakeClock } from './harness'
+import { newPasskey, signAssertion, type Passkey } from '../../fixtures/passkey-authenticator'
+import { DIGITS, harness, OWN_LID, PHONE, settle, useFakeClock, type Harness } from './harness'
 
 const ORIGIN = 'https://web.whatsapp.com'
 
@@ -33,6 +33,12 @@ async function scanned(opts: { inline?: boolean } = {}) {
   primary.inlineOptions = opts.inline ?? true
   primary.scan(sock, qr)
   return { h, sock, primary, passkey }
+}
+
+/** The owner's assertion for the options alpha sent, made on `origin`, through the connector (the edge's login frame). */
+function giveAssertion(h: Harness, primary: FakePasskeyPrimary, passkey: Passkey, origin = ORIGIN): Promise<LoginOutcome> {
+  const options = PasskeyRequestOptions.parse(JSON.parse(primary.options!))
+  return h.connector.login!({ kind: 'passkey_assertion', assertion: signAssertion(passkey, options, origin) })
 }
 
 const stateOf = <K extends SessionState['state']>(states: SessionState[], kind: K) =>
@@ -59,8 +65,7 @@ describe('alpha passkey linking (tenant setting alpha_passkey_linking on)', () =
     expect(h.states.slice(before).some((s) => s.state === 'qr_pending')).toBe(false)
     expect(sock.isClosed).toBe(false)
 
-    const options = PasskeyRequestOptions.parse(JSON.parse(primary.options!))
-    const outcome = await h.connector.login!({ kind: 'passkey_assertion', assertion: signAssertion(passkey, options, ORIGIN) })
+    const outcome = await giveAssertion(h, primary, passkey)
     expect(outcome).toEqual({ status: 'accepted' })
     await settle(20)
     expect(primary.refusals).toEqual([])
@@ -94,8 +99,7 @@ describe('alpha passkey linking (tenant setting alpha_passkey_linking on)', () =
     primary.continueEarly = true
     primary.requestPasskey()
     await settle()
-    const options = PasskeyRequestOptions.parse(JSON.parse(primary.options!))
-    expect(await h.connector.login!({ kind: 'passkey_assertion', assertion: signAssertion(passkey, options, ORIGIN) })).toEqual({ status: 'accepted' })
+    expect(await giveAssertion(h, primary, passkey)).toEqual({ status: 'accepted' })
     await settle(20)
     expect(primary.refusals).toEqual([])
     expect(primary.iqs).toEqual(['ref', 'passkey_prologue', 'companion_nonce', 'encrypted_pairing_request'])
@@ -128,8 +132,7 @@ describe('alpha passkey linking (tenant setting alpha_passkey_linking on)', () =
     await settle()
     // Baileys' own ack (creds.me is set by the code request); the relay adds none.
     expect(ackedNotifications(sock)).toEqual(['1'])
-    const options = PasskeyRequestOptions.parse(JSON.parse(primary.options!))
-    expect(await h.connector.login!({ kind: 'passkey_assertion', assertion: signAssertion(passkey, options, ORIGIN) })).toEqual({ status: 'accepted' })
+    expect(await giveAssertion(h, primary, passkey)).toEqual({ status: 'accepted' })
     await settle(20)
     expect(primary.refusals).toEqual([])
     expect(h.sockets.sockets).toHaveLength(2)
@@ -140,8 +143,7 @@ describe('alpha passkey linking (tenant setting alpha_passkey_linking on)', () =
     primary.requestPasskey()
     await settle()
     await vi.advanceTimersByTimeAsync(5 * 60_000 + 1)
-    const options = PasskeyRequestOptions.parse(JSON.parse(primary.options!))
-    expect(await h.connector.login!({ kind: 'passkey_assertion', assertion: signAssertion(passkey, options, ORIGIN) })).toEqual({ status: 'accepted' })
+    expect(await giveAssertion(h, primary, passkey)).toEqual({ status: 'accepted' })
     await settle(20)
     expect(primary.handoffProof).toBe(false)
     expect(h.lastState()).toEqual({ state: 'passkey_code', code: primary.code, confirm: true, expiresAt: Date.now() + PASSKEY_CONFIRM_WAIT_MS })
@@ -183,8 +185,7 @@ describe('alpha passkey linking (tenant setting alpha_passkey_linking on)', () =
     const { h, sock, primary, passkey } = await scanned()
     primary.requestPasskey()
     await settle()
-    const options = PasskeyRequestOptions.parse(JSON.parse(primary.options!))
-    const outcome = await h.connector.login!({ kind: 'passkey_assertion', assertion: signAssertion(passkey, options, 'https://evil.example') })
+    const outcome = await giveAssertion(h, primary, passkey, 'https://evil.example')
     expect(outcome).toMatchObject({ status: 'refused', error: 'login_failed' })
     await settle()
     expect(primary.refusals).toEqual(['passkey: origin https://evil.example'])
@@ -200,8 +201,7 @@ describe('alpha passkey linking (tenant setting alpha_passkey_linking on)', () =
     primary.holdContinuation = true
     primary.requestPasskey()
     await settle()
-    const options = PasskeyRequestOptions.parse(JSON.parse(primary.options!))
-    expect(await h.connector.login!({ kind: 'passkey_assertion', assertion: signAssertion(passkey, options, ORIGIN) })).toEqual({ status: 'accepted' })
+    expect(await giveAssertion(h, primary, passkey)).toEqual({ status: 'accepted' })
     await vi.advanceTimersByTimeAsync(PASSKEY_CONTINUATION_WAIT_MS - 1)
     expect(h.lastState()).toEqual({ state: 'connecting' })
     await vi.advanceTimersByTimeAsync(1)
@@ -214,8 +214,7 @@ describe('alpha passkey linking (tenant setting alpha_passkey_linking on)', () =
     a.primary.holdPairSuccess = true
     a.primary.requestPasskey()
     await settle()
-    const options = PasskeyRequestOptions.parse(JSON.parse(a.primary.options!))
-    await a.h.connector.login!({ kind: 'passkey_assertion', assertion: signAssertion(a.passkey, options, ORIGIN) })
+    await giveAssertion(a.h, a.primary, a.passkey)
     await settle(20)
     expect(a.primary.iqs.at(-1)).toBe('encrypted_pairing_request')
     await vi.advanceTimersByTimeAsync(PASSKEY_PAIR_WAIT_MS)
@@ -226,8 +225,7 @@ describe('alpha passkey linking (tenant setting alpha_passkey_linking on)', () =
     b.primary.silent.add('companion_nonce')
     b.primary.requestPasskey()
     await settle()
-    const opts2 = PasskeyRequestOptions.parse(JSON.parse(b.primary.options!))
-    await b.h.connector.login!({ kind: 'passkey_assertion', assertion: signAssertion(b.passkey, opts2, ORIGIN) })
+    await giveAssertion(b.h, b.primary, b.passkey)
     await settle(10)
     await vi.advanceTimersByTimeAsync(60_000)
     await settle()
@@ -240,8 +238,7 @@ describe('alpha passkey linking (tenant setting alpha_passkey_linking on)', () =
     primary.refuse.set('companion_nonce', 400)
     primary.requestPasskey()
     await settle()
-    const options = PasskeyRequestOptions.parse(JSON.parse(primary.options!))
-    await h.connector.login!({ kind: 'passkey_assertion', assertion: signAssertion(passkey, options, ORIGIN) })
+    await giveAssertion(h, primary, passkey)
     await settle(20)
     expect(h.lastState()).toMatchObject({ state: 'disconnected', problem: 'passkey_rejected' })
     expect(primary.iqs).toEqual(['ref', 'passkey_prologue', 'companion_nonce'])
