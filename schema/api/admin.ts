@@ -15,6 +15,8 @@ export const AdminTenant = z
         'The relay completes the phone’s passkey ceremony when an alpha number is linked (docs/channels/alpha.md, “When the phone asks for a passkey”). Off by default: a malformed pairing request can get a number banned.',
     }),
     created_at: DateTime,
+    message_retention_days: z.number().int().meta({ description: 'Days messages are kept in force for this tenant; 0 = forever' }),
+    message_retention_set: z.boolean().meta({ description: 'false: the service default applies (90 days); true: set for this tenant' }),
   })
   .meta({ id: 'AdminTenant' })
 
