@@ -33,7 +33,7 @@ const LAYERS = {
     ['link'],
     ['media-kind', 'metrics', 'connector', 'config', 'crypto', 'log'],
   ],
-  schema: [['api'], ['events', 'frames', 'd1', 'media', 'phone']],
+  schema: [['api'], ['events', 'frames', 'd1', 'media', 'phone', 'passkey']],
   common: [['public-url', 'address-ranges', 'media']],
 }
 
