@@ -16,6 +16,7 @@ import { mcpRoutes } from './mcp/handler'
 import { apiKeyAuth, clearAuthCache, keepingVouch } from './middleware/api-key'
 import { requestLimits } from './lib/rate-limit'
 import { auditTrail } from './middleware/audit'
+import { idempotency } from './middleware/idempotency'
 import { keyScope } from './middleware/key-scope'
 import { accountsRoutes } from './routes/accounts'
 import { adminRoutes } from './routes/admin'
@@ -67,6 +68,11 @@ v1.use('*', auditTrail)
 v1.use(
   '*',
   keyScope('/v1', () => v1.routes)
+)
+// Creating POSTs whose definition declares Idempotency-Key: a retry gets the first answer (docs/idempotency.md).
+v1.use(
+  '*',
+  idempotency('/v1', () => v1.openAPIRegistry.definitions)
 )
 v1.route('/accounts', accountsRoutes)
 v1.route('/usage', usageRoutes)

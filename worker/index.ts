@@ -1,9 +1,10 @@
-/** The Worker entry: the Hono app serves every request, the cron runs the webhook sweeper, media retention and the agent-safety sweep; the Durable Object classes are exported for their bindings. */
+/** The Worker entry: the Hono app serves every request, the cron runs the webhook sweeper, media retention, the agent-safety sweep and the idempotency-key prune; the Durable Object classes are exported for their bindings. */
 import { AccountObject } from './account/account-do'
 import { app } from './app'
 import { mediaConfig } from './config'
 import { channelRuntime } from './channels/registry'
 import { database } from './db/client'
+import { pruneIdempotencyKeys } from './db/idempotency'
 import { sweepExpiredMedia } from './media/retention'
 import { sweepSafety } from './safety/sweep'
 import { sweepWebhooks } from './webhooks/sweeper'
@@ -27,5 +28,8 @@ export default {
     if (expired > 0) console.log(JSON.stringify({ msg: 'media retention', deleted: expired }))
     const safety = await sweepSafety(env, database(env.DB), controller.scheduledTime)
     if (safety.expiredApprovals + safety.prunedAudit > 0) console.log(JSON.stringify({ msg: 'safety sweep', ...safety }))
+    // Idempotency keys live 24 h: one indexed delete of the expired ones.
+    const idempotency = await pruneIdempotencyKeys(database(env.DB), controller.scheduledTime)
+    if (idempotency > 0) console.log(JSON.stringify({ msg: 'idempotency keys pruned', deleted: idempotency }))
   },
 } satisfies ExportedHandler<Env>

@@ -1,6 +1,6 @@
 /** /v1/messages (spec 4.2): send, list, long-poll wait, get one. */
 import { createRoute } from '@hono/zod-openapi'
-import { MessagingError } from '../../schema/api/common'
+import { IdempotencyKeyHeader, MessagingError } from '../../schema/api/common'
 import { ListMessagesQuery, Message, MessageIdParam, MessageList, SendAccepted, SendMessageBody, WaitQuery, WaitResult } from '../../schema/api/messages'
 import { sendRulesFor } from '../channels/registry'
 import { accountStub } from '../lib/objects'
@@ -61,7 +61,7 @@ messagesRoutes.openapi(
       'A `reply` key may send only to people who wrote to the account within its reply window (default 24 h); a key with',
       'approval on holds a send to someone who never wrote as `awaiting_approval` until the owner decides (docs/agent-safety.md).',
     ].join(' '),
-    request: { body: { required: true, content: { 'application/json': { schema: SendMessageBody } } } },
+    request: { headers: IdempotencyKeyHeader, body: { required: true, content: { 'application/json': { schema: SendMessageBody } } } },
     responses: {
       202: {
         description: 'Queued (or, for a key with approval on and a person who never wrote, `awaiting_approval`)',
@@ -72,10 +72,10 @@ messagesRoutes.openapi(
         MessagingError,
         "`account_suspended` (after an opener burst), `account_restricted`, or the key's `key_scope` (a read key; a reply key outside its window), `key_account`, `key_expired`"
       ),
-      409: json(MessagingError, '`no_connected_account` or `account_not_connected`'),
+      409: json(MessagingError, '`no_connected_account`, `account_not_connected`, or `idempotency_key_in_progress` (with Retry-After)'),
       422: json(
         MessagingError,
-        '`contact_channel_mismatch`, `contact_do_not_disturb`, `contact_opted_out`, `contact_private`, `beta_requires_existing_contact`'
+        '`contact_channel_mismatch`, `contact_do_not_disturb`, `contact_opted_out`, `contact_private`, `beta_requires_existing_contact`, or `idempotency_key_reused`'
       ),
       429: json(MessagingError, '`daily_send_cap`, `new_contact_cap`, `loop_guard` or `opener_burst`'),
     },

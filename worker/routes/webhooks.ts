@@ -15,6 +15,7 @@ import {
   WebhookIdParam,
   WebhookList,
 } from '../../schema/api/webhooks'
+import { IdempotencyKeyHeader } from '../../schema/api/common'
 import { EVENT_DESCRIPTIONS, EVENT_TYPES, EXTENSION_EVENT_TYPES } from '../../schema/events'
 import { urlPolicy } from '../config'
 import { database } from '../db/client'
@@ -88,8 +89,8 @@ webhooksRoutes.openapi(
       'With `generate_signing_secret` the answer carries `signing_secret` once; deliveries are then signed (`X-Webhook-Signature: v1=<hex HMAC-SHA256(secret, timestamp + "." + raw body)>`).',
       `The name defaults to a timestamped one and must be unique; at most ${MAX_WEBHOOKS_PER_TENANT} subscriptions per tenant, over all its accounts (409 beyond).`,
     ].join(' '),
-    request: { body: { required: true, content: { 'application/json': { schema: CreateWebhookBody } } } },
-    responses: { 201: { description: 'Created', content: { 'application/json': { schema: WebhookCreated } } }, ...errors([400, 401, 403, 409]) },
+    request: { headers: IdempotencyKeyHeader, body: { required: true, content: { 'application/json': { schema: CreateWebhookBody } } } },
+    responses: { 201: { description: 'Created', content: { 'application/json': { schema: WebhookCreated } } }, ...errors([400, 401, 403, 409, 422]) },
   }),
   async (c) => {
     const body = c.req.valid('json')

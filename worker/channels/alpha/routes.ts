@@ -3,6 +3,7 @@
  * status, disconnect it. Errors take the channel-connection shape `{success: false, error, error_code: <status>}`.
  */
 import { createRoute } from '@hono/zod-openapi'
+import { IdempotencyKeyHeader } from '../../../schema/api/common'
 import { AlphaConnectBody, AlphaConnectResult, AlphaDisconnected, AlphaPhoneParam, AlphaQr, AlphaStatus } from '../../../schema/api/alpha'
 import { removeAccount } from '../../account/lifecycle'
 import { accountStub } from '../../lib/objects'
@@ -46,8 +47,11 @@ alphaRoutes.openapi(
       '`passkey_required` instead of cycling QR codes. Calling it again restarts linking (a new QR code); for a number that is',
       'already connected it changes nothing unless `force_new` discards the stored session.',
     ].join(' '),
-    request: { body: { required: true, content: { 'application/json': { schema: AlphaConnectBody } } } },
-    responses: { 200: { description: 'Linking started', content: { 'application/json': { schema: AlphaConnectResult } } }, ...errors([400, 401, 409, 429]) },
+    request: { headers: IdempotencyKeyHeader, body: { required: true, content: { 'application/json': { schema: AlphaConnectBody } } } },
+    responses: {
+      200: { description: 'Linking started', content: { 'application/json': { schema: AlphaConnectResult } } },
+      ...errors([400, 401, 409, 422, 429]),
+    },
   }),
   async (c) => {
     const body = c.req.valid('json')

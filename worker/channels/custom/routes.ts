@@ -3,6 +3,7 @@
  * `custom` account, connected at once), GET reads its state, DELETE disconnects it, POST /inbound pushes a message in.
  */
 import { createRoute } from '@hono/zod-openapi'
+import { IdempotencyKeyHeader } from '../../../schema/api/common'
 import { CustomChannelRemoved, CustomChannelState, CustomInboundBody, CustomInboundResult, SetCustomWebhookBody } from '../../../schema/api/custom-channel'
 import { removeAccount } from '../../account/lifecycle'
 import { keyring, urlPolicy } from '../../config'
@@ -88,7 +89,7 @@ customChannelRoutes.openapi(
     summary: 'Push an inbound message (tool push_custom_channel_message)',
     description:
       'Your bridge pushes a message a person sent on your side. The contact is created on its first message (external id = `fromId`). `mediaUrl` must be a public https URL. The message then reaches waits and `message.received` webhooks. A repeated push with the same `messageSid` is stored once and answers `duplicate: true`.',
-    request: { body: { required: true, content: { 'application/json': { schema: CustomInboundBody } } } },
+    request: { headers: IdempotencyKeyHeader, body: { required: true, content: { 'application/json': { schema: CustomInboundBody } } } },
     responses: { 200: { description: 'Stored', content: { 'application/json': { schema: CustomInboundResult } } }, ...errors([400, 401, 409, 422, 429]) },
   }),
   async (c) => {

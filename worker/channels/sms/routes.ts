@@ -4,6 +4,7 @@
  * are public routes (callbacks.ts).
  */
 import { createRoute } from '@hono/zod-openapi'
+import { IdempotencyKeyHeader } from '../../../schema/api/common'
 import {
   AndroidSmsConnected,
   AndroidSmsStatus,
@@ -56,7 +57,7 @@ smsRoutes.openapi(
       'Inbound MMS attachments are fetched from Twilio into the media store after Twilio is answered: one message per',
       'attachment, the text on the first, `media.too_large` over the cap, `media.unavailable` when Twilio does not serve it.',
     ].join(' '),
-    request: { body: { required: true, content: { 'application/json': { schema: ConnectSmsBody } } } },
+    request: { headers: IdempotencyKeyHeader, body: { required: true, content: { 'application/json': { schema: ConnectSmsBody } } } },
     responses: {
       200: json(SmsStatus, 'The number, connected'),
       ...statusErrors([400, 401, 404, 409, 422, 502], {
@@ -91,7 +92,7 @@ smsRoutes.openapi(
       'out from the phone and inbound from either lands on the same account. The phone sends text only (no media).',
       'The password is stored sealed and never returned.',
     ].join(' '),
-    request: { body: { required: true, content: { 'application/json': { schema: ConnectAndroidSmsBody } } } },
+    request: { headers: IdempotencyKeyHeader, body: { required: true, content: { 'application/json': { schema: ConnectAndroidSmsBody } } } },
     responses: {
       200: json(AndroidSmsConnected, 'The number, connected, with the webhook URL registered on the gateway'),
       ...statusErrors([400, 401, 409, 422, 502], {

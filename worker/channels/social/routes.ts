@@ -4,6 +4,7 @@
  * (hosted page, OAuth callback, webhooks) are in public-routes.ts.
  */
 import { createRoute, type z } from '@hono/zod-openapi'
+import { IdempotencyKeyHeader } from '../../../schema/api/common'
 import {
   SelectPageBody,
   SetSocialAppBody,
@@ -60,8 +61,11 @@ socialRoutes.openapi(
       'GET /channels/meta/pages and pick one with POST /channels/meta/pages/select. Without a saved app:',
       '409 `social_app_required`.',
     ].join(' '),
-    request: { body: { required: false, content: { 'application/json': { schema: SocialConnectBody } } } },
-    responses: { ...ok(SocialConnect, 'A connect link'), ...statusErrors([400, 401, 409], { 409: '`social_app_required`: save your app first' }) },
+    request: { headers: IdempotencyKeyHeader, body: { required: false, content: { 'application/json': { schema: SocialConnectBody } } } },
+    responses: {
+      ...ok(SocialConnect, 'A connect link'),
+      ...statusErrors([400, 401, 409, 422], { 409: '`social_app_required`: save your app first, or `idempotency_key_in_progress`' }),
+    },
   }),
   async (c) => {
     const flow = await startConnect(c.env, database(c.env.DB), c.req.url, c.get('tenant').id, Date.now())
@@ -112,7 +116,7 @@ socialRoutes.openapi(
       'account (its id is the page id), which includes the page’s linked Instagram professional account; both count',
       'once against the plan’s account cap. People are answered on the surface they wrote on.',
     ].join(' '),
-    request: { body: { required: true, content: { 'application/json': { schema: SelectPageBody } } } },
+    request: { headers: IdempotencyKeyHeader, body: { required: true, content: { 'application/json': { schema: SelectPageBody } } } },
     responses: {
       ...ok(SocialStatus, 'Connected'),
       ...statusErrors([400, 401, 404, 409, 422, 502], {
