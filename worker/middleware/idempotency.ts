@@ -12,6 +12,7 @@
  */
 import type { OpenAPIHono } from '@hono/zod-openapi'
 import { createMiddleware } from 'hono/factory'
+import { matchedRoutes } from 'hono/route'
 import { z } from 'zod'
 import { IDEMPOTENCY_KEY_MAX } from '../../schema/api/common'
 import { keyring } from '../config'
@@ -23,7 +24,6 @@ import { ApiError } from '../errors'
 import { sha256Hex } from '../lib/crypto'
 import { newId } from '../lib/ids'
 import { seal, unseal, type SealedAt } from '../lib/sealed'
-import { routeMatcher, type RouteMatch } from './key-scope'
 
 export const IDEMPOTENT_REPLAYED_HEADER = 'Idempotent-Replayed'
 /** A retry that finds the first request still running waits this long: creating routes answer within seconds. */
@@ -113,21 +113,26 @@ export function declaresIdempotencyKey(route: { request?: { headers?: unknown } 
   return headers instanceof z.ZodObject && 'Idempotency-Key' in headers.shape
 }
 
+/** `POST /v1/messages/:id`: a route as Hono registers it, from an OpenAPI path relative to `prefix`. */
+function honoRoute(method: string, prefix: string, openApiPath: string): string {
+  return `${method.toUpperCase()} ${prefix}${openApiPath.replace(/\/{(.+?)}/g, '/:$1')}`
+}
+
 /**
  * The middleware for every route under `prefix` whose definition declares the header; the definitions are read at
- * the first request, once every route is mounted. A header sent to any other route is ignored.
+ * the first request, once every route is mounted. The route is the one Hono runs for the request (its matched
+ * routes). A header sent to any other route is ignored.
  */
 export function idempotency(prefix: string, definitions: () => OpenAPIHono<AppEnv>['openAPIRegistry']['definitions']) {
-  let declared: ((method: string, path: string) => RouteMatch | undefined) | undefined
+  let declared: Set<string> | undefined
   return createMiddleware<AppEnv>(async function idempotency(c, next) {
     const raw = c.req.header('idempotency-key')
     if (raw === undefined) return next()
-    declared ??= routeMatcher(() =>
-      definitions().flatMap((d) =>
-        d.type === 'route' && declaresIdempotencyKey(d.route) ? [{ method: d.route.method.toUpperCase(), path: d.route.path }] : []
-      )
+    declared ??= new Set(
+      definitions().flatMap((d) => (d.type === 'route' && declaresIdempotencyKey(d.route) ? [honoRoute(d.route.method, prefix, d.route.path)] : []))
     )
-    if (!declared(c.req.method, c.req.path.slice(prefix.length))) return next()
+    const routes = matchedRoutes(c)
+    if (!routes.some((r) => r.method === c.req.method && declared?.has(`${r.method} ${r.path}`))) return next()
     return idempotent(c, next, raw)
   })
 }
