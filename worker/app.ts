@@ -18,6 +18,7 @@ import { requestLimits } from './lib/rate-limit'
 import { auditTrail } from './middleware/audit'
 import { idempotency } from './middleware/idempotency'
 import { keyScope } from './middleware/key-scope'
+import { rateLimitHeaders } from './middleware/rate-limit-headers'
 import { accountsRoutes } from './routes/accounts'
 import { adminRoutes } from './routes/admin'
 import { adminRelayRoutes } from './routes/admin-relays'
@@ -62,7 +63,8 @@ const errorFamily = createMiddleware<AppEnv>(async function errorFamily(c, next)
 
 export const v1 = new OpenAPIHono<AppEnv>()
 v1.get('/openapi.json', (c) => c.json(apiDocument(v1, openApiConfig(c.env, c.req.url))))
-v1.use('*', apiKeyAuth({ allowQuery: true }), requestLimits)
+// Outermost, so the answer of every later step (a refusal included) carries the limits noted for the request.
+v1.use('*', rateLimitHeaders, apiKeyAuth({ allowQuery: true }), requestLimits)
 // The audit trail wraps the scope check so refusals for the key are logged too (docs/agent-safety.md).
 v1.use('*', auditTrail)
 v1.use(

@@ -1,6 +1,7 @@
 /** Hono environment: the Worker bindings (generated into worker-configuration.d.ts) and per-request variables. */
 import type { Tenant } from './db/tenants'
 import type { ErrorFamily } from './errors'
+import type { RateLimitState } from './lib/rate-limit-state'
 import type { AuditNote } from './safety/audit-note'
 import type { KeyGrant } from './safety/grant'
 
@@ -19,5 +20,7 @@ export type AppEnv = {
     tool: string
     /** What a route learned about the action (account, contact, message) for its audit entry. */
     audit: AuditNote
+    /** The limits checked for this request, for its RateLimit-Policy / RateLimit headers. */
+    rateLimits: RateLimitState[]
   }
 }

@@ -21,7 +21,13 @@ import { checkAccount, noteAudit } from '../middleware/key-scope'
 import { holdMessage } from '../safety/approvals'
 import { accountAllowed } from '../safety/grant'
 import { checkReplyWindow } from '../safety/reply-window'
+import { noteRateLimit } from '../lib/rate-limit-state'
+import { secondsToNextUtcDay } from '../lib/time'
 import { resourceApp } from '../validate'
+
+/** The account's daily send cap as a RateLimit policy on every answer the account's object gave (docs/api.md). */
+export const DAILY_SENDS_POLICY = 'daily-sends'
+const DAY_S = 86_400
 
 export const messagesRoutes = resourceApp({
   to: 'invalid_recipient',
@@ -132,6 +138,13 @@ messagesRoutes.openapi(
       text: body.text,
       mediaUrl,
       mediaContentType,
+    })
+    noteRateLimit(c, {
+      policy: DAILY_SENDS_POLICY,
+      quota: outcome.sendsToday.cap,
+      windowS: DAY_S,
+      remaining: Math.max(0, outcome.sendsToday.cap - outcome.sendsToday.used),
+      resetS: secondsToNextUtcDay(Date.now()),
     })
     if (!outcome.ok) {
       const r = outcome.refusal
