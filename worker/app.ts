@@ -14,6 +14,7 @@ import { ApiError, errorResponse, onError, type ErrorFamily } from './errors'
 import { adminToken } from './middleware/admin-token'
 import { mcpRoutes } from './mcp/handler'
 import { apiKeyAuth, clearAuthCache, keepingVouch } from './middleware/api-key'
+import { MAX_BODY_BYTES } from './lib/abuse-limits'
 import { requestLimits } from './lib/rate-limit'
 import { auditTrail } from './middleware/audit'
 import { idempotency } from './middleware/idempotency'
@@ -42,11 +43,8 @@ export function errorFamilyFor(path: string): ErrorFamily {
   return MESSAGING_PREFIXES.some((p) => path === p || path.startsWith(`${p}/`)) ? 'messaging' : 'status'
 }
 
-/**
- * Request bodies under /v1 and /admin stop here, streamed or not: the largest valid body (a send with a 4 KiB text,
- * a custom-channel push) is a few KiB, so 256 KiB refuses nothing real and caps what a parser is handed.
- */
-export const MAX_BODY_BYTES = 256 * 1024
+/** Request bodies under /v1 and /admin stop at MAX_BODY_BYTES, streamed or not (lib/abuse-limits.ts says why). */
+export { MAX_BODY_BYTES }
 const limitBody = keepingVouch(
   bodyLimit({
     maxSize: MAX_BODY_BYTES,

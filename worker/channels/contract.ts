@@ -15,6 +15,7 @@ import type { AccountRow } from '../db/accounts'
 import type { Db } from '../db/client'
 import type { MessageWithContact } from '../db/messages'
 import type { AppEnv } from '../env'
+import type { ErrorCode } from '../lib/error-codes'
 import type { ToolSpec } from '../lib/tool-spec'
 
 export type ChannelId = AccountRef['channel']
@@ -72,7 +73,7 @@ export interface Channel {
   /** The `to` member that names a new person here. */
   readonly address: AddressKind
   /** Whether a person who never wrote and is not in the account's address book may be messaged. */
-  readonly strangers: { allowed: true } | { allowed: false; status: 409 | 422; code: string; message: string }
+  readonly strangers: { allowed: true } | { allowed: false; status: 409 | 422; code: ErrorCode; message: string }
   /** Whether new contacts follow the alpha warm-up ramp (spec 8); `ramp_day` is null otherwise. */
   readonly warmUp: boolean
   /**

@@ -10,7 +10,7 @@
  */
 import type { Context } from 'hono'
 import type { AppEnv } from '../env'
-import type { RateLimitRule } from './rate-limit'
+import type { RateLimitRule } from './abuse-limits'
 
 /** One limit as the headers state it: quota `q` per window `w` seconds, `r` left, `t` seconds until more. */
 export type RateLimitState = { policy: string; quota: number; windowS: number; remaining: number; resetS: number }
