@@ -66,7 +66,7 @@ module.exports = {
   ],
   options: {
     doNotFollow: { path: 'node_modules' },
-    exclude: { path: ['worker/worker-configuration\\.d\\.ts$', 'schema/drizzle\\.config\\.ts$'] },
+    exclude: { path: ['worker/worker-configuration\\.d\\.ts$', 'schema/drizzle\\.config\\.ts$', '^worker/assets/'] },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: 'tsconfig.depcruise.json' },
     enhancedResolveOptions: { extensions: ['.ts', '.js'] },

@@ -4,7 +4,7 @@
  * edge is not refusing it over and over; 503 otherwise (for systemd, load balancers and humans). Sessions are also
  * counted by the problem they report, and a problem only the relay's operator can fix (an upstream refusing the
  * relay's client version: alpha 405) is named with what to do. Nothing in it names a contact or carries message
- * content.
+ * content. GET /metrics on the same port answers the Prometheus metrics (relay/metrics.ts).
  */
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -62,9 +62,25 @@ export function healthReport(h: HealthSource) {
   }
 }
 
-export async function startHealthServer(h: HealthSource, host: string, port: number): Promise<{ url: string; close(): Promise<void> }> {
+/** What GET /metrics answers: Prometheus text and its content type. */
+export type MetricsSource = () => Promise<{ contentType: string; body: string }>
+
+export async function startHealthServer(
+  h: HealthSource,
+  host: string,
+  port: number,
+  metrics: MetricsSource | null = null
+): Promise<{ url: string; close(): Promise<void> }> {
   const server: Server = createServer((req, res) => {
-    if (req.method !== 'GET' || (req.url ?? '').split('?')[0] !== '/healthz') {
+    const path = (req.url ?? '').split('?')[0]
+    if (req.method === 'GET' && path === '/metrics' && metrics) {
+      metrics().then(
+        (m) => res.writeHead(200, { 'content-type': m.contentType, 'cache-control': 'no-store' }).end(m.body),
+        () => res.writeHead(500, { 'content-type': 'text/plain' }).end('metrics unavailable\n')
+      )
+      return
+    }
+    if (req.method !== 'GET' || path !== '/healthz') {
       res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":"not found"}')
       return
     }

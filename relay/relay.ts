@@ -13,6 +13,7 @@ import { startHealthServer } from './health'
 import { makeMediaUploader } from './link/media-upload'
 import { RelayLink } from './link/socket'
 import { createLogger } from './log'
+import { RelayMetrics } from './metrics'
 import { SessionManager } from './sessions/manager'
 import { configureSim } from './sim/config'
 import { startSimNetwork } from './sim/network/server'
@@ -56,6 +57,7 @@ export async function startRelay(config: RelayConfig): Promise<Relay> {
     configureSim({ url: simUrl })
   }
 
+  const meter = new RelayMetrics({ instance, driver: config.driver, version: RELAY_VERSION })
   const uploadMedia = makeMediaUploader({ gatewayUrl: config.connectUrl.replace(/\/relay\/connect$/, ''), token: config.token, maxBytes: config.mediaMaxBytes })
   const manager = new SessionManager({
     driverFor: (ch) => {
@@ -65,6 +67,7 @@ export async function startRelay(config: RelayConfig): Promise<Relay> {
     crypto: new SessionCrypto(config.sessionKey),
     log,
     uploadMedia,
+    meter,
   })
   let finish: (code: number) => void = () => undefined
   const done = new Promise<number>((resolve) => (finish = resolve))
@@ -73,6 +76,7 @@ export async function startRelay(config: RelayConfig): Promise<Relay> {
     url: config.connectUrl,
     token: config.token,
     log,
+    meter,
     hello: () => ({
       type: 'hello',
       protocol: FRAME_PROTOCOL_VERSION,
@@ -93,6 +97,12 @@ export async function startRelay(config: RelayConfig): Promise<Relay> {
     },
   })
   manager.attach(link)
+  meter.watch({
+    sessions: () => manager.samples(),
+    unansweredFrames: () => link.stats().unacked,
+    linkState: () => link.linkState,
+    draining: () => manager.isDraining,
+  })
 
   const startedAt = Date.now()
   const health =
@@ -111,7 +121,8 @@ export async function startRelay(config: RelayConfig): Promise<Relay> {
             simUrl: simUrl ? `${simUrl}/sim` : null,
           },
           config.healthHost,
-          config.healthPort
+          config.healthPort,
+          () => meter.render()
         )
   link.start()
   log.info({ driver: config.driver, channels, gateway: new URL(config.connectUrl).host, health: health?.url ?? null }, 'relay started')

@@ -181,12 +181,15 @@ export const messages = sqliteTable(
 
 /**
  * The event outbox: written in the same D1 batch as the change that caused it, so an event exists exactly when
- * its change committed. `dispatchedAt` is set once webhook fan-out has picked it up (worker/webhooks).
+ * its change committed. `dispatchedAt` is set once webhook fan-out has picked it up (worker/webhooks). `seq` is the
+ * commit order (D1 has one writer, and AUTOINCREMENT never reuses a number): the position an MCP events cursor
+ * names (worker/mcp/events), so a reader resuming after `seq` neither skips nor repeats an event.
  */
 export const events = sqliteTable(
   'events',
   {
-    id: text('id').primaryKey(),
+    seq: integer('seq').primaryKey({ autoIncrement: true }),
+    id: text('id').notNull(),
     tenantId: text('tenant_id').notNull(),
     /** The account whose Durable Object emitted it (also for account.limit_reached, whose payload hides it). */
     accountId: text('account_id').notNull(),
@@ -196,6 +199,8 @@ export const events = sqliteTable(
     dispatchedAt: integer('dispatched_at'),
   },
   (t) => [
+    uniqueIndex('events_id').on(t.id),
+    index('events_tenant_seq').on(t.tenantId, t.seq),
     index('events_tenant_created').on(t.tenantId, t.createdAt),
     index('events_pending').on(t.tenantId, t.accountId, t.createdAt).where(sql`dispatched_at is null`),
     // The retention sweep deletes by age across tenants (worker/webhooks/sweeper.ts).
@@ -203,10 +208,16 @@ export const events = sqliteTable(
   ]
 )
 
+export const WEBHOOK_ORIGINS = ['rest', 'mcp'] as const
+export type WebhookOrigin = (typeof WEBHOOK_ORIGINS)[number]
+
 /**
  * Webhook subscriptions (spec 2, `WebhookSubscription`). `id` is internal and stable; the API's `id` is the
  * subscription's position in the tenant's list (ordered by `createdAt`, then `id`). The signing secret is sealed
- * with AES-GCM (worker/lib/crypto.ts) because deliveries must read it back.
+ * with AES-GCM (worker/lib/crypto.ts) because deliveries must read it back. Subscriptions made with MCP
+ * `events/subscribe` (origin `mcp`) live here too, so they ride the same outbox: their id is derived from the
+ * subscription key, `filter` narrows the events they get, `keyId` is the key (principal) that made them, and
+ * `expiresAt` ends their deliveries unless the client refreshes them.
  */
 export const webhooks = sqliteTable(
   'webhooks',
@@ -223,6 +234,11 @@ export const webhooks = sqliteTable(
     signingSecretCreatedAt: integer('signing_secret_created_at'),
     createdAt: integer('created_at').notNull(),
     updatedAt: integer('updated_at').notNull(),
+    origin: text('origin', { enum: WEBHOOK_ORIGINS }).notNull().default('rest'),
+    /** JSON object (db/event-filter.ts `EventFilter`): only events passing it are delivered; null: every event. */
+    filter: text('filter'),
+    keyId: text('key_id'),
+    expiresAt: integer('expires_at'),
   },
   (t) => [uniqueIndex('webhooks_tenant_name').on(t.tenantId, t.name), index('webhooks_tenant_created').on(t.tenantId, t.createdAt)]
 )

@@ -1,6 +1,11 @@
-/** Webhook event names and payload shapes (spec part 6). Message events carry `error` as a plain string. */
+/**
+ * Webhook event names and payload shapes (spec part 6), and the arguments an MCP events subscription narrows them
+ * by (SEP-3415 `inputSchema`). Message events carry `error` as a plain string.
+ */
 import { z } from 'zod'
+import { E164 } from './api/common'
 import { MessageMedia } from './api/media'
+import { CHANNELS } from './d1'
 
 export const EVENT_TYPES = [
   'message.received',
@@ -98,3 +103,38 @@ export const DeliveryIdentity = z.object({ event_id: z.string(), delivery_id: z.
 export type MessageEvent = z.infer<typeof MessageEventPayload>
 export type AccountEvent = z.infer<typeof AccountEventPayload>
 export type EventPayload = MessageEvent | AccountEvent
+
+/** The payload shape of each event: MCP `events/list` publishes these as `payloadSchema` (worker/mcp/events). */
+export function payloadSchemaOf(type: EventType): typeof MessageEventPayload | typeof AccountEventPayload {
+  return type.startsWith('message.') ? MessageEventPayload : AccountEventPayload
+}
+
+/** Accounts a subscription may name; a key limited to accounts names among its own. */
+export const MAX_FILTER_ACCOUNTS = 20
+
+/**
+ * What an MCP events subscription narrows its events by (SEP-3415 `arguments`; every field optional, all given
+ * ones must match). Stored as the filter of an MCP webhook subscription, so deliveries apply the same rule.
+ */
+export const EventFilter = z
+  .object({
+    account_ids: z
+      .array(z.string().min(1).max(64))
+      .min(1)
+      .max(MAX_FILTER_ACCOUNTS)
+      .optional()
+      .meta({ description: 'Only events of these accounts (their account_id); default every account the key may use' }),
+    channel: z.enum(CHANNELS).optional().meta({ description: 'Only events of accounts on this channel' }),
+    contact_id: z.string().min(1).max(64).optional().meta({ description: 'Only messages with this contact (contact.id of a message)' }),
+    contact_phone: E164.optional().meta({ description: 'Only messages with the contact at this number (E.164)' }),
+  })
+  .strict()
+export type EventFilter = z.infer<typeof EventFilter>
+
+/** Account events have no contact, so their subscriptions take the account and channel arguments only. */
+export const AccountEventFilter = EventFilter.pick({ account_ids: true, channel: true }).strict()
+
+/** The subscription arguments an event takes (`inputSchema` in MCP `events/list`). */
+export function filterSchemaOf(type: EventType): typeof EventFilter | typeof AccountEventFilter {
+  return type.startsWith('message.') ? EventFilter : AccountEventFilter
+}

@@ -22,13 +22,14 @@ import { keyScope } from './middleware/key-scope'
 import { rateLimitHeaders } from './middleware/rate-limit-headers'
 import { accountsRoutes } from './routes/accounts'
 import { adminRoutes } from './routes/admin'
+import { adminMetricsRoutes } from './routes/admin-metrics'
 import { adminRelayRoutes } from './routes/admin-relays'
 import { adminSecretRoutes } from './routes/admin-secrets'
 import { approvalPageRoutes } from './routes/approval-page'
 import { auditRoutes } from './routes/audit'
 import { keysRoutes } from './routes/keys'
 import { messageApprovalRoutes } from './routes/message-approvals'
-import { apiDocument, docsPage, openApiConfig } from './routes/docs'
+import { apiDocument, DOCS_CSP, docsPage, openApiConfig } from './routes/docs'
 import { mediaRoutes } from './routes/media'
 import { mediaLinkRoutes } from './routes/media-link'
 import { messagesRoutes } from './routes/messages'
@@ -94,7 +95,7 @@ app.use('*', errorFamily)
 app.onError(onError)
 app.notFound((c) => errorResponse(c, new ApiError(404, 'not_found', `No route for ${c.req.method} ${c.req.path}`)))
 app.get('/', (c) => c.redirect('/docs'))
-app.get('/docs', (c) => c.html(docsPage(apiDocument(v1, openApiConfig(c.env, c.req.url)))))
+app.get('/docs', (c) => c.html(docsPage('Messaging Gateway API'), 200, { 'Content-Security-Policy': DOCS_CSP }))
 app.use('/admin/*', limitBody, adminToken)
 // A public route that caps its own body (the phone's MMS webhook, up to 8 MiB) is left to that cap.
 const ownBodyLimits = CHANNELS.flatMap((channel) => (channel.ownBodyLimit ? [channel.ownBodyLimit] : []))
@@ -105,6 +106,7 @@ app.use('/admin/*', async (c, next) => {
   if (c.req.method !== 'GET') clearAuthCache()
 })
 app.route('/admin', adminRoutes)
+app.route('/admin/metrics', adminMetricsRoutes)
 app.route('/admin/relays', adminRelayRoutes)
 app.route('/admin/secrets', adminSecretRoutes)
 app.route('/relay', relayRoutes)

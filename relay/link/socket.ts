@@ -7,6 +7,7 @@
  */
 import { WebSocket } from 'ws'
 import type { Logger } from 'pino'
+import { reconnectReason, type RelayMeter } from '../metrics'
 import { CLOSE, EdgeFrame, PING_TEXT, type FrameOf, type RelayFrame, type ReliableRelayFrame } from '../../schema/frames'
 import { ACK_TIMEOUT_MS, CONNECT_TIMEOUT_MS, DEFAULT_HEARTBEAT_MS, HEARTBEAT_MISSES, MIN_UPTIME_MS, reconnectDelayMs, SEND_WINDOW } from './backoff'
 import { Outbox, type Reply } from './outbox'
@@ -26,6 +27,8 @@ export type LinkOptions = {
   onRefused(reason: string): void
   now?: () => number
   random?: () => number
+  /** Counts frames, acks and reconnects for GET /metrics (relay/metrics.ts). */
+  meter?: RelayMeter
 }
 
 export type LinkStats = {
@@ -60,6 +63,8 @@ export class RelayLink {
   private readonly now: () => number
   private readonly random: () => number
   private readonly rejects: RejectLog
+  /** Why the current socket is going down, for the reconnect's reason label. */
+  private downCause: { opened: boolean; httpStatus: number | null; heartbeatTimeout: boolean } = { opened: false, httpStatus: null, heartbeatTimeout: false }
 
   constructor(private readonly opts: LinkOptions) {
     this.now = opts.now ?? Date.now
@@ -102,7 +107,7 @@ export class RelayLink {
   /** Sends a frame now if the link is open (best effort: probe answers, draining notice). */
   send(frame: RelayFrame): boolean {
     if (this.state !== 'open' || !this.ws) return false
-    this.write(JSON.stringify(frame))
+    this.write(JSON.stringify(frame), frame.type)
     return true
   }
 
@@ -143,15 +148,18 @@ export class RelayLink {
       perMessageDeflate: false,
     })
     this.ws = ws
+    this.downCause = { opened: false, httpStatus: null, heartbeatTimeout: false }
     ws.on('open', () => {
       this.openedAt = this.now()
       this.pings = []
-      this.write(JSON.stringify(this.opts.hello()))
+      this.downCause.opened = true
+      this.write(JSON.stringify(this.opts.hello()), 'hello')
     })
     ws.on('message', (data) => this.onMessage(String(data)))
     ws.on('unexpected-response', (_req, res) => {
       const status = res.statusCode ?? 0
       res.resume()
+      this.downCause.httpStatus = status
       if (status === 401 || status === 403) {
         this.opts.log.error({ status }, 'the gateway refused the relay token')
         this.stop(1000, 'token refused')
@@ -171,9 +179,11 @@ export class RelayLink {
     try {
       frame = EdgeFrame.parse(JSON.parse(raw))
     } catch (err) {
+      this.opts.meter?.frameIn('unreadable')
       this.opts.log.warn({ err: err instanceof Error ? err.message : String(err) }, 'unreadable frame from the edge')
       return
     }
+    this.opts.meter?.frameIn(frame.type)
     switch (frame.type) {
       case 'pong': {
         const sentAt = this.pings.shift()
@@ -196,6 +206,8 @@ export class RelayLink {
       case 'reject':
       case 'session_data': {
         if (frame.type === 'reject') this.rejects.record(frame, this.outbox.typeOf(frame.id))
+        if (frame.type === 'ack') this.opts.meter?.answered('ack', frame.ids.length)
+        else if (frame.type === 'reject') this.opts.meter?.answered('reject', 1, frame.reason)
         // An answered frame renews the leases like an answered heartbeat: the edge heard from us after we sent it.
         const sentAt = this.outbox.settle(frame)
         if (sentAt !== null && this.leaseMs !== null) this.renewedAt = Math.max(this.renewedAt ?? 0, sentAt)
@@ -223,6 +235,8 @@ export class RelayLink {
     if (wasUp && this.now() - this.openedAt >= MIN_UPTIME_MS) this.attempt = 0
     this.attempt++
     const delay = reconnectDelayMs(this.attempt, this.random)
+    const cause = this.downCause
+    this.opts.meter?.linkReconnect(reconnectReason(code, cause.opened, cause.httpStatus, cause.heartbeatTimeout))
     this.opts.log.warn({ code, reason, retry_in_ms: delay }, 'relay link down')
     this.reconnectTimer = setTimeout(() => {
       this.reconnects++
@@ -243,11 +257,12 @@ export class RelayLink {
     const quiet = this.now() - (this.lastFrameInAt ?? 0) > this.heartbeatMs * HEARTBEAT_MISSES
     if (oldest !== undefined && quiet && this.now() - oldest > this.heartbeatMs * HEARTBEAT_MISSES) {
       this.opts.log.warn({ unanswered: this.pings.length }, 'heartbeats unanswered; dropping the link')
+      this.downCause.heartbeatTimeout = true
       ws.terminate()
       return
     }
     this.pings.push(this.now())
-    this.write(PING_TEXT)
+    this.write(PING_TEXT, 'ping')
     this.flush()
   }
 
@@ -256,13 +271,14 @@ export class RelayLink {
     if (this.state !== 'open' || !this.ws) return
     const now = this.now()
     for (const frame of this.outbox.due(now - ACK_TIMEOUT_MS, SEND_WINDOW)) {
-      this.write(JSON.stringify(frame))
+      this.write(JSON.stringify(frame), frame.type)
       this.outbox.markSent(frame.id, now)
     }
   }
 
-  private write(text: string): void {
+  private write(text: string, type: string): void {
     this.lastFrameOutAt = this.now()
+    this.opts.meter?.frameOut(type)
     this.ws?.send(text)
   }
 

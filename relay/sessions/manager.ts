@@ -11,6 +11,7 @@ import type { EdgeFrame, FrameOf, SessionState } from '../../schema/frames'
 import type { Driver } from '../connector'
 import type { SessionCrypto } from '../crypto'
 import { LEASE_SAFETY_MS } from '../link/backoff'
+import type { RelayMeter, SessionSample } from '../metrics'
 import { RunningSession, type SessionLink } from './session'
 
 export type ManagerLink = SessionLink & { leaseValidUntil(): number | null; linkState: string; drained(timeoutMs: number): Promise<boolean> }
@@ -26,7 +27,13 @@ export class SessionManager {
   private leaseTimer: NodeJS.Timeout | null = null
 
   constructor(
-    private readonly deps: { driverFor: (channel: string) => Driver | null; crypto: SessionCrypto; log: Logger; uploadMedia?: MediaUploader },
+    private readonly deps: {
+      driverFor: (channel: string) => Driver | null
+      crypto: SessionCrypto
+      log: Logger
+      uploadMedia?: MediaUploader
+      meter?: RelayMeter
+    },
     private link: ManagerLink | null = null
   ) {}
 
@@ -50,6 +57,16 @@ export class SessionManager {
       out[k] = (out[k] ?? 0) + 1
     }
     return out
+  }
+
+  /** Each session's channel, state and held sends, for GET /metrics. */
+  samples(): SessionSample[] {
+    return [...this.sessions.values()].map((s) => ({
+      channel: s.channel,
+      state: s.state?.state ?? 'starting',
+      problem: s.state && 'problem' in s.state ? s.state.problem : null,
+      heldSends: s.heldSends,
+    }))
   }
 
   /** Sessions by the problem they report (disconnected or restricted ones), for /healthz. */
@@ -157,6 +174,7 @@ export class SessionManager {
       crypto: this.deps.crypto,
       log: this.deps.log,
       uploadMedia: this.deps.uploadMedia,
+      meter: this.deps.meter,
       nextId: this.nextId,
       onLeaseLost: (sid, fence) => this.leaseLost(sid, fence),
     })

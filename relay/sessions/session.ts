@@ -26,6 +26,7 @@ import type { Reply } from '../link/outbox'
 import type { RelayFrame, ReliableRelayFrame } from '../../schema/frames'
 import { EdgeSessionStore, LeaseLostError } from './edge-store'
 import { UploadRefusedError, type MediaUploader } from '../link/media-upload'
+import type { RelayMeter } from '../metrics'
 
 export type SessionLink = {
   request(frame: ReliableRelayFrame, coalesceKey?: string | null): Promise<Reply>
@@ -43,6 +44,8 @@ export type SessionDeps = {
   onLeaseLost(sid: string, fence: number): void
   /** Stores an inbound item in the gateway's media store (relay/link/media-upload.ts); absent: attachments are dropped. */
   uploadMedia?: MediaUploader
+  /** Send and inbound latencies, uploads, state changes and upstream acks for GET /metrics. */
+  meter?: RelayMeter
 }
 
 /** Items of one session uploading at once; the messages are still reported in the order they came. */
@@ -124,6 +127,11 @@ export class RunningSession {
     }
   }
 
+  /** Sends waiting until the session can send (GET /metrics: relay_queued_sends). */
+  get heldSends(): number {
+    return this.held.size
+  }
+
   /** Closes without logging out: the session resumes on whichever relay holds it next. */
   async stop(): Promise<void> {
     if (this.stopped) return
@@ -185,13 +193,17 @@ export class RunningSession {
     }
     if (!this.connector) return
     this.inflight.add(message.messageId)
+    const started = performance.now()
+    const took = (outcome: 'sent' | 'refused' | 'failed') => this.deps.meter?.sendDone(this.channel, outcome, (performance.now() - started) / 1000)
     try {
       const { upstreamId } = await this.connector.send({ messageId: message.messageId, to: message.to, text: message.text, mediaUrl: message.mediaUrl })
+      took('sent')
       this.sent.set(message.messageId, upstreamId)
       if (this.sent.size > SENT_MEMORY) this.sent.delete(this.sent.keys().next().value!)
       log.info({ upstream_id: upstreamId }, 'message handed upstream')
       await this.report({ type: 'sent', id: this.deps.nextId(), sid: this.sid, fence: this.fence, messageId: message.messageId, upstreamId })
     } catch (err) {
+      took(isPermanentSendError(err) ? 'refused' : 'failed')
       if (isPermanentSendError(err)) {
         // A numeric upstream code travels to the message's error; a driver's own string codes stay in the log.
         const code = err instanceof PermanentSendError ? err.code : null
@@ -221,6 +233,7 @@ export class RunningSession {
     if (this.stopped) return
     this.state = s
     this.stateAt = Date.now()
+    this.deps.meter?.sessionState(this.channel, s.state, 'problem' in s ? s.problem : null)
     this.log.info({ state: s.state, problem: 'problem' in s ? s.problem : undefined }, 'session state')
     void this.report({ type: 'state', id: this.deps.nextId(), sid: this.sid, fence: this.fence, state: s, at: this.stateAt }, `state:${this.sid}`)
     if (canSend(s)) {
@@ -232,6 +245,7 @@ export class RunningSession {
 
   private onInbound(m: InboundMessage): void {
     const { onCommitted, attachment, ...message } = m
+    const started = performance.now()
     const stored = attachment ? this.storeAttachment(message.upstreamId, attachment) : null
     this.inboundTail = this.inboundTail.then(async () => {
       const media = stored ? await stored : undefined
@@ -241,7 +255,11 @@ export class RunningSession {
       // from an earlier holder.
       if (media === 'stop') return
       const withMedia = media === undefined ? message : { ...message, media }
-      void this.report({ type: 'inbound', id: this.deps.nextId(), sid: this.sid, fence: this.fence, message: withMedia }).then((ok) => ok && onCommitted?.())
+      void this.report({ type: 'inbound', id: this.deps.nextId(), sid: this.sid, fence: this.fence, message: withMedia }).then((ok) => {
+        if (!ok) return
+        this.deps.meter?.inboundDone(this.channel, (performance.now() - started) / 1000)
+        this.committed(onCommitted)
+      })
     })
   }
 
@@ -253,7 +271,9 @@ export class RunningSession {
     this.uploading++
     this.log.info({ upstream_id: upstreamId, kind: a.kind, declared_size: a.declaredSize }, 'media upload started')
     try {
-      return await upload(this.sid, this.fence, upstreamId, a)
+      const media = await upload(this.sid, this.fence, upstreamId, a)
+      if (media.stored.tooLarge === null) this.deps.meter?.uploaded(this.channel, a.kind, media.stored.size)
+      return media
     } catch (err) {
       if (err instanceof UploadRefusedError && (err.status === 409 || err.status === 401)) {
         this.deps.onLeaseLost(this.sid, this.fence)
@@ -270,7 +290,14 @@ export class RunningSession {
 
   private onReceipt(r: Receipt): void {
     const { onCommitted, ...receipt } = r
-    void this.report({ type: 'receipt', id: this.deps.nextId(), sid: this.sid, fence: this.fence, receipt }).then((ok) => ok && onCommitted?.())
+    void this.report({ type: 'receipt', id: this.deps.nextId(), sid: this.sid, fence: this.fence, receipt }).then((ok) => ok && this.committed(onCommitted))
+  }
+
+  /** The edge stored it: the upstream may now forget it (the relay's acknowledgement out). */
+  private committed(onCommitted: (() => void) | undefined): void {
+    if (!onCommitted) return
+    this.deps.meter?.upstreamAck()
+    onCommitted()
   }
 
   private onContacts(contacts: ImportedContact[]): void {

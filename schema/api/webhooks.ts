@@ -1,6 +1,6 @@
 /** Webhook shapes (spec 2 and 4.8): subscriptions, per-URL health, signing secrets, tests, the delivery log, replay. */
 import { z } from 'zod'
-import { DELIVERY_STATUSES } from '../d1'
+import { DELIVERY_STATUSES, WEBHOOK_ORIGINS } from '../d1'
 import { EVENT_TYPES, EXTENSION_EVENT_TYPES, SUBSCRIBABLE_EVENTS } from '../events'
 import { DateTime, SuccessFlag } from './common'
 
@@ -20,6 +20,11 @@ export const WebhookSubscription = z
     retries_enabled: z.boolean().meta({ description: 'Failed deliveries are retried after 1 min, 5 min, 30 min and 2 h' }),
     signing_enabled: z.boolean().meta({ description: 'True when a signing secret is set (deliveries carry X-Webhook-Signature)' }),
     signing_secret_created_at: DateTime.nullable(),
+    origin: z.enum(WEBHOOK_ORIGINS).optional().meta({
+      description:
+        'Who made it: `rest` (this API or the create_webhook tool) or `mcp` (an MCP client with `events/subscribe`, which refreshes it; docs/mcp.md)',
+    }),
+    expires_at: DateTime.nullable().optional().meta({ description: 'An `mcp` subscription stops delivering at this time unless its client refreshes it' }),
   })
   .meta({ id: 'WebhookSubscription' })
 

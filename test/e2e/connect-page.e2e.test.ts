@@ -17,7 +17,8 @@ beforeAll(async () => {
   relay = spawnRelay(server, (await issueRelayToken(server)).token, sim)
   device = await openPhoneBrowser('connect')
   await relay.linked
-})
+  // wrangler dev, a relay and Chromium start together: on a shared 2-core machine that can take minutes.
+}, 300_000)
 afterAll(async () => {
   await device?.close()
   await relay?.kill('SIGKILL')

@@ -1,10 +1,11 @@
 /**
  * The OpenAPI document as client generators read it: Redocly's recommended ruleset (the `@redocly/cli` package)
  * finds no error and no warning in what the local server serves, and every operation has an operationId, the MCP
- * tool's name where a tool runs it.
+ * tool's name where a tool runs it. The typed client's copy (client/openapi.json, built in Node by
+ * scripts/generate-client.mjs) is the document the server serves.
  */
 import { execFile } from 'node:child_process'
-import { mkdtemp, writeFile } from 'node:fs/promises'
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
@@ -48,5 +49,12 @@ describe('GET /v1/openapi.json', () => {
     expect(doc.paths['/messages/wait']?.get?.operationId).toBe('wait_for_messages')
     expect(doc.paths['/webhooks/{webhookId}/test']?.post?.operationId).toBe('test_webhook')
     expect(doc.paths['/channels/alpha-web/connections']?.post?.operationId).toBe('connect_alpha')
+  })
+
+  it('is the document the typed client was generated from (client/openapi.json, but for the origin)', async () => {
+    const served = JSON.stringify(await document())
+    const committed = JSON.parse(await readFile(join(repoRoot, 'client/openapi.json'), 'utf8'))
+    const origin = new URL(local.server.directUrl).origin
+    expect(JSON.parse(served.replaceAll(origin, 'http://127.0.0.1:8787'))).toEqual(committed)
   })
 })

@@ -20,9 +20,18 @@ const FLAGS = [
   '--disable-sync',
 ]
 
+/**
+ * The launch's own time limit (Playwright's default is 180 s, longer than the set-up hooks that call this): npm test's
+ * pretest has already started the browser once (scripts/chromium.mjs --warm), so a launch here takes seconds.
+ */
+export const LAUNCH_TIMEOUT_MS = 60_000
+
 export type PhoneBrowser = { context: BrowserContext; shotsDir: string; close(): Promise<void> }
 
-export async function openPhoneBrowser(label: string): Promise<PhoneBrowser> {
+/** A desktop-sized window instead of a phone's (the API reference page). */
+export type BrowserShape = { desktop?: boolean }
+
+export async function openPhoneBrowser(label: string, shape: BrowserShape = {}): Promise<PhoneBrowser> {
   const shotsDir = process.env.UPDATE_SCREENSHOTS === '1' ? join(repoRoot, 'docs/screenshots') : mkdtempSync(join(tmpdir(), `${label}-shots-`))
   const profile = mkdtempSync(join(tmpdir(), 'chromium-profile-'))
   const executablePath = execFileSync(process.execPath, [join(repoRoot, 'scripts/chromium.mjs')], { encoding: 'utf8' }).trim()
@@ -30,11 +39,11 @@ export async function openPhoneBrowser(label: string): Promise<PhoneBrowser> {
   const context = await chromium.launchPersistentContext(profile, {
     executablePath,
     headless: true,
+    timeout: LAUNCH_TIMEOUT_MS,
     args: FLAGS,
-    viewport: { width: 390, height: 844 },
-    deviceScaleFactor: 2,
-    isMobile: true,
-    hasTouch: true,
+    ...(shape.desktop
+      ? { viewport: { width: 1280, height: 900 } }
+      : { viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true }),
   })
   return {
     context,

@@ -25,7 +25,8 @@ beforeAll(async () => {
   graph = await startFakeGraph()
   server = await startLocalServer({ vars: { GRAPH_API_URL: graph.url, GRAPH_DIALOG_URL: graph.url, GRAPH_API_VERSION: FAKE_GRAPH_VERSION } })
   device = await openPhoneBrowser('social')
-})
+  // wrangler dev and Chromium start together: on a shared 2-core machine that can take minutes.
+}, 300_000)
 afterAll(async () => {
   await device?.close()
   await Promise.all([server?.stop(), graph?.close()])

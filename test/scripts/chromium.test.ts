@@ -1,5 +1,6 @@
 // scripts/chromium.mjs, which `npm test` runs first: finds a system browser, installs Debian's package as root when
-// apt-get is there, and otherwise stops with instructions. Fake `chromium` and `apt-get` on a private PATH stand in.
+// apt-get is there, and otherwise stops with instructions; with --warm it starts the browser once before any test.
+// Fake `chromium` and `apt-get` on a private PATH stand in.
 import { spawnSync } from 'node:child_process'
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -22,8 +23,8 @@ function bin(files: Record<string, string>): string {
   return dir
 }
 
-function run(env: Record<string, string>) {
-  return spawnSync(process.execPath, [script], { env, encoding: 'utf8' })
+function run(env: Record<string, string>, args: string[] = []) {
+  return spawnSync(process.execPath, [script, ...args], { env, encoding: 'utf8' })
 }
 
 describe('scripts/chromium.mjs', () => {
@@ -62,5 +63,25 @@ describe('scripts/chromium.mjs', () => {
     expect(r.status).toBe(0)
     expect(r.stdout.trim()).toBe(join(target, 'chromium'))
     expect(readFileSync(log, 'utf8')).toBe('noninteractive update -qq\nnoninteractive install -y -qq chromium\n')
+  })
+
+  it('with --warm, starts the browser once on a throwaway profile to render a page, and says how long it took', () => {
+    const dir = bin({ chromium: `echo "$@" > "\${0%/*}/args"\necho '<html><body><p>warm</p></body></html>'` })
+    const r = run({ PATH: dir }, ['--warm'])
+    expect(r.status).toBe(0)
+    expect(r.stdout.trim()).toBe(join(dir, 'chromium'))
+    expect(r.stderr).toMatch(/\[chromium\] started once in \d+ ms/)
+    const args = readFileSync(join(dir, 'args'), 'utf8')
+    expect(args).toContain('--headless')
+    expect(args).toMatch(/--user-data-dir=\S*chromium-warm-/)
+    expect(args).toContain('--dump-dom')
+  })
+
+  it('with --warm, stops with the browser’s complaint when it cannot render a page', () => {
+    const dir = bin({ chromium: 'echo "error while loading shared libraries: libnss3.so" >&2\nexit 127' })
+    const r = run({ PATH: dir }, ['--warm'])
+    expect(r.status).toBe(1)
+    expect(r.stderr).toContain('did not render a page (exit 127)')
+    expect(r.stderr).toContain('libnss3.so')
   })
 })

@@ -135,14 +135,21 @@ describe('GET /v1/openapi.json', () => {
 })
 
 describe('GET /docs', () => {
-  it('renders the reference page on the server, with each route', async () => {
+  it('serves Scalar’s reference from this origin on /v1/openapi.json, its settings as data, under a strict policy', async () => {
     const res = await call('/docs')
     expect(res.status).toBe(200)
     expect(res.headers.get('Content-Type')).toMatch(/^text\/html/)
+    const csp = res.headers.get('Content-Security-Policy') ?? ''
+    expect(csp).toContain("script-src 'self'")
+    expect(csp).toContain("connect-src 'self'")
+    expect(csp).not.toMatch(/unsafe-eval|script-src[^;]*unsafe-inline/)
     const html = await res.text()
     expect(html).toContain('<title>Messaging Gateway API</title>')
-    for (const path of ['/messages/wait', '/channels/custom/inbound', '/usage']) expect(html).toContain(`<code>${path}</code>`)
-    expect(html).not.toMatch(/<script/i)
+    const scripts = [...html.matchAll(/<script([^>]*)>([\s\S]*?)<\/script>/g)].map((m) => ({ attrs: m[1]!, body: m[2]! }))
+    expect(scripts.map((s) => s.attrs.trim())).toEqual(['type="application/json" id="docs-config"', 'src="/docs/scalar.js"', 'src="/docs/start.js"'])
+    const config = JSON.parse(scripts[0]!.body) as Record<string, unknown>
+    expect(config).toMatchObject({ url: '/v1/openapi.json', withDefaultFonts: false, telemetry: false })
+    expect(html).not.toMatch(/https?:\/\//)
   })
 
   it('is where / redirects', async () => {

@@ -31,6 +31,7 @@ import { queuedSends } from './link/outbound'
 import { NEW_RAMP, rampConnected, rampDisconnected } from './ramp'
 import { allowanceFor, sendMessage, type SendInput, type SendOutcome } from './send'
 import { AccountStore, type AccountRef, type TimerName } from './storage'
+import { totalsOf, type Totals } from './totals'
 import { serveWait } from './wait'
 import { WaitRoom } from './waits'
 
@@ -106,6 +107,11 @@ export class AccountObject extends DurableObject<Env> {
       new_contacts_cap: allowance,
       ramp_day: rampDay,
     }
+  }
+
+  /** Lifetime tallies for GET /admin/metrics: one read of this object's storage (account/totals.ts). */
+  async totals(): Promise<Totals> {
+    return totalsOf(this.store)
   }
 
   /** The channel reports the account connected or not; the warm-up ramp counts connected days. */

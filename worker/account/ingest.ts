@@ -16,6 +16,7 @@ import { messageEventPayload } from '../events/payloads'
 import { newId } from '../lib/ids'
 import type { AccountContext } from './context'
 import type { AccountRef } from './storage'
+import { tally } from './totals'
 
 /** What `findInbound` reads back, as raw D1 rows. */
 const StoredInbound = z.object({ results: z.array(z.object({ id: z.string(), contact_id: z.string() })) })
@@ -113,6 +114,7 @@ function ingestOne(c: AccountContext, ref: AccountRef, item: InboundItem, now: n
       return { stored: true, messageId: stored.id, contactId: stored.contact_id, duplicate: true }
     }
     c.store.recordInbound(seed.id)
+    tally(c.store, { inbound: 1 })
     c.waits.wakeAll()
     return { stored: true, messageId: row.id, contactId: seed.id, duplicate: false }
   })

@@ -30,6 +30,7 @@ import {
 } from './guards'
 import { rampAllowance, rampDay, NEW_RAMP } from './ramp'
 import type { AccountRef } from './storage'
+import { tally } from './totals'
 
 export type SendInput = {
   ref: AccountRef
@@ -126,6 +127,7 @@ export async function sendMessage(c: AccountContext, input: SendInput): Promise<
     throw err
   }
   inFlight.end()
+  tally(c.store, { outbound: 1 })
 
   c.background(deliverMessage(c, input.messageId))
   return { ok: true, messageId: input.messageId, sendsToday: { used: next.sends, cap: plan.sendsPerDay } }
@@ -156,6 +158,7 @@ async function failHeld(c: AccountContext, input: SendInput, reason: string, now
 /** A refusal changes no counter, but it may fire account.limit_reached (once a day) or suspend the tenant. */
 async function recordRefusal(c: AccountContext, input: SendInput, refusal: Refusal, allowance: number, now: number) {
   const { ref } = input
+  tally(c.store, { refused: refusal.code })
   const counters = countersFor(c.store.counters(), now)
   const fired = refusal.limit ? limitsToFire(counters, planOf(input.tenant.plan), allowance, refusal.limit) : []
   if (fired.length > 0) c.store.setCounters({ ...counters, fired: [...counters.fired, ...fired] })

@@ -13,6 +13,7 @@ import type { Db } from './client'
 import { pruneOlderThan } from './prune'
 import { compiled, placeholders } from './compiled'
 import { constantRow } from './constant-row'
+import { passesFilter } from './event-filter'
 
 export type EventRow = typeof events.$inferSelect
 
@@ -172,12 +173,31 @@ export async function eventsByIds(db: Db, ids: string[]): Promise<EventRow[]> {
   return ids.length === 0 ? [] : db.select().from(events).where(inArray(events.id, ids))
 }
 
-/** A tenant's events of the given types in [since, until), oldest first: what a webhook replay re-sends. */
-export async function eventsInWindow(db: Db, tenantId: string, types: string[], since: number, until: number, limit: number): Promise<EventRow[]> {
+/**
+ * A tenant's events of the given types in [since, until) that pass `filter` (a subscription's filter JSON, null for
+ * none; db/event-filter.ts), oldest first: what a webhook replay re-sends.
+ */
+export async function eventsInWindow(
+  db: Db,
+  tenantId: string,
+  types: string[],
+  filter: string | null,
+  since: number,
+  until: number,
+  limit: number
+): Promise<EventRow[]> {
   return db
     .select()
     .from(events)
-    .where(and(eq(events.tenantId, tenantId), inArray(events.type, types), sql`${events.createdAt} >= ${since}`, lt(events.createdAt, until)))
+    .where(
+      and(
+        eq(events.tenantId, tenantId),
+        inArray(events.type, types),
+        sql`${events.createdAt} >= ${since}`,
+        lt(events.createdAt, until),
+        passesFilter(sql`${filter}`)
+      )
+    )
     .orderBy(asc(events.createdAt), asc(events.id))
     .limit(limit)
 }

@@ -9,6 +9,8 @@ import type { FailureType } from '../../schema/api/webhooks'
 import type { Db } from './client'
 import { pruneOlderThan } from './prune'
 import type { EventOwner } from './events'
+import { passesFilter } from './event-filter'
+import { subscriptionLive } from './webhooks'
 
 export type DeliveryRow = typeof webhookDeliveries.$inferSelect
 export type NewDelivery = typeof webhookDeliveries.$inferInsert
@@ -17,7 +19,8 @@ const d = webhookDeliveries
 
 /**
  * The whole fan-out of some events as one statement: one delivery per (event, switched-on subscription that
- * subscribes to its type), for tenants with webhooks on, written only while the event exists and is undispatched
+ * subscribes to its type, whose filter it passes and which is still live: an MCP subscription's TTL and key), for
+ * tenants with webhooks on, written only while the event exists and is undispatched
  * (the dispatched mark follows in the same batch) and only once (the id is derived from the pair, the same
  * expression as webhooks/signing.ts `deliveryIdFor`). Rows for a paused URL are written `paused` and not claimed;
  * the others are claimed for attempt 1. Answers the rows it wrote.
@@ -54,7 +57,16 @@ export function fanOutDeliveries(db: Db, eventIds: string[], now: number, leaseU
         })
         .from(e)
         .innerJoin(tenants, and(eq(tenants.id, e.tenantId), eq(tenants.webhooksEnabled, true)))
-        .innerJoin(w, and(eq(w.tenantId, e.tenantId), eq(w.enabled, true), sql`exists (select 1 from json_each(${w.subscribedTo}) where value = ${e.type})`))
+        .innerJoin(
+          w,
+          and(
+            eq(w.tenantId, e.tenantId),
+            eq(w.enabled, true),
+            sql`exists (select 1 from json_each(${w.subscribedTo}) where value = ${e.type})`,
+            passesFilter(w.filter),
+            subscriptionLive(now)
+          )
+        )
         .leftJoin(h, and(eq(h.tenantId, w.tenantId), eq(h.url, w.url)))
         .where(and(inArray(e.id, eventIds), isNull(e.dispatchedAt)))
     )

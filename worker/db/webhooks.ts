@@ -1,10 +1,12 @@
 /**
  * Webhook subscription queries. A tenant's list is ordered by creation (then internal id): a subscription's
  * position in it is the API's `id`. The per-tenant cap is enforced inside the insert, so it holds under races.
+ * MCP `events/subscribe` subscriptions are rows here too (origin `mcp`), upserted by their derived id.
  */
-import { and, asc, eq, inArray, sql } from 'drizzle-orm'
-import { webhooks } from '../../schema/d1'
+import { and, asc, eq, inArray, lt, sql, type SQL } from 'drizzle-orm'
+import { apiKeys, webhooks } from '../../schema/d1'
 import type { Db } from './client'
+import { constantRow } from './constant-row'
 
 export type WebhookRow = typeof webhooks.$inferSelect
 export type NewWebhook = typeof webhooks.$inferInsert
@@ -13,30 +15,65 @@ export async function listWebhooks(db: Db, tenantId: string): Promise<WebhookRow
   return db.select().from(webhooks).where(eq(webhooks.tenantId, tenantId)).orderBy(asc(webhooks.createdAt), asc(webhooks.id))
 }
 
+/** The tenant's subscriptions that count against the cap at `now`: an MCP subscription past its TTL no longer does. */
+function liveCount(tenantId: string, now: number): SQL {
+  return sql`(select count(*) from ${webhooks} where ${webhooks.tenantId} = ${tenantId} and (${webhooks.expiresAt} is null or ${webhooks.expiresAt} > ${now}))`
+}
+
 /** Adds a subscription unless the tenant already has `cap`; answers false when the cap refused it. */
 export async function insertWebhookWithinCap(db: Db, row: NewWebhook & { createdAt: number; updatedAt: number }, cap: number): Promise<boolean> {
   const inserted = await db
     .insert(webhooks)
     .select(
       db
-        .select({
-          id: sql`${row.id}`.as('id'),
-          tenantId: sql`${row.tenantId}`.as('tenant_id'),
-          name: sql`${row.name}`.as('name'),
-          url: sql`${row.url}`.as('url'),
-          subscribedTo: sql`${row.subscribedTo}`.as('subscribed_to'),
-          enabled: sql`${row.enabled ? 1 : 0}`.as('enabled'),
-          retriesEnabled: sql`${row.retriesEnabled ? 1 : 0}`.as('retries_enabled'),
-          signingSecret: sql`${row.signingSecret ?? null}`.as('signing_secret'),
-          signingSecretCreatedAt: sql`${row.signingSecretCreatedAt ?? null}`.as('signing_secret_created_at'),
-          createdAt: sql`${row.createdAt}`.as('created_at'),
-          updatedAt: sql`${row.updatedAt}`.as('updated_at'),
-        })
+        .select(constantRow(webhooks, row))
         .from(sql`(select 1)`)
-        .where(sql`(select count(*) from ${webhooks} where ${webhooks.tenantId} = ${row.tenantId}) < ${cap}`)
+        .where(sql`${liveCount(row.tenantId, row.createdAt)} < ${cap}`)
     )
     .returning({ id: webhooks.id })
   return inserted.length > 0
+}
+
+export type McpSubscriptionRow = NewWebhook & { origin: 'mcp'; keyId: string; expiresAt: number; createdAt: number; updatedAt: number }
+
+/**
+ * An MCP `events/subscribe` (SEP-3415 is idempotent per subscription key, and the row id is derived from that key):
+ * a new row within the cap, or a refresh of the existing one, which takes the new secret and expiry and is switched
+ * back on. Answers null when the cap refused a new row, else whether this call created it.
+ */
+export async function upsertMcpSubscription(db: Db, row: McpSubscriptionRow, cap: number): Promise<{ created: boolean } | null> {
+  const exists = sql`exists (select 1 from ${webhooks} where ${webhooks.id} = ${row.id})`
+  const written = await db
+    .insert(webhooks)
+    .select(
+      db
+        .select(constantRow(webhooks, row))
+        .from(sql`(select 1)`)
+        .where(sql`${exists} or ${liveCount(row.tenantId, row.createdAt)} < ${cap}`)
+    )
+    .onConflictDoUpdate({
+      target: webhooks.id,
+      set: {
+        signingSecret: row.signingSecret,
+        signingSecretCreatedAt: row.signingSecretCreatedAt,
+        expiresAt: row.expiresAt,
+        enabled: true,
+        updatedAt: row.updatedAt,
+      },
+    })
+    .returning({ createdAt: webhooks.createdAt })
+  const [first] = written
+  return first ? { created: first.createdAt === row.createdAt } : null
+}
+
+/** MCP subscriptions that lapsed before `before` (their log and events are past use), oldest first. */
+export async function lapsedMcpSubscriptions(db: Db, before: number, limit: number): Promise<WebhookRow[]> {
+  return db
+    .select()
+    .from(webhooks)
+    .where(and(eq(webhooks.origin, 'mcp'), lt(webhooks.expiresAt, before)))
+    .orderBy(asc(webhooks.expiresAt))
+    .limit(limit)
 }
 
 export type WebhookPatch = Partial<
@@ -76,4 +113,16 @@ export function enabledWebhooks(db: Db, tenantId: string) {
     .select()
     .from(webhooks)
     .where(and(eq(webhooks.tenantId, tenantId), eq(webhooks.enabled, true)))
+}
+
+/**
+ * SQL: whether a subscription still takes new deliveries at `now`. An MCP subscription stops when its TTL runs out
+ * (its client stopped refreshing it) or when the key that made it is revoked or expired (SEP-3415: access is
+ * re-checked at delivery time); a REST subscription has neither.
+ */
+export function subscriptionLive(now: number): SQL {
+  const w = webhooks
+  const k = apiKeys
+  const keyValid = sql`exists (select 1 from ${k} where ${k.id} = ${w.keyId} and ${k.revokedAt} is null and (${k.expiresAt} is null or ${k.expiresAt} > ${now}))`
+  return sql`(${w.expiresAt} is null or ${w.expiresAt} > ${now}) and (${w.keyId} is null or ${keyValid})`
 }

@@ -1,12 +1,13 @@
 /**
- * Opaque cursors over the message sequence (and the audit log's). A list cursor and a wait cursor are told apart, so passing one where
- * the other belongs is a clear 400 instead of a silently wrong page.
+ * Opaque cursors over the message sequence (and the audit log's, and the event outbox's for MCP events). A list
+ * cursor and a wait cursor are told apart, so passing one where the other belongs is a clear 400 instead of a
+ * silently wrong page.
  */
 import { base64urlText, fromBase64urlText } from './base64url'
 
-export type CursorKind = 'list' | 'wait' | 'audit'
+export type CursorKind = 'list' | 'wait' | 'audit' | 'event'
 
-const TAG: Record<CursorKind, string> = { list: 'l1', wait: 'w1', audit: 'a1' }
+const TAG: Record<CursorKind, string> = { list: 'l1', wait: 'w1', audit: 'a1', event: 'e1' }
 
 export function encodeCursor(kind: CursorKind, seq: number): string {
   return base64urlText(`${TAG[kind]}:${seq}`)

@@ -3,7 +3,7 @@
  * MCP hints. The arguments map onto the REST call by one rule (spec 4.9): names in `{…}` of the path template are
  * path parameters, `body` is the JSON request body, every other argument is a query parameter.
  */
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
+import type { CallToolResult } from '@modelcontextprotocol/server'
 import { z } from 'zod'
 import { E164 } from '../../schema/api/common'
 

@@ -40,7 +40,8 @@ function originAllowed(env: Env, origin: string, requestUrl: string): boolean {
 export const mcpCors = cors({
   origin: (origin, c) => (origin && originAllowed(c.env as Env, origin, c.req.url) ? origin : null),
   allowMethods: ['POST'],
-  allowHeaders: ['Content-Type', 'Accept', 'Authorization', 'X-API-Key', 'Mcp-Protocol-Version'],
+  // Mcp-Method and Mcp-Name: 2026-07-28 clients mirror the method and name of every request in them (SEP-2243).
+  allowHeaders: ['Content-Type', 'Accept', 'Authorization', 'X-API-Key', 'Mcp-Protocol-Version', 'Mcp-Method', 'Mcp-Name'],
   exposeHeaders: ['WWW-Authenticate'],
   maxAge: CORS_MAX_AGE_S,
 })

@@ -4,7 +4,7 @@
  * validator judges the arguments; only what cannot be placed in a request at all is refused here, as the
  * protocol error 2025-06-18 prescribes for invalid arguments.
  */
-import { ErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js'
+import { ProtocolError, ProtocolErrorCode, type CallToolResult } from '@modelcontextprotocol/server'
 import type { Tenant } from '../db/tenants'
 import type { KeyGrant } from '../safety/grant'
 import { vouchFor } from '../middleware/api-key'
@@ -24,7 +24,7 @@ export type Caller = {
   rest: RestFetch
 }
 
-const invalid = (tool: ToolSpec, message: string) => new McpError(ErrorCode.InvalidParams, `Invalid arguments for ${tool.name}: ${message}`)
+const invalid = (tool: ToolSpec, message: string) => new ProtocolError(ProtocolErrorCode.InvalidParams, `Invalid arguments for ${tool.name}: ${message}`)
 
 function scalar(value: unknown): string | undefined {
   if (typeof value === 'string') return value

@@ -1,20 +1,29 @@
 /**
- * /mcp: MCP streamable HTTP (2025-06-18), stateless, JSON answers only. Each POST gets its own SDK server and
- * transport; GET (the optional SSE stream) and DELETE (session end) answer 405. Refusals before the transport
- * (origin, key in URL, auth, batch, protocol version) are JSON-RPC error objects, like the SDK's own 406 and 415.
+ * /mcp: MCP Streamable HTTP, stateless, in both protocol eras (docs/mcp.md). A 2025-era request (an `initialize`
+ * handshake, then plain JSON-RPC) gets its own server and the SDK's streamable transport, answering JSON (an
+ * `events/stream` answers SSE). A 2026-07-28 request (per-request `_meta`, `server/discover`) goes to the SDK's
+ * `createMcpHandler`, which runs the revision's checks and answers JSON, or SSE once a handler streams. GET and
+ * DELETE (the 2025 standalone stream and session end, gone in 2026-07-28) answer 405. Refusals before the SDK
+ * (origin, key in URL, auth, batch, malformed params) are JSON-RPC error objects, like the SDK's own 406 and 415.
  */
-import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'
-import { CallToolRequestSchema, InitializeRequestSchema, ListToolsRequestSchema, PingRequestSchema } from '@modelcontextprotocol/sdk/types.js'
+import {
+  classifyInboundRequest,
+  createMcpHandler,
+  specTypeSchemas,
+  WebStandardStreamableHTTPServerTransport,
+  type Server,
+  type StandardSchemaV1,
+} from '@modelcontextprotocol/server'
 import { Hono, type Context, type ExecutionContext } from 'hono'
-import type * as z from 'zod/v4'
 import type { AppEnv } from '../env'
 import { ApiError } from '../errors'
+import { database } from '../db/client'
 import { keyFromHeaders } from '../middleware/api-key'
 import { readCapped } from '../lib/read-capped'
 import { requestLimits } from '../lib/rate-limit'
 import { mcpAuth, mcpCors, originGuard, refuseKeyInUrl } from './access'
 import { runTool } from './dispatch'
-import { PROTOCOL_VERSION, buildServer } from './server'
+import { buildServer } from './server'
 import { MCP_MAX_BODY_BYTES } from '../lib/abuse-limits'
 
 /** The Worker's own fetch (the Hono app), through which every tool runs its REST operation. */
@@ -52,34 +61,75 @@ async function readMessage(c: Context<AppEnv>): Promise<unknown> {
     throw new ApiError(400, 'parse_error', 'Parse error: the body is not valid JSON')
   }
   if (Array.isArray(message)) {
-    throw new ApiError(400, 'batch_not_supported', `JSON-RPC batches are not part of MCP ${PROTOCOL_VERSION}: send one message per POST`)
+    throw new ApiError(400, 'batch_not_supported', 'JSON-RPC batches are not part of MCP since 2025-06-18: send one message per POST')
   }
   return message
 }
 
-/** The requests this server handles, by method, with the SDK's own schemas for them. */
-const REQUEST_SHAPES = new Map<string, z.ZodType>([
-  ['initialize', InitializeRequestSchema],
-  ['ping', PingRequestSchema],
-  ['tools/list', ListToolsRequestSchema],
-  ['tools/call', CallToolRequestSchema],
+/**
+ * The requests whose params the SDK would only check inside the handler, by method, with the SDK's own schemas.
+ * `initialize` and `ping` exist in the 2025 era only: a 2026-07-28 request for them is the SDK's 404 -32601.
+ */
+const REQUEST_SHAPES = new Map<string, StandardSchemaV1>([
+  ['tools/list', specTypeSchemas.ListToolsRequest],
+  ['tools/call', specTypeSchemas.CallToolRequest],
 ])
+const LEGACY_REQUEST_SHAPES = new Map<string, StandardSchemaV1>([
+  ...REQUEST_SHAPES,
+  ['initialize', specTypeSchemas.InitializeRequest],
+  ['ping', specTypeSchemas.PingRequest],
+])
+
+const keyOf = (segment: PropertyKey | { key: PropertyKey }) => String(typeof segment === 'object' ? segment.key : segment)
 
 /**
  * A request whose params do not fit its method (`arguments` a string, `name` a number) answers -32602 Invalid params
  * naming the field. Left to the SDK, its schema check throws inside the handler and becomes -32603 Internal error
  * carrying the raw schema issues.
  */
-function invalidParams(message: unknown): { id: string | number; error: { code: number; message: string } } | null {
+async function invalidParams(
+  message: unknown,
+  shapes: Map<string, StandardSchemaV1>
+): Promise<{ id: string | number; error: { code: number; message: string } } | null> {
   if (typeof message !== 'object' || message === null || !('method' in message) || !('id' in message)) return null
   const { id, method } = message
-  const shape = typeof method === 'string' ? REQUEST_SHAPES.get(method) : undefined
+  const shape = typeof method === 'string' ? shapes.get(method) : undefined
   if ((typeof id !== 'string' && typeof id !== 'number') || !shape) return null
-  const check = shape.safeParse(message)
-  if (check.success) return null
-  const issue = check.error.issues[0]
-  const where = issue?.path.join('.') || 'params'
+  const check = await shape['~standard'].validate(message)
+  if (!check.issues) return null
+  const issue = check.issues[0]
+  const where = issue?.path?.map(keyOf).join('.') || 'params'
   return { id, error: { code: -32602, message: `Invalid params: ${where}: ${issue?.message ?? 'does not fit the method'}` } }
+}
+
+/** The server a request is served by, keyed by the request itself: the shared modern handler calls back for it. */
+const serverFor = new WeakMap<Request, () => Server>()
+
+/**
+ * 2026-07-28 traffic: one handler per isolate (it keeps nothing between requests but its own bookkeeping); the
+ * factory builds the request's server from the context registered under the request.
+ */
+const modernHandler = createMcpHandler(
+  (ctx) => {
+    const make = ctx.requestInfo && serverFor.get(ctx.requestInfo)
+    if (!make) throw new Error('no MCP server registered for this request')
+    return make()
+  },
+  { legacy: 'reject', responseMode: 'auto', maxRequestBodySize: MCP_MAX_BODY_BYTES }
+)
+
+/** Whether a parsed message is the one request answered with a stream in the 2025 era too. */
+const isStreamRequest = (message: unknown) => typeof message === 'object' && message !== null && 'method' in message && message.method === 'events/stream'
+
+/** A 2025-era request: its own server and stateless transport; JSON answers, but a stream for `events/stream`. */
+async function serveLegacy(server: Server, request: Request, message: unknown): Promise<Response> {
+  const streaming = isStreamRequest(message)
+  const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !streaming })
+  await server.connect(transport)
+  // Not closed after a JSON answer: every handler has finished when the response exists, so close() would only build
+  // a "Connection closed" error for no one. A stream is closed with its client (the handler stops on its own signal).
+  if (streaming) request.signal.addEventListener('abort', () => void server.close().catch(() => undefined), { once: true })
+  return transport.handleRequest(request, { parsedBody: message })
 }
 
 export function mcpRoutes(workerFetch: WorkerFetch): Hono<AppEnv> {
@@ -91,46 +141,54 @@ export function mcpRoutes(workerFetch: WorkerFetch): Hono<AppEnv> {
   })
   mcp.use('*', mcpCors, originGuard)
 
-  // No SSE stream and no sessions: the two MAY-405s of the transport spec.
+  // No standalone SSE stream and no sessions: the two MAY-405s of 2025-era transports, the rule of 2026-07-28.
   mcp.on(['GET', 'DELETE'], '/', (c) =>
-    rpcError(c, new ApiError(405, 'method_not_allowed', `${c.req.method} is not supported: this stateless server answers POST with JSON only`), {
+    rpcError(c, new ApiError(405, 'method_not_allowed', `${c.req.method} is not supported: this stateless server answers POST only`), {
       Allow: 'POST',
     })
   )
 
   mcp.post('/', refuseKeyInUrl, mcpAuth, requestLimits, async (c) => {
-    const version = c.req.header('mcp-protocol-version')
-    if (version !== undefined && version !== PROTOCOL_VERSION) {
-      throw new ApiError(400, 'unsupported_protocol_version', `Unsupported MCP-Protocol-Version ${version}; this server speaks ${PROTOCOL_VERSION}`)
-    }
     const parsedBody = await readMessage(c)
-    const invalid = invalidParams(parsedBody)
+    const route =
+      parsedBody === undefined
+        ? 'legacy'
+        : classifyInboundRequest({
+            httpMethod: 'POST',
+            protocolVersionHeader: c.req.header('mcp-protocol-version'),
+            mcpMethodHeader: c.req.header('mcp-method'),
+            mcpNameHeader: c.req.header('mcp-name'),
+            body: parsedBody,
+          }).kind
+    const invalid = await invalidParams(parsedBody, route === 'legacy' ? LEGACY_REQUEST_SHAPES : REQUEST_SHAPES)
     if (invalid) return c.json({ jsonrpc: '2.0', ...invalid })
     // Guaranteed by mcpAuth. Tool calls carry the same key and the tenant it resolved to (see vouchFor).
     const apiKey = keyFromHeaders(c.req.raw.headers) ?? ''
     const tenant = c.get('tenant')
     const grant = c.get('key')
-    const origin = new URL(c.req.url).origin
+    const requestUrl = c.req.url
+    const origin = new URL(requestUrl).origin
     const env = c.env
     const ctx = c.executionCtx
     const clientGone = c.req.raw.signal
-    const server = buildServer(grant, (tool, args, signal) =>
-      runTool(tool, args, {
-        origin,
-        apiKey,
-        tenant,
+    const make = () =>
+      buildServer(
         grant,
-        // A client that disconnects mid-call ends the REST call too (a long wait frees its slot).
-        signal: AbortSignal.any([signal, clientGone]),
-        rest: async (request) => workerFetch(request, env, ctx),
-      })
-    )
-    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true })
-    await server.connect(transport)
-    // Not closed afterwards: with JSON answers every handler has finished when the response exists, so close() would
-    // only build a "Connection closed" error for no one (its stack capture was a tenth of the isolate's CPU per call)
-    // and drop maps the garbage collector drops anyway.
-    return transport.handleRequest(c.req.raw, { parsedBody })
+        (tool, args, signal) =>
+          runTool(tool, args, {
+            origin,
+            apiKey,
+            tenant,
+            grant,
+            // A client that disconnects mid-call ends the REST call too (a long wait frees its slot).
+            signal: AbortSignal.any([signal, clientGone]),
+            rest: async (request) => workerFetch(request, env, ctx),
+          }),
+        { env, db: database(env.DB), tenant, grant, requestUrl, clientGone, now: Date.now }
+      )
+    if (route === 'legacy') return serveLegacy(make(), c.req.raw, parsedBody)
+    serverFor.set(c.req.raw, make)
+    return modernHandler.fetch(c.req.raw, { parsedBody })
   })
 
   mcp.all('/', (c) => rpcError(c, new ApiError(405, 'method_not_allowed', `${c.req.method} is not supported; use POST`), { Allow: 'POST' }))

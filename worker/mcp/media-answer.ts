@@ -4,7 +4,7 @@
  * without another HTTP client. Items over MCP_MEDIA_INLINE_MAX_BYTES, and other kinds (video, documents), come as the
  * text block only, which says to fetch them by their link.
  */
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
+import type { CallToolResult } from '@modelcontextprotocol/server'
 import { toolResult } from './dispatch'
 
 /** Larger items are not inlined: base64 grows them by a third and clients cap what they put into a model's context. */

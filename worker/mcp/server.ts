@@ -1,30 +1,34 @@
 /**
- * The MCP server of one request (stateless: a new one per POST). Built on the SDK's low-level `Server` rather than
- * `McpServer`: the tool table already holds the JSON Schemas, and arguments must reach the REST validator untouched
- * so a bad field answers the REST 400 (`HTTP 400 …`) instead of an SDK-worded message. The SDK still owns the
- * JSON-RPC framing, the lifecycle and the transport.
+ * The MCP server of one request (stateless: a new one per POST), on the SDK 2.x low-level `Server`. Not `McpServer`:
+ * the tool table already holds the JSON Schemas, and arguments must reach the REST validator untouched so a bad
+ * field answers the REST 400 (`HTTP 400 …`) instead of an SDK-worded message. The SDK owns the JSON-RPC framing,
+ * both protocol eras (the `initialize` handshake of 2025-era clients, `server/discover` and per-request `_meta` of
+ * 2026-07-28) and the transports; this module adds the tools and the Events extension (events/handlers.ts).
  */
-import { Server } from '@modelcontextprotocol/sdk/server/index.js'
-import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv'
-import {
-  CallToolRequestSchema,
-  ErrorCode,
-  InitializeRequestSchema,
-  ListToolsRequestSchema,
-  McpError,
-  type CallToolResult,
-} from '@modelcontextprotocol/sdk/types.js'
+import { Server, SUPPORTED_PROTOCOL_VERSIONS, type CallToolResult, ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/server'
+import { CfWorkerJsonSchemaValidator } from '@modelcontextprotocol/server/validators/cf-worker'
 import type { ToolSpec } from '../lib/tool-spec'
 import type { KeyGrant } from '../safety/grant'
+import { registerEvents, EVENTS_EXTENSION, type EventsContext } from './events/handlers'
 import { toolDefinitions, toolDefinitionsFor, toolNamed } from './tools'
 
-/** The one protocol revision this server speaks (spec 4.9, 9); every initialize is answered with it. */
+/** Spec 4.9's revision: what `initialize` answers a client that asks for it, or for a revision this server does not know. */
 export const PROTOCOL_VERSION = '2025-06-18'
+/** The stateless revision (no `initialize`; `server/discover` and `_meta` on every request), which Events needs. */
+export const MODERN_PROTOCOL_VERSION = '2026-07-28'
+/**
+ * Every revision served, in preference order: `initialize` echoes a 2025-era one the client asks for (the SDK's
+ * list: 2025-11-25 back to 2024-10-07) and answers the first otherwise; `server/discover` lists the modern ones.
+ */
+export const PROTOCOL_VERSIONS = [PROTOCOL_VERSION, ...SUPPORTED_PROTOCOL_VERSIONS.filter((v) => v !== PROTOCOL_VERSION), MODERN_PROTOCOL_VERSION]
 
 export const SERVER_INFO = { name: 'messaging-gateway', title: 'Messaging Gateway', version: '1.0.0' }
 
-/** Tools only; the list never changes while a client is connected, so no listChanged. */
-const CAPABILITIES = { tools: {} }
+/**
+ * Tools (the list never changes while a client is connected, so no listChanged) and the Events extension, under
+ * its SEP-3415 identifier and, for clients written against the design sketch that preceded it, as `events`.
+ */
+export const CAPABILITIES = { tools: {}, extensions: { [EVENTS_EXTENSION]: {} }, events: {} }
 
 export const INSTRUCTIONS = [
   "This server is a wire to the user's own messaging accounts (alpha, beta, SMS, a page inbox, a custom channel); it runs no AI and sends only what you ask it to.",
@@ -39,30 +43,27 @@ export const INSTRUCTIONS = [
 
 export type ToolRunner = (tool: ToolSpec, args: Record<string, unknown>, signal: AbortSignal) => Promise<CallToolResult>
 
-/**
- * One per isolate: left to itself, every `new Server` builds a fresh Ajv instance (with its formats), which cost more
- * CPU than the REST call a tool makes. Ajv holds only compiled schemas, so requests can share it.
- */
-let validator: AjvJsonSchemaValidator | undefined
+/** One per isolate: it holds only compiled schemas, so requests can share it (a new one per request costs CPU). */
+let validator: CfWorkerJsonSchemaValidator | undefined
 
 /** `grant` decides which tools tools/list shows; a hidden tool still runs, and its REST route refuses it (403). */
-export function buildServer(grant: KeyGrant, run: ToolRunner): Server {
-  validator ??= new AjvJsonSchemaValidator()
-  const server = new Server(SERVER_INFO, { capabilities: CAPABILITIES, instructions: INSTRUCTIONS, jsonSchemaValidator: validator })
-  // The SDK would echo any revision it knows (up to 2025-11-25); this server implements 2025-06-18 only, and
-  // version negotiation lets a server answer its own revision for the client to accept or decline.
-  server.setRequestHandler(InitializeRequestSchema, () => ({
-    protocolVersion: PROTOCOL_VERSION,
+export function buildServer(grant: KeyGrant, run: ToolRunner, events: EventsContext): Server {
+  validator ??= new CfWorkerJsonSchemaValidator()
+  const server = new Server(SERVER_INFO, {
     capabilities: CAPABILITIES,
-    serverInfo: SERVER_INFO,
     instructions: INSTRUCTIONS,
-  }))
-  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: toolDefinitionsFor(grant) }))
-  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+    jsonSchemaValidator: validator,
+    supportedProtocolVersions: PROTOCOL_VERSIONS,
+  })
+  server.setRequestHandler('tools/list', () => ({ tools: toolDefinitionsFor(grant) }))
+  server.setRequestHandler('tools/call', async (request, ctx) => {
     const tool = toolNamed(request.params.name)
     // 2025-06-18: an unknown tool is a protocol error (-32602), not a tool result.
-    if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${request.params.name}; tools/list names the ${toolDefinitions().length} tools`)
-    return run(tool, request.params.arguments ?? {}, extra.signal)
+    if (!tool) {
+      throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${request.params.name}; tools/list names the ${toolDefinitions().length} tools`)
+    }
+    return run(tool, request.params.arguments ?? {}, ctx.mcpReq.signal)
   })
+  registerEvents(server, events)
   return server
 }

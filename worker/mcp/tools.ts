@@ -3,7 +3,7 @@
  * operation. The rows live beside their resource (tools/ here, each channel's tools.ts, planned.ts for channels not
  * built yet); this module joins them and renders tools/list.
  */
-import type { Tool } from '@modelcontextprotocol/sdk/types.js'
+import type { Tool } from '@modelcontextprotocol/server'
 import { inputJsonSchema } from './json-schema'
 import type { ToolSpec } from '../lib/tool-spec'
 import { PLANNED_TOOLS } from '../channels/planned'

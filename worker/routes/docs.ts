@@ -1,9 +1,9 @@
 /**
- * The API description: the OpenAPI 3.1 header for GET /v1/openapi.json (the paths come from the zod routes) and a
- * self-contained reference page for GET /docs, rendered on the server so it needs no CDN or script.
+ * The API description: the OpenAPI 3.1 header for GET /v1/openapi.json (the paths come from the zod routes) and the
+ * interactive reference page for GET /docs (Scalar, served from the Worker's own static assets, no CDN).
  */
 import type { OpenAPIHono } from '@hono/zod-openapi'
-import type { OpenAPIObject, OperationObject, ParameterObject, ReferenceObject, RequestBodyObject, ResponseObject } from 'openapi3-ts/oas31'
+import type { OpenAPIObject } from 'openapi3-ts/oas31'
 import { publicOrigin } from '../config'
 import { TOOLS } from '../mcp/tools'
 
@@ -68,46 +68,52 @@ export function apiDocument<E extends Env_>(api: OpenAPIHono<E>, config: OpenAPI
 }
 
 const METHODS = ['get', 'post', 'put', 'patch', 'delete'] as const
-const isRef = (x: object): x is ReferenceObject => '$ref' in x
+/** Where the page's scripts are served from: the Worker's static assets (wrangler.toml [assets], worker/assets/). */
+export const DOCS_ASSETS = { scalar: '/docs/scalar.js', start: '/docs/start.js' } as const
 
-const esc = (s: unknown) => String(s ?? '').replace(/[&<>"]/g, (ch) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[ch]!)
-const code = (s: string) => esc(s).replace(/`([^`]+)`/g, '<code>$1</code>')
+/**
+ * The page's policy: scripts only from this origin (Scalar's bundle and the starter, no inline script, no eval),
+ * the API called on this origin only (try-it and the document), Scalar's injected styles allowed inline.
+ */
+export const DOCS_CSP = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self' 'unsafe-inline'",
+  "img-src 'self' data: blob:",
+  "font-src 'self' data:",
+  "connect-src 'self'",
+  "worker-src 'self' blob:",
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'none'",
+].join('; ')
 
-function schemaText(schema: unknown): string {
-  return esc(JSON.stringify(schema, null, 2))
-}
+const esc = (s: string) => s.replace(/[&<>"]/g, (ch) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[ch]!)
 
-export function docsPage(doc: OpenAPIObject): string {
-  const ops: string[] = []
-  for (const [path, item] of Object.entries(doc.paths ?? {})) {
-    for (const method of METHODS) {
-      const op: OperationObject | undefined = item[method]
-      if (!op) continue
-      const params = (op.parameters ?? [])
-        .filter((p): p is ParameterObject => !isRef(p))
-        .map((p) => `<li><code>${esc(p.name)}</code> (${esc(p.in)}${p.required ? ', required' : ''}) ${code(p.description ?? '')}</li>`)
-        .join('')
-      const requestBody: RequestBodyObject | undefined = op.requestBody && !isRef(op.requestBody) ? op.requestBody : undefined
-      const body = requestBody?.content['application/json']?.schema
-      const responses = Object.entries(op.responses ?? {})
-        .filter((e): e is [string, ResponseObject] => !isRef(e[1]))
-        .map(
-          ([status, r]) =>
-            `<details><summary><b>${esc(status)}</b> ${code(r.description ?? '')}</summary><pre>${schemaText(r.content?.['application/json']?.schema ?? null)}</pre></details>`
-        )
-        .join('')
-      ops.push(`<section id="${esc(method + path)}"><h3><span class="m ${esc(method)}">${esc(method.toUpperCase())}</span> <code>${esc(path)}</code></h3>
-<p><b>${esc(op.summary ?? '')}</b></p><p>${code(op.description ?? '')}</p>
-${params ? `<h4>Parameters</h4><ul>${params}</ul>` : ''}${body ? `<h4>Request body</h4><details open><summary>JSON</summary><pre>${schemaText(body)}</pre></details>` : ''}
-<h4>Responses</h4>${responses}</section>`)
-    }
-  }
+/**
+ * GET /docs: Scalar's API reference (@scalar/api-reference's standalone bundle, copied into the static assets by
+ * scripts/docs-assets.mjs) on /v1/openapi.json, with the API-key schemes so try-it calls this gateway. Its settings
+ * travel as a JSON data block, which no policy runs; docs/start.js reads them. No CDN, fonts or telemetry.
+ */
+export function docsPage(title: string): string {
+  const config = JSON.stringify({
+    url: '/v1/openapi.json',
+    withDefaultFonts: false,
+    telemetry: false,
+    agent: { disabled: true },
+    hideClientButton: true,
+    showDeveloperTools: 'never',
+    // Scalar's own offers (SDKs and MCP from their service) have no place on an operator's reference.
+    customCss: '.explore-scalar-cta{display:none}',
+    showOperationId: true,
+    documentDownloadType: 'json',
+    authentication: { preferredSecurityScheme: 'bearer' },
+  }).replace(/</g, '\\u003c')
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${esc(doc.info.title)}</title><style>
-body{font:15px/1.5 system-ui,sans-serif;max-width:960px;margin:0 auto;padding:1rem;color:#1d2433}
-h1{margin-bottom:0}section{border-top:1px solid #dde;padding:.5rem 0}code{background:#f2f4f8;padding:0 .25rem;border-radius:3px}
-pre{background:#f6f8fa;padding:.5rem;overflow:auto;font-size:12px}.m{display:inline-block;min-width:4.5rem;text-align:center;border-radius:4px;color:#fff;font-size:13px;padding:.1rem .3rem}
-.get{background:#2b7bb9}.post{background:#2f9e44}.put{background:#e67700}.delete{background:#c92a2a}.patch{background:#7048e8}
-</style></head><body><h1>${esc(doc.info.title)}</h1><p>Base URL: <code>${esc(doc.servers?.[0]?.url ?? '/v1')}</code> · <a href="/v1/openapi.json">openapi.json</a></p><p id="terms">${esc(doc.info.license?.name ?? '')}</p>
-<p>${code(doc.info.description ?? '')}</p>${ops.join('\n')}</body></html>`
+<title>${esc(title)}</title></head><body>
+<noscript><p>The reference needs JavaScript. The OpenAPI document itself: <a href="/v1/openapi.json">/v1/openapi.json</a>.</p></noscript>
+<div id="app"></div>
+<script type="application/json" id="docs-config">${config}</script>
+<script src="${DOCS_ASSETS.scalar}"></script><script src="${DOCS_ASSETS.start}"></script>
+</body></html>`
 }

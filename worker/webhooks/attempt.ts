@@ -14,11 +14,16 @@ import type { EventType } from '../../schema/events'
 import { nextAttemptAt, PAUSE_AFTER_CONSECUTIVE_FAILURES, PAUSE_MIN_FAILING_MS, type AttemptOutcome } from './policy'
 
 const PAUSE_RULE = { afterConsecutiveFailures: PAUSE_AFTER_CONSECUTIVE_FAILURES, minFailingMs: PAUSE_MIN_FAILING_MS }
-import { postWebhook } from './post'
+import { postWebhook, type McpEnvelope } from './post'
+import { deliveryWatermark } from '../db/event-feed'
+import { encodeCursor } from '../lib/cursor'
+import { mcpSubscriptionId } from './subscriptions'
 import { unsealSecret } from './secret'
 
 export type AttemptTarget = {
   deliveryId: string
+  /** When the event happened (an MCP delivery's `timestamp`). */
+  eventAt: number
   /** This attempt's number (X-Webhook-Attempt), already claimed on the row. */
   attempt: number
   /** Attempts made before the current cycle; the retry step is attempt - cycleStart. */
@@ -30,6 +35,12 @@ export type AttemptTarget = {
 }
 
 export type AttemptRecord = { statements: BatchItem<'sqlite'>[]; nextAttemptAt: number | null }
+
+/** An MCP subscription's delivery carries its subscription id and the watermark cursor at the time of the attempt. */
+async function mcpEnvelope(db: Db, t: AttemptTarget): Promise<McpEnvelope> {
+  const watermark = await deliveryWatermark(db, t.webhook.tenantId, t.webhook.id, t.eventId)
+  return { subscriptionId: mcpSubscriptionId(t.webhook.id), occurredAt: t.eventAt, cursor: encodeCursor('event', watermark) }
+}
 
 export async function runAttempt(env: Env, db: Db, t: AttemptTarget): Promise<AttemptRecord> {
   let outcome: AttemptOutcome
@@ -44,6 +55,7 @@ export async function runAttempt(env: Env, db: Db, t: AttemptTarget): Promise<At
       secret: await unsealSecret(env, t.webhook),
       timeoutMs: deliveryTimeoutMs(env),
       policy: urlPolicy(env),
+      mcp: t.webhook.origin === 'mcp' ? await mcpEnvelope(db, t) : undefined,
     })
   } catch (err) {
     outcome = {

@@ -33,6 +33,7 @@ export const LEASE_MARGIN_MS = 30_000
 export const FAN_OUT_GRACE_MS = 5_000
 
 const PAUSED_MESSAGE = 'not sent: delivery to this URL is paused (re-enable it, then replay)'
+const EXPIRED_MESSAGE = 'not sent: the MCP subscription expired (its client stopped refreshing it)'
 
 const isEventType = (s: string): s is EventType => (SUBSCRIBABLE_EVENTS as readonly string[]).includes(s)
 
@@ -169,7 +170,10 @@ export class WebhookOutbox {
       const webhook = subById.get(row.webhookId)
       const event = eventById.get(row.eventId)
       if (!webhook || !event || !isEventType(event.type)) continue
-      this.start({ deliveryId: row.id, attempt: 1, cycleStart: 0, webhook, eventId: event.id, eventType: event.type, payload: event.payload }, attempts)
+      this.start(
+        { deliveryId: row.id, eventAt: event.createdAt, attempt: 1, cycleStart: 0, webhook, eventId: event.id, eventType: event.type, payload: event.payload },
+        attempts
+      )
     }
     return events.length
   }
@@ -210,12 +214,14 @@ export class WebhookOutbox {
     if (!sub) return { status: 'skipped', notSent: true, error: 'not sent: the subscription was deleted' }
     if (!webhooksEnabled) return { status: 'skipped', notSent: true, error: 'not sent: webhooks are switched off for this account' }
     if (!sub.enabled) return { status: 'skipped', notSent: true, error: 'not sent: the subscription is switched off' }
+    if (sub.expiresAt !== null && sub.expiresAt <= Date.now()) return { status: 'skipped', notSent: true, error: EXPIRED_MESSAGE }
     if (!event || !isEventType(event.type)) return { status: 'failed', notSent: true, error: 'not sent: the event is older than the 7-day retention' }
     if (!subscribedTo(sub).includes(event.type))
       return { status: 'skipped', notSent: true, error: 'not sent: the subscription no longer subscribes to this event' }
     if (health.get(sub.url)?.isDisabled) return { status: 'paused', notSent: true, error: PAUSED_MESSAGE }
     return {
       deliveryId: row.id,
+      eventAt: event.createdAt,
       attempt: row.attempts,
       cycleStart: row.cycleStart,
       webhook: sub,

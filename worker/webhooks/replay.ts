@@ -4,7 +4,7 @@
  * Already delivered ones are skipped unless asked for; an attempt in flight is left to finish.
  */
 import type { Db } from '../db/client'
-import { eventsInWindow, type EventOwner } from '../db/events'
+import { eventsInWindow, type EventOwner, type EventRow } from '../db/events'
 import { deliveriesByIds, insertDelivery, requeueDelivery } from '../db/webhook-deliveries'
 import type { WebhookRow } from '../db/webhooks'
 import { notifyOwners } from './emit'
@@ -20,18 +20,33 @@ export type ReplayWindow = { since: number; until: number; includeDelivered: boo
 export type ReplayOutcome = { queued: number; alreadyDelivered: number; inFlight: number; nextSince: number | null }
 
 export async function replayWindow(env: Env, db: Db, sub: WebhookRow, w: ReplayWindow, now: number): Promise<ReplayOutcome> {
-  const fetched = await eventsInWindow(db, sub.tenantId, subscribedTo(sub), w.since, w.until, REPLAY_MAX_EVENTS + 1)
+  const fetched = await eventsInWindow(db, sub.tenantId, subscribedTo(sub), sub.filter, w.since, w.until, REPLAY_MAX_EVENTS + 1)
   const more = fetched.length > REPLAY_MAX_EVENTS
-  const events = fetched.slice(0, REPLAY_MAX_EVENTS)
+  const counts = await requeueEvents(env, db, sub, fetched.slice(0, REPLAY_MAX_EVENTS), w.includeDelivered, now)
+  return { ...counts, nextSince: more ? fetched[REPLAY_MAX_EVENTS]!.createdAt : null }
+}
+
+/**
+ * Puts these events of `sub` back into the outbox, due now, under their one delivery id per (event, subscription):
+ * also what an MCP client's resumed subscription uses to catch up from its cursor (mcp/events/subscribe.ts).
+ */
+export async function requeueEvents(
+  env: Env,
+  db: Db,
+  sub: WebhookRow,
+  events: EventRow[],
+  includeDelivered: boolean,
+  now: number
+): Promise<Omit<ReplayOutcome, 'nextSince'>> {
   const ids = events.map((e) => deliveryIdFor(e.id, sub.id))
   const existing = new Map((await deliveriesByIds(db, ids)).map((r) => [r.id, r]))
   const statements: Array<ReturnType<typeof insertDelivery> | ReturnType<typeof requeueDelivery>> = []
   const owners: EventOwner[] = []
-  const outcome: ReplayOutcome = { queued: 0, alreadyDelivered: 0, inFlight: 0, nextSince: more ? fetched[REPLAY_MAX_EVENTS]!.createdAt : null }
+  const outcome = { queued: 0, alreadyDelivered: 0, inFlight: 0 }
   events.forEach((event, i) => {
     const id = ids[i]!
     const row = existing.get(id)
-    if (row?.status === 'delivered' && !w.includeDelivered) {
+    if (row?.status === 'delivered' && !includeDelivered) {
       outcome.alreadyDelivered++
       return
     }

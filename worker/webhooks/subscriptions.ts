@@ -34,3 +34,8 @@ export function defaultName(now: number, taken: Set<string>): string {
   if (!taken.has(base)) return base
   for (let i = 2; ; i++) if (!taken.has(`${base}-${i}`)) return `${base}-${i}`
 }
+
+/** The SEP-3415 id of an MCP subscription (`X-MCP-Subscription-Id`): its row id, derived from the subscription key. */
+export function mcpSubscriptionId(webhookId: string): string {
+  return `sub_${webhookId.slice('wh_'.length)}`
+}

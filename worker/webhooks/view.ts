@@ -24,6 +24,8 @@ export function toWireWebhook(row: WebhookRow, position: number): z.infer<typeof
     retries_enabled: row.retriesEnabled,
     signing_enabled: row.signingSecret !== null,
     signing_secret_created_at: row.signingSecret !== null ? isoOrNull(row.signingSecretCreatedAt) : null,
+    // Spec 2's shape for the subscriptions of this API; only an MCP subscription names its origin and expiry.
+    ...(row.origin === 'mcp' ? { origin: row.origin, expires_at: isoOrNull(row.expiresAt) } : {}),
   }
 }
 

@@ -25,12 +25,27 @@ describe('POST /mcp initialize', () => {
     }
   })
 
-  it('answers its own revision when the client asks for a newer or unknown one', async () => {
+  it('answers the 2025-era revision a client asks for, and 2025-06-18 to one it does not know', async () => {
     const t = await newTenant()
-    for (const protocolVersion of ['2025-11-25', '2099-01-01']) {
+    for (const protocolVersion of ['2025-11-25', '2025-03-26', '2024-11-05']) {
+      const answer = await rpc(t.key, 'initialize', { ...INIT, protocolVersion }, { headers: {} })
+      expect((answer.result as { protocolVersion: string }).protocolVersion).toBe(protocolVersion)
+    }
+    // 2026-07-28 is never negotiated by initialize (it has none: server/discover instead).
+    for (const protocolVersion of ['2099-01-01', '2026-07-28']) {
       const answer = await rpc(t.key, 'initialize', { ...INIT, protocolVersion }, { headers: {} })
       expect((answer.result as { protocolVersion: string }).protocolVersion).toBe('2025-06-18')
     }
+  })
+
+  it('advertises the Events extension beside the tools', async () => {
+    const t = await newTenant()
+    const answer = await rpc(t.key, 'initialize', INIT)
+    expect((answer.result as { capabilities: unknown }).capabilities).toEqual({
+      tools: {},
+      extensions: { 'io.modelcontextprotocol/events': {} },
+      events: {},
+    })
   })
 
   it('accepts notifications/initialized with 202 and no body', async () => {
@@ -85,9 +100,12 @@ describe('POST /mcp transport rules', () => {
     expect(unsupported.status).toBe(415)
   })
 
-  it('refuses an MCP-Protocol-Version other than 2025-06-18 with 400, and takes a request without the header', async () => {
+  it('refuses an MCP-Protocol-Version it does not speak with 400 naming the ones it does, and takes a request without the header', async () => {
     const t = await newTenant()
-    const old = await rpc(t.key, 'ping', {}, { headers: { 'MCP-Protocol-Version': '2025-03-26' } })
+    for (const version of ['2025-03-26', '2025-06-18', '2025-11-25']) {
+      expect((await rpc(t.key, 'ping', {}, { headers: { 'MCP-Protocol-Version': version } })).status).toBe(200)
+    }
+    const old = await rpc(t.key, 'ping', {}, { headers: { 'MCP-Protocol-Version': '1999-01-01' } })
     expect(old.status).toBe(400)
     expect(old.error?.message).toContain('2025-06-18')
     const res = await call('/mcp', {
