@@ -15,6 +15,7 @@ import { adminToken } from './middleware/admin-token'
 import { mcpRoutes } from './mcp/handler'
 import { apiKeyAuth, clearAuthCache, keepingVouch } from './middleware/api-key'
 import { MAX_BODY_BYTES } from './lib/abuse-limits'
+import { MESSAGING_ROUTE_PREFIXES } from './lib/error-codes'
 import { requestLimits } from './lib/rate-limit'
 import { auditTrail } from './middleware/audit'
 import { idempotency } from './middleware/idempotency'
@@ -38,10 +39,8 @@ import { usageRoutes } from './routes/usage'
 import { webhooksRoutes } from './routes/webhooks'
 
 /** Messaging and usage routes answer `{error_code: string, …}`; all others `{success: false, error_code: status}`. */
-const MESSAGING_PREFIXES = ['/v1/messages', '/v1/accounts', '/v1/usage', '/v1/audit']
-
 export function errorFamilyFor(path: string): ErrorFamily {
-  return MESSAGING_PREFIXES.some((p) => path === p || path.startsWith(`${p}/`)) ? 'messaging' : 'status'
+  return MESSAGING_ROUTE_PREFIXES.some((p) => path === p || path.startsWith(`${p}/`)) ? 'messaging' : 'status'
 }
 
 /** Request bodies under /v1 and /admin stop at MAX_BODY_BYTES, streamed or not (lib/abuse-limits.ts says why). */

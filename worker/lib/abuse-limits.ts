@@ -24,24 +24,39 @@ export type RateLimitRule = {
   what: string
   /** Its name in the RateLimit-Policy and RateLimit headers. */
   policy: string
+  /** false: counted before any key is accepted, so no answer states it in RateLimit headers. */
+  headers?: false
 }
 
 /** Mirrors wrangler.toml (a test checks they agree). */
 export const RATE_LIMITS: Record<RateLimitName, RateLimitRule> = {
-  RL_API_KEY: { limit: 6000, periodS: 10, per: 'API key', what: 'requests under /v1 and /mcp', policy: 'api-key' },
-  RL_TENANT: { limit: 12000, periodS: 10, per: 'tenant', what: 'requests under /v1 and /mcp, all keys together', policy: 'tenant' },
-  RL_INBOUND: { limit: 6000, periodS: 10, per: 'tenant', what: 'POST /v1/channels/custom/inbound', policy: 'inbound' },
-  RL_CONNECT_NUMBER: { limit: 5, periodS: 60, per: 'tenant and number', what: 'POST /v1/channels/alpha-web/connections', policy: 'connect-number' },
-  RL_CONNECT_TENANT: { limit: 20, periodS: 60, per: 'tenant', what: 'POST /v1/channels/alpha-web/connections', policy: 'connect-tenant' },
+  RL_API_KEY: { limit: 6000, periodS: 10, per: 'API key', what: 'requests under `/v1` and `/mcp`', policy: 'api-key' },
+  RL_TENANT: { limit: 12000, periodS: 10, per: 'tenant', what: 'requests under `/v1` and `/mcp`, all keys together', policy: 'tenant' },
+  RL_INBOUND: { limit: 6000, periodS: 10, per: 'tenant', what: '`POST /v1/channels/custom/inbound`', policy: 'inbound' },
+  RL_CONNECT_NUMBER: {
+    limit: 5,
+    periodS: 60,
+    per: 'tenant and number',
+    what: 'linking a number (`POST /v1/channels/alpha-web/connections`)',
+    policy: 'connect-number',
+  },
+  RL_CONNECT_TENANT: { limit: 20, periodS: 60, per: 'tenant', what: 'linking numbers (`POST /v1/channels/alpha-web/connections`)', policy: 'connect-tenant' },
   RL_PAIRING_CODE: {
     limit: 3,
     periodS: 60,
     per: 'phone number, across tenants',
-    what: 'connects with link_method pairing_code (each prompts the phone)',
+    what: 'pairing codes (a connect with `link_method: pairing_code` makes the phone show a prompt)',
     policy: 'pairing-code',
   },
-  RL_WEBHOOK_TEST: { limit: 10, periodS: 60, per: 'tenant', what: 'POST /v1/webhooks/{webhookId}/test', policy: 'webhook-test' },
-  RL_AUTH_FAILURES: { limit: 20, periodS: 60, per: 'client address', what: 'wrong API keys and admin tokens', policy: 'auth-failures' },
+  RL_WEBHOOK_TEST: { limit: 10, periodS: 60, per: 'tenant', what: '`POST /v1/webhooks/{webhookId}/test`', policy: 'webhook-test' },
+  RL_AUTH_FAILURES: {
+    limit: 20,
+    periodS: 60,
+    per: 'client address',
+    what: 'wrong API keys and admin tokens (then 429 for the rest of the minute)',
+    policy: 'auth-failures',
+    headers: false,
+  },
   RL_LOGIN_STEP: {
     limit: 10,
     periodS: 60,

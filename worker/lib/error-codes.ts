@@ -8,7 +8,16 @@
  * only the HTTP status as `error_code` (the code is in the audit log and the logs); `mcp` in a JSON-RPC error's
  * `data.error_code` on /mcp itself.
  */
+import { GATEWAY_WEBHOOK_MAX_BYTES, MAX_BODY_BYTES, MCP_MAX_BODY_BYTES } from './abuse-limits'
+import { PLANS } from '../plans'
+
+const MiB = 1024 * 1024
+const FREE = PLANS.free
+
 export type ErrorFamilyShown = 'messaging' | 'status' | 'mcp'
+
+/** Routes under these prefixes answer errors with a string `error_code`; every other route with the HTTP status. */
+export const MESSAGING_ROUTE_PREFIXES = ['/v1/messages', '/v1/accounts', '/v1/usage', '/v1/audit'] as const
 
 export type ErrorCodeInfo = { status: readonly number[]; family: readonly ErrorFamilyShown[]; when: string }
 
@@ -21,7 +30,7 @@ const MCP = ['mcp'] as const
 export const ERROR_CODES = {
   // ── requests in general ─────────────────────────────────────────────────────────────────────────────────────────
   invalid_request: {
-    status: [400, 405, 415],
+    status: [400, 415],
     family: ALL,
     when: 'The body is not valid JSON (400), is not sent as `Content-Type: application/json` (415), or a field is wrong where no field-specific code exists',
   },
@@ -40,12 +49,12 @@ export const ERROR_CODES = {
   rate_limited: {
     status: [429],
     family: ALL,
-    when: 'An abuse limit was passed (requests per key or tenant, pushes, linking, pairing codes, webhook tests, login steps, failed authentication; docs/api.md "Limits and abuse protection"); `Retry-After` says when to try again',
+    when: 'An abuse limit was passed (requests per key or tenant, pushes, linking, pairing codes, webhook tests, login steps, failed authentication; see the abuse limits); `Retry-After` says when to try again',
   },
   body_too_large: {
     status: [413],
     family: ALL,
-    when: 'The request body is over the route’s cap (256 KiB on /v1 and /admin, 1 MiB on /mcp, 8 MiB on the phone’s webhook)',
+    when: `The request body is over the route’s cap (${MAX_BODY_BYTES / 1024} KiB on /v1 and /admin, ${MCP_MAX_BODY_BYTES / MiB} MiB on /mcp, ${GATEWAY_WEBHOOK_MAX_BYTES / MiB} MiB on the phone’s webhook)`,
   },
   not_found: { status: [404], family: ALL, when: 'No route answers this method and path' },
   not_implemented: {
@@ -103,15 +112,23 @@ export const ERROR_CODES = {
   daily_send_cap: {
     status: [429],
     family: M,
-    when: 'The account’s sends of this UTC day reached the plan cap (50); `retry_after_s` is the seconds to the next UTC day',
+    when: `The account’s sends of this UTC day reached the plan cap (${FREE.sendsPerDay} on the free plan); \`retry_after_s\` is the seconds to the next UTC day`,
   },
   new_contact_cap: {
     status: [429],
     family: M,
-    when: 'The account’s new contacts of this UTC day reached today’s allowance (10, less on an alpha number’s warm-up days); `retry_after_s` as above',
+    when: `The account’s new contacts of this UTC day reached today’s allowance (${FREE.newContactsPerDay} on the free plan, less on an alpha number’s warm-up days); \`retry_after_s\` as above`,
   },
-  loop_guard: { status: [429], family: M, when: '3 messages were sent to this person since their last message; their next message resets it' },
-  opener_burst: { status: [429], family: M, when: 'The same first message to more than 5 never-written people within 30 minutes; sending is then suspended' },
+  loop_guard: {
+    status: [429],
+    family: M,
+    when: 'The loop guard: as many messages as it allows went to this person since their last message; their next message resets it',
+  },
+  opener_burst: {
+    status: [429],
+    family: M,
+    when: 'The same first message went to too many never-written people in a short time (the opener burst); sending is then suspended',
+  },
   not_awaiting_approval: { status: [409], family: M, when: 'Approve or reject on a message that is not (or no longer) awaiting approval' },
   approval_expired: { status: [409], family: M, when: 'The approval of a held message expired (24 h); the message failed' },
 
@@ -122,7 +139,7 @@ export const ERROR_CODES = {
   invalid_timeout: { status: [400], family: M, when: '`timeout_s` is not an integer from 0 to 55' },
   invalid_outcome: { status: [400], family: M, when: 'GET /v1/audit: `outcome` is not one of the logged outcomes' },
   message_not_found: { status: [404], family: M, when: 'No message with this id for this tenant (or this key’s accounts)' },
-  wait_concurrency: { status: [429], family: M, when: 'More than 2 waits are open on one account' },
+  wait_concurrency: { status: [429], family: M, when: 'Another wait on an account whose wait slots are all taken' },
   media_not_found: { status: [404], family: S, when: 'No media item with this id for this tenant' },
   media_unavailable: { status: [404], family: S, when: 'The media item could not be fetched from the provider; the message’s `media.reason` says why' },
   media_too_large: { status: [413], family: S, when: 'The media item was over the size cap and was not stored' },
@@ -132,7 +149,11 @@ export const ERROR_CODES = {
   length_required: { status: [411], family: S, when: 'A relay’s media upload came without its exact length' },
 
   // ── channels ────────────────────────────────────────────────────────────────────────────────────────────────────
-  account_cap_reached: { status: [409], family: S, when: 'Connecting another account would pass the plan’s account cap (1)' },
+  account_cap_reached: {
+    status: [409],
+    family: S,
+    when: `Connecting another account would pass the plan’s account cap (${FREE.accountsCap} on the free plan)`,
+  },
   account_exists: { status: [409], family: S, when: 'The number is already connected on another channel of this tenant' },
   connection_not_found: { status: [404], family: S, when: 'No alpha or beta connection for this number' },
   code_invalid: { status: [400], family: S, when: 'beta: the login code is wrong' },
@@ -185,7 +206,6 @@ export const ERROR_CODES = {
   method_not_allowed: { status: [405], family: MCP, when: 'A method other than POST on /mcp (this server is stateless, JSON only)' },
   parse_error: { status: [400], family: MCP, when: 'The /mcp body is not valid JSON' },
   batch_not_supported: { status: [400], family: MCP, when: 'A JSON-RPC batch was sent to /mcp' },
-  unsupported_protocol_version: { status: [400], family: MCP, when: '`MCP-Protocol-Version` names a version this server does not speak' },
 } as const satisfies Record<string, ErrorCodeInfo>
 
 export type ErrorCode = keyof typeof ERROR_CODES
