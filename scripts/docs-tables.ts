@@ -11,7 +11,7 @@ import { z } from 'zod'
 import { AccountEventPayload, DeliveryIdentity, EVENT_DESCRIPTIONS, EVENT_TYPES, EXTENSION_EVENT_TYPES, MessageEventPayload } from '../schema/events'
 import { GATEWAY_WEBHOOK_MAX_BYTES, MAX_BODY_BYTES, MCP_MAX_BODY_BYTES, RATE_LIMITS, REPLAYS_PER_HOUR } from '../worker/lib/abuse-limits'
 import { ERROR_CODES, MESSAGING_ROUTE_PREFIXES, type ErrorCodeInfo, type ErrorFamilyShown } from '../worker/lib/error-codes'
-import { ListMessagesQuery, MAX_TEXT_CHARS, WAIT_MAX_S } from '../schema/api/messages'
+import { ListMessagesQuery, MAX_TEXT_CHARS, Message, WAIT_MAX_S } from '../schema/api/messages'
 import { LOOP_GUARD_SENDS, OPENER_BURST_MAX, OPENER_WINDOW_MS } from '../worker/account/guards'
 import { RAMP_SILENT_DAYS } from '../worker/account/ramp'
 import { WAIT_SLOTS_PER_ACCOUNT } from '../worker/account/waits'
@@ -111,7 +111,7 @@ function describe(schema: z.ZodType): string | undefined {
 
 function typeOf(schema: z.ZodType): string {
   const json = z.toJSONSchema(schema, { unrepresentable: 'any' }) as { type?: string; format?: string; enum?: unknown[] }
-  if (json.enum) return json.enum.length <= 6 ? json.enum.map((v) => `\`${String(v)}\``).join(', ') : 'string'
+  if (json.enum) return json.enum.length <= 8 ? json.enum.map((v) => `\`${String(v)}\``).join(', ') : 'string'
   if (json.format === 'date-time') return 'date-time'
   return json.type ?? 'any'
 }
@@ -158,6 +158,13 @@ export function renderEvents(): string {
   ].join('\n')
 }
 
+export function renderMessageObject(): string {
+  return table(
+    ['Field', 'Type', 'Notes'],
+    fieldRows(Message).map((r) => [r.path, r.type, r.description])
+  )
+}
+
 export type Section = { file: string; name: string; render: (src: DocSources) => string }
 
 export const SECTIONS: readonly Section[] = [
@@ -166,6 +173,7 @@ export const SECTIONS: readonly Section[] = [
   { file: 'docs/errors.md', name: 'error-families', render: renderErrorFamilies },
   { file: 'docs/errors.md', name: 'errors', render: renderErrors },
   { file: 'docs/webhooks.md', name: 'events', render: renderEvents },
+  { file: 'docs/messages.md', name: 'message-object', render: renderMessageObject },
 ]
 
 const MARKERS = (name: string) => new RegExp(`(<!-- generated:${name} [^>]*-->\\n)([\\s\\S]*?)(<!-- /generated:${name} -->)`)

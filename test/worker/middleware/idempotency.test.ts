@@ -11,6 +11,7 @@ import { sha256Hex } from '../../../worker/lib/crypto'
 import { canonicalJson, requestFingerprint } from '../../../worker/middleware/idempotency'
 import { ADMIN_TOKEN, body, call, connectCustom, newTenant, ORIGIN, pushInbound, type TestTenant } from '../helpers'
 import { db } from '../state'
+import idempotencyDoc from '../../../docs/idempotency.md?raw'
 
 const reply = { to: { external_id: 'friend' }, text: 'On my way' }
 
@@ -265,6 +266,16 @@ describe('pruneIdempotencyKeys (the cron step)', () => {
 })
 
 describe('which routes take Idempotency-Key', () => {
+  it('docs/idempotency.md lists exactly the routes that declare it', async () => {
+    const doc = await body<{ paths: Record<string, Record<string, { parameters?: { name: string; in: string }[] }>> }>(await call('/v1/openapi.json'))
+    const declaring = Object.entries(doc.paths).flatMap(([path, item]) =>
+      Object.entries(item).flatMap(([method, op]) => (op.parameters?.some((p) => p.in === 'header' && p.name === 'Idempotency-Key') ? [`${method.toUpperCase()} /v1${path}`] : []))
+    )
+    const section = /<!-- checked:idempotent-routes[^>]*-->([\s\S]*?)<!-- \/checked:idempotent-routes -->/.exec(idempotencyDoc)?.[1] ?? ''
+    const listed = [...section.matchAll(/^\| `(POST \/v1\/[^`]+)` \|/gm)].map((m) => m[1]!)
+    expect(listed.sort()).toEqual(declaring.sort())
+  })
+
   it('every creating POST declares it in the OpenAPI document, and nothing else does', async () => {
     const doc = await body<{ paths: Record<string, Record<string, { parameters?: { name: string; in: string }[] }>> }>(await call('/v1/openapi.json'))
     const declaring = Object.entries(doc.paths).flatMap(([path, item]) =>
