@@ -20,6 +20,7 @@ import { database } from '../../db/client'
 import { ApiError } from '../../errors'
 import { statusErrors } from '../../lib/openapi-responses'
 import { resourceApp } from '../../validate'
+import { GATEWAY_EVENTS } from './gateway-api'
 import { removeSmsAccount } from './account'
 import { readSmsConfig, transportsOf, writeSmsConfig, type SmsConfig, type Transport } from './config'
 import { connectAndroid, connectTwilio } from './connect'
@@ -88,7 +89,7 @@ smsRoutes.openapi(
     description: [
       'Checks the credentials with the gateway (cloud: the gateway’s cloud API; local: `base_url`, a public https URL',
       'reaching the phone), sets a fresh webhook signing key on the phone, and registers one webhook per event',
-      '(sms:received, sms:sent, sms:delivered, sms:failed) at `webhook_url`. When the number also has Twilio, sends go',
+      `(${GATEWAY_EVENTS.join(', ')}) at \`webhook_url\`. When the number also has Twilio, sends go`,
       'out from the phone and inbound from either lands on the same account. The phone sends text only (no media).',
       'The password is stored sealed and never returned.',
     ].join(' '),
