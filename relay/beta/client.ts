@@ -1,25 +1,32 @@
 /**
  * The beta driver: one GramJS client per account, logged in by code (+ two-step password) or QR through explicit
- * steps, resumed from its StringSession (sealed by the relay core), kept honest by a probe (beta sends no logged-out
- * event), and sending in order with visible flood pauses. `makeBetaDriver` is what the relay registers as `beta`.
+ * steps, resumed from its StringSession (sealed by the relay core), kept honest and alive by a probe (beta sends no
+ * logged-out event; GramJS gives up reconnecting for good: health.ts rebuilds it), catching up on every update the
+ * session missed (catch-up.ts, with the update state saved beside the session), and sending in order with visible
+ * flood pauses. `makeBetaDriver` is what the relay registers as `beta`.
  */
 import { Api } from 'telegram'
 import type { BetaProblem, Connector, ConnectorOptions, Driver, LoginStep, SessionState } from '../connector'
 import { makeMediaFetcher, type FetchMedia } from '../alpha/media-fetch'
-import { CONTACTS_FIRST_SYNC_WAIT_MS, CONTACTS_SYNC_MS, startContactSync, type ContactSync } from './contacts'
+import { makeBringUp } from './bring-up'
+import { CATCH_UP_TIMING, makeCatchUp, UPDATE_STATE_KEY, type CatchUpTiming } from './catch-up'
+import { CONTACTS_FIRST_SYNC_WAIT_MS, CONTACTS_SYNC_MS } from './contacts'
 import { handleUpdate } from './handle-events'
-import { startProbe } from './health'
+import { HEALTH_TIMING, type HealthTiming } from './health'
+import { startLive, type Live } from './live'
 import { startLogin, type LoginFlow } from './login'
 import { makeOutbox, OUTBOX_KEY } from './outbox'
 import { makePeerDirectory } from './peers'
 import { makeSender } from './send'
+import { withDeadline } from './deadlines'
 import { makeGramClient, type BetaClient, type BetaCredentials, type MakeClient } from './socket'
 import { classifyError, LOGIN_MESSAGES, PROBLEM_MESSAGES, rpcMessage, type ErrorVerdict } from './state'
 
 export const SESSION_KEY = 'beta-session'
 export const LOGOUT_TIMEOUT_MS = 10_000
-/** A stored session that could not be checked (network) is tried again after this long. */
-export const RESUME_RETRY_MS = 30_000
+
+/** The driver's clocks; production uses the modules' constants, tests and the simulator may scale them. */
+export type BetaTiming = { health: HealthTiming; catchUp: CatchUpTiming }
 
 export type BetaDeps = {
   makeClient: MakeClient
@@ -28,22 +35,13 @@ export type BetaDeps = {
   now(): number
   /** How often the address book is synced again besides on beta's change updates (CONTACTS_SYNC_MS). */
   contactsSyncMs: number
+  timing: BetaTiming
 }
 
 type Fatal = Extract<ErrorVerdict, { kind: 'banned' | 'logged_out' }>
 
 function errText(err: unknown): string {
   return rpcMessage(err) ?? (err instanceof Error ? err.message : String(err))
-}
-
-function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const t = setTimeout(() => reject(new Error('timed out')), ms)
-    p.then(
-      (v) => (clearTimeout(t), resolve(v)),
-      (e: unknown) => (clearTimeout(t), reject(e))
-    )
-  })
 }
 
 export function createBetaConnector(opts: ConnectorOptions, deps: BetaDeps): Connector {
@@ -54,13 +52,40 @@ export function createBetaConnector(opts: ConnectorOptions, deps: BetaDeps): Con
   /** `halted`: a terminal problem was reported; nothing runs until `start()` is called again. */
   let phase: 'idle' | 'login' | 'running' | 'halted' | 'stopped' = 'idle'
   let lastState = ''
-  let stopProbe: (() => void) | null = null
-  let contacts: ContactSync | null = null
-  let resumeTimer: ReturnType<typeof setTimeout> | null = null
+  let live: Live | null = null
+  /** The session being started has a stored StringSession (resume) rather than none (login). */
+  let hasSession = false
   let starting: Promise<void> | null = null
   let queue: Promise<void> = Promise.resolve()
   const peers = makePeerDirectory()
   const outbox = makeOutbox(opts.store)
+  const catchUp = makeCatchUp({
+    invoke: (request) => (client ? client.invoke(request) : Promise.reject(new Error('beta: no client'))),
+    dispatch: (update, users, events) =>
+      handleUpdate(update, users, {
+        log,
+        events,
+        peers,
+        outbox,
+        onLoginToken: () => login?.onLoginToken(),
+        onContactsChanged: () => live?.contacts.changed(),
+        client: () => client,
+      }),
+    events: opts.events,
+    knows: (userId) => peers.byUserId(userId) !== null,
+    save: (raw) => opts.store.write(new Map([[UPDATE_STATE_KEY, raw]])),
+    log,
+    timing: deps.timing.catchUp,
+  })
+  const bring = makeBringUp({
+    client: () => client,
+    active: () => phase !== 'stopped' && phase !== 'halted',
+    backoffMs: deps.timing.health.rebuildBackoffMs,
+    log,
+    enqueue: (step) => enqueue(step),
+    onUnresponsive: () => unresponsive(),
+    onConnected: (c) => onConnected(c),
+  })
   const sender = makeSender({
     client: () => (phase === 'running' ? client : null),
     peers,
@@ -68,7 +93,7 @@ export function createBetaConnector(opts: ConnectorOptions, deps: BetaDeps): Con
     fetchMedia: deps.fetchMedia,
     now: deps.now,
     log,
-    bookLoaded: () => (contacts ? contacts.loaded(CONTACTS_FIRST_SYNC_WAIT_MS) : Promise.resolve(false)),
+    bookLoaded: () => (live ? live.contacts.loaded(CONTACTS_FIRST_SYNC_WAIT_MS) : Promise.resolve(false)),
     onSlowed: (until) => emit({ state: 'slowed', problem: 'flood_wait', message: PROBLEM_MESSAGES.flood_wait, until }),
     onResumed: () => phase === 'running' && emit(connectedState()),
     onFatal: (v) => onFatal(v),
@@ -92,12 +117,9 @@ export function createBetaConnector(opts: ConnectorOptions, deps: BetaDeps): Con
   }
 
   function clearTimers() {
-    stopProbe?.()
-    stopProbe = null
-    contacts?.stop()
-    contacts = null
-    if (resumeTimer) clearTimeout(resumeTimer)
-    resumeTimer = null
+    live?.stop()
+    live = null
+    bring.stop()
     login?.stop()
   }
 
@@ -108,6 +130,8 @@ export function createBetaConnector(opts: ConnectorOptions, deps: BetaDeps): Con
   }
 
   async function wipe() {
+    // Nothing of the old session's update state may be written back after the wipe.
+    catchUp.reset()
     await opts.store.clear()
   }
 
@@ -115,8 +139,10 @@ export function createBetaConnector(opts: ConnectorOptions, deps: BetaDeps): Con
   async function halt(kind: 'disconnected' | 'restricted', problem: BetaProblem, message = PROBLEM_MESSAGES[problem]) {
     phase = 'halted'
     clearTimers()
-    await closeClient()
+    // Reported before the client is closed: closing a real connection takes a round trip the user need not wait for.
     emit(kind === 'restricted' ? { state: kind, problem, message, until: null } : { state: kind, problem, message })
+    await catchUp.stop()
+    await closeClient()
   }
 
   function onFatal(v: Fatal) {
@@ -139,25 +165,27 @@ export function createBetaConnector(opts: ConnectorOptions, deps: BetaDeps): Con
     queue = queue.then(work).catch((err: unknown) => log.error({ err: errText(err) }, 'beta: event handling failed'))
   }
 
+  function unresponsive() {
+    emit({ state: 'disconnected', problem: 'unresponsive', message: PROBLEM_MESSAGES.unresponsive })
+  }
+
   async function goLive(user: Api.User) {
     me = user
     phase = 'running'
+    bring.reset()
     emit(connectedState())
-    stopProbe = startProbe({
+    live = startLive({
       client: () => (phase === 'running' ? client : null),
+      health: deps.timing.health,
+      contactsSyncMs: deps.contactsSyncMs,
+      log,
+      peers,
+      catchUp,
+      reportContacts: (list) => opts.events.contacts?.(list),
       onFatal: (v) => onFatal(v),
-      onUnresponsive: () => emit({ state: 'disconnected', problem: 'unresponsive', message: PROBLEM_MESSAGES.unresponsive }),
+      onUnresponsive: unresponsive,
       onRecovered: () => emit(connectedState()),
     })
-    // The address book decides who may be messaged by phone (§4.2): synced now, then kept current.
-    contacts = startContactSync({
-      client: () => (phase === 'running' ? client : null),
-      peers,
-      log,
-      intervalMs: deps.contactsSyncMs,
-      report: (list) => opts.events.contacts?.(list),
-    })
-    void contacts.sync()
   }
 
   async function onAuthorized(user: Api.User) {
@@ -166,12 +194,14 @@ export function createBetaConnector(opts: ConnectorOptions, deps: BetaDeps): Con
     // Durable before `connected`: a relay that dies right after still has the login.
     await opts.store.write(new Map([[SESSION_KEY, c.saveSession()]]))
     login = null
+    // A new session starts from the server's update state now.
+    catchUp.reset()
     await goLive(user)
   }
 
   /** A QR login that logged in another account: end that authorization upstream, keep nothing, report it. */
   async function refuseWrongNumber(c: BetaClient, message: string | undefined) {
-    await withTimeout(c.invoke(new Api.auth.LogOut()), LOGOUT_TIMEOUT_MS).catch((err: unknown) =>
+    await withDeadline(c.invoke(new Api.auth.LogOut()), LOGOUT_TIMEOUT_MS, 'logging out').catch((err: unknown) =>
       log.warn({ err: errText(err) }, 'beta: logging out the wrong account failed; wiping the session anyway')
     )
     await wipe()
@@ -180,7 +210,7 @@ export function createBetaConnector(opts: ConnectorOptions, deps: BetaDeps): Con
 
   async function resume() {
     const c = client
-    if (!c) return
+    if (!c || phase === 'stopped' || phase === 'halted') return
     try {
       const users = await c.invoke(new Api.users.GetUsers({ id: [new Api.InputUserSelf()] }))
       const user = Array.isArray(users) ? users.find((u): u is Api.User => u instanceof Api.User) : undefined
@@ -194,35 +224,15 @@ export function createBetaConnector(opts: ConnectorOptions, deps: BetaDeps): Con
         return halt('disconnected', 'logged_out', v.message)
       }
       if (v.kind === 'banned') return halt('restricted', 'blocked_by_beta')
-      emit({ state: 'disconnected', problem: 'unresponsive', message: PROBLEM_MESSAGES.unresponsive })
-      resumeTimer = setTimeout(() => enqueue(resume), RESUME_RETRY_MS)
+      unresponsive()
+      bring.retry()
     }
   }
 
-  async function start() {
-    if (phase === 'running' || phase === 'login') return
-    const entries = await opts.store.loadAll()
-    if (opts.forceNew) await wipe()
-    const saved = opts.forceNew ? '' : (entries.get(SESSION_KEY) ?? '')
-    outbox.load(opts.forceNew ? undefined : entries.get(OUTBOX_KEY))
-    const c = deps.makeClient(saved, { phone: opts.phone })
-    client = c
-    c.onUpdate((update) =>
-      enqueue(() =>
-        handleUpdate(update, {
-          log,
-          events: opts.events,
-          peers,
-          outbox,
-          onLoginToken: () => login?.onLoginToken(),
-          onContactsChanged: () => contacts?.changed(),
-          client: () => client,
-        })
-      )
-    )
-    emit({ state: 'connecting' })
-    await c.connect()
-    if (saved) return resume()
+  /** Connected: the stored session is resumed, or the login begins. */
+  async function onConnected(c: BetaClient) {
+    if (hasSession) return resume()
+    if (login) return
     phase = 'login'
     login = startLogin({
       client: c,
@@ -239,6 +249,23 @@ export function createBetaConnector(opts: ConnectorOptions, deps: BetaDeps): Con
         ),
     })
     await login.begin()
+  }
+
+  async function start() {
+    if (phase === 'running' || phase === 'login') return
+    const entries = await opts.store.loadAll()
+    if (opts.forceNew) await wipe()
+    const saved = opts.forceNew ? '' : (entries.get(SESSION_KEY) ?? '')
+    outbox.load(opts.forceNew ? undefined : entries.get(OUTBOX_KEY))
+    catchUp.load(opts.forceNew ? undefined : entries.get(UPDATE_STATE_KEY))
+    const c = deps.makeClient(saved, { phone: opts.phone })
+    client = c
+    phase = 'idle'
+    c.onUpdates((updates) => catchUp.onUpdates(updates))
+    c.onLink((event) => phase === 'running' && live?.onLink(event))
+    emit({ state: 'connecting' })
+    hasSession = saved !== ''
+    await bring.start()
   }
 
   return {
@@ -258,9 +285,10 @@ export function createBetaConnector(opts: ConnectorOptions, deps: BetaDeps): Con
       const wasLive = phase === 'running'
       phase = 'stopped'
       clearTimers()
+      await catchUp.stop()
       const c = client
       if (c && wasLive) {
-        await withTimeout(c.invoke(new Api.auth.LogOut()), LOGOUT_TIMEOUT_MS).catch((err: unknown) =>
+        await withDeadline(c.invoke(new Api.auth.LogOut()), LOGOUT_TIMEOUT_MS, 'logging out').catch((err: unknown) =>
           log.warn({ err: errText(err) }, 'beta: upstream logout failed; wiping the session anyway')
         )
       }
@@ -271,19 +299,27 @@ export function createBetaConnector(opts: ConnectorOptions, deps: BetaDeps): Con
     async stop() {
       phase = 'stopped'
       clearTimers()
+      // What the edge has stored is saved before the session moves (a failover resumes from it).
+      await catchUp.stop()
       await closeClient()
     },
   }
 }
 
 /** The operator's API id and hash (RELAY_BETA_API_ID / RELAY_BETA_API_HASH); a tenant's own relay brings its own. */
-export function makeBetaDriver(deps: Partial<BetaDeps> & { creds: BetaCredentials }): Driver {
+export function makeBetaDriver(
+  deps: Partial<Omit<BetaDeps, 'timing'>> & { creds: BetaCredentials; timing?: { health?: Partial<HealthTiming>; catchUp?: Partial<CatchUpTiming> } }
+): Driver {
   const full: BetaDeps = {
     creds: deps.creds,
     makeClient: deps.makeClient ?? makeGramClient(deps.creds),
     fetchMedia: deps.fetchMedia ?? makeMediaFetcher(),
     now: deps.now ?? Date.now,
     contactsSyncMs: deps.contactsSyncMs ?? CONTACTS_SYNC_MS,
+    timing: {
+      health: { ...HEALTH_TIMING, ...deps.timing?.health },
+      catchUp: { ...CATCH_UP_TIMING, ...deps.timing?.catchUp },
+    },
   }
   return (opts) => createBetaConnector(opts, full)
 }

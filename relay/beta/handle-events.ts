@@ -1,8 +1,9 @@
 /**
- * The one switch over beta's raw updates: private incoming messages become inbound (with their photo or document as
- * an attachment), read-outbox updates become read receipts, a login token update finishes a QR login, address-book
- * changes start a contacts sync, and users carried by an update are remembered (with their access hashes) so replies
- * can address them.
+ * The one switch over beta's single updates (catch-up.ts hands them over in order, from pushed containers and from
+ * the difference alike): private incoming messages become inbound (with their photo or document as an attachment),
+ * read-outbox updates become read receipts, a login token update finishes a QR login, address-book changes start a
+ * contacts sync, and the users that came with an update are remembered (with their access hashes) so replies can
+ * address them.
  */
 import type { Logger } from 'pino'
 import { Api } from 'telegram'
@@ -15,7 +16,8 @@ import type { BetaClient } from './socket'
 
 export type EventDeps = {
   log: Logger
-  events: ConnectorEvents
+  /** Where this update's messages and receipts go (catch-up.ts tracks when the edge stored them). */
+  events: Pick<ConnectorEvents, 'inbound' | 'receipt'>
   peers: PeerDirectory
   outbox: Outbox
   onLoginToken(): void
@@ -25,16 +27,10 @@ export type EventDeps = {
   client(): BetaClient | null
 }
 
-/** Users GramJS attached to the update (the Updates container's `users`, keyed by peer id). */
-function attachedUsers(update: object): Api.User[] {
-  const entities: unknown = Reflect.get(update, '_entities')
-  if (!(entities instanceof Map)) return []
-  return [...entities.values()].filter((e): e is Api.User => e instanceof Api.User)
-}
-
-export async function handleUpdate(update: unknown, deps: EventDeps): Promise<void> {
+/** `users`: those of the container (or difference) the update came in. */
+export async function handleUpdate(update: unknown, users: Api.TypeUser[], deps: EventDeps): Promise<void> {
   if (typeof update !== 'object' || update === null) return
-  for (const user of attachedUsers(update)) deps.peers.remember(user)
+  for (const user of users) if (user instanceof Api.User) deps.peers.remember(user)
 
   if (update instanceof Api.UpdateNewMessage) {
     const senderId = privateSenderId(update.message)
@@ -47,6 +43,7 @@ export async function handleUpdate(update: unknown, deps: EventDeps): Promise<vo
   if (update instanceof Api.UpdateShortMessage) {
     if (update.out) return
     const from = deps.peers.byUserId(update.userId.toString())
+    // catch-up.ts fetches the difference (with the user) instead of handing over a short message from a stranger.
     if (!from) return void deps.log.warn({ user: update.userId.toString() }, 'beta: a short message from an unknown user; skipped')
     deps.events.inbound(shortToInbound(update, from))
     return

@@ -1,9 +1,11 @@
 /**
  * One number on the simulated beta network: whether it has an account, its profile, two-step password, address
  * book, standing (banned, flagged as a stranger, flood-waited), message ids, what it sent (the outbox people
- * received), and the updates waiting for a connected session.
+ * received), its update box (pts, seq and the log updates.GetDifference answers from), its message history per chat
+ * (messages.GetHistory, messages.GetDialogs), and the faults the control API scripted for it.
  */
 import type { Api } from 'telegram'
+import { UpdateBox } from './beta-updates'
 
 export type BetaFile = { contentType: string; fileName: string | null; bytes: Buffer }
 
@@ -19,6 +21,8 @@ export type BetaOutboxEntry = {
   sentAt: number
   /** The send's random_id (decimal): beta answers a repeat of it with this message instead of sending again. */
   randomId: string | null
+  /** The update the send took in the sender's box: a repeat of the same random_id is answered with it. */
+  own: Api.UpdateNewMessage | null
 }
 
 export class BetaAccount {
@@ -39,8 +43,15 @@ export class BetaAccount {
   contacts: string[] = []
   nextMessageId = 100
   readonly outbox: BetaOutboxEntry[] = []
-  /** Updates no session has received yet (beta's getDifference on the next connect). */
-  readonly backlog: Api.TypeUpdates[] = []
+  readonly box = new UpdateBox()
+  /** Every message of this account's private chats, oldest first, as this account sees them. */
+  readonly history: Api.Message[] = []
+  /** Per person (user id): the newest of our messages they read. */
+  readonly readOutbox = new Map<string, number>()
+  /** The next this many updates are recorded but pushed to no session (they show as a gap). */
+  withhold = 0
+  /** Errors the next calls of a method answer instead (the control API's rpc-error). */
+  readonly scriptedErrors: Array<{ method: string; message: string; code: number }> = []
 
   constructor(
     /** E.164. */

@@ -6,17 +6,23 @@
  *   POST /sim/beta/{phone}/unregistered    the number has no beta account
  *   POST /sim/beta/{phone}/qr/accept       the phone scans the QR shown for this number (409 when none)
  *   POST /sim/beta/{phone}/contacts        {contacts: [{phone, name?}]}   replaces the address book
- *   POST /sim/beta/{phone}/inbound         {from, text, name?, username?, phone_hidden?, media?}   someone writes
+ *   POST /sim/beta/{phone}/inbound         {from, text, name?, username?, phone_hidden?, media?, short?}   someone writes
  *   POST /sim/beta/{phone}/receipt         {message_id, status: "read"}   the recipient read up to that message
  *   POST /sim/beta/{phone}/flood           {seconds}   sends answer FLOOD_WAIT_<seconds> until they have passed
  *   POST /sim/beta/{phone}/stranger        sends answer PEER_FLOOD, except to mutual contacts
  *   POST /sim/beta/{phone}/ban             the number is banned
  *   POST /sim/beta/{phone}/logout          every session is ended from the app (no event)
+ *   POST /sim/beta/{phone}/duplicate       the session's key shows up elsewhere: calls answer AUTH_KEY_DUPLICATED
+ *   POST /sim/beta/{phone}/drop            the account's connections to the data centre end
+ *   POST /sim/beta/{phone}/withhold        {count}   the next updates are recorded but pushed to no session
+ *   POST /sim/beta/{phone}/forget          {count}   the oldest updates leave the log (GetDifference: too long)
+ *   POST /sim/beta/{phone}/rpc-error       {method, error, code?}   the next call of that method answers the error
  *   GET  /sim/beta/{phone}/outbox          what people received
  */
 import { z } from 'zod'
 import { E164, SimMediaBody } from './bodies'
 import type { BetaAccount } from './beta-account'
+import type { BetaDataCentre } from './beta-dc/server'
 import type { SimBetaNetwork } from './beta-network'
 import { SimError } from './network'
 
@@ -32,9 +38,18 @@ export const BetaInboundBody = z.object({
     .optional(),
   phone_hidden: z.boolean().default(false),
   media: SimMediaBody.optional(),
+  /** UpdateShortMessage (no user attached), as beta sends messages from people the session should know. */
+  short: z.boolean().default(false),
 })
 export const BetaReceiptBody = z.object({ message_id: z.string().min(1), status: z.literal('read') })
 export const BetaFloodBody = z.object({ seconds: z.number().int().min(1).max(86_400) })
+export const BetaCountBody = z.object({ count: z.number().int().min(1).max(100_000) })
+export const BetaRpcErrorBody = z.object({
+  /** The TL method's class name as GramJS names it, e.g. `messages.SendMessage`, `updates.GetDifference`. */
+  method: z.string().regex(/^[A-Za-z.]+$/),
+  error: z.string().regex(/^[A-Z0-9_]+$/),
+  code: z.number().int().min(300).max(599).default(400),
+})
 
 export function betaView(net: SimBetaNetwork, a: BetaAccount) {
   return {
@@ -51,13 +66,15 @@ export function betaView(net: SimBetaNetwork, a: BetaAccount) {
     name: [a.firstName, a.lastName].filter(Boolean).join(' '),
     username: a.username,
     outbox_count: a.outbox.length,
-    pending_updates: a.backlog.length,
+    pts: a.box.pts,
+    withheld: a.withhold,
   }
 }
 
 /** One beta route; `parse` and `body` are the control API's own (zod at the edge, JSON body). */
 export async function betaRoute(
   net: SimBetaNetwork,
+  dc: BetaDataCentre,
   route: string,
   phone: string,
   body: () => Promise<unknown>,
@@ -103,7 +120,7 @@ export async function betaRoute(
             voiceNote: b.media.voice_note,
           }
         : null
-      return { message_id: String(net.inbound(from, a, b.text, file)) }
+      return { message_id: String(net.inbound(from, a, b.text, file, b.short)) }
     }
     case 'POST receipt': {
       const b = parse(BetaReceiptBody, await body())
@@ -127,6 +144,22 @@ export async function betaRoute(
     case 'POST logout':
       net.revoke(a)
       return betaView(net, a)
+    case 'POST duplicate':
+      net.duplicate(a)
+      return betaView(net, a)
+    case 'POST drop':
+      return { dropped: dc.drop(a) }
+    case 'POST withhold':
+      a.withhold += parse(BetaCountBody, await body()).count
+      return betaView(net, a)
+    case 'POST forget':
+      a.box.forget(parse(BetaCountBody, await body()).count)
+      return betaView(net, a)
+    case 'POST rpc-error': {
+      const b = parse(BetaRpcErrorBody, await body())
+      a.scriptedErrors.push({ method: b.method, message: b.error, code: b.code })
+      return betaView(net, a)
+    }
     case 'GET outbox':
       return {
         messages: a.outbox.map((e) => ({

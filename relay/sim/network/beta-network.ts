@@ -3,10 +3,12 @@
  * them): numbers with or without accounts, code logins (codes the app receives, with an expiry), two-step passwords
  * checked by real SRP, QR logins (export, accept on the phone, UpdateLoginToken, import, data-center migration),
  * address books with beta's cache hash, private messages in both directions with per-viewer access hashes, read-outbox
- * updates, uploads and downloads in parts, flood waits, PEER_FLOOD, bans, sessions revoked from the app or
- * duplicated. The relay reaches it over the simulator's WebSocket (beta-session.ts); the driver's unit tests call it
- * in-process (test/fixtures/beta-network.ts). It is as strict as beta: the app's api id and hash, the code's hash,
- * the SRP proof, the access hash on every peer.
+ * updates, each account's update box (pts, seq; updates.GetState and updates.GetDifference with slices and
+ * too-long answers) and chat history, uploads and downloads in parts, flood waits, PEER_FLOOD, bans, sessions revoked
+ * from the app or duplicated. Updates reach only the sessions connected when they happen: a session that was away
+ * asks for the difference, as on beta. The relay reaches it through the fake data centre (beta-dc/: the real GramJS
+ * client over MTProto); the driver's unit tests call it in-process (test/fixtures/beta-network.ts). It is as strict as
+ * beta: the app's api id and hash, the code's hash, the SRP proof, the access hash on every peer.
  */
 import { createHash, randomBytes } from 'node:crypto'
 import bigInt from 'big-integer'
@@ -15,6 +17,7 @@ import { contactsHash, upstreamPhoneToE164 } from '../../beta/ids'
 import type { BetaCredentials } from '../../beta/socket'
 import { BetaAccount, type BetaFile, type BetaOutboxEntry } from './beta-account'
 import { SrpVerifier } from './beta-srp'
+import { DIFFERENCE_SLICE, UPDATE_LOG_MAX, type DifferenceOptions } from './beta-updates'
 
 /** The app credentials the simulated network accepts from the simulator's relay. */
 export const SIM_BETA_CREDS: BetaCredentials = { apiId: 20_000_001, apiHash: '5151515151515151515151515151a1fa' }
@@ -83,7 +86,8 @@ export class SimBetaNetwork {
   private readonly uploads = new Map<string, Buffer[]>()
   private nextUserId = 7_000_000_001
   private codeSeq = 0
-  private pts = 1
+  /** How updates.GetDifference slices, and how far back the network remembers (control API: /sim/beta/dc). */
+  readonly updates: DifferenceOptions = { sliceSize: DIFFERENCE_SLICE, logMax: UPDATE_LOG_MAX }
 
   constructor(
     readonly opts: {
@@ -158,7 +162,8 @@ export class SimBetaNetwork {
       if (c.name) a.setName(c.name)
       return a.userId
     })
-    this.push(owner, new Api.UpdateShort({ update: new Api.UpdateContactsReset(), date: this.nowS() }), false)
+    const date = this.nowS()
+    this.push(owner, new Api.Updates({ updates: [new Api.UpdateContactsReset()], users: [], chats: [], date, seq: owner.box.nextSeq(date) }))
   }
 
   // ── sessions ────────────────────────────────────────────────────────────────────────────────────────────────
@@ -181,14 +186,10 @@ export class SimBetaNetwork {
     return key
   }
 
-  /** Updates for this key go to `listener` (one connection per key); the backlog of its account is delivered. */
+  /** Updates for this key go to `listener` from now on (its connection); nothing that happened before is replayed. */
   listen(keyId: string, listener: Listener | null): void {
-    if (!listener) {
-      this.listeners.delete(keyId)
-      return
-    }
-    this.listeners.set(keyId, listener)
-    this.flushBacklog(keyId)
+    if (!listener) this.listeners.delete(keyId)
+    else this.listeners.set(keyId, listener)
   }
 
   switchDC(keyId: string, dc: number): void {
@@ -242,48 +243,70 @@ export class SimBetaNetwork {
 
   // ── people writing and reading ───────────────────────────────────────────────────────────────────────────────
 
-  /** `from` writes to `to`; the recipient's sessions get it with `from` attached (or it waits for one). */
-  inbound(from: BetaAccount, to: BetaAccount, text: string, file: (BetaFile & { voiceNote: boolean }) | null = null): number {
+  /**
+   * `from` writes to `to`: a pts event in both accounts' boxes, pushed to the sessions connected now. The recipient
+   * gets it as Updates with `from` attached, or in short form (UpdateShortMessage, no user: `short`), as beta sends
+   * messages from people the session is expected to know.
+   */
+  inbound(from: BetaAccount, to: BetaAccount, text: string, file: (BetaFile & { voiceNote: boolean }) | null = null, short = false): number {
+    const media = file ? this.storeMedia(file) : undefined
+    const id = this.deliver(from, to, text, media, short)
+    // The sender's other sessions see their own message (when the sender is an account someone runs).
+    const mine = new Api.Message({ id: from.nextMessageId++, peerId: this.peerOf(to), date: this.nowS(), message: text, out: true, media })
+    const own = this.recordMessage(from, mine, [to.userId])
+    this.push(from, new Api.Updates({ updates: [own], users: [this.userAs(from.userId, to)], chats: [], date: mine.date, seq: 0 }))
+    return id
+  }
+
+  /** The recipient's copy of a message `from` wrote: its own id, a pts event in its box, pushed to its sessions. */
+  private deliver(from: BetaAccount, to: BetaAccount, text: string, media: Api.TypeMessageMedia | undefined, short: boolean): number {
+    const date = this.nowS()
     const id = to.nextMessageId++
-    const message = new Api.Message({
-      id,
-      peerId: new Api.PeerUser({ userId: bigInt(from.userId) }),
-      fromId: new Api.PeerUser({ userId: bigInt(from.userId) }),
-      date: this.nowS(),
-      message: text,
-      out: false,
-      media: file ? this.storeMedia(file) : undefined,
-    })
-    const update = new Api.UpdateNewMessage({ message, pts: ++this.pts, ptsCount: 1 })
-    this.push(to, new Api.Updates({ updates: [update], users: [this.userAs(to.userId, from)], chats: [], date: this.nowS(), seq: 0 }), true)
+    const message = new Api.Message({ id, peerId: this.peerOf(from), fromId: this.peerOf(from), date, message: text, out: false, media })
+    const update = this.recordMessage(to, message, [from.userId])
+    this.push(
+      to,
+      short && !media
+        ? new Api.UpdateShortMessage({ id, userId: bigInt(from.userId), message: text, pts: update.pts, ptsCount: 1, date })
+        : new Api.Updates({ updates: [update], users: [this.userAs(to.userId, from)], chats: [], date, seq: 0 })
+    )
     return id
   }
 
   /** `reader` read what `owner` sent them up to `maxId`. */
   readOutbox(reader: BetaAccount, owner: BetaAccount, maxId: number): void {
-    const update = new Api.UpdateReadHistoryOutbox({ peer: new Api.PeerUser({ userId: bigInt(reader.userId) }), maxId, pts: ++this.pts, ptsCount: 1 })
-    this.push(owner, new Api.UpdateShort({ update, date: this.nowS() }), true)
+    owner.readOutbox.set(reader.userId, Math.max(maxId, owner.readOutbox.get(reader.userId) ?? 0))
+    const update = owner.box.record(
+      (pts) => new Api.UpdateReadHistoryOutbox({ peer: this.peerOf(reader), maxId, pts, ptsCount: 1 }),
+      this.nowS(),
+      [reader.userId],
+      this.updates.logMax
+    )
+    this.push(owner, new Api.UpdateShort({ update, date: this.nowS() }))
   }
 
-  /** Delivers to every live session of the account; what none received waits for the next one (`keep`). */
-  private push(a: BetaAccount, updates: Api.TypeUpdates, keep: boolean): void {
-    let delivered = false
-    for (const k of this.liveSessions(a)) {
-      const l = this.listeners.get(k.id)
-      if (l && !k.duplicated) {
-        l(updates)
-        delivered = true
-      }
+  /** A message in `a`'s chats: kept in its history and recorded as a pts event. */
+  private recordMessage(a: BetaAccount, message: Api.Message, userIds: string[]): Api.UpdateNewMessage {
+    a.history.push(message)
+    if (a.history.length > this.updates.logMax) a.history.splice(0, a.history.length - this.updates.logMax)
+    const update = a.box.record((pts) => new Api.UpdateNewMessage({ message, pts, ptsCount: 1 }), message.date, userIds, this.updates.logMax)
+    if (!(update instanceof Api.UpdateNewMessage)) throw new Error('sim beta: a message recorded as another update')
+    return update
+  }
+
+  private peerOf(a: BetaAccount): Api.PeerUser {
+    return new Api.PeerUser({ userId: bigInt(a.userId) })
+  }
+
+  /** Delivers to the sessions of the account connected now; nothing is kept for the others (they ask for the difference). */
+  private push(a: BetaAccount, updates: Api.TypeUpdates): void {
+    if (a.withhold > 0) {
+      a.withhold -= 1
+      return
     }
-    if (!delivered && keep) a.backlog.push(updates)
-  }
-
-  private flushBacklog(keyId: string): void {
-    const k = this.keys.get(keyId)
-    const l = this.listeners.get(keyId)
-    const a = k?.userId && !k.revoked ? this.byUserId(k.userId) : null
-    if (!a || !l) return
-    for (const u of a.backlog.splice(0)) l(u)
+    for (const k of this.liveSessions(a)) {
+      if (!k.duplicated) this.listeners.get(k.id)?.(updates)
+    }
   }
 
   private storeMedia(file: BetaFile & { voiceNote: boolean }): Api.TypeMessageMedia {
@@ -328,6 +351,8 @@ export class SimBetaNetwork {
     const rpc = (message: string, code = 400) => rpcError(message, code, request)
     if (k.duplicated) throw rpc('AUTH_KEY_DUPLICATED', 406)
     if (k.revoked) throw rpc('AUTH_KEY_UNREGISTERED', 401)
+    const scripted = this.scriptedError(k, request.className)
+    if (scripted) throw rpc(scripted.message, scripted.code)
     const checkApp = (apiId: number, apiHash: string) => {
       if (apiId !== this.opts.creds.apiId || apiHash !== this.opts.creds.apiHash) throw rpc('API_ID_INVALID')
     }
@@ -415,7 +440,11 @@ export class SimBetaNetwork {
       if (!request.id.every((i) => i instanceof Api.InputUserSelf)) throw rpc('USER_ID_INVALID')
       return [this.userAs(me.userId, me)]
     }
-    if (request instanceof Api.updates.GetState) return new Api.updates.State({ pts: this.pts, qts: 0, date: this.nowS(), seq: 1, unreadCount: 0 })
+    if (request instanceof Api.updates.GetState) return me.box.state(this.nowS())
+    if (request instanceof Api.updates.GetDifference)
+      return me.box.difference(request, this.nowS(), this.updates, (ids) => ids.flatMap((id) => this.usersAs(me, [id])))
+    if (request instanceof Api.messages.GetDialogs) return this.dialogs(me, request)
+    if (request instanceof Api.messages.GetHistory) return this.chatHistory(me, request, rpc)
     if (request instanceof Api.contacts.GetContacts) {
       const hash = contactsHash(0, me.contacts)
       if (!request.hash.isZero() && request.hash.equals(hash)) return new Api.contacts.ContactsNotModified()
@@ -431,37 +460,108 @@ export class SimBetaNetwork {
     if (request instanceof Api.upload.GetFile) return this.getFile(request, rpc)
     if (request instanceof Api.messages.SendMessage) {
       const to = this.recipient(me, request.peer, rpc)
-      const entry = this.sentBefore(me, to, request.randomId) ?? this.record(me, to, request.message, null, ref, request.randomId)
-      return new Api.UpdateShortSentMessage({ out: true, id: entry.id, pts: ++this.pts, ptsCount: 1, date: Math.floor(entry.sentAt / 1000) })
+      const { entry, own } = this.send(me, to, request.message, null, ref, request.randomId)
+      return new Api.UpdateShortSentMessage({ out: true, id: entry.id, pts: own.pts, ptsCount: 1, date: Math.floor(entry.sentAt / 1000) })
     }
     if (request instanceof Api.messages.SendMedia) {
       const to = this.recipient(me, request.peer, rpc)
-      const entry =
-        this.sentBefore(me, to, request.randomId) ?? this.record(me, to, request.message, this.takeUpload(k, request.media, rpc), ref, request.randomId)
-      const message = new Api.Message({
-        id: entry.id,
-        peerId: new Api.PeerUser({ userId: bigInt(to.userId) }),
-        date: Math.floor(entry.sentAt / 1000),
-        message: entry.text,
-        out: true,
-      })
+      const { entry, own } = this.send(me, to, request.message, () => this.takeUpload(k, request.media, rpc), ref, request.randomId)
       return new Api.Updates({
-        updates: [new Api.UpdateMessageID({ id: entry.id, randomId: request.randomId }), new Api.UpdateNewMessage({ message, pts: ++this.pts, ptsCount: 1 })],
+        updates: [new Api.UpdateMessageID({ id: entry.id, randomId: request.randomId }), own],
         users: [],
         chats: [],
-        date: this.nowS(),
+        date: Math.floor(entry.sentAt / 1000),
         seq: 0,
       })
     }
     throw rpc('METHOD_NOT_SIMULATED')
   }
 
+  /** An error the control API scripted for the next call of this method by the key's account, taken once. */
+  private scriptedError(k: AuthKey, method: string): { message: string; code: number } | null {
+    const owner = k.userId ? this.byUserId(k.userId) : k.phone ? (this.accounts.get(`+${digitsOf(k.phone)}`) ?? null) : null
+    const i = owner ? owner.scriptedErrors.findIndex((e) => e.method === method) : -1
+    return i < 0 ? null : owner!.scriptedErrors.splice(i, 1)[0]!
+  }
+
+  private usersAs(viewer: BetaAccount, ids: string[]): Api.User[] {
+    return ids.flatMap((id) => {
+      const a = this.byUserId(id)
+      return a ? [this.userAs(viewer.userId, a)] : []
+    })
+  }
+
+  /** A send by the account: the outbox entry, its own copy (a pts event, answered to the sending session) and the recipient's. */
+  private send(
+    me: BetaAccount,
+    to: BetaAccount,
+    text: string,
+    takeFile: (() => BetaFile) | null,
+    ref: string | null,
+    randomId: bigInt.BigInteger | undefined
+  ): { entry: BetaOutboxEntry; own: Api.UpdateNewMessage } {
+    // A repeated random_id answers the send it made (its pts among it), and nothing new happens.
+    const before = this.sentBefore(me, to, randomId)
+    if (before?.own) return { entry: before, own: before.own }
+    const file = takeFile ? takeFile() : null
+    const entry = this.record(me, to, text, file, ref, randomId)
+    const media = file ? this.storeMedia({ ...file, voiceNote: false }) : undefined
+    const mine = new Api.Message({ id: entry.id, peerId: this.peerOf(to), date: Math.floor(entry.sentAt / 1000), message: text, out: true, media })
+    const own = this.recordMessage(me, mine, [to.userId])
+    entry.own = own
+    this.deliver(me, to, text, media, false)
+    return { entry, own }
+  }
+
+  /** messages.GetDialogs: one dialog per person, newest first, with its top message and how far they read ours. */
+  private dialogs(me: BetaAccount, request: Api.messages.GetDialogs): Api.messages.TypeDialogs {
+    const tops = new Map<string, Api.Message>()
+    for (const m of me.history) if (m.peerId instanceof Api.PeerUser) tops.set(m.peerId.userId.toString(), m)
+    const all = [...tops.entries()].sort((a, b) => b[1].date - a[1].date || b[1].id - a[1].id)
+    const page = all.slice(0, Math.max(1, request.limit))
+    const dialogs = page.map(
+      ([userId, top]) =>
+        new Api.Dialog({
+          peer: new Api.PeerUser({ userId: bigInt(userId) }),
+          topMessage: top.id,
+          readInboxMaxId: 0,
+          readOutboxMaxId: me.readOutbox.get(userId) ?? 0,
+          unreadCount: 0,
+          unreadMentionsCount: 0,
+          unreadReactionsCount: 0,
+          notifySettings: new Api.PeerNotifySettings({}),
+        })
+    )
+    const body = {
+      dialogs,
+      messages: page.map(([, m]) => m),
+      chats: [],
+      users: this.usersAs(
+        me,
+        page.map(([id]) => id)
+      ),
+    }
+    return page.length < all.length ? new Api.messages.DialogsSlice({ count: all.length, ...body }) : new Api.messages.Dialogs(body)
+  }
+
+  /** messages.GetHistory of a private chat: newest first, below `offsetId`/`maxId` and above `minId`. */
+  private chatHistory(me: BetaAccount, request: Api.messages.GetHistory, rpc: (m: string, c?: number) => Error): Api.messages.Messages {
+    const peer = request.peer
+    if (!(peer instanceof Api.InputPeerUser)) throw rpc('PEER_ID_INVALID')
+    const other = this.byUserId(peer.userId.toString())
+    if (!other || peer.accessHash.toString() !== this.accessHash(me.userId, other.userId).toString()) throw rpc('PEER_ID_INVALID')
+    const below = Math.min(request.offsetId > 0 ? request.offsetId : Infinity, request.maxId > 0 ? request.maxId : Infinity)
+    const messages = me.history
+      .filter((m) => m.peerId instanceof Api.PeerUser && m.peerId.userId.toString() === other.userId && m.id < below && m.id > request.minId)
+      .reverse()
+      .slice(0, Math.max(1, request.limit))
+    return new Api.messages.Messages({ messages, chats: [], users: [this.userAs(me.userId, other)] })
+  }
+
   private authorize(k: AuthKey, a: BetaAccount): Api.auth.Authorization {
     k.userId = a.userId
     k.passwordPendingFor = null
     k.phone = a.phone
-    // After the answer: what waited for the account arrives once the client knows it is logged in.
-    setImmediate(() => this.flushBacklog(k.id))
     return new Api.auth.Authorization({ user: this.userAs(a.userId, a) })
   }
 
@@ -519,6 +619,7 @@ export class SimBetaNetwork {
       file: file && key ? { ...file, key } : null,
       sentAt: this.now(),
       randomId: randomId?.toString() ?? null,
+      own: null,
     }
     me.outbox.push(entry)
     return entry

@@ -9,12 +9,14 @@
  *   POST /sim/alpha/{phone}/ban       the number is restricted
  *   GET  /sim/alpha/{phone}/outbox    what the contacts received
  *   GET  /sim/alpha/{phone}           the phone's state;  GET /sim  every phone
- * and beta's under /sim/beta/{phone}/… (beta-control.ts).
+ * and beta's under /sim/beta/{phone}/… (beta-control.ts) and /sim/beta/dc/… (its fake data centre: beta-dc/control.ts).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { z } from 'zod'
 import { E164, SimMediaBody } from './bodies'
 import { betaRoute, betaView } from './beta-control'
+import { dcRoute } from './beta-dc/control'
+import type { BetaDataCentre } from './beta-dc/server'
 import { SimError, type SimNetwork } from './network'
 
 const LinkBody = z.object({
@@ -64,7 +66,7 @@ function reply(res: ServerResponse, status: number, body: unknown): void {
   res.end(JSON.stringify(body))
 }
 
-export async function handleControl(net: SimNetwork, req: IncomingMessage, res: ServerResponse): Promise<void> {
+export async function handleControl(net: SimNetwork, dc: BetaDataCentre, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const url = new URL(req.url ?? '/', 'http://sim')
   const parts = url.pathname.split('/').filter(Boolean).map(decodeURIComponent)
   try {
@@ -76,9 +78,10 @@ export async function handleControl(net: SimNetwork, req: IncomingMessage, res: 
       })
     const [, channel, rawPhone, ...rest] = parts
     if ((channel !== 'alpha' && channel !== 'beta') || !rawPhone) throw new SimError(404, 'unknown sim route; see GET /sim')
-    const phone = parse(E164, /^\d+$/.test(rawPhone) ? `+${rawPhone}` : rawPhone)
     const route = `${req.method} ${rest.join('/')}`
-    if (channel === 'beta') return reply(res, 200, await betaRoute(net.beta, route, phone, () => readJson(req), parse))
+    if (channel === 'beta' && rawPhone === 'dc') return reply(res, 200, await dcRoute(dc, route, () => readJson(req), parse))
+    const phone = parse(E164, /^\d+$/.test(rawPhone) ? `+${rawPhone}` : rawPhone)
+    if (channel === 'beta') return reply(res, 200, await betaRoute(net.beta, dc, route, phone, () => readJson(req), parse))
     switch (route) {
       case 'GET ':
         return reply(res, 200, net.known(phone).view())

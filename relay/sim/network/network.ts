@@ -43,7 +43,7 @@ export class SimNetwork {
   /** The origin the media server answers on; set by the server once it listens. */
   mediaOrigin = ''
 
-  /** beta's side of the network (beta-network.ts), reached through the same socket and control API. */
+  /** beta's side of the network (beta-network.ts), reached through its fake data centre (beta-dc/) and the control API. */
   readonly beta: SimBetaNetwork
 
   constructor(
@@ -75,7 +75,7 @@ export class SimNetwork {
   // ── device side ──────────────────────────────────────────────────────────────────────────────────────────────
 
   /** A device message; answers the phone it is bound to after a login. */
-  onDevice(conn: Conn, bound: SimPhone | null, msg: Exclude<ClientMsg, { t: `beta_${string}` }>): SimPhone | null {
+  onDevice(conn: Conn, bound: SimPhone | null, msg: ClientMsg): SimPhone | null {
     if (msg.t === 'login') return this.login(conn, msg.phone, msg.device)
     if (!bound) {
       conn.close(4400, 'login first')

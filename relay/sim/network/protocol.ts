@@ -32,13 +32,6 @@ export const ClientMsg = z.discriminatedUnion('t', [
     mediaUrl: z.string().nullable(),
   }),
   z.object({ t: z.literal('logout') }),
-  // beta (beta-session.ts): a GramJS-like client. TL travels as its real serialisation, base64 (beta-wire.ts).
-  /** Opens the session on its stored auth key (none: a new one); `phone` ties a QR login to the number that scans it. */
-  z.object({ t: z.literal('beta_open'), key: z.string().max(64).nullable(), phone: z.string().max(32).nullable() }),
-  /** One TL request; `ref` is the gateway message a send is for (the simulator's outbox names it). */
-  z.object({ t: z.literal('beta_invoke'), id: z.number().int(), body: z.base64(), ref: z.string().max(128).nullable() }),
-  /** GramJS's _switchDC before a QR import on the account's own data center. */
-  z.object({ t: z.literal('beta_dc'), id: z.number().int(), dc: z.number().int().min(1).max(5) }),
 ])
 export type ClientMsg = z.infer<typeof ClientMsg>
 
@@ -69,12 +62,6 @@ export const ServerMsg = z.discriminatedUnion('t', [
   z.object({ t: z.literal('send_ack'), id: z.string() }),
   z.object({ t: z.literal('send_error'), id: z.string(), code: z.number().int(), reason: z.string() }),
   z.object({ t: z.literal('passkey_required') }),
-  z.object({ t: z.literal('beta_opened'), key: z.string(), dc: z.number().int() }),
-  z.object({ t: z.literal('beta_result'), id: z.number().int(), body: z.string() }),
-  /** An RPC error (the client raises it as GramJS would: RPCMessageToError). */
-  z.object({ t: z.literal('beta_error'), id: z.number().int(), code: z.number().int(), message: z.string() }),
-  /** Updates pushed to the session (new messages, read outbox, login token, contacts reset). */
-  z.object({ t: z.literal('beta_update'), body: z.base64() }),
 ])
 export type ServerMsg = z.infer<typeof ServerMsg>
 

@@ -1,13 +1,14 @@
 /**
- * The simulated network as a local server: the control API under /sim and the device endpoint /sim/ws the sim
- * driver connects to. Runs in the relay process (`--sim` without RELAY_SIM_URL), on its own (network/main.ts), or
- * inside a test or benchmark so that relays can be killed while the "upstream" keeps its state.
+ * The simulated network as a local server: the control API under /sim, the device endpoint /sim/ws alpha's sim driver
+ * connects to, and beta's fake data centre (a TCP port of its own, beta-dc/) the real GramJS client connects to. Runs
+ * in the relay process (`--sim` without RELAY_SIM_URL), on its own (network/main.ts), or inside a test or benchmark so
+ * that relays can be killed while the "upstream" keeps its state.
  */
 import { createServer, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { WebSocketServer } from 'ws'
+import { BetaDataCentre } from './beta-dc/server'
 import { DEFAULT_BETA_TIMING, type BetaTiming } from './beta-network'
-import { BetaConnection } from './beta-session'
 import { handleControl } from './control-api'
 import { DEFAULT_SIM_TIMING, SimNetwork, type SimTiming } from './network'
 import type { Conn, SimPhone } from './phone'
@@ -24,15 +25,17 @@ function serveSimMedia(network: SimNetwork, url: string, res: ServerResponse): v
   res.end(file.bytes)
 }
 
-export type SimServer = { url: string; network: SimNetwork; close(): Promise<void> }
+export type SimServer = { url: string; network: SimNetwork; dc: BetaDataCentre; close(): Promise<void> }
 
 export async function startSimNetwork(
   opts: { host?: string; port?: number; timing?: Partial<SimTiming>; betaTiming?: Partial<BetaTiming> } = {}
 ): Promise<SimServer> {
   const network = new SimNetwork({ ...DEFAULT_SIM_TIMING, ...opts.timing }, { ...DEFAULT_BETA_TIMING, ...opts.betaTiming })
+  const dc = new BetaDataCentre(network.beta, opts.host ?? '127.0.0.1')
+  await dc.listen(0)
   const http = createServer((req, res) => {
     if ((req.url ?? '').startsWith('/sim/media/') && req.method === 'GET') return serveSimMedia(network, req.url ?? '', res)
-    if ((req.url ?? '').startsWith('/sim')) return void handleControl(network, req, res)
+    if ((req.url ?? '').startsWith('/sim')) return void handleControl(network, dc, req, res)
     res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":"not found; the control API is under /sim"}')
   })
   // Longer than clients keep idle connections (undici: 4 s after the server's hint), so a large body never starts on a
@@ -43,7 +46,6 @@ export async function startSimNetwork(
     if ((req.url ?? '').split('?')[0] !== '/sim/ws') return socket.destroy()
     wss.handleUpgrade(req, socket, head, (ws) => {
       let bound: SimPhone | null = null
-      let beta: BetaConnection | null = null
       const conn: Conn = {
         openedAt: Date.now(),
         send: (msg) => ws.readyState === ws.OPEN && ws.send(JSON.stringify(msg)),
@@ -60,17 +62,9 @@ export async function startSimNetwork(
           })()
         )
         if (!parsed.success) return ws.close(4400, 'bad device message')
-        const msg = parsed.data
-        if (msg.t === 'beta_open' || msg.t === 'beta_invoke' || msg.t === 'beta_dc') {
-          beta ??= new BetaConnection(network.beta, conn)
-          return beta.onMessage(msg)
-        }
-        bound = network.onDevice(conn, bound, msg)
+        bound = network.onDevice(conn, bound, parsed.data)
       })
-      ws.on('close', () => {
-        beta?.onClose()
-        network.onClose(conn, bound)
-      })
+      ws.on('close', () => network.onClose(conn, bound))
     })
   })
   await new Promise<void>((resolve) => http.listen(opts.port ?? 0, opts.host ?? '127.0.0.1', resolve))
@@ -80,12 +74,15 @@ export async function startSimNetwork(
   return {
     url: `http://${opts.host ?? '127.0.0.1'}:${port}`,
     network,
-    close: () =>
-      new Promise<void>((resolve) => {
+    dc,
+    close: async () => {
+      await dc.close()
+      await new Promise<void>((resolve) => {
         for (const c of wss.clients) c.terminate()
         wss.close()
         http.closeAllConnections()
         http.close(() => resolve())
-      }),
+      })
+    },
   }
 }

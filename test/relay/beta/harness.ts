@@ -64,8 +64,9 @@ export async function betaHarness(
     store,
     events: {
       state: (s) => states.push(s),
-      inbound: (m) => inbound.push(m),
-      receipt: (r) => receipts.push(r),
+      // Stored at the edge at once (what the relay core reports with onCommitted), and recorded without the callback.
+      inbound: ({ onCommitted, ...m }) => (inbound.push(m), onCommitted?.()),
+      receipt: ({ onCommitted, ...r }) => (receipts.push(r), onCommitted?.()),
       contacts: (c) => contacts.push(c),
     },
     log,

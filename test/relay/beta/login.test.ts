@@ -186,7 +186,15 @@ describe('beta login by QR', { timeout: 30_000 }, () => {
     await h.connector.start()
     h.net.scanQr(PHONE)
     await settle()
-    expect(h.net.calls).toEqual(['auth.ExportLoginToken', 'auth.ExportLoginToken', 'switchDC:4', 'auth.ImportLoginToken', 'contacts.GetContacts'])
+    // Live: the address book, then the update state the session starts from.
+    expect(h.net.calls).toEqual([
+      'auth.ExportLoginToken',
+      'auth.ExportLoginToken',
+      'switchDC:4',
+      'auth.ImportLoginToken',
+      'contacts.GetContacts',
+      'updates.GetState',
+    ])
     expect(h.last()).toMatchObject({ state: 'connected' })
   })
 

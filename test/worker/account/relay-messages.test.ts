@@ -231,6 +231,17 @@ describe('sends through the relay', () => {
     expect(await eventTypes(t.tenantId)).toContain('message.failed')
   })
 
+  it('wait through an upstream outage (unresponsive) and are handed over again once the session is connected', async () => {
+    const { t, relay, phone, assign } = await linkedAccount()
+    await inbound(relay, assign, 'UP16', { phone: '+447700900136' }, 'q')
+    const id = (await send(t, { account_id: phone, to: { phone: '+447700900136' }, text: 'x' })).body.message_id as string
+    await relay.next('send', (s) => s.message.messageId === id)
+    await relay.state(assign, { state: 'disconnected', problem: 'unresponsive', message: 'beta stopped answering.' })
+    expect((await body(await call(`/v1/messages/${id}`, { key: t.key }))).status).toBe('queued')
+    await relay.state(assign, { state: 'connected', identifier: phone, upstreamUserId: null })
+    expect(await relay.next('send', (s) => s.message.messageId === id)).toMatchObject({ message: { text: 'x' } })
+  })
+
   it('fail at once with the reason when the session logs out', async () => {
     const { t, relay, phone, assign } = await linkedAccount()
     await inbound(relay, assign, 'UP15', { phone: '+447700900135' }, 'q')

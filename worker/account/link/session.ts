@@ -170,7 +170,9 @@ export async function onRelayState(c: AccountContext, ref: AccountRef, sid: stri
   if (state.state === 'disconnected' || state.state === 'restricted') {
     await moveAccount(c, ref, state.state, state.problem)
     // The account can no longer send: what is still queued fails now with the reason, instead of after 10 minutes.
-    await failQueued(c, `${state.problem}: ${state.message}`)
+    // Except an upstream outage (`unresponsive`): the relay keeps retrying and reports connected when it is back, so
+    // what is queued waits for that (the queued sends are handed over again), within the usual 10 minutes.
+    if (state.problem !== 'unresponsive') await failQueued(c, `${state.problem}: ${state.message}`)
   }
   return { resend: [] }
 }

@@ -1,21 +1,19 @@
-/** The beta control API over real HTTP, with a simulated beta client (real TL over the sim's WebSocket) as the app. */
+/** The beta control API over real HTTP, with the real GramJS client on the fake data centre as the app's session. */
 import bigInt from 'big-integer'
-import { Api, errors } from 'telegram'
+import { Api, errors, type TelegramClient } from 'telegram'
 import { computeCheck } from 'telegram/Password'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { SimBetaClient } from '../../../../relay/sim/beta-client'
-import { configureSim } from '../../../../relay/sim/config'
 import { SIM_BETA_CREDS } from '../../../../relay/sim/network/beta-network'
 import { startSimNetwork, type SimServer } from '../../../../relay/sim/network/server'
+import { gramClients, type GramClient } from '../../../fixtures/gram-client'
 
 let sim: SimServer
-const clients: SimBetaClient[] = []
+const gram = gramClients(() => sim.dc)
 beforeEach(async () => {
   sim = await startSimNetwork({ betaTiming: { codeMs: 60_000, qrMs: 30_000 } })
-  configureSim({ url: sim.url })
 })
 afterEach(async () => {
-  for (const c of clients.splice(0)) await c.destroy()
+  await gram.destroyAll()
   await sim.close()
 })
 
@@ -32,20 +30,21 @@ const control = async (method: string, path: string, body?: unknown) => {
   return { status: res.status, json: (await res.json()) as Record<string, unknown> }
 }
 
-async function client(session = ''): Promise<SimBetaClient> {
-  const c = new SimBetaClient(session, PHONE)
-  clients.push(c)
-  await c.connect()
-  return c
+/** A connected client on a session minted through the control API, as the relay's sim driver gets one. */
+async function client(phone = PHONE): Promise<GramClient> {
+  const minted = await control('POST', '/beta/dc/sessions', { phone })
+  const cl = await gram.open(String(minted.json.session))
+  expect(await cl.c.connect()).toBe(true)
+  return cl
 }
 
 const { apiId, apiHash } = SIM_BETA_CREDS
 
-async function codeLogin(c: SimBetaClient): Promise<Api.auth.Authorization> {
-  const sent = await c.invoke(new Api.auth.SendCode({ phoneNumber: PHONE.slice(1), apiId, apiHash, settings: new Api.CodeSettings({}) }))
+async function codeLogin(c: TelegramClient, phone = PHONE): Promise<Api.auth.Authorization> {
+  const sent = await c.invoke(new Api.auth.SendCode({ phoneNumber: phone.slice(1), apiId, apiHash, settings: new Api.CodeSettings({}) }))
   if (!(sent instanceof Api.auth.SentCode)) throw new Error('no code sent')
-  const { json } = await control('GET', `/beta/${P}/code`)
-  const auth = await c.invoke(new Api.auth.SignIn({ phoneNumber: PHONE.slice(1), phoneCodeHash: sent.phoneCodeHash, phoneCode: String(json.code) }))
+  const { json } = await control('GET', `/beta/${encodeURIComponent(phone)}/code`)
+  const auth = await c.invoke(new Api.auth.SignIn({ phoneNumber: phone.slice(1), phoneCodeHash: sent.phoneCodeHash, phoneCode: String(json.code) }))
   if (!(auth instanceof Api.auth.Authorization)) throw new Error('not authorized')
   return auth
 }
@@ -85,7 +84,7 @@ describe('beta control API', () => {
   })
 
   it('shows the code the app received, logs in with it, and counts the session', async () => {
-    const c = await client()
+    const { c } = await client()
     const sent = await c.invoke(new Api.auth.SendCode({ phoneNumber: PHONE.slice(1), apiId, apiHash, settings: new Api.CodeSettings({}) }))
     expect(sent).toBeInstanceOf(Api.auth.SentCode)
     expect((await control('GET', `/beta/${P}`)).json.pending_login).toBe('code')
@@ -97,14 +96,15 @@ describe('beta control API', () => {
     expect(auth).toBeInstanceOf(Api.auth.Authorization)
     expect((await control('GET', `/beta/${P}`)).json).toMatchObject({ logged_in_sessions: 1, pending_login: null })
     // The session string resumes on a new connection.
-    const again = await client(c.saveSession())
-    const me = await again.invoke(new Api.users.GetUsers({ id: [new Api.InputUserSelf()] }))
+    const again = await gram.open(String(c.session.save()))
+    expect(await again.c.connect()).toBe(true)
+    const me = await again.c.invoke(new Api.users.GetUsers({ id: [new Api.InputUserSelf()] }))
     expect(Array.isArray(me) && me[0] instanceof Api.User && me[0].phone).toBe(PHONE.slice(1))
   })
 
   it('checks a two-step password by SRP and answers PHONE_NUMBER_UNOCCUPIED for an unregistered number', async () => {
     expect((await control('POST', `/beta/${P}/password`, { password: 'hunter2', hint: 'cat' })).json.has_password).toBe(true)
-    const c = await client()
+    const { c } = await client()
     expect(await rpcOf(codeLogin(c))).toBe('SESSION_PASSWORD_NEEDED')
     const wrong = await c.invoke(new Api.account.GetPassword())
     if (!(wrong instanceof Api.account.Password)) throw new Error('no password')
@@ -116,9 +116,7 @@ describe('beta control API', () => {
 
     const other = '+15557780009'
     await control('POST', `/beta/${encodeURIComponent(other)}/unregistered`)
-    const d = new SimBetaClient('', other)
-    clients.push(d)
-    await d.connect()
+    const { c: d } = await client(other)
     const sent = await d.invoke(new Api.auth.SendCode({ phoneNumber: other.slice(1), apiId, apiHash, settings: new Api.CodeSettings({}) }))
     const code = (await control('GET', `/beta/${encodeURIComponent(other)}/code`)).json.code
     const hash = sent instanceof Api.auth.SentCode ? sent.phoneCodeHash : ''
@@ -128,9 +126,7 @@ describe('beta control API', () => {
   })
 
   it('accepts the QR shown for the number and pushes UpdateLoginToken', async () => {
-    const c = await client()
-    const updates: unknown[] = []
-    c.onUpdate((u) => updates.push(u))
+    const { c, updates } = await client()
     const token = await c.invoke(new Api.auth.ExportLoginToken({ apiId, apiHash, exceptIds: [] }))
     expect(token).toBeInstanceOf(Api.auth.LoginToken)
     expect((await control('GET', `/beta/${P}`)).json.pending_login).toBe('qr')
@@ -141,9 +137,7 @@ describe('beta control API', () => {
   })
 
   it('delivers inbound with the sender, read receipts, the address book with its hash, and keeps the outbox', async () => {
-    const c = await client()
-    const updates: unknown[] = []
-    c.onUpdate((u) => updates.push(u))
+    const { c, updates } = await client()
     await codeLogin(c)
     const inbound = await control('POST', `/beta/${P}/inbound`, { from: FRIEND, text: 'hello', name: 'Fran Friend', username: 'fran_f', phone_hidden: true })
     expect(inbound).toEqual({ status: 200, json: { message_id: expect.stringMatching(/^\d+$/) } })
@@ -155,13 +149,13 @@ describe('beta control API', () => {
     if (!(fran instanceof Api.User) || !fran.accessHash) throw new Error('no user')
 
     const peer = new Api.InputPeerUser({ userId: fran.id, accessHash: fran.accessHash })
-    const sent = await c.sendMessage(peer, 'hi Fran', 'msg_1')
-    expect(await rpcOf(c.sendMessage(new Api.InputPeerUser({ userId: fran.id, accessHash: bigInt(1) }), 'x'))).toBe('PEER_ID_INVALID')
+    const sent = await c.sendMessage(peer, { message: 'hi Fran' })
+    expect(await rpcOf(c.sendMessage(new Api.InputPeerUser({ userId: fran.id, accessHash: bigInt(1) }), { message: 'x' }))).toBe('PEER_ID_INVALID')
     const outbox = await control('GET', `/beta/${P}/outbox`)
     expect(outbox.json.messages).toEqual([
-      { id: String(sent.id), message_id: 'msg_1', to: FRIEND, text: 'hi Fran', media_url: null, media_content_type: null, sent_at: expect.any(Number) },
+      { id: String(sent.id), message_id: null, to: FRIEND, text: 'hi Fran', media_url: null, media_content_type: null, sent_at: expect.any(Number) },
     ])
-    expect(await control('POST', `/beta/${P}/receipt`, { message_id: 'msg_1', status: 'read' })).toMatchObject({ status: 200 })
+    expect(await control('POST', `/beta/${P}/receipt`, { message_id: String(sent.id), status: 'read' })).toMatchObject({ status: 200 })
     await expect.poll(() => updates.find((u) => u instanceof Api.UpdateReadHistoryOutbox)).toMatchObject({ maxId: sent.id })
     expect((await control('POST', `/beta/${P}/receipt`, { message_id: '999999', status: 'read' })).status).toBe(404)
 
@@ -176,7 +170,7 @@ describe('beta control API', () => {
   })
 
   it('plays flood waits, the stranger flag, bans and logout from the app', async () => {
-    const c = await client()
+    const { c } = await client()
     await codeLogin(c)
     const friend = await control('POST', `/beta/${P}/inbound`, { from: FRIEND, text: 'hi' })
     expect(friend.status).toBe(200)
@@ -187,20 +181,58 @@ describe('beta control API', () => {
     const peer = new Api.InputPeerUser({ userId: fran.id, accessHash: fran.accessHash })
 
     expect((await control('POST', `/beta/${P}/flood`, { seconds: 30 })).json.flood_seconds).toBe(30)
-    expect(await rpcOf(c.sendMessage(peer, 'one'))).toBe('FLOOD_WAIT_30')
+    expect(await rpcOf(c.sendMessage(peer, { message: 'one' }))).toBe('FLOOD_WAIT_30')
     await control('POST', `/beta/${P}/stranger`)
     expect((await control('GET', `/beta/${P}`)).json.stranger).toBe(true)
     await control('POST', `/beta/${P}/logout`)
     expect((await control('GET', `/beta/${P}`)).json.logged_in_sessions).toBe(0)
     expect(await rpcOf(c.invoke(new Api.updates.GetState()))).toBe('AUTH_KEY_UNREGISTERED')
 
-    const d = await client()
+    const { c: d } = await client()
     await codeLogin(d)
     await control('POST', `/beta/${P}/ban`)
     expect(await rpcOf(d.invoke(new Api.updates.GetState()))).toBe('USER_DEACTIVATED_BAN')
-    const e = await client()
+    const { c: e } = await client()
     expect(await rpcOf(e.invoke(new Api.auth.SendCode({ phoneNumber: PHONE.slice(1), apiId, apiHash, settings: new Api.CodeSettings({}) })))).toBe(
       'PHONE_NUMBER_BANNED'
     )
+  })
+
+  it('plays the link faults: withheld and short updates, a scripted RPC error, a forgotten log, drops, a refusal and a duplicated key', async () => {
+    expect((await control('GET', '/beta/dc')).json).toMatchObject({ host: '127.0.0.1', port: sim.dc.address.port, refused_seconds: 0, difference_slice: 100 })
+    const { c, updates } = await client()
+    await codeLogin(c)
+    const start = await c.invoke(new Api.updates.GetState())
+    expect((await control('POST', `/beta/${P}/withhold`, { count: 1 })).json.withheld).toBe(1)
+    await control('POST', `/beta/${P}/inbound`, { from: FRIEND, text: 'withheld' })
+    await control('POST', `/beta/${P}/inbound`, { from: FRIEND, text: 'short', short: true })
+    await expect.poll(() => updates.find((u) => u instanceof Api.UpdateShortMessage)).toMatchObject({ message: 'short', pts: start.pts + 2 })
+    expect(updates.some((u) => u instanceof Api.UpdateNewMessage)).toBe(false)
+    const diff = await c.invoke(new Api.updates.GetDifference({ pts: start.pts, date: start.date, qts: 0 }))
+    expect(diff instanceof Api.updates.Difference && diff.newMessages.map((m) => m instanceof Api.Message && m.message)).toEqual(['withheld', 'short'])
+
+    await control('POST', `/beta/${P}/rpc-error`, { method: 'updates.GetState', error: 'FLOOD_WAIT_7', code: 420 })
+    expect(await rpcOf(c.invoke(new Api.updates.GetState()))).toBe('FLOOD_WAIT_7')
+    expect(await c.invoke(new Api.updates.GetState())).toBeInstanceOf(Api.updates.State)
+    expect((await control('POST', `/beta/${P}/rpc-error`, { method: 'x', error: 'lower' })).status).toBe(400)
+
+    await control('POST', `/beta/${P}/forget`, { count: 10 })
+    expect(await c.invoke(new Api.updates.GetDifference({ pts: start.pts, date: start.date, qts: 0 }))).toBeInstanceOf(Api.updates.DifferenceTooLong)
+
+    expect((await control('POST', `/beta/${P}/drop`)).json).toEqual({ dropped: 1 })
+    expect(await c.invoke(new Api.updates.GetState())).toBeInstanceOf(Api.updates.State)
+    expect((await control('POST', '/beta/dc/refuse', { seconds: 1 })).json).toMatchObject({ refused_seconds: 1 })
+    const refusedAt = Date.now()
+    expect(await c.invoke(new Api.updates.GetState())).toBeInstanceOf(Api.updates.State)
+    expect(Date.now() - refusedAt).toBeGreaterThan(500)
+    expect((await control('POST', '/beta/dc/config', { difference_slice: 5 })).json).toMatchObject({ difference_slice: 5 })
+    // A black hole: the connection stays, nothing is answered until it is restored.
+    expect((await control('POST', '/beta/dc/silence', { seconds: 30 })).json).toMatchObject({ silent_seconds: 30 })
+    const silenced = await Promise.race([c.invoke(new Api.updates.GetState()), new Promise((r) => setTimeout(() => r('no answer'), 500))])
+    expect(silenced).toBe('no answer')
+    expect((await control('POST', '/beta/dc/restore')).json).toMatchObject({ silent_seconds: 0, refused_seconds: 0 })
+
+    await control('POST', `/beta/${P}/duplicate`)
+    expect(await rpcOf(c.invoke(new Api.updates.GetState()))).toBe('AUTH_KEY_DUPLICATED')
   })
 })
