@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startAnswerDroppingProxy, type AnswerDroppingProxy } from '../fixtures/answer-dropping-proxy'
 import { localSuite } from './local-suite'
+import { connectMcp } from './mcp-client'
 
 const local = localSuite()
 let proxy: AnswerDroppingProxy
@@ -25,6 +26,13 @@ async function bridgedTenant(label: string) {
   expect((await local.api(key, 'PUT', '/channels/custom', { webhook_url: `${local.receiver.url}/r/${channel}` })).status).toBe(200)
   expect((await local.api(key, 'POST', '/channels/custom/inbound', { customData: { body: 'Are you open?', fromId: 'ada' } })).status).toBe(200)
   return { key, channel }
+}
+
+/** The tool text of a JSON-RPC answer to tools/call, sent as JSON or as one server-sent event. */
+function toolText(answer: string): string {
+  const json = answer.trimStart().startsWith('{') ? answer : (/^data: (.*)$/m.exec(answer)?.[1] ?? '')
+  const parsed = JSON.parse(json) as { result?: { content?: { text?: string }[] } }
+  return parsed.result?.content?.[0]?.text ?? ''
 }
 
 async function outboundTexts(key: string): Promise<string[]> {
@@ -74,5 +82,25 @@ describe('a send whose answer was lost, retried with the same Idempotency-Key', 
     expect(other.status).toBe(422)
     expect(((await other.json()) as { error_code: string }).error_code).toBe('idempotency_key_reused')
     expect(await outboundTexts(key)).toEqual(['Yes, until six.'])
+  })
+
+  it('MCP: send_message retried with the same idempotency_key creates one message and one upstream send', async () => {
+    const { key, channel } = await bridgedTenant('idem-mcp')
+    const { client } = await connectMcp(proxy.url, { 'X-API-Key': key })
+    const args = { body: { to: { external_id: 'ada' }, text: 'Booked for two at 7.' }, idempotency_key: 'agent-reply-ada-1' }
+    const lost = proxy.dropNextAnswer((r) => r.method === 'POST' && r.path === '/mcp' && r.headers['x-api-key'] === key && r.body.includes('"send_message"'))
+    await expect(client.callTool({ name: 'send_message', arguments: args })).rejects.toThrow()
+    const first = await lost
+    expect(first.status).toBe(200)
+    const firstText = toolText(first.body)
+    expect(firstText).toMatch(/^HTTP 202\n/)
+
+    const retry = (await client.callTool({ name: 'send_message', arguments: args })) as { content: { text?: string }[] }
+    expect(retry.content[0]?.text).toBe(firstText)
+    const messageId = (JSON.parse(firstText.slice('HTTP 202\n'.length)) as { message_id: string }).message_id
+    await untilSent(key, messageId)
+    expect(await outboundTexts(key)).toEqual(['Booked for two at 7.'])
+    expect(local.receiver.log(channel).filter((r) => (r.json as { body?: string }).body === 'Booked for two at 7.')).toHaveLength(1)
+    await client.close()
   })
 })

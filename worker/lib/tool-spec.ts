@@ -5,7 +5,7 @@
  */
 import type { CallToolResult } from '@modelcontextprotocol/server'
 import { z } from 'zod'
-import { E164 } from '../../schema/api/common'
+import { E164, IdempotencyKeyHeader } from '../../schema/api/common'
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE'
 
@@ -43,6 +43,14 @@ export const ACTS: ToolHints = { readOnlyHint: false, destructiveHint: false, id
 export const REMOVES: ToolHints = { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: true }
 
 export const phoneNumberArg = E164.describe('The account phone number in E.164 format, such as +15551234567')
+
+/** The argument that carries a creating call's `Idempotency-Key` header (the header's own schema and text). */
+export const IDEMPOTENCY_KEY_ARG = 'idempotency_key'
+
+/** The tool of a route that declares `Idempotency-Key`: it takes `idempotency_key`, sent as that header. */
+export function withIdempotencyKey(tool: ToolSpec): ToolSpec {
+  return { ...tool, input: tool.input.extend({ [IDEMPOTENCY_KEY_ARG]: IdempotencyKeyHeader.shape['Idempotency-Key'] }) }
+}
 
 /** Names of the path parameters of a template, in order. */
 export function pathParams(template: string): string[] {

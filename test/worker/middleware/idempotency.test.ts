@@ -11,6 +11,7 @@ import { sha256Hex } from '../../../worker/lib/crypto'
 import { canonicalJson, requestFingerprint } from '../../../worker/middleware/idempotency'
 import { ADMIN_TOKEN, body, call, connectCustom, newTenant, ORIGIN, pushInbound, type TestTenant } from '../helpers'
 import { db } from '../state'
+import { callTool, rpc } from '../mcp/rpc'
 import idempotencyDoc from '../../../docs/idempotency.md?raw'
 
 const reply = { to: { external_id: 'friend' }, text: 'On my way' }
@@ -320,5 +321,44 @@ describe('which routes take Idempotency-Key', () => {
     expect(first.status).toBe(200)
     expect(first.headers.get('Idempotent-Replayed')).toBeNull()
     expect(await keyRow(t.tenantId, 'put-1')).toBeUndefined()
+  })
+})
+
+describe('MCP: idempotency_key on the tools of creating routes', () => {
+  it('is an argument of exactly the tools whose route declares the header', async () => {
+    const t = await newTenant()
+    const list = await rpc(t.key, 'tools/list')
+    const tools = (list.result as { tools: { name: string; inputSchema: { properties?: Record<string, unknown> } }[] }).tools
+    const taking = tools.filter((tool) => tool.inputSchema.properties && 'idempotency_key' in tool.inputSchema.properties).map((tool) => tool.name)
+    expect(taking.sort()).toEqual(
+      [
+        'send_message',
+        'create_webhook',
+        'replay_webhook',
+        'push_custom_channel_message',
+        'connect_alpha',
+        'connect_beta',
+        'connect_sms',
+        'connect_android_sms',
+        'connect_social_inbox',
+        'select_page',
+      ].sort()
+    )
+  })
+
+  it('sends once when send_message is called again with the same idempotency_key, and answers the first result', async () => {
+    const t = await customTenant()
+    const args = { body: reply, idempotency_key: 'mcp-send-1' }
+    const first = await callTool(t.key, 'send_message', args)
+    const again = await callTool(t.key, 'send_message', args)
+    expect(first.status).toBe(202)
+    expect(again.text).toBe(first.text)
+    expect(await outbound(t.tenantId)).toHaveLength(1)
+    // The tool and REST share the key: the REST retry of the same request is a replay too.
+    const rest = await sendWithKey(t, 'mcp-send-1', reply)
+    expect(rest.headers.get('Idempotent-Replayed')).toBe('true')
+    const other = await callTool(t.key, 'send_message', { body: { ...reply, text: 'else' }, idempotency_key: 'mcp-send-1' })
+    expect(other.status).toBe(422)
+    expect(other.json).toMatchObject({ error_code: 'idempotency_key_reused' })
   })
 })
