@@ -31,7 +31,7 @@ export const ERROR_CODES = {
   // ── requests in general ─────────────────────────────────────────────────────────────────────────────────────────
   invalid_request: {
     status: [400, 415],
-    family: ALL,
+    family: MS,
     when: 'The body is not valid JSON (400), is not sent as `Content-Type: application/json` (415), or a field is wrong where no field-specific code exists',
   },
   unauthorized: { status: [401], family: ALL, when: 'No API key, or the key is invalid or revoked (also a missing or wrong relay token or admin token)' },
@@ -56,7 +56,7 @@ export const ERROR_CODES = {
     family: ALL,
     when: `The request body is over the route’s cap (${MAX_BODY_BYTES / 1024} KiB on /v1 and /admin, ${MCP_MAX_BODY_BYTES / MiB} MiB on /mcp, ${GATEWAY_WEBHOOK_MAX_BYTES / MiB} MiB on the phone’s webhook)`,
   },
-  not_found: { status: [404], family: ALL, when: 'No route answers this method and path' },
+  not_found: { status: [404], family: MS, when: 'No route answers this method and path' },
   not_implemented: {
     status: [501],
     family: MS,
@@ -65,7 +65,7 @@ export const ERROR_CODES = {
   internal_error: { status: [500], family: ALL, when: 'A bug: the request failed in a way the service did not expect (logged); nothing was retried' },
   temporarily_unavailable: {
     status: [503],
-    family: ALL,
+    family: MS,
     when: 'The store or the account’s object failed for a moment; repeat the request after `Retry-After` (nothing was written)',
   },
   invalid_idempotency_key: { status: [400], family: MS, when: '`Idempotency-Key` is empty, longer than 255 characters, or not visible ASCII' },
@@ -91,7 +91,7 @@ export const ERROR_CODES = {
   invalid_account_id: { status: [400], family: M, when: '`account_id` is malformed, or a key limited to several accounts must name one (GET /v1/audit)' },
   no_connected_account: { status: [409], family: M, when: 'No account is connected, so none can be picked' },
   ambiguous_account: { status: [400], family: MS, when: 'Several accounts are connected and the request does not name one in `account_id`' },
-  account_not_found: { status: [404], family: MS, when: 'The named account is not one of this tenant’s (or not one this key may use)' },
+  account_not_found: { status: [404], family: M, when: 'The named account is not one of this tenant’s (or not one this key may use)' },
   account_not_connected: { status: [409], family: M, when: 'The named account is connecting or disconnected' },
   account_restricted: { status: [403], family: M, when: 'The channel restricted the account: it may not send, or (beta after a spam flag) may only reply' },
   account_suspended: { status: [403], family: M, when: 'Sending is suspended after an opener burst, until the service reviews the account' },
