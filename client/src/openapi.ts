@@ -115,7 +115,7 @@ export type paths = {
     put?: never
     /**
      * Approve a held message
-     * @description Sends a message held as `awaiting_approval` (extension of spec §3). Every limit runs at this moment: a limit hit fails the message with its code and answers that refusal (e.g. 429 `daily_send_cap`). Answers the message, now `queued`. Needs a full key.
+     * @description Sends a message held as `awaiting_approval` (an extension of the message statuses). Every limit runs at this moment: a limit hit fails the message with its code and answers that refusal (e.g. 429 `daily_send_cap`). Answers the message, now `queued`. Needs a full key.
      */
     post: operations['create_messages_approve']
     delete?: never
@@ -543,7 +543,7 @@ export type paths = {
     put?: never
     /**
      * Connect an Android phone running SMS Gateway for Android (tool connect_android_sms)
-     * @description Checks the credentials with the gateway (cloud: the gateway’s cloud API; local: `base_url`, a public https URL reaching the phone), sets a fresh webhook signing key on the phone, and registers one webhook per event (sms:received, sms:sent, sms:delivered, sms:failed) at `webhook_url`. When the number also has Twilio, sends go out from the phone and inbound from either lands on the same account. The phone sends text only (no media). The password is stored sealed and never returned.
+     * @description Checks the credentials with the gateway (cloud: the gateway’s cloud API; local: `base_url`, a public https URL reaching the phone), sets a fresh webhook signing key on the phone, and registers one webhook per event (sms:received, sms:sent, sms:delivered, sms:failed, mms:downloaded) at `webhook_url`. When the number also has Twilio, sends go out from the phone and inbound from either lands on the same account. The phone sends text only (no media). The password is stored sealed and never returned.
      */
     post: operations['connect_android_sms']
     delete?: never
@@ -1048,12 +1048,14 @@ export type components = {
       next_cursor: string | null
     }
     Message: {
+      /** @description `msg_…` */
       id: string
+      /** @description The account it was sent from or received on */
       account_id: string | null
       /** @enum {string} */
       direction: 'inbound' | 'outbound'
       text: string
-      /** @description One attachment (spec 2). Inbound media of alpha, SMS/MMS (Twilio) and the page inbox is kept in the media store (docs/media.md); an MMS or page message with several files arrives as one message per file, in order, the text on the first. */
+      /** @description One attachment. Inbound media of alpha, beta, SMS/MMS and the page inbox is kept in the media store (docs/media.md); an MMS or page message with several files arrives as one message per file, in order, the text on the first. */
       media: {
         url: string
         content_type: string | null
@@ -1070,20 +1072,28 @@ export type components = {
         unavailable?: boolean
         reason?: string | null
       } | null
-      /** @enum {string} */
+      /**
+       * @description Where the message is: see the lifecycle below
+       * @enum {string}
+       */
       status: 'queued' | 'sent' | 'delivered' | 'read' | 'failed' | 'received' | 'awaiting_approval'
+      /** @description Set when the status is `failed`; null otherwise */
       error: {
+        /** @description The upstream’s own code where it gives one (a Twilio ErrorCode, a Graph API error code) */
         code: number | null
+        /** @description Why, in one sentence */
         message: string | null
       } | null
       /**
        * Format: date-time
+       * @description When the message was sent (outbound: accepted) or received
        * @example 2026-11-21T12:00:00.000Z
        */
       timestamp: string
       contact: components['schemas']['MessageContact']
     }
     MessageContact: {
+      /** @description Reply with `to.contact_id`: works on every channel */
       id: string
       phone: string | null
       name: string | null
@@ -1459,7 +1469,7 @@ export type components = {
       /** @enum {string} */
       status: 'connected' | 'connecting' | 'disconnected' | 'restricted' | 'not_connected'
       /**
-       * @description The phone sends when both transports exist (spec 4.5)
+       * @description The phone sends when both transports exist
        * @enum {string|null}
        */
       sends_via: 'twilio' | 'android_gateway' | null
@@ -1568,7 +1578,7 @@ export type components = {
       /** @enum {string} */
       status: 'connected' | 'connecting' | 'disconnected' | 'restricted' | 'not_connected'
       /**
-       * @description The phone sends when both transports exist (spec 4.5)
+       * @description The phone sends when both transports exist
        * @enum {string|null}
        */
       sends_via: 'twilio' | 'android_gateway' | null
@@ -1800,7 +1810,7 @@ export type components = {
     WebhookEventList: {
       /** @enum {boolean} */
       success: true
-      /** @description The nine events of spec part 6 */
+      /** @description The nine standard events */
       events: (
         | 'message.received'
         | 'message.sent'
@@ -1812,7 +1822,7 @@ export type components = {
         | 'account.restricted'
         | 'account.limit_reached'
       )[]
-      /** @description Events beyond the spec, equally subscribable: message.approval_required (docs/agent-safety.md) */
+      /** @description Events beyond the standard nine, equally subscribable: message.approval_required (docs/agent-safety.md) */
       extension_events: 'message.approval_required'[]
       descriptions: {
         [key: string]: string
@@ -2291,7 +2301,10 @@ export interface operations {
   send_message: {
     parameters: {
       query?: never
-      header?: never
+      header?: {
+        /** @description A unique value per operation (a UUID). A retry with the same key and the same request within 24 h gets the first answer again, marked `Idempotent-Replayed: true`, and acts once; the same key with another body answers 422 `idempotency_key_reused`, and while the first request runs, 409 `idempotency_key_in_progress` with Retry-After. */
+        'Idempotency-Key'?: string
+      }
       path?: never
       cookie?: never
     }
@@ -2346,7 +2359,7 @@ export interface operations {
           'application/json': components['schemas']['MessagingError']
         }
       }
-      /** @description `no_connected_account` or `account_not_connected` */
+      /** @description `no_connected_account`, `account_not_connected`, or `idempotency_key_in_progress` (with Retry-After) */
       409: {
         headers: {
           [name: string]: unknown
@@ -2355,7 +2368,7 @@ export interface operations {
           'application/json': components['schemas']['MessagingError']
         }
       }
-      /** @description `contact_channel_mismatch`, `contact_do_not_disturb`, `contact_opted_out`, `contact_private`, `beta_requires_existing_contact` */
+      /** @description `contact_channel_mismatch`, `contact_do_not_disturb`, `contact_opted_out`, `contact_private`, `beta_requires_existing_contact`, or `idempotency_key_reused` */
       422: {
         headers: {
           [name: string]: unknown
@@ -3002,7 +3015,10 @@ export interface operations {
   connect_alpha: {
     parameters: {
       query?: never
-      header?: never
+      header?: {
+        /** @description A unique value per operation (a UUID). A retry with the same key and the same request within 24 h gets the first answer again, marked `Idempotent-Replayed: true`, and acts once; the same key with another body answers 422 `idempotency_key_reused`, and while the first request runs, 409 `idempotency_key_in_progress` with Retry-After. */
+        'Idempotency-Key'?: string
+      }
       path?: never
       cookie?: never
     }
@@ -3039,8 +3055,17 @@ export interface operations {
           'application/json': components['schemas']['StatusError']
         }
       }
-      /** @description Conflict (see error) */
+      /** @description Conflict (see error); on a creating POST also a retry while the first request with its Idempotency-Key still runs (Retry-After) */
       409: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['StatusError']
+        }
+      }
+      /** @description Refused (see error); on a creating POST also an Idempotency-Key used before for a different request */
+      422: {
         headers: {
           [name: string]: unknown
         }
@@ -3501,7 +3526,10 @@ export interface operations {
   connect_beta: {
     parameters: {
       query?: never
-      header?: never
+      header?: {
+        /** @description A unique value per operation (a UUID). A retry with the same key and the same request within 24 h gets the first answer again, marked `Idempotent-Replayed: true`, and acts once; the same key with another body answers 422 `idempotency_key_reused`, and while the first request runs, 409 `idempotency_key_in_progress` with Retry-After. */
+        'Idempotency-Key'?: string
+      }
       path?: never
       cookie?: never
     }
@@ -3556,8 +3584,17 @@ export interface operations {
           'application/json': components['schemas']['StatusError']
         }
       }
-      /** @description Conflict (see error) */
+      /** @description Conflict (see error); on a creating POST also a retry while the first request with its Idempotency-Key still runs (Retry-After) */
       409: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['StatusError']
+        }
+      }
+      /** @description Refused (see error); on a creating POST also an Idempotency-Key used before for a different request */
+      422: {
         headers: {
           [name: string]: unknown
         }
@@ -3904,7 +3941,10 @@ export interface operations {
   connect_sms: {
     parameters: {
       query?: never
-      header?: never
+      header?: {
+        /** @description A unique value per operation (a UUID). A retry with the same key and the same request within 24 h gets the first answer again, marked `Idempotent-Replayed: true`, and acts once; the same key with another body answers 422 `idempotency_key_reused`, and while the first request runs, 409 `idempotency_key_in_progress` with Retry-After. */
+        'Idempotency-Key'?: string
+      }
       path?: never
       cookie?: never
     }
@@ -4023,7 +4063,10 @@ export interface operations {
   connect_android_sms: {
     parameters: {
       query?: never
-      header?: never
+      header?: {
+        /** @description A unique value per operation (a UUID). A retry with the same key and the same request within 24 h gets the first answer again, marked `Idempotent-Replayed: true`, and acts once; the same key with another body answers 422 `idempotency_key_reused`, and while the first request runs, 409 `idempotency_key_in_progress` with Retry-After. */
+        'Idempotency-Key'?: string
+      }
       path?: never
       cookie?: never
     }
@@ -4218,7 +4261,10 @@ export interface operations {
   connect_social_inbox: {
     parameters: {
       query?: never
-      header?: never
+      header?: {
+        /** @description A unique value per operation (a UUID). A retry with the same key and the same request within 24 h gets the first answer again, marked `Idempotent-Replayed: true`, and acts once; the same key with another body answers 422 `idempotency_key_reused`, and while the first request runs, 409 `idempotency_key_in_progress` with Retry-After. */
+        'Idempotency-Key'?: string
+      }
       path?: never
       cookie?: never
     }
@@ -4255,8 +4301,17 @@ export interface operations {
           'application/json': components['schemas']['StatusError']
         }
       }
-      /** @description `social_app_required`: save your app first */
+      /** @description `social_app_required`: save your app first, or `idempotency_key_in_progress` */
       409: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['StatusError']
+        }
+      }
+      /** @description Refused (see error); on a creating POST also an Idempotency-Key used before for a different request */
+      422: {
         headers: {
           [name: string]: unknown
         }
@@ -4336,7 +4391,10 @@ export interface operations {
   select_page: {
     parameters: {
       query?: never
-      header?: never
+      header?: {
+        /** @description A unique value per operation (a UUID). A retry with the same key and the same request within 24 h gets the first answer again, marked `Idempotent-Replayed: true`, and acts once; the same key with another body answers 422 `idempotency_key_reused`, and while the first request runs, 409 `idempotency_key_in_progress` with Retry-After. */
+        'Idempotency-Key'?: string
+      }
       path?: never
       cookie?: never
     }
@@ -4509,7 +4567,7 @@ export interface operations {
           'application/json': components['schemas']['StatusError']
         }
       }
-      /** @description Conflict (see error) */
+      /** @description Conflict (see error); on a creating POST also a retry while the first request with its Idempotency-Key still runs (Retry-After) */
       409: {
         headers: {
           [name: string]: unknown
@@ -4552,7 +4610,10 @@ export interface operations {
   push_custom_channel_message: {
     parameters: {
       query?: never
-      header?: never
+      header?: {
+        /** @description A unique value per operation (a UUID). A retry with the same key and the same request within 24 h gets the first answer again, marked `Idempotent-Replayed: true`, and acts once; the same key with another body answers 422 `idempotency_key_reused`, and while the first request runs, 409 `idempotency_key_in_progress` with Retry-After. */
+        'Idempotency-Key'?: string
+      }
       path?: never
       cookie?: never
     }
@@ -4589,7 +4650,7 @@ export interface operations {
           'application/json': components['schemas']['StatusError']
         }
       }
-      /** @description Conflict (see error) */
+      /** @description Conflict (see error); on a creating POST also a retry while the first request with its Idempotency-Key still runs (Retry-After) */
       409: {
         headers: {
           [name: string]: unknown
@@ -4598,7 +4659,7 @@ export interface operations {
           'application/json': components['schemas']['StatusError']
         }
       }
-      /** @description Refused (see error) */
+      /** @description Refused (see error); on a creating POST also an Idempotency-Key used before for a different request */
       422: {
         headers: {
           [name: string]: unknown
@@ -4697,7 +4758,10 @@ export interface operations {
   create_webhook: {
     parameters: {
       query?: never
-      header?: never
+      header?: {
+        /** @description A unique value per operation (a UUID). A retry with the same key and the same request within 24 h gets the first answer again, marked `Idempotent-Replayed: true`, and acts once; the same key with another body answers 422 `idempotency_key_reused`, and while the first request runs, 409 `idempotency_key_in_progress` with Retry-After. */
+        'Idempotency-Key'?: string
+      }
       path?: never
       cookie?: never
     }
@@ -4743,8 +4807,17 @@ export interface operations {
           'application/json': components['schemas']['StatusError']
         }
       }
-      /** @description Conflict (see error) */
+      /** @description Conflict (see error); on a creating POST also a retry while the first request with its Idempotency-Key still runs (Retry-After) */
       409: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['StatusError']
+        }
+      }
+      /** @description Refused (see error); on a creating POST also an Idempotency-Key used before for a different request */
+      422: {
         headers: {
           [name: string]: unknown
         }
@@ -4874,7 +4947,7 @@ export interface operations {
           'application/json': components['schemas']['StatusError']
         }
       }
-      /** @description Conflict (see error) */
+      /** @description Conflict (see error); on a creating POST also a retry while the first request with its Idempotency-Key still runs (Retry-After) */
       409: {
         headers: {
           [name: string]: unknown
@@ -5379,7 +5452,10 @@ export interface operations {
   replay_webhook: {
     parameters: {
       query?: never
-      header?: never
+      header?: {
+        /** @description A unique value per operation (a UUID). A retry with the same key and the same request within 24 h gets the first answer again, marked `Idempotent-Replayed: true`, and acts once; the same key with another body answers 422 `idempotency_key_reused`, and while the first request runs, 409 `idempotency_key_in_progress` with Retry-After. */
+        'Idempotency-Key'?: string
+      }
       path: {
         /** @description The subscription’s exact name (preferred) or its id, the 0-based position in the list, which shifts after a deletion */
         webhookId: string
@@ -5437,8 +5513,17 @@ export interface operations {
           'application/json': components['schemas']['StatusError']
         }
       }
-      /** @description Conflict (see error) */
+      /** @description Conflict (see error); on a creating POST also a retry while the first request with its Idempotency-Key still runs (Retry-After) */
       409: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['StatusError']
+        }
+      }
+      /** @description Refused (see error); on a creating POST also an Idempotency-Key used before for a different request */
+      422: {
         headers: {
           [name: string]: unknown
         }
