@@ -266,25 +266,26 @@ describe('pruneIdempotencyKeys (the cron step)', () => {
   })
 })
 
+/** `POST /messages`-style operations (relative to /v1) whose OpenAPI entry has the Idempotency-Key header. */
+async function declaringOperations(): Promise<string[]> {
+  const doc = await body<{ paths: Record<string, Record<string, { parameters?: { name: string; in: string }[] }>> }>(await call('/v1/openapi.json'))
+  return Object.entries(doc.paths).flatMap(([path, item]) =>
+    Object.entries(item).flatMap(([method, op]) =>
+      op.parameters?.some((p) => p.in === 'header' && p.name === 'Idempotency-Key') ? [`${method.toUpperCase()} ${path}`] : []
+    )
+  )
+}
+
 describe('which routes take Idempotency-Key', () => {
   it('docs/idempotency.md lists exactly the routes that declare it', async () => {
-    const doc = await body<{ paths: Record<string, Record<string, { parameters?: { name: string; in: string }[] }>> }>(await call('/v1/openapi.json'))
-    const declaring = Object.entries(doc.paths).flatMap(([path, item]) =>
-      Object.entries(item).flatMap(([method, op]) => (op.parameters?.some((p) => p.in === 'header' && p.name === 'Idempotency-Key') ? [`${method.toUpperCase()} /v1${path}`] : []))
-    )
+    const declaring = (await declaringOperations()).map((op) => op.replace(' ', ' /v1'))
     const section = /<!-- checked:idempotent-routes[^>]*-->([\s\S]*?)<!-- \/checked:idempotent-routes -->/.exec(idempotencyDoc)?.[1] ?? ''
     const listed = [...section.matchAll(/^\| `(POST \/v1\/[^`]+)` \|/gm)].map((m) => m[1]!)
     expect(listed.sort()).toEqual(declaring.sort())
   })
 
   it('every creating POST declares it in the OpenAPI document, and nothing else does', async () => {
-    const doc = await body<{ paths: Record<string, Record<string, { parameters?: { name: string; in: string }[] }>> }>(await call('/v1/openapi.json'))
-    const declaring = Object.entries(doc.paths).flatMap(([path, item]) =>
-      Object.entries(item).flatMap(([method, op]) =>
-        op.parameters?.some((p) => p.in === 'header' && p.name === 'Idempotency-Key') ? [`${method.toUpperCase()} ${path}`] : []
-      )
-    )
-    expect(declaring.sort()).toEqual(
+    expect((await declaringOperations()).sort()).toEqual(
       [
         'POST /messages',
         'POST /webhooks',
