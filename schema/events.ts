@@ -24,6 +24,8 @@ export const EVENT_TYPES = [
  */
 export const EXTENSION_EVENT_TYPES = ['message.approval_required'] as const
 export const SUBSCRIBABLE_EVENTS = [...EVENT_TYPES, ...EXTENSION_EVENT_TYPES] as const
+/** Delivered only to subscriptions the owner configured: its links decide a held message (docs/agent-safety.md). */
+export const OWNER_ONLY_EVENT = 'message.approval_required' satisfies EventType
 export type EventType = (typeof SUBSCRIBABLE_EVENTS)[number]
 export type MessageEventType = Extract<EventType, `message.${string}`>
 export type AccountEventType = Extract<EventType, `account.${string}`>

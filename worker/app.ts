@@ -20,6 +20,7 @@ import { requestLimits } from './lib/rate-limit'
 import { auditTrail } from './middleware/audit'
 import { idempotency } from './middleware/idempotency'
 import { keyScope } from './middleware/key-scope'
+import { mediaOriginOnly } from './middleware/media-origin'
 import { rateLimitHeaders } from './middleware/rate-limit-headers'
 import { accountsRoutes } from './routes/accounts'
 import { adminRoutes } from './routes/admin'
@@ -65,10 +66,7 @@ v1.get('/openapi.json', (c) => c.json(apiDocument(v1, openApiConfig(c.env, c.req
 v1.use('*', rateLimitHeaders, apiKeyAuth({ allowQuery: true }), requestLimits)
 // The audit trail wraps the scope check so refusals for the key are logged too (docs/agent-safety.md).
 v1.use('*', auditTrail)
-v1.use(
-  '*',
-  keyScope('/v1', () => v1.routes)
-)
+v1.use('*', keyScope('/v1'))
 // Creating POSTs whose definition declares Idempotency-Key: a retry gets the first answer (docs/idempotency.md).
 v1.use(
   '*',
@@ -90,7 +88,7 @@ v1.openAPIRegistry.registerComponent('securitySchemes', 'apiKeyHeader', { type: 
 v1.openAPIRegistry.registerComponent('securitySchemes', 'apiKeyQuery', { type: 'apiKey', in: 'query', name: 'apiKey' })
 
 export const app = new OpenAPIHono<AppEnv>()
-app.use('*', errorFamily)
+app.use('*', errorFamily, mediaOriginOnly)
 app.onError(onError)
 app.notFound((c) => errorResponse(c, new ApiError(404, 'not_found', `No route for ${c.req.method} ${c.req.path}`)))
 app.get('/', (c) => c.redirect('/docs'))

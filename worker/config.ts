@@ -12,9 +12,18 @@ export function publicOrigin(env: Env, requestUrl?: string): string {
   return requestUrl ? new URL(requestUrl).origin : ''
 }
 
+/**
+ * The origin signed media links are built on: MEDIA_BASE_URL when set (a separate origin, so a stranger's file never
+ * shares one with the gateway's pages; docs/security.md), else the public origin.
+ */
+export function mediaOrigin(env: Env, requestUrl?: string): string {
+  if (env.MEDIA_BASE_URL) return env.MEDIA_BASE_URL.replace(/\/+$/, '')
+  return publicOrigin(env, requestUrl)
+}
+
 export function urlPolicy(env: Env, requestUrl?: string): UrlPolicy {
   const hosts = new Set<string>()
-  for (const u of [env.PUBLIC_BASE_URL, requestUrl]) {
+  for (const u of [env.PUBLIC_BASE_URL, env.MEDIA_BASE_URL, requestUrl]) {
     if (!u) continue
     try {
       hosts.add(new URL(u).hostname)

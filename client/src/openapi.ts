@@ -29,9 +29,29 @@ export type paths = {
     }
     /**
      * Get usage
-     * @description Sends and new contacts of the current UTC day against the plan caps, summed over your accounts (each account has its own caps). `status` is `suspended` after an opener burst until the service reviews it.
+     * @description Sends and new contacts of the current UTC day against the plan caps, summed over your accounts (each account has its own caps; a key limited to some accounts sees theirs). `status` is `suspended` after an opener burst until the service reviews it. `retention` (an extension) says how long messages, media, audit entries and webhook logs are kept for you; messages past theirs are archived (GET /messages/archive) and deleted.
      */
     get: operations['get_usage']
+    put?: never
+    post?: never
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/messages/archive': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /**
+     * Read archived messages of one account and day
+     * @description Messages older than your retention (`GET /usage` `retention.messages_days`, 90 days unless the service set another) are deleted by the gateway in whole UTC days; each is first archived here. The answer is NDJSON: one message per line, oldest first, each line the JSON `GET /messages/{id}` answered for it (media links unsigned: the bytes follow the media retention). 404 `archive_not_found` when nothing of that day was archived (not yet past the retention, or no messages).
+     */
+    get: operations['get_messages_archive']
     put?: never
     post?: never
     delete?: never
@@ -115,7 +135,7 @@ export type paths = {
     put?: never
     /**
      * Approve a held message
-     * @description Sends a message held as `awaiting_approval` (an extension of the message statuses). Every limit runs at this moment: a limit hit fails the message with its code and answers that refusal (e.g. 429 `daily_send_cap`). Answers the message, now `queued`. Needs a full key.
+     * @description Sends a message held as `awaiting_approval` (an extension of the message statuses). Every limit runs at this moment: a limit hit fails the message with its code and answers that refusal (e.g. 429 `daily_send_cap`). Answers the message, now `queued`. Needs the owner’s key (full, every account, no approval, no expiry).
      */
     post: operations['create_messages_approve']
     delete?: never
@@ -135,7 +155,7 @@ export type paths = {
     put?: never
     /**
      * Reject a held message
-     * @description Fails a message held as `awaiting_approval` with the reason `approval_rejected`; it is never sent. Needs a full key.
+     * @description Fails a message held as `awaiting_approval` with the reason `approval_rejected`; it is never sent. Needs the owner’s key (full, every account, no approval, no expiry).
      */
     post: operations['create_messages_reject']
     delete?: never
@@ -153,7 +173,7 @@ export type paths = {
     }
     /**
      * Get the bytes of a media item (tool get_media)
-     * @description The content of an inbound photo, video, audio file, voice note, document or sticker, with its `Content-Type`. Supports `Range: bytes=…` (206 with `Content-Range`, 416 outside the item). Always answers for your own media while it is kept (retention: 30 days by default), so an expired `media.url` is never a dead end. 404 for an unknown id or another account’s; 413 when the item was over the size cap and is not stored.
+     * @description The content of an inbound photo, video, audio file, voice note, document or sticker, with its `Content-Type`. Supports `Range: bytes=…` (206 with `Content-Range`, 416 outside the item). Always answers for your own media while it is kept (retention: 30 days by default), so an expired `media.url` is never a dead end. 404 for an unknown id or another tenant’s; 403 `key_account` for an item of an account the key does not list; 413 when the item was over the size cap and is not stored.
      */
     get: operations['get_media']
     put?: never
@@ -193,13 +213,13 @@ export type paths = {
     }
     /**
      * List keys
-     * @description The tenant's live keys, newest first, with their scope, accounts, expiry and label (never the key itself). Needs a full key.
+     * @description The tenant's live keys, newest first, with their scope, accounts, expiry and label (never the key itself). Needs the owner’s key.
      */
     get: operations['get_keys']
     put?: never
     /**
      * Mint a narrower key
-     * @description Mints a key for an agent. Omitted fields copy the calling key; the new key can never be wider than it: scope at most its own, accounts among its own, expiry no later, reply window no longer, approval kept on. The key is in this answer only. Needs a full key.
+     * @description Mints a key for an agent. Omitted fields copy the calling key; the new key can never be wider than it: scope at most its own, accounts among its own, expiry no later, reply window no longer, approval kept on. The key is in this answer only. Needs the owner’s key (full, every account, no approval, no expiry): an agent’s key cannot mint, list or revoke keys.
      */
     post: operations['create_keys']
     delete?: never
@@ -220,7 +240,7 @@ export type paths = {
     post?: never
     /**
      * Revoke a key
-     * @description Revokes one of your keys at once (the calling key included). Needs a full key.
+     * @description Revokes one of your keys at once (the calling key included). Needs the owner’s key.
      */
     delete: operations['delete_keys']
     options?: never
@@ -735,7 +755,7 @@ export type paths = {
     put?: never
     /**
      * Push an inbound message (tool push_custom_channel_message)
-     * @description Your bridge pushes a message a person sent on your side. The contact is created on its first message (external id = `fromId`). `mediaUrl` must be a public https URL. The message then reaches waits and `message.received` webhooks. A repeated push with the same `messageSid` is stored once and answers `duplicate: true`.
+     * @description Your bridge pushes a message a person sent on your side. The contact is created on its first message (external id = `fromId`). `mediaUrl` must be a public https URL. The message then reaches waits and `message.received` webhooks. A repeated push with the same `messageSid` is stored once and answers `duplicate: true`. Needs the owner’s key: a push is a person writing in, so an agent’s key could otherwise fake a first contact and skip approval and the new-contact rules (docs/agent-safety.md).
      */
     post: operations['push_custom_channel_message']
     delete?: never
@@ -779,7 +799,7 @@ export type paths = {
     put?: never
     /**
      * Create a webhook subscription (tool create_webhook)
-     * @description Each subscribed event is POSTed as JSON to `url` (a public https URL; private, loopback and link-local addresses and this service’s own hosts are refused). With `generate_signing_secret` the answer carries `signing_secret` once; deliveries are then signed (`X-Webhook-Signature: v1=<hex HMAC-SHA256(secret, timestamp + "." + raw body)>`). The name defaults to a timestamped one and must be unique; at most 20 subscriptions per tenant, over all its accounts (409 beyond).
+     * @description Each subscribed event is POSTed as JSON to `url` (a public https URL; private, loopback and link-local addresses and this service’s own hosts are refused). With `generate_signing_secret` the answer carries `signing_secret` once; deliveries are then signed (`X-Webhook-Signature: v1=<hex HMAC-SHA256(secret, timestamp + "." + raw body)>`). The name defaults to a timestamped one and must be unique; at most 20 subscriptions per tenant, over all its accounts (409 beyond). Needs the owner’s key (full, every account, no approval, no expiry), as does every change to a subscription: its deliveries carry every account’s events and, for `message.approval_required`, the links that approve held messages.
      */
     post: operations['create_webhook']
     delete?: never
@@ -802,7 +822,7 @@ export type paths = {
     get: operations['get_webhooks']
     /**
      * Update a webhook subscription (tool update_webhook)
-     * @description Give at least one of `url`, `subscribed_to`, `name`; `retries_enabled` and `enabled` may come along. Omitted fields keep their values. A new `url` also resumes delivery if that URL was paused. Signing is managed under /signing-secret.
+     * @description Give at least one of `url`, `subscribed_to`, `name`; `retries_enabled` and `enabled` may come along. Omitted fields keep their values. A new `url` also resumes delivery if that URL was paused. Signing is managed under /signing-secret. Needs the owner’s key; saving a subscription with it also confirms its destination for `message.approval_required` (one created before that rule receives approval links only once the owner saved it; docs/agent-safety.md).
      */
     put: operations['update_webhook']
     post?: never
@@ -1010,6 +1030,17 @@ export type components = {
       accounts_connected: number
       /** @description Accounts that may hold a place at once: connected, connecting or restricted ones do; a disconnected account does not block connecting another */
       accounts_cap: number
+      retention?: components['schemas']['Retention']
+    }
+    Retention: {
+      /** @description Days messages (and contacts only they referred to) are kept, then archived to `GET /messages/archive` and deleted; 0 = kept forever */
+      messages_days: number
+      /** @description Days the bytes of received media are kept (deleted with their message if that goes first) */
+      media_days: number
+      /** @description Days audit log entries are kept */
+      audit_days: number
+      /** @description Days events and webhook delivery logs are kept (the replay window) */
+      webhook_log_days: number
     }
     SendAccepted: {
       message_id: string
@@ -2204,6 +2235,15 @@ export interface operations {
           'application/json': components['schemas']['MessagingError']
         }
       }
+      /** @description Refused for this key (docs/agent-safety.md): `key_scope` (the operation needs a wider key, or the owner’s), `key_account` (it touches an account the key does not list) or `key_expired` */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['MessagingError']
+        }
+      }
       /** @description The API is not enabled for this account */
       404: {
         headers: {
@@ -2235,6 +2275,76 @@ export interface operations {
       }
       /** @description Missing or invalid API key */
       401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['MessagingError']
+        }
+      }
+      /** @description Refused for this key (docs/agent-safety.md): `key_scope` (the operation needs a wider key, or the owner’s), `key_account` (it touches an account the key does not list) or `key_expired` */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['MessagingError']
+        }
+      }
+    }
+  }
+  get_messages_archive: {
+    parameters: {
+      query: {
+        /** @description The account whose messages to read (also one that was removed since) */
+        account_id: string
+        /** @description The UTC day the messages were sent or received, YYYY-MM-DD */
+        date: string
+      }
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description The archived messages of that account and UTC day, one JSON message per line */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/x-ndjson': string
+        }
+      }
+      /** @description `invalid_account_id` or `invalid_date` (YYYY-MM-DD) */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['MessagingError']
+        }
+      }
+      /** @description Missing or invalid API key */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['MessagingError']
+        }
+      }
+      /** @description `key_account`: the key may not use that account */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['MessagingError']
+        }
+      }
+      /** @description `archive_not_found`: nothing archived for that account and day */
+      404: {
         headers: {
           [name: string]: unknown
         }
@@ -2280,6 +2390,15 @@ export interface operations {
       }
       /** @description Missing or invalid API key */
       401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['MessagingError']
+        }
+      }
+      /** @description Refused for this key (docs/agent-safety.md): `key_scope` (the operation needs a wider key, or the owner’s), `key_account` (it touches an account the key does not list) or `key_expired` */
+      403: {
         headers: {
           [name: string]: unknown
         }
@@ -2431,6 +2550,15 @@ export interface operations {
           'application/json': components['schemas']['MessagingError']
         }
       }
+      /** @description Refused for this key (docs/agent-safety.md): `key_scope` (the operation needs a wider key, or the owner’s), `key_account` (it touches an account the key does not list) or `key_expired` */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['MessagingError']
+        }
+      }
       /** @description The API is not enabled for this account, or the named resource does not exist */
       404: {
         headers: {
@@ -2490,6 +2618,15 @@ export interface operations {
           'application/json': components['schemas']['MessagingError']
         }
       }
+      /** @description Refused for this key (docs/agent-safety.md): `key_scope` (the operation needs a wider key, or the owner’s), `key_account` (it touches an account the key does not list) or `key_expired` */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['MessagingError']
+        }
+      }
       /** @description The API is not enabled for this account, or the named resource does not exist */
       404: {
         headers: {
@@ -2540,7 +2677,7 @@ export interface operations {
           'application/json': components['schemas']['MessagingError']
         }
       }
-      /** @description `key_scope` (needs a full key without approval of its own), `key_account`, or a send refusal at approval time */
+      /** @description `key_scope` (needs the owner’s key: no agent key decides a held message), or a send refusal at approval time */
       403: {
         headers: {
           [name: string]: unknown
@@ -2617,7 +2754,7 @@ export interface operations {
           'application/json': components['schemas']['MessagingError']
         }
       }
-      /** @description `key_scope` (needs a full key without approval of its own), `key_account`, or a send refusal at approval time */
+      /** @description `key_scope` (needs the owner’s key: no agent key decides a held message), or a send refusal at approval time */
       403: {
         headers: {
           [name: string]: unknown
@@ -2701,6 +2838,15 @@ export interface operations {
           'application/json': components['schemas']['StatusError']
         }
       }
+      /** @description `key_account`: the item belongs to an account this key does not list */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['StatusError']
+        }
+      }
       /** @description No such media for this key (or no longer kept); `media_unavailable` when the provider’s copy (SMS, page inbox) could not be fetched */
       404: {
         headers: {
@@ -2767,6 +2913,15 @@ export interface operations {
           'application/json': components['schemas']['StatusError']
         }
       }
+      /** @description `key_account`: the item belongs to an account this key does not list */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['StatusError']
+        }
+      }
       /** @description Not found */
       404: {
         headers: {
@@ -2814,7 +2969,7 @@ export interface operations {
           'application/json': components['schemas']['StatusError']
         }
       }
-      /** @description Forbidden */
+      /** @description `key_scope`: not the owner’s key (or `key_account` for a key with an account list) */
       403: {
         headers: {
           [name: string]: unknown
@@ -2885,7 +3040,7 @@ export interface operations {
           'application/json': components['schemas']['StatusError']
         }
       }
-      /** @description Forbidden */
+      /** @description `key_scope`: not the owner’s key (or `key_account` for a key with an account list) */
       403: {
         headers: {
           [name: string]: unknown
@@ -2937,7 +3092,7 @@ export interface operations {
           'application/json': components['schemas']['StatusError']
         }
       }
-      /** @description Forbidden */
+      /** @description `key_scope`: not the owner’s key (or `key_account` for a key with an account list) */
       403: {
         headers: {
           [name: string]: unknown
@@ -3055,6 +3210,15 @@ export interface operations {
           'application/json': components['schemas']['StatusError']
         }
       }
+      /** @description Refused for this key (docs/agent-safety.md): `key_scope` (the operation needs a wider key, or the owner’s), `key_account` (it touches an account the key does not list) or `key_expired` */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['StatusError']
+        }
+      }
       /** @description Conflict (see error); on a creating POST also a retry while the first request with its Idempotency-Key still runs (Retry-After) */
       409: {
         headers: {
@@ -3123,6 +3287,15 @@ export interface operations {
           'application/json': components['schemas']['StatusError']
         }
       }
+      /** @description Refused for this key (docs/agent-safety.md): `key_scope` (the operation needs a wider key, or the owner’s), `key_account` (it touches an account the key does not list) or `key_expired` */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['StatusError']
+        }
+      }
       /** @description Not found */
       404: {
         headers: {
@@ -3173,6 +3346,15 @@ export interface operations {
           'application/json': components['schemas']['StatusError']
         }
       }
+      /** @description Refused for this key (docs/agent-safety.md): `key_scope` (the operation needs a wider key, or the owner’s), `key_account` (it touches an account the key does not list) or `key_expired` */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['StatusError']
+        }
+      }
       /** @description Not found */
       404: {
         headers: {
@@ -3216,6 +3398,15 @@ export interface operations {
       }
       /** @description Missing or invalid key */
       401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['StatusError']
+        }
+      }
+      /** @description Refused for this key (docs/agent-safety.md): `key_scope` (the operation needs a wider key, or the owner’s), `key_account` (it touches an account the key does not list) or `key_expired` */
+      403: {
         headers: {
           [name: string]: unknown
         }
@@ -3886,6 +4077,15 @@ export interface operations {
           'application/json': components['schemas']['StatusError']
         }
       }
+      /** @description Refused for this key (docs/agent-safety.md): `key_scope` (the operation needs a wider key, or the owner’s), `key_account` (it touches an account the key does not list) or `key_expired` */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['StatusError']
+        }
+      }
       /** @description Not found */
       404: {
         headers: {
@@ -3936,6 +4136,15 @@ export interface operations {
           'application/json': components['schemas']['StatusError']
         }
       }
+      /** @description Refused for this key (docs/agent-safety.md): `key_scope` (the operation needs a wider key, or the owner’s), `key_account` (it touches an account the key does not list) or `key_expired` */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['StatusError']
+        }
+      }
     }
   }
   connect_sms: {
@@ -3974,6 +4183,15 @@ export interface operations {
       }
       /** @description Missing or invalid key */
       401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['StatusError']
+        }
+      }
+      /** @description Refused for this key (docs/agent-safety.md): `key_scope` (the operation needs a wider key, or the owner’s), `key_account` (it touches an account the key does not list) or `key_expired` */
+      403: {
         headers: {
           [name: string]: unknown
         }
@@ -4058,6 +4276,15 @@ export interface operations {
           'application/json': components['schemas']['StatusError']
         }
       }
+      /** @description Refused for this key (docs/agent-safety.md): `key_scope` (the operation needs a wider key, or the owner’s), `key_account` (it touches an account the key does not list) or `key_expired` */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['StatusError']
+        }
+      }
     }
   }
   connect_android_sms: {
@@ -4096,6 +4323,15 @@ export interface operations {
       }
       /** @description Missing or invalid key */
       401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['StatusError']
+        }
+      }
+      /** @description Refused for this key (docs/agent-safety.md): `key_scope` (the operation needs a wider key, or the owner’s), `key_account` (it touches an account the key does not list) or `key_expired` */
+      403: {
         headers: {
           [name: string]: unknown
         }
@@ -4171,6 +4407,15 @@ export interface operations {
           'application/json': components['schemas']['StatusError']
         }
       }
+      /** @description Refused for this key (docs/agent-safety.md): `key_scope` (the operation needs a wider key, or the owner’s), `key_account` (it touches an account the key does not list) or `key_expired` */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['StatusError']
+        }
+      }
     }
   }
   disconnect_sms: {
@@ -4207,6 +4452,15 @@ export interface operations {
       }
       /** @description Missing or invalid key */
       401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['StatusError']
+        }
+      }
+      /** @description Refused for this key (docs/agent-safety.md): `key_scope` (the operation needs a wider key, or the owner’s), `key_account` (it touches an account the key does not list) or `key_expired` */
+      403: {
         headers: {
           [name: string]: unknown
         }
@@ -4256,6 +4510,15 @@ export interface operations {
           'application/json': components['schemas']['StatusError']
         }
       }
+      /** @description Refused for this key (docs/agent-safety.md): `key_scope` (the operation needs a wider key, or the owner’s), `key_account` (it touches an account the key does not list) or `key_expired` */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['StatusError']
+        }
+      }
     }
   }
   connect_social_inbox: {
@@ -4294,6 +4557,15 @@ export interface operations {
       }
       /** @description Missing or invalid key */
       401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['StatusError']
+        }
+      }
+      /** @description Refused for this key (docs/agent-safety.md): `key_scope` (the operation needs a wider key, or the owner’s), `key_account` (it touches an account the key does not list) or `key_expired` */
+      403: {
         headers: {
           [name: string]: unknown
         }
@@ -4348,6 +4620,15 @@ export interface operations {
           'application/json': components['schemas']['StatusError']
         }
       }
+      /** @description Refused for this key (docs/agent-safety.md): `key_scope` (the operation needs a wider key, or the owner’s), `key_account` (it touches an account the key does not list) or `key_expired` */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['StatusError']
+        }
+      }
     }
   }
   list_pages: {
@@ -4370,6 +4651,15 @@ export interface operations {
       }
       /** @description Missing or invalid key */
       401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['StatusError']
+        }
+      }
+      /** @description Refused for this key (docs/agent-safety.md): `key_scope` (the operation needs a wider key, or the owner’s), `key_account` (it touches an account the key does not list) or `key_expired` */
+      403: {
         headers: {
           [name: string]: unknown
         }
@@ -4424,6 +4714,15 @@ export interface operations {
       }
       /** @description Missing or invalid key */
       401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['StatusError']
+        }
+      }
+      /** @description Refused for this key (docs/agent-safety.md): `key_scope` (the operation needs a wider key, or the owner’s), `key_account` (it touches an account the key does not list) or `key_expired` */
+      403: {
         headers: {
           [name: string]: unknown
         }
@@ -4496,6 +4795,15 @@ export interface operations {
           'application/json': components['schemas']['StatusError']
         }
       }
+      /** @description Refused for this key (docs/agent-safety.md): `key_scope` (the operation needs a wider key, or the owner’s), `key_account` (it touches an account the key does not list) or `key_expired` */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['StatusError']
+        }
+      }
     }
   }
   get_custom_channel_status: {
@@ -4518,6 +4826,15 @@ export interface operations {
       }
       /** @description Missing or invalid key */
       401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['StatusError']
+        }
+      }
+      /** @description Refused for this key (docs/agent-safety.md): `key_scope` (the operation needs a wider key, or the owner’s), `key_account` (it touches an account the key does not list) or `key_expired` */
+      403: {
         headers: {
           [name: string]: unknown
         }
@@ -4567,6 +4884,15 @@ export interface operations {
           'application/json': components['schemas']['StatusError']
         }
       }
+      /** @description Refused for this key (docs/agent-safety.md): `key_scope` (the operation needs a wider key, or the owner’s), `key_account` (it touches an account the key does not list) or `key_expired` */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['StatusError']
+        }
+      }
       /** @description Conflict (see error); on a creating POST also a retry while the first request with its Idempotency-Key still runs (Retry-After) */
       409: {
         headers: {
@@ -4598,6 +4924,15 @@ export interface operations {
       }
       /** @description Missing or invalid key */
       401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['StatusError']
+        }
+      }
+      /** @description Refused for this key (docs/agent-safety.md): `key_scope` (the operation needs a wider key, or the owner’s), `key_account` (it touches an account the key does not list) or `key_expired` */
+      403: {
         headers: {
           [name: string]: unknown
         }
@@ -4643,6 +4978,15 @@ export interface operations {
       }
       /** @description Missing or invalid key */
       401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['StatusError']
+        }
+      }
+      /** @description Refused for this key (docs/agent-safety.md): `key_scope` (the operation needs a wider key, or the owner’s), `key_account` (it touches an account the key does not list) or `key_expired` */
+      403: {
         headers: {
           [name: string]: unknown
         }

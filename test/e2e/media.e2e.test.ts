@@ -3,13 +3,19 @@
  * mode, and the simulated network sending a photo, a voice note and a document. Each reaches a wait and the
  * message.received webhook with a signed media.url whose bytes and content type are what the sim sent, fetched
  * without a key; GET /v1/media answers the key; get_media over MCP (official SDK client) gives image and audio blocks; a relay SIGKILLed while it uploads a large file leaves no partial item
- * and the message arrives exactly once, with its whole media, through the next relay.
+ * and the message arrives exactly once, with its whole media, through the next relay. A stranger's HTML page and
+ * SVG with script, opened from their links in headless Chromium, download instead of running on the gateway's
+ * origin (with UPDATE_SCREENSHOTS=1 the evidence is written to docs/screenshots/media-html-download.png).
  */
 import { createHash } from 'node:crypto'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import type { Download } from 'playwright-core'
 import { describe, expect, it } from 'vitest'
+import { openPhoneBrowser } from './phone-browser'
 import { enc, eventually, issueRelayToken, openLocalD1, simPost, type Json } from './relay-harness'
 import { relaySuite } from './relay-suite'
 
@@ -139,4 +145,98 @@ describe('inbound media through the relay', () => {
     await new Promise((r) => setTimeout(r, 1500))
     expect((await api(key, 'GET', '/messages?direction=inbound')).json.messages).toHaveLength(1)
   }, 180_000)
+
+  it('downloads a stranger’s HTML and SVG instead of running their script, in Chromium, and still shows a photo inline', async () => {
+    const { token } = await issueRelayToken(suite.server)
+    await relay(token).linked
+    const { key, phone } = await linkedAccount()
+    const evil = [
+      {
+        content_type: 'text/html',
+        file_name: 'invoice.html',
+        body: "<html><head><title>invoice</title></head><body><script>document.title='XSS '+document.domain;fetch('/v1/openapi.json').then(r=>r.text()).then(t=>{document.title='XSS read '+t.length});alert(document.domain)</script></body></html>",
+      },
+      {
+        content_type: 'image/svg+xml',
+        file_name: 'logo.svg',
+        body: '<svg xmlns="http://www.w3.org/2000/svg" onload="alert(document.domain)"><script>alert(document.domain)</script><rect width="10" height="10"/></svg>',
+      },
+    ]
+    const photo = {
+      content_type: 'image/png',
+      file_name: 'dot.png',
+      data: Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==', 'base64'),
+    }
+    const urls: Record<string, string> = {}
+    for (const item of [...evil.map((e) => ({ ...e, data: Buffer.from(e.body) })), photo]) {
+      const cursor = (await api(key, 'GET', '/messages/wait?timeout_s=0')).json.cursor
+      const waiting = api(key, 'GET', `/messages/wait?timeout_s=30&cursor=${cursor}`)
+      const media = { content_type: item.content_type, file_name: item.file_name, data_base64: item.data.toString('base64'), voice_note: false }
+      expect((await simPost(suite.sim, `/alpha/${enc(phone)}/inbound`, { from: '+447700900444', text: '', name: 'Stranger', media })).status).toBe(200)
+      const [m] = (await waiting).json.messages
+      expect(m.media.content_type).toBe(item.content_type)
+      urls[item.content_type] = m.media.url
+    }
+
+    const device = await openPhoneBrowser('media')
+    try {
+      const page = await device.context.newPage()
+      const dialogs: string[] = []
+      page.on('dialog', (d) => {
+        dialogs.push(d.message())
+        void d.dismiss()
+      })
+      const seen: Array<{ type: string; disposition: string; nosniff: string; csp: string; file: string }> = []
+      for (const { content_type: type } of evil) {
+        const headers = (await fetch(urls[type]!, { method: 'HEAD' })).headers
+        expect(headers.get('content-disposition')).toMatch(/^attachment; /)
+        expect(headers.get('x-content-type-options')).toBe('nosniff')
+        expect(headers.get('content-security-policy')).toBe("default-src 'none'; sandbox")
+        // Opening the link only starts a download: the document is never rendered, its script never runs.
+        const download: Promise<Download> = page.waitForEvent('download')
+        await page.goto(urls[type]!).catch((err: unknown) => expect(String(err)).toMatch(/Download is starting|ERR_ABORTED/))
+        const file = await download
+        seen.push({
+          type,
+          disposition: headers.get('content-disposition')!,
+          nosniff: headers.get('x-content-type-options')!,
+          csp: headers.get('content-security-policy')!,
+          file: file.suggestedFilename(),
+        })
+        await file.cancel()
+      }
+      await page.waitForTimeout(500)
+      expect(dialogs).toEqual([])
+      const titleAfter = await page.title()
+      expect(titleAfter).not.toMatch(/XSS/)
+      expect(seen.map((s) => s.file)).toEqual(['invoice.html', 'logo.svg'])
+      // A raster image is still shown inline, under the same CSP.
+      const shown = await page.goto(urls['image/png']!)
+      expect(shown?.status()).toBe(200)
+      expect(shown?.headers()['content-disposition']).toMatch(/^inline; /)
+
+      // The evidence for docs/security.md: what the browser got and did, next to the photo it rendered inline.
+      const esc = (v: string) => v.replace(/[&<>"]/g, (ch) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[ch]!)
+      const rows = seen
+        .map(
+          (s) =>
+            `<tr><td>${esc(s.type)}</td><td>${esc(s.disposition)}<br>nosniff · ${esc(s.csp)}</td><td>downloaded as <b>${esc(s.file)}</b>, not rendered</td></tr>`
+        )
+        .join('')
+      const html = `<!doctype html><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><style>body{font:14px system-ui;margin:12px}table{border-collapse:collapse}td{border-top:1px solid #ccc;padding:6px 4px;vertical-align:top;word-break:break-word}img{width:64px;height:64px;image-rendering:pixelated;border:1px solid #ccc}</style>
+<h3>A stranger's files, opened from their media links</h3><table>${rows}</table>
+<p>Alerts fired: ${dialogs.length}. Page title after both: “${esc(titleAfter)}” (the script would have set “XSS …”).</p>
+<p>image/png, shown inline: <img src="${esc(urls['image/png']!)}"></p>`
+      // Written by the test and shown on the local server's host (Playwright answers it; the server never sees it).
+      const evidence = `${suite.server.url}/__evidence`
+      await page.route(evidence, (route) => route.fulfill({ contentType: 'text/html', body: html }))
+      await page.goto(evidence)
+      await page.waitForFunction(() => Array.from(document.images).every((i) => i.complete && i.naturalWidth > 0))
+      const file = join(device.shotsDir, 'media-html-download.png')
+      await page.screenshot({ path: file })
+      expect(readFileSync(file).subarray(1, 4).toString()).toBe('PNG')
+    } finally {
+      await device.close()
+    }
+  }, 120_000)
 })

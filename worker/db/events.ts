@@ -7,7 +7,7 @@
 import { and, asc, eq, inArray, isNull, lt, sql, type SQL } from 'drizzle-orm'
 import { z } from 'zod'
 import { contacts, events, messages, tenants, webhooks } from '../../schema/d1'
-import type { EventPayload } from '../../schema/events'
+import { OWNER_ONLY_EVENT, type EventPayload } from '../../schema/events'
 import { newId } from '../lib/ids'
 import type { Db } from './client'
 import { pruneOlderThan } from './prune'
@@ -111,7 +111,8 @@ export function insertEventIfMessage(db: Db, tenantId: string, accountId: string
 function dispatchedUnlessSubscribed(tenantId: unknown, type: unknown, now: unknown): SQL {
   const subscribed = sql`exists (select 1 from ${webhooks} inner join ${tenants} on ${tenants.id} = ${webhooks.tenantId}
     where ${webhooks.tenantId} = ${tenantId} and ${webhooks.enabled} = 1 and ${tenants.webhooksEnabled} = 1
-      and exists (select 1 from json_each(${webhooks.subscribedTo}) where value = ${type}))`
+      and exists (select 1 from json_each(${webhooks.subscribedTo}) where value = ${type})
+      and (${type} <> ${OWNER_ONLY_EVENT} or ${webhooks.ownerConfigured} = 1))`
   return sql`case when ${subscribed} then null else ${now} end`
 }
 

@@ -6,6 +6,7 @@
 import { and, desc, eq, inArray, isNull, lt, lte, or, sql, type SQL } from 'drizzle-orm'
 import { events, tenants, webhookDeliveries, webhookHealth, webhooks, type DeliveryStatus } from '../../schema/d1'
 import type { FailureType } from '../../schema/api/webhooks'
+import { OWNER_ONLY_EVENT } from '../../schema/events'
 import type { Db } from './client'
 import { pruneOlderThan } from './prune'
 import type { EventOwner } from './events'
@@ -64,7 +65,9 @@ export function fanOutDeliveries(db: Db, eventIds: string[], now: number, leaseU
             eq(w.enabled, true),
             sql`exists (select 1 from json_each(${w.subscribedTo}) where value = ${e.type})`,
             passesFilter(w.filter),
-            subscriptionLive(now)
+            subscriptionLive(now),
+            // Approval links go only to a destination the owner configured (docs/agent-safety.md).
+            sql`(${e.type} <> ${OWNER_ONLY_EVENT} or ${w.ownerConfigured} = 1)`
           )
         )
         .leftJoin(h, and(eq(h.tenantId, w.tenantId), eq(h.url, w.url)))

@@ -77,7 +77,7 @@ export async function lapsedMcpSubscriptions(db: Db, before: number, limit: numb
 }
 
 export type WebhookPatch = Partial<
-  Pick<WebhookRow, 'name' | 'url' | 'subscribedTo' | 'enabled' | 'retriesEnabled' | 'signingSecret' | 'signingSecretCreatedAt'>
+  Pick<WebhookRow, 'name' | 'url' | 'subscribedTo' | 'enabled' | 'retriesEnabled' | 'signingSecret' | 'signingSecretCreatedAt' | 'ownerConfigured'>
 >
 
 /** A statement (for a D1 batch) changing one subscription. */

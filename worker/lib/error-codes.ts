@@ -139,6 +139,8 @@ export const ERROR_CODES = {
   invalid_timeout: { status: [400], family: M, when: '`timeout_s` is not an integer from 0 to 55' },
   invalid_outcome: { status: [400], family: M, when: 'GET /v1/audit: `outcome` is not one of the logged outcomes' },
   message_not_found: { status: [404], family: M, when: 'No message with this id for this tenant (or this key’s accounts)' },
+  invalid_date: { status: [400], family: M, when: 'GET /v1/messages/archive: `date` is not a UTC day as YYYY-MM-DD' },
+  archive_not_found: { status: [404], family: M, when: 'GET /v1/messages/archive: nothing of that account and day was archived (not yet deleted, or never)' },
   wait_concurrency: { status: [429], family: M, when: 'Another wait on an account whose wait slots are all taken' },
   media_not_found: { status: [404], family: S, when: 'No media item with this id for this tenant' },
   media_unavailable: { status: [404], family: S, when: 'The media item could not be fetched from the provider; the message’s `media.reason` says why' },

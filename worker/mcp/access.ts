@@ -85,7 +85,7 @@ export const mcpAuth = createMiddleware<AppEnv>(async function mcpAuth(c, next) 
   c.set('apiKeyRef', owner.ref)
   // REST answers 404 here (spec 4.1); on the MCP endpoint a 404 means "session expired" to clients, so 403.
   if (!tenant.apiEnabled) throw new ApiError(403, 'api_not_enabled', 'The API is not enabled for this account')
-  if (isExpired(grant, keyClock.now())) throw new ApiError(403, 'key_expired', 'This key has expired; mint a new one with a full key')
+  if (isExpired(grant, keyClock.now())) throw new ApiError(403, 'key_expired', 'This key has expired; mint a new one with the owner’s key')
   c.set('tenant', tenant)
   c.set('key', grant)
   await next()

@@ -67,7 +67,7 @@ export function toolDefinitions(): Tool[] {
 
 /**
  * The tools/list answer for one key (docs/agent-safety.md): only the tools it may call, with send_message telling
- * a reply key whom it may reach and an approval key what happens to a first message. A full key sees the table.
+ * a reply key whom it may reach and an approval key what happens to a first message. The owner's key sees the table.
  */
 export function toolDefinitionsFor(grant: KeyGrant): Tool[] {
   const all = toolDefinitions()

@@ -3,19 +3,20 @@
  * attempt): stored messages keep the unsigned address, so every answer carries a link that is fresh for its full
  * life (MEDIA_LINK_TTL_S), and a replayed webhook does not carry a dead one.
  */
-import { encryptionKey, mediaConfig } from '../config'
+import { encryptionKey, mediaConfig, mediaOrigin } from '../config'
 import { mediaIdOfUrl, signedMediaUrl } from './links'
 
 type WithMedia = { media: { url: string; id?: string | null } | null }
 
 export type MediaSigner = (url: string) => Promise<string>
 
+/** Links are built on MEDIA_BASE_URL when it is set (a separate media origin), else on the origin stored with the item. */
 export function mediaSigner(env: Env, now: number): MediaSigner {
   const expiresAt = now + mediaConfig(env).linkTtlMs
   return async (url) => {
     const id = mediaIdOfUrl(url)
     if (!id) return url
-    const origin = url.slice(0, url.indexOf('/media/'))
+    const origin = env.MEDIA_BASE_URL ? mediaOrigin(env) : url.slice(0, url.indexOf('/media/'))
     return signedMediaUrl(encryptionKey(env), origin, id, expiresAt)
   }
 }

@@ -1,6 +1,11 @@
 /**
  * Answers a media request from the bucket: the whole object, or one byte range (RFC 9110 `Range: bytes=a-b`, `a-`,
  * `-n`) as 206 with Content-Range; an unsatisfiable range is 416. Only single ranges: players ask for one at a time.
+ *
+ * The bytes are a stranger's (anyone can send the account a file), served from the gateway's own origin, which also
+ * serves the approval, connect and login pages. So a browser may show inline only types that cannot run anything
+ * (raster images, audio, video); every other type (HTML, SVG, XML, PDF, scripts, unknown) is an attachment, and
+ * every answer carries `nosniff` and a CSP that forbids every load and sandboxes the document (docs/security.md).
  */
 import type { MediaRow } from '../db/media'
 import { mediaKey } from './ids'
@@ -26,9 +31,48 @@ export function parseRange(header: string | null | undefined, size: number): Byt
   return { offset: start, length: end - start + 1 }
 }
 
+/**
+ * Types a browser renders without running script: raster images, audio and video (it shows them in its own viewer
+ * or player). Not SVG (it runs script), not HTML, XML or PDF (a document with its own scripting), nothing unknown.
+ */
+const INLINE_TYPES: ReadonlySet<string> = new Set([
+  'image/png',
+  'image/jpeg',
+  'image/gif',
+  'image/webp',
+  'image/avif',
+  'image/bmp',
+  'image/heic',
+  'image/heif',
+  'audio/aac',
+  'audio/amr',
+  'audio/flac',
+  'audio/mp4',
+  'audio/mpeg',
+  'audio/ogg',
+  'audio/opus',
+  'audio/wav',
+  'audio/webm',
+  'audio/x-wav',
+  'audio/3gpp',
+  'video/3gpp',
+  'video/mp4',
+  'video/mpeg',
+  'video/ogg',
+  'video/quicktime',
+  'video/webm',
+])
+
+/** No load of any kind and a sandbox without scripts: even a document a browser chose to render runs nothing. */
+export const MEDIA_CSP = "default-src 'none'; sandbox"
+
+export function servedInline(contentType: string): boolean {
+  return INLINE_TYPES.has(contentType.split(';')[0]!.trim().toLowerCase())
+}
+
 function disposition(row: MediaRow): string {
   const name = row.fileName ?? row.id
-  return `inline; filename*=UTF-8''${encodeURIComponent(name)}`
+  return `${servedInline(row.contentType) ? 'inline' : 'attachment'}; filename*=UTF-8''${encodeURIComponent(name)}`
 }
 
 /** Streams the object (never buffered); null when it is not in the bucket (retention or removal got there first). */
@@ -39,6 +83,8 @@ export async function serveMedia(bucket: R2Bucket, row: MediaRow, rangeHeader: s
     'Accept-Ranges': 'bytes',
     'Content-Disposition': disposition(row),
     'Cache-Control': 'private, max-age=300',
+    'X-Content-Type-Options': 'nosniff',
+    'Content-Security-Policy': MEDIA_CSP,
   }
   if (range === 'unsatisfiable') return new Response(null, { status: 416, headers: { ...base, 'Content-Range': `bytes */${row.size}` } })
   const obj = await bucket.get(mediaKey(row.tenantId, row.accountId, row.id), range ? { range } : undefined)

@@ -2,12 +2,12 @@
  * What the rest of the Worker asks of the hub (AccountDOs and the admin API, by RPC): open or restart a session,
  * hand a send to the relay holding it, log it out, probe it live, list and cut relay links.
  */
-import { CLOSE, type LoginOutcome, type LoginStep, type OutboundMessage, type SessionState } from '../../schema/frames'
+import { CLOSE, type EdgeFrame, type LoginOutcome, type LoginStep, type OutboundMessage, type SessionState } from '../../schema/frames'
 import { newId } from '../lib/ids'
-import type { HubContext } from './hub-context'
+import type { HubContext, Pending } from './hub-context'
 import type { SessionSpec } from './hub-store'
 import { linkGone } from './leases'
-import { closeLink, lastSeen, linkOf, openLinks, relayTag, sendFrame } from './links'
+import { closeLink, lastSeen, linkOf, openLinks, relayTag, sendFrame, type Link } from './links'
 import { placeWaiting } from './placement'
 
 export type OpenOutcome = { assigned: boolean; relayId: string | null }
@@ -54,6 +54,20 @@ export function logoutSession(c: HubContext, sid: string): { reached: boolean } 
   return { reached }
 }
 
+/** Sends `frame` to `link` and waits for the answer with `id` on that same link; null after `timeoutMs` or a lost send. */
+function ask<T>(pending: Map<string, Pending<T>>, link: Link, id: string, frame: EdgeFrame, timeoutMs: number): Promise<T | null> {
+  return new Promise<T | null>((resolve) => {
+    const timer = setTimeout(() => settle(null), timeoutMs)
+    const settle = (answer: T | null) => {
+      clearTimeout(timer)
+      pending.delete(id)
+      resolve(answer)
+    }
+    pending.set(id, { ws: link.ws, settle })
+    if (!sendFrame(link.ws, frame)) settle(null)
+  })
+}
+
 /** Asks the relay holding the session for its live state; null when none answers within `timeoutMs`. */
 export async function probeSession(c: HubContext, sid: string, timeoutMs: number): Promise<SessionState | null> {
   const row = c.store.bySid(sid)
@@ -61,16 +75,7 @@ export async function probeSession(c: HubContext, sid: string, timeoutMs: number
   const link = linkOf(c.ctx, row)
   if (!link) return null
   const id = newId('prb', 16)
-  return new Promise<SessionState | null>((resolve) => {
-    const timer = setTimeout(() => finish(null), timeoutMs)
-    const finish = (state: SessionState | null) => {
-      clearTimeout(timer)
-      c.probes.delete(id)
-      resolve(state)
-    }
-    c.probes.set(id, finish)
-    if (!sendFrame(link.ws, { type: 'probe', id, sid })) finish(null)
-  })
+  return ask(c.probes, link, id, { type: 'probe', id, sid }, timeoutMs)
 }
 
 /**
@@ -83,16 +88,7 @@ export async function loginStep(c: HubContext, sid: string, step: LoginStep, tim
   const link = linkOf(c.ctx, row)
   if (!link) return null
   const id = newId('lgn', 16)
-  return new Promise<LoginOutcome | null>((resolve) => {
-    const timer = setTimeout(() => finish(null), timeoutMs)
-    const finish = (outcome: LoginOutcome | null) => {
-      clearTimeout(timer)
-      c.logins.delete(id)
-      resolve(outcome)
-    }
-    c.logins.set(id, finish)
-    if (!sendFrame(link.ws, { type: 'login', id, sid, fence: row.fence, step })) finish(null)
-  })
+  return ask(c.logins, link, id, { type: 'login', id, sid, fence: row.fence, step }, timeoutMs)
 }
 
 export type RelayLinkView = {

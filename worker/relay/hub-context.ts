@@ -13,6 +13,12 @@ export type HubConfig = {
   unassignedGraceMs: number
 }
 
+/**
+ * A question put to one relay link (a live probe, a beta login step): answered by its id, and only on the link it
+ * was asked on, so another relay (another token, or a process that never held the session) cannot answer for it.
+ */
+export type Pending<T> = { ws: WebSocket; settle(answer: T | null): void }
+
 export type HubContext = {
   env: Env
   ctx: DurableObjectState
@@ -24,9 +30,9 @@ export type HubContext = {
   /** Inbound frames waiting for their session's next group commit (see inbox.ts). */
   inbound: Map<string, Array<{ link: Link; frame: FrameOf<'inbound'> }>>
   /** Open status probes by frame id. */
-  probes: Map<string, (state: SessionState | null) => void>
+  probes: Map<string, Pending<SessionState>>
   /** Open beta login steps by frame id (the answer carries no secret; the step itself is never kept). */
-  logins: Map<string, (outcome: LoginOutcome | null) => void>
+  logins: Map<string, Pending<LoginOutcome>>
   /** Last frame (other than the heartbeat) per relay process. */
   framesSeen: Map<string, number>
   /** Points the object's alarm at the next lease check. */

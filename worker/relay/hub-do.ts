@@ -8,11 +8,13 @@ import { DurableObject } from 'cloudflare:workers'
 import { PING_TEXT, PONG_TEXT, type LoginOutcome, type LoginStep, type OutboundMessage, type SessionState } from '../../schema/frames'
 import { relayConfig } from '../config'
 import { database } from '../db/client'
+import { tenantsWithOwnRelays } from '../db/relays'
 import { cutRelay, dispatchSend, loginStep, logoutSession, openSession, probeSession, relayLinks, type OpenOutcome, type RelayLinkView } from './control'
 import type { HubContext } from './hub-context'
 import { HubStore, type SessionSpec } from './hub-store'
 import { onRelayMessage } from './inbox'
 import { leaseTick, linkGone, nextCheckAt } from './leases'
+import { inScope } from './placement'
 import { RELAY_LINKS_PER_TOKEN } from './budgets'
 import { attachmentOf, lastSeen, openLinks, relayTag, setAttachment } from './links'
 
@@ -123,7 +125,9 @@ export class RelayHubDO extends DurableObject<Env> {
     const row = this.c.store.bySid(sid)
     if (!row || fence > row.fence) return null
     const holder = row.relayId === relayId && row.fence === fence
-    const earlier = fence < row.fence && (relayTenantId === null || relayTenantId === row.tenantId)
+    // An earlier holder in scope, as for late data frames (inbox.ts): a service relay not for a tenant with its own.
+    const earlier =
+      fence < row.fence && inScope({ att: { tenantId: relayTenantId } }, row, relayTenantId === null ? await tenantsWithOwnRelays(this.c.db) : new Set())
     return holder || earlier ? { tenantId: row.tenantId, accountId: row.accountId } : null
   }
 

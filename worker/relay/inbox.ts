@@ -5,13 +5,14 @@
  */
 import { CLOSE, PONG_TEXT, RelayFrame, type FrameOf, type OutboundMessage } from '../../schema/frames'
 import { HELLO_SESSIONS_MAX, INBOUND_BUFFER_MAX } from './budgets'
+import { tenantsWithOwnRelays } from '../db/relays'
 import { accountStub } from '../lib/objects'
 import type { AccountRef } from '../account/storage'
-import type { HubContext } from './hub-context'
+import type { HubContext, Pending } from './hub-context'
 import { inSessionOrder } from './hub-context'
 import type { SessionRow } from './hub-store'
 import { closeLink, openLinks, sendFrame, setAttachment, type Link } from './links'
-import { placeWaiting } from './placement'
+import { inScope, placeWaiting } from './placement'
 
 export type QueuedSend = { message: OutboundMessage; expiresAt: number }
 
@@ -65,14 +66,20 @@ export async function onRelayMessage(c: HubContext, link: Link, raw: string | Ar
       c.log('relay draining', { relay: link.att.relayId, instance: link.att.instance })
       return
     case 'probe_result':
-      c.probes.get(frame.id)?.(frame.state)
-      return
+      return answer(c, c.probes, link, frame.id, frame.state)
     case 'login_result':
-      c.logins.get(frame.id)?.(frame.outcome)
-      return
+      return answer(c, c.logins, link, frame.id, frame.outcome)
     default:
       return onSessionFrame(c, link, frame)
   }
+}
+
+/** Settles the question `id` with `value` when it was asked on this link; an answer from any other link is dropped. */
+function answer<T>(c: HubContext, pending: Map<string, Pending<T>>, link: Link, id: string, value: T): void {
+  const asked = pending.get(id)
+  if (!asked) return
+  if (asked.ws === link.ws) asked.settle(value)
+  else c.log('answer from another link dropped', { relay: link.att.relayId, id })
 }
 
 /**
@@ -136,9 +143,22 @@ function isHolder(row: SessionRow, link: Link, frame: SessionFrame): boolean {
   return row.instance === link.att.instance && row.relayId === link.att.relayId && row.fence === frame.fence
 }
 
-function lateData(link: Link, row: SessionRow, frame: SessionFrame): boolean {
-  const inScope = link.att.tenantId === null || link.att.tenantId === row.tenantId
-  return DATA_FRAMES.has(frame.type) && frame.fence <= row.fence && inScope
+/**
+ * Data a link observed while it held the session, accepted from a link whose scope covers the tenant as placement
+ * sees it (placement.ts inScope): its own tenant's token, or a service relay for a tenant that runs no relay of its
+ * own. So the service's relays cannot put frames into the sessions of a tenant that keeps its own. `tenantsWithOwn`
+ * is read (one D1 query) only when a service relay sends such a frame, which a healthy failover rarely does.
+ */
+async function lateData(link: Link, row: SessionRow, frame: SessionFrame, tenantsWithOwn: () => Promise<ReadonlySet<string>>): Promise<boolean> {
+  if (!DATA_FRAMES.has(frame.type) || frame.fence > row.fence) return false
+  if (link.att.tenantId !== null) return link.att.tenantId === row.tenantId
+  return inScope(link, row, await tenantsWithOwn())
+}
+
+/** The tenants with relays of their own, read at most once per use. */
+function tenantsWithOwnOnce(c: HubContext): () => Promise<ReadonlySet<string>> {
+  let read: Promise<ReadonlySet<string>> | undefined
+  return () => (read ??= tenantsWithOwnRelays(c.db))
 }
 
 function reject(link: Link, frame: SessionFrame, reason: 'stale_fence' | 'unknown_session' | 'invalid'): void {
@@ -170,11 +190,13 @@ async function flushInbound(c: HubContext, sid: string): Promise<void> {
   if (buffer.length === 0) c.inbound.delete(sid)
   else void inSessionOrder(c, sid, () => flushInbound(c, sid))
   const row = c.store.bySid(sid)
-  const accepted = batch.filter(({ link, frame }) => {
-    const ok = row !== undefined && (isHolder(row, link, frame) || lateData(link, row, frame))
-    if (!ok) reject(link, frame, row ? 'stale_fence' : 'unknown_session')
-    return ok
-  })
+  const tenantsWithOwn = tenantsWithOwnOnce(c)
+  const accepted: typeof batch = []
+  for (const item of batch) {
+    const ok = row !== undefined && (isHolder(row, item.link, item.frame) || (await lateData(item.link, row, item.frame, tenantsWithOwn)))
+    if (ok) accepted.push(item)
+    else reject(item.link, item.frame, row ? 'stale_fence' : 'unknown_session')
+  }
   if (!row || accepted.length === 0) return
   try {
     await accountStub(c.env, row.tenantId, row.accountId).relayInbound(
@@ -199,7 +221,7 @@ async function onSessionFrame(c: HubContext, link: Link, frame: SessionFrame): P
     // Checked when the frame's turn comes: the session may have moved while earlier frames were handled.
     const row = c.store.bySid(frame.sid)
     if (!row) return reject(link, frame, 'unknown_session')
-    if (!isHolder(row, link, frame) && !lateData(link, row, frame)) return reject(link, frame, 'stale_fence')
+    if (!isHolder(row, link, frame) && !(await lateData(link, row, frame, tenantsWithOwnOnce(c)))) return reject(link, frame, 'stale_fence')
     try {
       await handle(c, link, row, frame)
     } catch (err) {

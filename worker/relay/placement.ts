@@ -12,7 +12,7 @@ import { helloedLinks, sendFrame, type Link } from './links'
 
 type LiveLink = Link & { att: { instance: string } }
 
-export function inScope(link: LiveLink, row: SessionRow, tenantsWithOwn: Set<string>): boolean {
+export function inScope(link: { att: { tenantId: string | null } }, row: Pick<SessionRow, 'tenantId'>, tenantsWithOwn: ReadonlySet<string>): boolean {
   if (link.att.tenantId !== null) return link.att.tenantId === row.tenantId
   return !tenantsWithOwn.has(row.tenantId)
 }

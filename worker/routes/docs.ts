@@ -3,7 +3,7 @@
  * interactive reference page for GET /docs (Scalar, served from the Worker's own static assets, no CDN).
  */
 import type { OpenAPIHono } from '@hono/zod-openapi'
-import type { OpenAPIObject } from 'openapi3-ts/oas31'
+import type { OpenAPIObject, ReferenceObject } from 'openapi3-ts/oas31'
 import { publicOrigin } from '../config'
 import { TOOLS } from '../mcp/tools'
 
@@ -16,6 +16,7 @@ const INTRO = [
   '6000 custom-channel pushes per 10 s per tenant, 5 linking calls per minute per number and 20 per tenant, 3 pairing codes per minute per phone',
   'number across tenants, 10 beta login codes or passwords per minute per number, 10 webhook tests per minute per tenant, and 20',
   'failed authentications per minute per client address.',
+  'Keys narrower than the owner’s (a scope, an account list, approval, an expiry) are refused with 403 `key_scope`, `key_account` or `key_expired` where the decision table says so (docs/agent-safety.md); connecting channels, webhooks, keys and approvals need the owner’s key.',
   'Request bodies are limited to 256 KiB (413 `body_too_large`) and are JSON: a body sent with another Content-Type is refused with 415, one that does not parse with 400.',
 ].join(' ')
 
@@ -62,12 +63,19 @@ export function apiDocument<E extends Env_>(api: OpenAPIHono<E>, config: OpenAPI
     for (const method of METHODS) {
       const op = item[method]
       if (op && !op.operationId) op.operationId = TOOL_FOR_OPERATION.get(`${method} ${path}`) ?? derivedOperationId(method, path)
+      // Every operation refuses a key the decision table does not allow (worker/safety/scopes.ts), in its 401's shape.
+      const responses = op?.responses
+      const unauthorized = responses?.['401']
+      if (responses && !responses['403'] && unauthorized && !isRef(unauthorized)) responses['403'] = { description: KEY_REFUSED, content: unauthorized.content }
     }
   }
   return doc
 }
 
 const METHODS = ['get', 'post', 'put', 'patch', 'delete'] as const
+const KEY_REFUSED =
+  'Refused for this key (docs/agent-safety.md): `key_scope` (the operation needs a wider key, or the owner’s), `key_account` (it touches an account the key does not list) or `key_expired`'
+const isRef = (x: object): x is ReferenceObject => '$ref' in x
 /** Where the page's scripts are served from: the Worker's static assets (wrangler.toml [assets], worker/assets/). */
 export const DOCS_ASSETS = { scalar: '/docs/scalar.js', start: '/docs/start.js' } as const
 

@@ -1,6 +1,7 @@
 /**
- * /v1/keys: a tenant mints narrower keys for its agents from a full key, lists and revokes them
- * (docs/agent-safety.md). A key never mints a wider key than itself (worker/safety/grant.ts).
+ * /v1/keys: the owner mints narrower keys for its agents, lists and revokes them (docs/agent-safety.md). Only the
+ * owner's key (full, every account, no approval, no expiry) manages keys (worker/safety/scopes.ts), and a key never
+ * mints a wider key than itself (worker/safety/grant.ts).
  */
 import { createRoute } from '@hono/zod-openapi'
 import { KeyFields, KeyIdPath, KeyList, MintedKey } from '../../schema/api/keys'
@@ -16,6 +17,8 @@ import { statusErrors } from '../lib/openapi-responses'
 
 export const keysRoutes = resourceApp()
 
+const NOT_OWNER = { 403: '`key_scope`: not the owner’s key (or `key_account` for a key with an account list)' }
+
 keysRoutes.use('/', emptyBodyIsNone)
 keysRoutes.openapi(
   createRoute({
@@ -24,9 +27,9 @@ keysRoutes.openapi(
     tags: ['Keys'],
     summary: 'Mint a narrower key',
     description:
-      'Mints a key for an agent. Omitted fields copy the calling key; the new key can never be wider than it: scope at most its own, accounts among its own, expiry no later, reply window no longer, approval kept on. The key is in this answer only. Needs a full key.',
+      'Mints a key for an agent. Omitted fields copy the calling key; the new key can never be wider than it: scope at most its own, accounts among its own, expiry no later, reply window no longer, approval kept on. The key is in this answer only. Needs the owner’s key (full, every account, no approval, no expiry): an agent’s key cannot mint, list or revoke keys.',
     request: { body: { required: false, content: { 'application/json': { schema: KeyFields } } } },
-    responses: { 201: { description: 'The new key', content: { 'application/json': { schema: MintedKey } } }, ...statusErrors([400, 401, 403]) },
+    responses: { 201: { description: 'The new key', content: { 'application/json': { schema: MintedKey } } }, ...statusErrors([400, 401, 403], NOT_OWNER) },
   }),
   async (c) => {
     const db = database(c.env.DB)
@@ -45,8 +48,8 @@ keysRoutes.openapi(
     path: '/',
     tags: ['Keys'],
     summary: 'List keys',
-    description: "The tenant's live keys, newest first, with their scope, accounts, expiry and label (never the key itself). Needs a full key.",
-    responses: { 200: { description: 'The keys', content: { 'application/json': { schema: KeyList } } }, ...statusErrors([401, 403]) },
+    description: "The tenant's live keys, newest first, with their scope, accounts, expiry and label (never the key itself). Needs the owner’s key.",
+    responses: { 200: { description: 'The keys', content: { 'application/json': { schema: KeyList } } }, ...statusErrors([401, 403], NOT_OWNER) },
   }),
   async (c) => c.json({ success: true as const, keys: (await listApiKeys(database(c.env.DB), c.get('tenant').id)).map(keyView) }, 200)
 )
@@ -57,9 +60,9 @@ keysRoutes.openapi(
     path: '/{keyId}',
     tags: ['Keys'],
     summary: 'Revoke a key',
-    description: 'Revokes one of your keys at once (the calling key included). Needs a full key.',
+    description: 'Revokes one of your keys at once (the calling key included). Needs the owner’s key.',
     request: { params: KeyIdPath },
-    responses: { 200: { description: 'Revoked', content: { 'application/json': { schema: AdminOk } } }, ...statusErrors([400, 401, 403, 404]) },
+    responses: { 200: { description: 'Revoked', content: { 'application/json': { schema: AdminOk } } }, ...statusErrors([400, 401, 403, 404], NOT_OWNER) },
   }),
   async (c) => {
     const { keyId } = c.req.valid('param')

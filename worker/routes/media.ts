@@ -5,10 +5,12 @@
  */
 import { createRoute } from '@hono/zod-openapi'
 import { MediaIdParam, MediaLink } from '../../schema/api/media'
-import { encryptionKey, mediaConfig, publicOrigin } from '../config'
+import { encryptionKey, mediaConfig, mediaOrigin } from '../config'
 import { database } from '../db/client'
 import { getMedia, type MediaRow } from '../db/media'
 import { ApiError } from '../errors'
+import { checkAccount } from '../safety/key-refusals'
+import type { KeyGrant } from '../safety/grant'
 import { iso } from '../lib/time'
 import { signedMediaUrl } from '../media/links'
 import { serveMedia } from '../media/serve'
@@ -17,9 +19,11 @@ import { statusErrors } from '../lib/openapi-responses'
 
 export const mediaRoutes = resourceApp()
 
-async function ownMedia(env: Env, tenantId: string, mediaId: string): Promise<MediaRow> {
+/** The item, when it is the key's: another tenant's is 404, another account's (for a key limited to some) 403. */
+async function ownMedia(env: Env, tenantId: string, grant: KeyGrant, mediaId: string): Promise<MediaRow> {
   const row = await getMedia(database(env.DB), mediaId)
   if (!row || row.tenantId !== tenantId) throw new ApiError(404, 'media_not_found', `No media ${mediaId}`)
+  checkAccount(grant, row.accountId)
   if (row.status === 'too_large') throw new ApiError(413, 'media_too_large', row.reason ?? 'the item was over the size cap and was not stored')
   if (row.status === 'unavailable') throw new ApiError(404, 'media_unavailable', row.reason ?? "the provider's copy could not be fetched")
   return row
@@ -33,20 +37,21 @@ mediaRoutes.openapi(
     operationId: 'get_media',
     summary: 'Get the bytes of a media item (tool get_media)',
     description:
-      'The content of an inbound photo, video, audio file, voice note, document or sticker, with its `Content-Type`. Supports `Range: bytes=…` (206 with `Content-Range`, 416 outside the item). Always answers for your own media while it is kept (retention: 30 days by default), so an expired `media.url` is never a dead end. 404 for an unknown id or another account’s; 413 when the item was over the size cap and is not stored.',
+      'The content of an inbound photo, video, audio file, voice note, document or sticker, with its `Content-Type`. Supports `Range: bytes=…` (206 with `Content-Range`, 416 outside the item). Always answers for your own media while it is kept (retention: 30 days by default), so an expired `media.url` is never a dead end. 404 for an unknown id or another tenant’s; 403 `key_account` for an item of an account the key does not list; 413 when the item was over the size cap and is not stored.',
     request: { params: MediaIdParam },
     responses: {
       200: { description: 'The whole item', content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } } },
       206: { description: 'The requested byte range' },
       416: { description: 'The range lies outside the item' },
-      ...statusErrors([400, 401, 404, 413], {
+      ...statusErrors([400, 401, 403, 404, 413], {
+        403: '`key_account`: the item belongs to an account this key does not list',
         404: 'No such media for this key (or no longer kept); `media_unavailable` when the provider’s copy (SMS, page inbox) could not be fetched',
         413: 'Over the size cap: not stored; the error says why',
       }),
     },
   }),
   async (c) => {
-    const row = await ownMedia(c.env, c.get('tenant').id, c.req.valid('param').mediaId)
+    const row = await ownMedia(c.env, c.get('tenant').id, c.get('key'), c.req.valid('param').mediaId)
     const res = await serveMedia(c.env.MEDIA, row, c.req.header('range'))
     if (!res) throw new ApiError(404, 'media_not_found', `Media ${row.id} is no longer kept`)
     return res
@@ -64,13 +69,13 @@ mediaRoutes.openapi(
     request: { params: MediaIdParam },
     responses: {
       200: { description: 'A fresh link', content: { 'application/json': { schema: MediaLink } } },
-      ...statusErrors([400, 401, 404, 413]),
+      ...statusErrors([400, 401, 403, 404, 413], { 403: '`key_account`: the item belongs to an account this key does not list' }),
     },
   }),
   async (c) => {
-    const row = await ownMedia(c.env, c.get('tenant').id, c.req.valid('param').mediaId)
+    const row = await ownMedia(c.env, c.get('tenant').id, c.get('key'), c.req.valid('param').mediaId)
     const expiresAt = Date.now() + mediaConfig(c.env).linkTtlMs
-    const url = await signedMediaUrl(encryptionKey(c.env), publicOrigin(c.env, c.req.url), row.id, expiresAt)
+    const url = await signedMediaUrl(encryptionKey(c.env), mediaOrigin(c.env, c.req.url), row.id, expiresAt)
     return c.json({ id: row.id, url, expires_at: iso(expiresAt), content_type: row.contentType, size: row.size, kind: row.kind, file_name: row.fileName }, 200)
   }
 )

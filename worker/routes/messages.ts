@@ -1,4 +1,4 @@
-/** /v1/messages (spec 4.2): send, list, long-poll wait, get one. */
+/** /v1/messages (spec 4.2): send, list, long-poll wait, get one; the archive (routes/message-archive.ts) is mounted here, before `/{id}`. */
 import { createRoute } from '@hono/zod-openapi'
 import { IdempotencyKeyHeader, MessagingError } from '../../schema/api/common'
 import { ListMessagesQuery, Message, MessageIdParam, MessageList, SendAccepted, SendMessageBody, WaitQuery, WaitResult } from '../../schema/api/messages'
@@ -16,8 +16,10 @@ import { contentTypeFromUrl } from '../../common/media'
 import { refuseNewChatIfRestricted, resolveAccount, resolveRecipient } from '../messaging/resolve'
 import { waitForInbound } from '../messaging/wait'
 import { toWireMessage } from '../db/wire'
+import { messageArchiveRoutes } from './message-archive'
 import { mediaSigner, signMessages } from '../media/links-for'
-import { checkAccount, noteAudit } from '../middleware/key-scope'
+import { noteAudit } from '../middleware/key-scope'
+import { checkAccount } from '../safety/key-refusals'
 import { holdMessage } from '../safety/approvals'
 import { accountAllowed } from '../safety/grant'
 import { checkReplyWindow } from '../safety/reply-window'
@@ -40,6 +42,9 @@ export const messagesRoutes = resourceApp({
   cursor: 'invalid_cursor',
   timeout_s: 'invalid_timeout',
 })
+
+// Before `/{id}`, or the archive would be looked up as the message "archive".
+messagesRoutes.route('/archive', messageArchiveRoutes)
 
 const json = (schema: typeof MessagingError, description: string) => ({ description, content: { 'application/json': { schema } } })
 const errors = {

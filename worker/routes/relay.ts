@@ -1,7 +1,7 @@
 /**
  * GET /relay/connect: where relays dial in. The relay token (Authorization: Bearer) is checked here, before the
  * upgrade is forwarded to the RelayHubDO, so an unauthenticated socket never reaches it. Revoked or unknown tokens
- * are refused with 401. PUT /relay/media/{sid}/{upstreamId}: a relay streams one inbound item into the media store,
+ * are refused with 401 and count towards the address's failed-authentication limit. PUT /relay/media/{sid}/{upstreamId}: a relay streams one inbound item into the media store,
  * under the same token, for a session it holds (worker/media/upload.ts).
  */
 import { Hono, type Context } from 'hono'
@@ -9,6 +9,7 @@ import { database } from '../db/client'
 import { relayForToken } from '../db/relays'
 import type { AppEnv } from '../env'
 import { ApiError } from '../errors'
+import { authFailed, refuseThrottled } from '../middleware/auth-throttle'
 import { RELAY_ID_HEADER, RELAY_TENANT_HEADER } from '../relay/hub-do'
 import { relayHub } from '../lib/objects'
 import { mediaConfig, publicOrigin } from '../config'
@@ -17,11 +18,13 @@ import { storeUpload, UPLOAD_HEADERS } from '../media/upload'
 
 export const relayRoutes = new Hono<AppEnv>()
 
+/** The relay a token names; a wrong token counts against the caller's address like a wrong API key (auth-throttle.ts). */
 async function relayOf(c: Context<AppEnv>) {
+  refuseThrottled(c)
   const token = /^Bearer\s+(.+)$/i.exec(c.req.header('authorization')?.trim() ?? '')?.[1]
   if (!token) throw new ApiError(401, 'unauthorized', 'A relay token is required (Authorization: Bearer rly_…)')
   const relay = await relayForToken(database(c.env.DB), token)
-  if (!relay) throw new ApiError(401, 'unauthorized', 'The relay token is invalid or revoked')
+  if (!relay) return authFailed(c, new ApiError(401, 'unauthorized', 'The relay token is invalid or revoked'))
   return relay
 }
 

@@ -1,14 +1,19 @@
 /**
- * GET /v1/usage (spec 4.1 and 2): today's sends and new contacts against the caps, suspension state, account counts.
- * Caps apply per account (see plans.ts); the figures here are the tenant's sums.
+ * GET /v1/usage (spec 4.1 and 2): today's sends and new contacts against the caps, suspension state, account counts,
+ * and (an extension) what is kept how long. Caps apply per account (see plans.ts); the figures here are the tenant's sums.
  */
 import { createRoute } from '@hono/zod-openapi'
 import { Usage } from '../../schema/api/accounts'
 import { MessagingError } from '../../schema/api/common'
+import { mediaConfig } from '../config'
 import { database } from '../db/client'
-import { utcDay } from '../lib/time'
+import { retentionDays } from '../db/message-retention'
+import { AUDIT_RETENTION_DAYS } from '../safety/audit-note'
+import { RETENTION_MS as WEBHOOK_LOG_RETENTION_MS } from '../webhooks/policy'
+import { DAY_MS, utcDay } from '../lib/time'
 import { accountsWithLimits } from '../messaging/account-view'
 import { planOf } from '../plans'
+import { accountAllowed } from '../safety/grant'
 import { resourceApp } from '../validate'
 
 export const usageRoutes = resourceApp()
@@ -20,14 +25,17 @@ usageRoutes.openapi(
     tags: ['Accounts'],
     summary: 'Get usage',
     description:
-      'Sends and new contacts of the current UTC day against the plan caps, summed over your accounts (each account has its own caps). `status` is `suspended` after an opener burst until the service reviews it.',
+      'Sends and new contacts of the current UTC day against the plan caps, summed over your accounts (each account has its own caps; a key limited to some accounts sees theirs). `status` is `suspended` after an opener burst until the service reviews it. `retention` (an extension) says how long messages, media, audit entries and webhook logs are kept for you; messages past theirs are archived (GET /messages/archive) and deleted.',
     responses: {
       200: { description: 'Usage of the current UTC day', content: { 'application/json': { schema: Usage } } },
       401: { description: 'Missing or invalid API key', content: { 'application/json': { schema: MessagingError } } },
     },
   }),
   async (c) => {
-    const { tenant, accounts } = await accountsWithLimits(c.env, database(c.env.DB), c.get('tenant'))
+    const { tenant, accounts: all } = await accountsWithLimits(c.env, database(c.env.DB), c.get('tenant'))
+    // A key limited to some accounts sees their usage only (docs/agent-safety.md).
+    const grant = c.get('key')
+    const accounts = all.filter((a) => accountAllowed(grant, a.id))
     const plan = planOf(tenant.plan)
     const sum = (f: (a: (typeof accounts)[number]) => number) => accounts.reduce((n, a) => n + f(a), 0)
     return c.json(
@@ -44,6 +52,12 @@ usageRoutes.openapi(
         accounts_total: accounts.length,
         accounts_connected: accounts.filter((a) => a.status === 'connected').length,
         accounts_cap: plan.accountsCap,
+        retention: {
+          messages_days: retentionDays(tenant.messageRetentionDays),
+          media_days: Math.round(mediaConfig(c.env).retentionMs / DAY_MS),
+          audit_days: AUDIT_RETENTION_DAYS,
+          webhook_log_days: WEBHOOK_LOG_RETENTION_MS / DAY_MS,
+        },
       },
       200
     )

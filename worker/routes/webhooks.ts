@@ -26,6 +26,7 @@ import type { AppEnv } from '../env'
 import { ApiError } from '../errors'
 import { newId } from '../lib/ids'
 import { checkPublicUrl } from '../../common/public-url'
+import { isOwnerGrant } from '../safety/grant'
 import { resourceApp } from '../validate'
 import { sealSigningSecret } from '../webhooks/secret'
 import { newSigningSecret } from '../webhooks/signing'
@@ -88,6 +89,7 @@ webhooksRoutes.openapi(
       'Each subscribed event is POSTed as JSON to `url` (a public https URL; private, loopback and link-local addresses and this service’s own hosts are refused).',
       'With `generate_signing_secret` the answer carries `signing_secret` once; deliveries are then signed (`X-Webhook-Signature: v1=<hex HMAC-SHA256(secret, timestamp + "." + raw body)>`).',
       `The name defaults to a timestamped one and must be unique; at most ${MAX_WEBHOOKS_PER_TENANT} subscriptions per tenant, over all its accounts (409 beyond).`,
+      'Needs the owner’s key (full, every account, no approval, no expiry), as does every change to a subscription: its deliveries carry every account’s events and, for `message.approval_required`, the links that approve held messages.',
     ].join(' '),
     request: { headers: IdempotencyKeyHeader, body: { required: true, content: { 'application/json': { schema: CreateWebhookBody } } } },
     responses: { 201: { description: 'Created', content: { 'application/json': { schema: WebhookCreated } } }, ...errors([400, 401, 403, 409, 422]) },
@@ -120,6 +122,8 @@ webhooksRoutes.openapi(
             retriesEnabled: body.retries_enabled,
             signingSecret: sealed,
             signingSecretCreatedAt: secret ? now : null,
+            // Only the owner's key reaches this route (worker/safety/scopes.ts); said here, not assumed, for the row.
+            ownerConfigured: isOwnerGrant(c.get('key')),
             createdAt: now,
             updatedAt: now,
           },
@@ -162,7 +166,7 @@ webhooksRoutes.openapi(
     tags: ['Webhooks'],
     summary: 'Update a webhook subscription (tool update_webhook)',
     description:
-      'Give at least one of `url`, `subscribed_to`, `name`; `retries_enabled` and `enabled` may come along. Omitted fields keep their values. A new `url` also resumes delivery if that URL was paused. Signing is managed under /signing-secret.',
+      'Give at least one of `url`, `subscribed_to`, `name`; `retries_enabled` and `enabled` may come along. Omitted fields keep their values. A new `url` also resumes delivery if that URL was paused. Signing is managed under /signing-secret. Needs the owner’s key; saving a subscription with it also confirms its destination for `message.approval_required` (one created before that rule receives approval links only once the owner saved it; docs/agent-safety.md).',
     request: { params: WebhookIdParam, body: { required: true, content: { 'application/json': { schema: UpdateWebhookBody } } } },
     responses: {
       200: { description: 'The updated subscription', content: { 'application/json': { schema: WebhookAnswer } } },
@@ -175,7 +179,8 @@ webhooksRoutes.openapi(
     const db = database(c.env.DB)
     const { row, all } = await resolveWebhook(db, tenant.id, c.req.valid('param').webhookId)
     const now = Date.now()
-    const patch: WebhookPatch = {}
+    // Saving a subscription with the owner's key confirms its destination for approval links (docs/agent-safety.md).
+    const patch: WebhookPatch = { ownerConfigured: isOwnerGrant(c.get('key')) }
     if (body.url !== undefined) patch.url = checkUrl(body.url, c.env, c.req.url)
     if (body.subscribed_to !== undefined) patch.subscribedTo = JSON.stringify(body.subscribed_to)
     if (body.retries_enabled !== undefined) patch.retriesEnabled = body.retries_enabled

@@ -2,7 +2,7 @@
  * Owner approval before a first message (docs/agent-safety.md). A key with `approval` on holds a send to someone
  * who never wrote to the account as `awaiting_approval` (an extension of spec §3) and emits
  * `message.approval_required` (an extension of §6) with a signed, expiring link. The owner approves or rejects
- * with a full key or on the hosted page; an approved message then runs every limit in the AccountDO as if it were
+ * with the owner's key or on the hosted page (whose link reaches only destinations the owner configured); an approved message then runs every limit in the AccountDO as if it were
  * sent at that moment, and a limit hit fails it with the limit's code. Rejected and expired messages fail with a
  * reason. Exactly one decision wins (db/approvals.ts claimDecision).
  */

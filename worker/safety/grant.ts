@@ -30,6 +30,15 @@ export function isDefaultGrant(g: KeyGrant): boolean {
   return g.scope === 'full' && g.accounts === null && g.expiresAt === null && !g.approval && g.label === null
 }
 
+/**
+ * The owner's key (docs/agent-safety.md, threat model): full, every account, no approval and no expiry. Only it (or
+ * the admin token) manages keys and webhooks, connects channels, pushes custom-channel inbound and decides held
+ * messages. An expiring key is not the owner's: what it set up (a webhook, a channel) would outlive it.
+ */
+export function isOwnerGrant(g: KeyGrant): boolean {
+  return g.scope === 'full' && g.accounts === null && !g.approval && g.expiresAt === null
+}
+
 const RANK: Record<KeyScope, number> = { read: 0, reply: 1, full: 2 }
 
 /** Whether a key of scope `held` may do what `needed` allows. */

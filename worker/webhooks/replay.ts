@@ -3,6 +3,7 @@
  * back into the outbox with their original delivery ids, due now, and the owning AccountDOs are told to run.
  * Already delivered ones are skipped unless asked for; an attempt in flight is left to finish.
  */
+import { OWNER_ONLY_EVENT } from '../../schema/events'
 import type { Db } from '../db/client'
 import { eventsInWindow, type EventOwner, type EventRow } from '../db/events'
 import { deliveriesByIds, insertDelivery, requeueDelivery } from '../db/webhook-deliveries'
@@ -20,7 +21,9 @@ export type ReplayWindow = { since: number; until: number; includeDelivered: boo
 export type ReplayOutcome = { queued: number; alreadyDelivered: number; inFlight: number; nextSince: number | null }
 
 export async function replayWindow(env: Env, db: Db, sub: WebhookRow, w: ReplayWindow, now: number): Promise<ReplayOutcome> {
-  const fetched = await eventsInWindow(db, sub.tenantId, subscribedTo(sub), sub.filter, w.since, w.until, REPLAY_MAX_EVENTS + 1)
+  // Approval links are replayed only to a destination the owner configured, as fan-out sends them (docs/agent-safety.md).
+  const types = subscribedTo(sub).filter((t) => sub.ownerConfigured || t !== OWNER_ONLY_EVENT)
+  const fetched = await eventsInWindow(db, sub.tenantId, types, sub.filter, w.since, w.until, REPLAY_MAX_EVENTS + 1)
   const more = fetched.length > REPLAY_MAX_EVENTS
   const counts = await requeueEvents(env, db, sub, fetched.slice(0, REPLAY_MAX_EVENTS), w.includeDelivered, now)
   return { ...counts, nextSince: more ? fetched[REPLAY_MAX_EVENTS]!.createdAt : null }

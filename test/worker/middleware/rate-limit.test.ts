@@ -12,6 +12,7 @@ import { app } from '../../../worker/app'
 import { sha256Hex } from '../../../worker/lib/crypto'
 import { RATE_LIMITS } from '../../../worker/lib/rate-limit'
 import { ADMIN_TOKEN, body, call, newTenant, ORIGIN, uniqueAddress } from '../helpers'
+import { issueRelay } from '../relay-helpers'
 
 const connect = (key: string, phone: string, extra: Record<string, unknown> = {}) =>
   call('/v1/channels/alpha-web/connections', { method: 'POST', key, json: { phone_number: phone, ...extra } })
@@ -99,6 +100,19 @@ describe('failed authentication', () => {
     const wrong = () => call('/admin/tenants', { method: 'POST', json: {}, headers: { Authorization: 'Bearer nope', 'CF-Connecting-IP': ip } })
     for (let i = 0; i < RATE_LIMITS.RL_AUTH_FAILURES.limit; i++) expect((await wrong()).status).toBe(401)
     await expect429(await wrong(), 'status', 60)
+  })
+
+  it('throttles wrong relay tokens on /relay/connect and /relay/media the same way, and then a right one from there too', async () => {
+    const { token } = await issueRelay()
+    const ip = uniqueAddress()
+    const relay = (path: string, bearer: string, method = 'GET') =>
+      call(path, { method, headers: { Authorization: `Bearer ${bearer}`, 'CF-Connecting-IP': ip, ...(method === 'GET' ? { Upgrade: 'websocket' } : {}) } })
+    for (let i = 0; i < RATE_LIMITS.RL_AUTH_FAILURES.limit; i++) {
+      const res = i % 2 ? await relay('/relay/connect', 'rly_wrong') : await relay('/relay/media/sid/up', 'rly_wrong', 'PUT')
+      expect(res.status, await res.text()).toBe(401)
+    }
+    await expect429(await relay('/relay/connect', 'rly_wrong'), 'status', 60)
+    await expect429(await relay('/relay/connect', token), 'status', 60)
   })
 
   it('remembers an unknown key for a while instead of looking it up each time', async () => {

@@ -88,7 +88,7 @@ customChannelRoutes.openapi(
     tags: ['Custom channel'],
     summary: 'Push an inbound message (tool push_custom_channel_message)',
     description:
-      'Your bridge pushes a message a person sent on your side. The contact is created on its first message (external id = `fromId`). `mediaUrl` must be a public https URL. The message then reaches waits and `message.received` webhooks. A repeated push with the same `messageSid` is stored once and answers `duplicate: true`.',
+      'Your bridge pushes a message a person sent on your side. The contact is created on its first message (external id = `fromId`). `mediaUrl` must be a public https URL. The message then reaches waits and `message.received` webhooks. A repeated push with the same `messageSid` is stored once and answers `duplicate: true`. Needs the owner’s key: a push is a person writing in, so an agent’s key could otherwise fake a first contact and skip approval and the new-contact rules (docs/agent-safety.md).',
     request: { headers: IdempotencyKeyHeader, body: { required: true, content: { 'application/json': { schema: CustomInboundBody } } } },
     responses: { 200: { description: 'Stored', content: { 'application/json': { schema: CustomInboundResult } } }, ...errors([400, 401, 409, 422, 429]) },
   }),

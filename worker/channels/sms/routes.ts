@@ -18,6 +18,8 @@ import {
 import { listAccounts, type AccountRow } from '../../db/accounts'
 import { database } from '../../db/client'
 import { ApiError } from '../../errors'
+import { checkAccount } from '../../safety/key-refusals'
+import type { KeyGrant } from '../../safety/grant'
 import { statusErrors } from '../../lib/openapi-responses'
 import { resourceApp } from '../../validate'
 import { GATEWAY_EVENTS } from './gateway-api'
@@ -32,13 +34,17 @@ export const smsRoutes = resourceApp()
 const TAGS = ['SMS channel']
 const json = <T>(schema: T, description: string) => ({ description, content: { 'application/json': { schema } } })
 
-/** The SMS account a status or disconnect call means: the one named, or the only one. */
-async function pickAccount(env: Env, tenantId: string, phone: string | undefined): Promise<AccountRow | null> {
+/**
+ * The SMS account a status or disconnect call means: the one named, or the only one. A key limited to some accounts
+ * is held to the number it resolves to (the middleware has checked a named one already).
+ */
+async function pickAccount(env: Env, grant: KeyGrant, tenantId: string, phone: string | undefined): Promise<AccountRow | null> {
   const sms = (await listAccounts(database(env.DB), tenantId)).filter((a) => a.channel === 'sms')
   if (phone !== undefined) return sms.find((a) => a.id === phone) ?? null
   if (sms.length > 1) {
     throw new ApiError(400, 'ambiguous_account', `Several SMS numbers are connected (${sms.map((a) => a.id).join(', ')}); name one in phone_number`)
   }
+  checkAccount(grant, sms[0]?.id)
   return sms[0] ?? null
 }
 
@@ -134,7 +140,7 @@ smsRoutes.openapi(
     const { phone_number } = c.req.valid('query')
     const db = database(c.env.DB)
     const now = Date.now()
-    const account = await pickAccount(c.env, c.get('tenant').id, phone_number)
+    const account = await pickAccount(c.env, c.get('key'), c.get('tenant').id, phone_number)
     const config = account ? await readSmsConfig(c.env, db, account.tenantId, account.id) : undefined
     if (!account || !config) return c.json(notConnected(phone_number ?? null), 200)
     const live = await refreshLive(c.env, db, account, config, now)
@@ -158,7 +164,7 @@ smsRoutes.openapi(
     const { phone_number } = c.req.valid('query')
     const db = database(c.env.DB)
     const now = Date.now()
-    const account = await pickAccount(c.env, c.get('tenant').id, phone_number)
+    const account = await pickAccount(c.env, c.get('key'), c.get('tenant').id, phone_number)
     const config = account ? await readSmsConfig(c.env, db, account.tenantId, account.id) : undefined
     if (!account || !config?.android) {
       return c.json({ success: true as const, phone_number: account?.id ?? phone_number ?? null, status: 'not_connected' as const, android_gateway: null }, 200)
@@ -190,7 +196,7 @@ smsRoutes.openapi(
     const { phone_number, transport } = c.req.valid('query')
     const db = database(c.env.DB)
     const now = Date.now()
-    const account = await pickAccount(c.env, c.get('tenant').id, phone_number)
+    const account = await pickAccount(c.env, c.get('key'), c.get('tenant').id, phone_number)
     const config = account ? await readSmsConfig(c.env, db, account.tenantId, account.id) : undefined
     const nothing = { success: true as const, phone_number: account?.id ?? phone_number ?? null, removed: [], upstream_cleared: true }
     if (!account) return c.json({ ...nothing, status: 'not_connected' as const, remaining: [] }, 200)

@@ -9,6 +9,7 @@ import { database } from '../../db/client'
 import { socialAppByWebhook } from '../../db/social'
 import type { AppEnv } from '../../env'
 import { ApiError } from '../../errors'
+import { timingSafeEqual } from '../../lib/crypto'
 import { appSecrets, connectPage, oauthCallback, SOCIAL_PATH } from './connect'
 import { callbackPageHtml, connectPageHtml, errorPageHtml } from './connect-page-html'
 import { applyWebhookEvents } from './inbound'
@@ -44,7 +45,8 @@ socialPublicRoutes.get('/webhooks/:webhookId', async (c) => {
   const mode = c.req.query('hub.mode')
   const token = c.req.query('hub.verify_token')
   const challenge = c.req.query('hub.challenge')
-  if (!app || mode !== 'subscribe' || token !== app.verifyToken || !challenge) {
+  // The verify token is a secret shared with the provider: compared in constant time, like every other secret here.
+  if (!app || mode !== 'subscribe' || !timingSafeEqual(token ?? '', app.verifyToken) || !challenge) {
     throw new ApiError(403, 'verification_failed', 'The verify token does not match this callback URL')
   }
   return c.text(challenge, 200)

@@ -17,6 +17,7 @@ import {
 } from '../../../schema/api/social'
 import { database } from '../../db/client'
 import { statusErrors } from '../../lib/openapi-responses'
+import { checkAccount } from '../../safety/key-refusals'
 import { resourceApp } from '../../validate'
 import { appAnswer, saveApp, startConnect } from './connect'
 import { disconnect, loadedPages, selectPage, status } from './pages'
@@ -87,7 +88,12 @@ socialRoutes.openapi(
     ].join(' '),
     responses: { ...ok(SocialStatus, 'The state'), ...statusErrors([401]) },
   }),
-  async (c) => c.json(await status(c.env, database(c.env.DB), c.get('tenant').id, Date.now()), 200)
+  async (c) => {
+    const state = await status(c.env, database(c.env.DB), c.get('tenant').id, Date.now())
+    // A key limited to some accounts sees the page inbox only when it lists the connected page's account.
+    checkAccount(c.get('key'), state.account_id, 'the page inbox without a connected page it lists')
+    return c.json(state, 200)
+  }
 )
 
 socialRoutes.openapi(

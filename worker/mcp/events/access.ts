@@ -2,10 +2,10 @@
  * Who may follow which events (docs/agent-safety.md applied to SEP-3415): any key reads message and account events,
  * but only of the accounts it may use (a key limited to accounts gets its accounts as the filter when it names
  * none, and is refused one it names outside them); `message.approval_required` carries links that approve a held
- * message, so only a full key sees it. The subscription arguments are checked against the event's input schema.
+ * message, so only the owner's key sees it (approval means the owner: grant.ts isOwnerGrant). The subscription arguments are checked against the event's input schema.
  */
-import { filterSchemaOf, SUBSCRIBABLE_EVENTS, type EventFilter, type EventType } from '../../../schema/events'
-import { scopeCovers, type KeyGrant } from '../../safety/grant'
+import { filterSchemaOf, OWNER_ONLY_EVENT, SUBSCRIBABLE_EVENTS, type EventFilter, type EventType } from '../../../schema/events'
+import { isOwnerGrant, type KeyGrant } from '../../safety/grant'
 import { eventNotFound, forbidden, invalidParams } from './errors'
 
 /** One subscription as every mode serves it: the event, the arguments as given, and the filter applied. */
@@ -19,11 +19,8 @@ export type EventSubscription = {
 
 const isEventType = (s: string): s is EventType => (SUBSCRIBABLE_EVENTS as readonly string[]).includes(s)
 
-/** Events that hand out capabilities beyond reading, and the scope they need. */
-const NEEDS_FULL: ReadonlySet<EventType> = new Set(['message.approval_required'])
-
 export function eventVisible(grant: KeyGrant, type: EventType): boolean {
-  return !NEEDS_FULL.has(type) || scopeCovers(grant.scope, 'full')
+  return type !== OWNER_ONLY_EVENT || isOwnerGrant(grant)
 }
 
 export function visibleEvents(grant: KeyGrant): EventType[] {
@@ -32,7 +29,7 @@ export function visibleEvents(grant: KeyGrant): EventType[] {
 
 export function resolveSubscription(grant: KeyGrant, name: string, given: Record<string, unknown> | undefined): EventSubscription {
   if (!isEventType(name)) throw eventNotFound(name, visibleEvents(grant))
-  if (!eventVisible(grant, name)) throw forbidden(`${name} carries approval links; only a full key may follow it`)
+  if (!eventVisible(grant, name)) throw forbidden(`${name} carries approval links; only the owner’s key may follow it`)
   const args = given ?? {}
   const parsed = filterSchemaOf(name).safeParse(args)
   if (!parsed.success) {

@@ -17,7 +17,7 @@ import type { Tenant } from '../../db/tenants'
 import { decodeCursor, encodeCursor } from '../../lib/cursor'
 import { derivedId } from '../../lib/ids'
 import { isoOrNull, iso } from '../../lib/time'
-import type { KeyGrant } from '../../safety/grant'
+import { isOwnerGrant, type KeyGrant } from '../../safety/grant'
 import { requeueEvents } from '../../webhooks/replay'
 import { sealSigningSecret } from '../../webhooks/secret'
 import { SIGNING_SECRET_PREFIX } from '../../webhooks/signing'
@@ -175,6 +175,8 @@ export async function subscribeEvents(c: SubscribeContext, sub: EventSubscriptio
       signingSecret: await sealSigningSecret(c.env, c.tenant.id, rowId, secret),
       signingSecretCreatedAt: c.now,
       origin: 'mcp',
+      // The owner's own subscription may carry approval links (fan-out sends them only to owner-configured rows).
+      ownerConfigured: isOwnerGrant(c.grant),
       filter: filterText(sub.filter),
       keyId: c.grant.id,
       expiresAt,
