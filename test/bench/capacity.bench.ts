@@ -24,6 +24,8 @@ const HOOKED = 1000
 const SEND_TENANTS = 10
 const SENDS_PER_TENANT = 50
 const PEOPLE_PER_TENANT = 17
+/** Tenants whose 50 sends each carry an Idempotency-Key. */
+const KEYED_TENANTS = 5
 /** D1's ceiling per database (not raisable), and the share of it a plan should count on. */
 const DB_BYTES = 10 * 1000 ** 3
 const FILL = 0.8
@@ -110,6 +112,8 @@ type ByteFigures = {
   inbound: Map<string, { bytes: number; payload: number }>
   delivery: Map<string, { bytes: number; payload: number }>
   send: Map<string, { bytes: number; payload: number }>
+  /** What an Idempotency-Key adds to a send: its row in idempotency_keys (kept 24 h). */
+  idempotency: Map<string, { bytes: number; payload: number }>
 }
 
 async function measureBytes(): Promise<ByteFigures> {
@@ -168,10 +172,36 @@ async function measureBytes(): Promise<ByteFigures> {
     await until('sends settled', () => countIn(file, "SELECT count(*) AS n FROM messages WHERE direction = 'outbound' AND status = 'queued'") === 0)
     const s4 = sizes(file)
 
+    // Sends with an Idempotency-Key: the same again from fresh tenants, each send with its own key; a key is its row
+    // in idempotency_keys (the messages and events it sent are counted by the sends above).
+    const keyed: { key: string; channel: string }[] = []
+    for (let t = 0; t < KEYED_TENANTS; t++) {
+      const s = await server.newTenant()
+      await connect(s.key, `capacity-keyed-${t}`)
+      for (let p = 0; p < PEOPLE_PER_TENANT; p++) await push(s.key, p, `friend-${p}`)
+      keyed.push({ ...s, channel: `capacity-keyed-${t}` })
+    }
+    const s5 = sizes(file)
+    await pool(KEYED_TENANTS * SENDS_PER_TENANT, 8, async (i) => {
+      const s = keyed[i % KEYED_TENANTS]!
+      const res = await fetch(`${server.url}/v1/messages`, {
+        method: 'POST',
+        headers: { 'X-API-Key': s.key, 'Content-Type': 'application/json', 'Idempotency-Key': crypto.randomUUID() },
+        body: JSON.stringify({
+          to: { external_id: `friend-${Math.floor(i / KEYED_TENANTS) % PEOPLE_PER_TENANT}` },
+          text: `reply number ${i}, a line of ordinary length`,
+        }),
+      })
+      if (res.status !== 202) throw new Error(`POST /messages with a key answered ${res.status}: ${await res.text()}`)
+    })
+    await until('keyed sends delivered', () => keyed.every((s) => receiver.log(s.channel).length >= SENDS_PER_TENANT))
+    const s6 = sizes(file)
+
     // The webhook tenant's own messages, events and contacts grew too (as the inbound did): a delivery is its rows in
     // the webhook tables.
     const delivery = new Map([...perOperation(s1, s2, HOOKED)].filter(([t]) => t.startsWith('webhook')))
-    return { inbound: perOperation(s0, s1, INBOUND), delivery, send: perOperation(s3, s4, SEND_TENANTS * SENDS_PER_TENANT) }
+    const idempotency = new Map([...perOperation(s5, s6, KEYED_TENANTS * SENDS_PER_TENANT)].filter(([t]) => t === 'idempotency_keys'))
+    return { inbound: perOperation(s0, s1, INBOUND), delivery, send: perOperation(s3, s4, SEND_TENANTS * SENDS_PER_TENANT), idempotency }
   } finally {
     await Promise.all([server.stop(), receiver.close()])
   }
@@ -246,6 +276,7 @@ function writeDoc(report: BenchReport, bytes: ByteFigures, figures: StatementFig
   row('Webhook delivery (one subscription, answered 200)', delivery, `${B(sum(bytes.delivery))}: ${parts(bytes.delivery)}`)
   row('Send (queued → sent, custom channel)', send, `${B(sum(bytes.send))}: ${parts(bytes.send)}`)
   row('Wait answer (one message, from a cursor)', wait, '0 B (reads only)')
+  row('Idempotency-Key on a send (on top of the send; kept 24 h)', byName('idempotency key'), `${B(sum(bytes.idempotency))}: ${parts(bytes.idempotency)}`)
   lines.push(
     '',
     '| Retention | Bytes kept per inbound message a day (no webhook / one subscription) | Inbound messages a day one database holds (80 % of 10 GB, one subscription) |',
@@ -290,7 +321,11 @@ export const capacityBench: StandaloneBench = {
     rows.push(
       { metric: `bytes stored per inbound message (${INBOUND} pushes from ${SENDERS} people)`, value: `${B(sum(bytes.inbound))}: ${parts(bytes.inbound)}` },
       { metric: `bytes stored per webhook delivery (${HOOKED} deliveries)`, value: `${B(sum(bytes.delivery))}: ${parts(bytes.delivery)}` },
-      { metric: `bytes stored per send (${SEND_TENANTS * SENDS_PER_TENANT} sends, delivered)`, value: `${B(sum(bytes.send))}: ${parts(bytes.send)}` }
+      { metric: `bytes stored per send (${SEND_TENANTS * SENDS_PER_TENANT} sends, delivered)`, value: `${B(sum(bytes.send))}: ${parts(bytes.send)}` },
+      {
+        metric: `bytes an Idempotency-Key adds to a send (${KEYED_TENANTS * SENDS_PER_TENANT} keyed sends)`,
+        value: `${B(sum(bytes.idempotency))}: ${parts(bytes.idempotency)}`,
+      }
     )
     const report: BenchReport = {
       title: 'Capacity: D1 work and bytes per operation (issue 22 §5)',
