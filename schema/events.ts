@@ -3,9 +3,9 @@
  * by (SEP-3415 `inputSchema`). Message events carry `error` as a plain string.
  */
 import { z } from 'zod'
-import { E164 } from './api/common'
-import { MessageMedia } from './api/media'
 import { CHANNELS } from './d1'
+import { MessageMedia } from './media'
+import { E164 } from './phone'
 
 export const EVENT_TYPES = [
   'message.received',

@@ -270,6 +270,9 @@ export type Frame = z.infer<typeof Frame>
 export type ReliableRelayFrame = Extract<RelayFrame, { id: string }>
 export type FrameOf<T extends RelayFrame['type'] | EdgeFrame['type']> = Extract<Frame, { type: T }>
 
+/** A send as the AccountDO hands it to the hub for the relay holding the session: the `send` frame without the session. */
+export type QueuedSend = Pick<FrameOf<'send'>, 'message' | 'expiresAt'>
+
 /** Close codes the edge uses on a relay link; the relay stops every session at once on RELAY_REVOKED. */
 export const CLOSE = {
   HEARTBEAT_TIMEOUT: 4008,

@@ -7,10 +7,10 @@
 import { OpenAPIHono } from '@hono/zod-openapi'
 import { bodyLimit } from 'hono/body-limit'
 import { createMiddleware } from 'hono/factory'
-import type { AppEnv } from './env'
+import type { AppEnv, ErrorFamily } from './env'
 import { plannedRoutes } from './channels/planned'
-import { CHANNELS } from './channels/registry'
-import { ApiError, errorResponse, onError, type ErrorFamily } from './errors'
+import { CHANNELS, channelBase } from './channels/registry'
+import { ApiError, errorResponse, onError } from './errors'
 import { adminToken } from './middleware/admin-token'
 import { mcpRoutes } from './mcp/handler'
 import { apiKeyAuth, clearAuthCache, keepingVouch } from './middleware/api-key'
@@ -79,7 +79,7 @@ v1.route('/messages', messageApprovalRoutes)
 v1.route('/media', mediaRoutes)
 v1.route('/keys', keysRoutes)
 v1.route('/audit', auditRoutes)
-for (const channel of CHANNELS) v1.route(`/channels/${channel.path}`, channel.routes)
+for (const channel of CHANNELS) v1.route(channelBase(channel), channel.routes)
 v1.route('/webhooks', webhooksRoutes)
 // Last: answers 501 for operations whose channel is not built yet; any real route mounted above wins.
 v1.route('/', plannedRoutes)

@@ -9,10 +9,8 @@
 import type { Context } from 'hono'
 import { HTTPException } from 'hono/http-exception'
 import type { ContentfulStatusCode } from 'hono/utils/http-status'
-import type { AppEnv } from './env'
+import type { AppEnv, ErrorFamily } from './env'
 import type { ErrorCode } from './lib/error-codes'
-
-export type ErrorFamily = 'messaging' | 'status'
 
 export class ApiError extends Error {
   constructor(

@@ -11,7 +11,7 @@ import { database, type Db } from './db/client'
 import { pruneIdempotencyKeys } from './db/idempotency'
 import { sweepExpiredMedia } from './media/retention'
 import { sweepRetention } from './messaging/retention'
-import { sweepSafety } from './safety/sweep'
+import { sweepSafety } from './messaging/safety-sweep'
 import { sweepWebhooks } from './webhooks/sweeper'
 
 export { RelayHubDO } from './relay/hub-do'

@@ -1,10 +1,8 @@
 /** Shapes shared by every REST resource: phone numbers, error bodies (spec part 7), timestamps. */
 import { z } from 'zod'
 
-export const E164 = z
-  .string()
-  .regex(/^\+[1-9]\d{6,14}$/, 'must be a phone number in E.164 format, such as +15551234567')
-  .meta({ example: '+15551234567' })
+// Declared below schema/api/ (webhook event filters use it too); every REST shape takes it from here.
+export { E164 } from '../phone'
 
 export const DateTime = z.iso.datetime().meta({ example: '2026-11-21T12:00:00.000Z' })
 
@@ -28,6 +26,9 @@ export const StatusError = z
 
 export const SuccessFlag = z.literal(true)
 
+/** The header a creating POST takes (draft-ietf-httpapi-idempotency-key-header). */
+export const IDEMPOTENCY_HEADER = 'Idempotency-Key'
+
 /** The longest Idempotency-Key accepted (Stripe's limit; a UUID is 36). */
 export const IDEMPOTENCY_KEY_MAX = 255
 
@@ -37,7 +38,7 @@ export const IDEMPOTENCY_KEY_MAX = 255
  * itself; this declaration names it in the OpenAPI document and in the route's MCP tool.
  */
 export const IdempotencyKeyHeader = z.object({
-  'Idempotency-Key': z
+  [IDEMPOTENCY_HEADER]: z
     .string()
     .min(1)
     .max(IDEMPOTENCY_KEY_MAX)

@@ -2,7 +2,7 @@
 import { z } from 'zod'
 import { MESSAGE_STATUSES } from '../d1'
 import { DateTime, E164 } from './common'
-import { MessageMedia } from './media'
+import { MessageMedia } from '../media'
 
 export const MAX_TEXT_CHARS = 4096
 

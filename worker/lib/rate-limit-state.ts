@@ -9,11 +9,10 @@
  * binding always reports 0. Counting is a map update in memory: no storage round trip per request.
  */
 import type { Context } from 'hono'
-import type { AppEnv } from '../env'
+import type { AppEnv, RateLimitState } from '../env'
 import type { RateLimitRule } from './abuse-limits'
 
-/** One limit as the headers state it: quota `q` per window `w` seconds, `r` left, `t` seconds until more. */
-export type RateLimitState = { policy: string; quota: number; windowS: number; remaining: number; resetS: number }
+export type { RateLimitState }
 
 /** The clock the window counts read; tests replace it to stay inside one window. */
 export const rateLimitClock = { now: () => Date.now() }

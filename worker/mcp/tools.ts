@@ -1,46 +1,27 @@
 /**
  * The one tool table of the MCP server (spec 4.9 and the channel tools of 4.3 to 4.7): every tool is one REST
- * operation. The rows live beside their resource (tools/ here, each channel's tools.ts, planned.ts for channels not
- * built yet); this module joins them and renders tools/list.
+ * operation, read off its route definition (lib/tool-spec.ts `routeTools`). The rows saying which operations are
+ * tools live beside their resource (tools/ here, each channel's tools.ts, planned.ts for channels not built yet);
+ * this module joins them and renders tools/list.
  */
 import type { Tool } from '@modelcontextprotocol/server'
 import { inputJsonSchema } from './json-schema'
-import { withIdempotencyKey, type ToolSpec } from '../lib/tool-spec'
+import { routeTools, type ToolSpec } from '../lib/tool-spec'
 import { PLANNED_TOOLS } from '../channels/planned'
-import { CHANNELS } from '../channels/registry'
+import { CHANNELS, channelBase } from '../channels/registry'
 import { isDefaultGrant, type KeyGrant } from '../safety/grant'
 import { toolAllowed } from '../safety/tool-scope'
-import { declaresIdempotencyKey } from '../middleware/idempotency'
-import { messagesRoutes } from '../routes/messages'
-import { webhooksRoutes } from '../routes/webhooks'
 import { auditTools } from './tools/audit'
 import { messagingTools } from './tools/messaging'
 import { webhookTools } from './tools/webhooks'
 
-/**
- * The operations (`POST /messages`, relative to /v1) whose route declares Idempotency-Key: their tools take an
- * `idempotency_key` argument, sent as that header (docs/idempotency.md).
- */
-function idempotentOperations(): Set<string> {
-  const sources: Array<[string, typeof messagesRoutes]> = [
-    ['/messages', messagesRoutes],
-    ['/webhooks', webhooksRoutes],
-    ...CHANNELS.map((c): [string, typeof messagesRoutes] => [`/channels/${c.path}`, c.routes]),
-  ]
-  const ops = new Set<string>()
-  for (const [base, routes] of sources) {
-    for (const d of routes.openAPIRegistry.definitions) {
-      if (d.type === 'route' && declaresIdempotencyKey(d.route)) ops.add(`${d.route.method.toUpperCase()} ${`${base}${d.route.path}`.replace(/\/$/, '')}`)
-    }
-  }
-  return ops
-}
-
-const IDEMPOTENT = idempotentOperations()
-
-export const TOOLS: readonly ToolSpec[] = [...messagingTools, ...CHANNELS.flatMap((c) => c.tools), ...PLANNED_TOOLS, ...webhookTools, ...auditTools].map((t) =>
-  IDEMPOTENT.has(`${t.method} ${t.path}`) ? withIdempotencyKey(t) : t
-)
+export const TOOLS: readonly ToolSpec[] = [
+  ...messagingTools,
+  ...CHANNELS.flatMap((c) => routeTools(c.routes, channelBase(c), c.tools)),
+  ...PLANNED_TOOLS,
+  ...webhookTools,
+  ...auditTools,
+]
 
 const byName = new Map(TOOLS.map((t) => [t.name, t]))
 

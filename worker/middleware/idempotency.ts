@@ -14,7 +14,7 @@ import type { OpenAPIHono } from '@hono/zod-openapi'
 import { createMiddleware } from 'hono/factory'
 import { matchedRoutes } from 'hono/route'
 import { z } from 'zod'
-import { IDEMPOTENCY_KEY_MAX } from '../../schema/api/common'
+import { IDEMPOTENCY_HEADER, IDEMPOTENCY_KEY_MAX } from '../../schema/api/common'
 import { keyring } from '../config'
 import { database, type Db } from '../db/client'
 import { claimIdempotencyKey, releaseIdempotencyKey, storeIdempotentAnswer } from '../db/idempotency'
@@ -110,7 +110,7 @@ async function settle(env: Env, held: Held, res: Response): Promise<void> {
 /** Whether a route definition declares the Idempotency-Key header. */
 export function declaresIdempotencyKey(route: { request?: { headers?: unknown } }): boolean {
   const headers = route.request?.headers
-  return headers instanceof z.ZodObject && 'Idempotency-Key' in headers.shape
+  return headers instanceof z.ZodObject && IDEMPOTENCY_HEADER in headers.shape
 }
 
 /** `POST /v1/messages/:id`: a route as Hono registers it, from an OpenAPI path relative to `prefix`. */

@@ -185,6 +185,22 @@ describe('the tool table', () => {
     expect(built).toBe(TOOLS.length - NOT_IMPLEMENTED.length)
   })
 
+  it('reads every built tool off its route: operationId = name, summary = title, the description’s first paragraph = its text', () => {
+    const byOperation = new Map<string, RouteConfig>()
+    for (const def of v1.openAPIRegistry.definitions) if (def.type === 'route' && def.route.operationId) byOperation.set(def.route.operationId, def.route)
+    let matched = 0
+    for (const tool of TOOLS) {
+      const route = byOperation.get(tool.name)
+      // A planned tool has no route yet; the test above checks it answers 501.
+      if (!route) continue
+      matched++
+      expect(route.method.toUpperCase(), tool.name).toBe(tool.method)
+      expect(tool.title, tool.name).toBe(route.summary)
+      expect(route.description?.split('\n\n')[0], tool.name).toBe(tool.description)
+    }
+    expect(matched).toBe(TOOLS.length - NOT_IMPLEMENTED.length)
+  })
+
   it('makes every path parameter of a template a required argument', () => {
     for (const tool of TOOLS) {
       const shape = tool.input.shape

@@ -3,8 +3,8 @@
  * its JSON state endpoint polled by the page, and the "get a new code" restart after a code lapsed.
  */
 import { Hono } from 'hono'
-import { accountStub } from '../../lib/objects'
-import { ensureConnecting, startLink } from './connect'
+import { sessionStatus } from '../relay-run/session'
+import { startLink } from './connect'
 import { connectPageError, connectPageHtml } from './connect-page-html'
 import { ALPHA_PAGE } from './connect-token'
 import { getAccount } from '../../db/accounts'
@@ -42,7 +42,7 @@ async function pageState(env: Env, c: PageClaims, pageExpiresAt: number) {
       can_restart: false,
     }
   }
-  const { view: v } = await accountStub(env, c.tenant, c.account).linkStatus(null)
+  const { view: v } = await sessionStatus(env, c.tenant, c.account)
   const status = account.status === 'connected' ? 'connected' : v.status
   return {
     ...base,
@@ -95,13 +95,8 @@ connectPageRoutes.post(`${CONNECT_PAGE_PATH}/restart`, async (c) => {
   if (!state.can_restart) return c.json(state, 200, PAGE_HEADERS)
   const { tenant: tenantId, account: phone } = page.claims
   const db = database(c.env.DB)
-  const [tenant, account, { link }] = await Promise.all([
-    getTenant(db, tenantId),
-    getAccount(db, tenantId, phone),
-    accountStub(c.env, tenantId, phone).linkStatus(null),
-  ])
-  if (!tenant || !account || !link || link.linkMethod === 'code') return c.json(state, 200, PAGE_HEADERS)
-  await ensureConnecting(db, tenant, phone)
-  await startLink(c.env, tenantId, { phone, linkMethod: link.linkMethod, forceNew: false, options: link.options })
+  const [tenant, account, { record }] = await Promise.all([getTenant(db, tenantId), getAccount(db, tenantId, phone), sessionStatus(c.env, tenantId, phone)])
+  if (!tenant || !account || !record || record.linkMethod === 'code') return c.json(state, 200, PAGE_HEADERS)
+  await startLink(c.env, db, tenant, phone, { linkMethod: record.linkMethod, forceNew: false, options: record.options })
   return c.json(await pageState(c.env, page.claims, page.expiresAt), 200, PAGE_HEADERS)
 })

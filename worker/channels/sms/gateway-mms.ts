@@ -5,8 +5,7 @@
  * text on the first.
  */
 import { z } from 'zod'
-import type { Attachment } from '../../account/inbound-queue'
-import { partUpstreamId } from '../../account/inbound-queue'
+import { partUpstreamId, type Attachment } from '../../account/inbound-queue.shared'
 import { mediaConfig } from '../../config'
 import type { Db } from '../../db/client'
 import { ingestMediaBytes } from '../../media/ingest-inline'

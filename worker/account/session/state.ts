@@ -1,25 +1,25 @@
 /**
- * The state of an alpha/beta account's link, kept in its AccountDO: the session id, the options of the connect
- * call, and the session as the relay last reported it (QR, pairing code, problem). `linkView` turns it into what
- * the status and QR endpoints show (spec 4.3 pairing status).
+ * The record of an alpha/beta account's session, kept in its AccountDO: the session id (`sid`), the options of the
+ * connect call, and the session as the relay running it last reported it (QR, pairing code, problem). `pairingView`
+ * turns it into what the status and QR endpoints show (spec 4.3 pairing status).
  */
 import { z } from 'zod'
 import { SessionProblem } from '../../../schema/frames'
 
-export const LinkOptions = z.object({
+export const SessionOptions = z.object({
   importContacts: z.boolean(),
   pauseAiForImportedContacts: z.boolean(),
   importExistingChats: z.boolean(),
   markImportedContactsAsPrivate: z.boolean(),
 })
-export type LinkOptions = z.infer<typeof LinkOptions>
+export type SessionOptions = z.infer<typeof SessionOptions>
 
-export const LinkState = z.object({
+export const SessionRecord = z.object({
   sid: z.string(),
   phone: z.string(),
   /** alpha: qr or pairing_code; beta: code or qr. */
   linkMethod: z.enum(['qr', 'pairing_code', 'code']),
-  options: LinkOptions,
+  options: SessionOptions,
   /** `starting`: asked for, no relay has reported on it yet. The rest mirror the relay's SessionState. */
   session: z.enum(['starting', 'qr_pending', 'pairing_code', 'code_required', 'password_required', 'connecting', 'connected', 'disconnected', 'restricted']),
   qr: z.string().nullable(),
@@ -29,7 +29,7 @@ export const LinkState = z.object({
   problem: SessionProblem.nullable(),
   message: z.string().nullable(),
   identifier: z.string().nullable(),
-  /** The account's own id upstream once connected (beta: `telegram_user_id`); absent in links stored before it. */
+  /** The account's own id upstream once connected (beta: `telegram_user_id`); absent in records stored before it. */
   upstreamUserId: z.string().nullable().optional(),
   startedAt: z.number(),
   lastActivityAt: z.number().nullable(),
@@ -39,21 +39,22 @@ export const LinkState = z.object({
   relayLost: z.boolean(),
   contactsImported: z.boolean(),
 })
-export type LinkState = z.infer<typeof LinkState>
+export type SessionRecord = z.infer<typeof SessionRecord>
 
-export const LINK_KEY = 'link'
+/** Storage key of the record (named `link` when this was the account's "link"; stored records keep it). */
+export const SESSION_KEY = 'link'
 export const SESSION_FENCE_KEY = 'session_fence'
 
 /** Pairing status values of spec 4.3. */
 export type PairingStatus = 'not_initialized' | 'qr_pending' | 'connecting' | 'connected' | 'open' | 'disconnected'
 
-export type LinkView = {
+export type PairingView = {
   status: PairingStatus
   qr: string | null
   qrExpiresAt: number | null
   pairingCode: string | null
   pairingCodeExpiresAt: number | null
-  /** Why the link is not (yet) connected; a stable code (logged_out, passkey_required, relay_unavailable, …). */
+  /** Why the session is not (yet) connected; a stable code (logged_out, passkey_required, relay_unavailable, …). */
   reason: string | null
   message: string | null
 }
@@ -61,40 +62,44 @@ export type LinkView = {
 const NO_RELAY = 'No relay is available to run this session right now; it starts as soon as one connects.'
 const RELAY_LOST = 'The relay running this session went away and no other relay has taken it over yet.'
 
-export function linkView(link: LinkState | undefined, now: number): LinkView {
-  const none = { qr: null, qrExpiresAt: null, pairingCode: null, pairingCodeExpiresAt: null }
-  if (!link) return { status: 'not_initialized', ...none, reason: null, message: null }
+/** No QR and no pairing code: a record that shows neither, and a view with nothing to scan or type. */
+export const NO_PAIRING = { qr: null, qrExpiresAt: null, pairingCode: null, pairingCodeExpiresAt: null } as const
+
+export function pairingView(record: SessionRecord | undefined, now: number): PairingView {
+  if (!record) return { status: 'not_initialized', ...NO_PAIRING, reason: null, message: null }
   // A lapsed QR or code is not shown: scanning it would fail. The relay rotates it before that in the normal case.
-  const qrLive = link.qr !== null && (link.qrExpiresAt === null || link.qrExpiresAt > now)
-  const codeLive = link.pairingCode !== null && (link.pairingCodeExpiresAt === null || link.pairingCodeExpiresAt > now)
-  const qr = qrLive ? { qr: link.qr, qrExpiresAt: link.qrExpiresAt } : { qr: null, qrExpiresAt: null }
-  const code = codeLive ? { pairingCode: link.pairingCode, pairingCodeExpiresAt: link.pairingCodeExpiresAt } : { pairingCode: null, pairingCodeExpiresAt: null }
-  if (link.relayLost && link.session !== 'disconnected' && link.session !== 'restricted') {
-    return { status: 'connecting', ...none, reason: 'relay_unavailable', message: RELAY_LOST }
+  const qrLive = record.qr !== null && (record.qrExpiresAt === null || record.qrExpiresAt > now)
+  const codeLive = record.pairingCode !== null && (record.pairingCodeExpiresAt === null || record.pairingCodeExpiresAt > now)
+  const qr = qrLive ? { qr: record.qr, qrExpiresAt: record.qrExpiresAt } : { qr: null, qrExpiresAt: null }
+  const code = codeLive
+    ? { pairingCode: record.pairingCode, pairingCodeExpiresAt: record.pairingCodeExpiresAt }
+    : { pairingCode: null, pairingCodeExpiresAt: null }
+  if (record.relayLost && record.session !== 'disconnected' && record.session !== 'restricted') {
+    return { status: 'connecting', ...NO_PAIRING, reason: 'relay_unavailable', message: RELAY_LOST }
   }
-  switch (link.session) {
+  switch (record.session) {
     case 'starting':
-      return link.relayAssigned
-        ? { status: 'qr_pending', ...none, reason: null, message: 'The relay is starting the session; the QR code follows in a moment.' }
-        : { status: 'qr_pending', ...none, reason: 'relay_unavailable', message: NO_RELAY }
+      return record.relayAssigned
+        ? { status: 'qr_pending', ...NO_PAIRING, reason: null, message: 'The relay is starting the session; the QR code follows in a moment.' }
+        : { status: 'qr_pending', ...NO_PAIRING, reason: 'relay_unavailable', message: NO_RELAY }
     case 'qr_pending':
     case 'pairing_code':
       return { status: 'qr_pending', ...qr, ...code, reason: null, message: null }
     case 'connecting':
-    // beta's login steps; worker/channels/beta reads them from the link itself.
+    // beta's login steps; worker/channels/beta reads them from the record itself.
     case 'code_required':
     case 'password_required':
-      return { status: 'connecting', ...none, reason: null, message: null }
+      return { status: 'connecting', ...NO_PAIRING, reason: null, message: null }
     case 'connected':
-      return { status: 'connected', ...none, reason: null, message: null }
+      return { status: 'connected', ...NO_PAIRING, reason: null, message: null }
     case 'disconnected':
     case 'restricted':
-      return { status: 'disconnected', ...none, reason: link.problem, message: link.message }
+      return { status: 'disconnected', ...NO_PAIRING, reason: record.problem, message: record.message }
   }
 }
 
-/** In-memory wakeups for callers waiting on a link change (the pairing-code wait of the connect call). */
-export class LinkSignal {
+/** In-memory wakeups for callers waiting on a change of the record (the pairing-code wait of the connect call). */
+export class SessionSignal {
   private readonly waiters = new Set<() => void>()
 
   notify(): void {
