@@ -148,53 +148,41 @@ async function measureBytes(): Promise<ByteFigures> {
     await until('delivery outcomes', () => countIn(file, "SELECT count(*) AS n FROM webhook_deliveries WHERE status = 'pending'") === 0)
     const s2 = sizes(file)
 
-    // Sends: 10 tenants, each with 17 people who wrote first and 50 replies (the free plan's daily cap), delivered.
-    const senders: { key: string; channel: string }[] = []
-    for (let t = 0; t < SEND_TENANTS; t++) {
-      const s = await server.newTenant()
-      await connect(s.key, `capacity-send-${t}`)
-      for (let p = 0; p < PEOPLE_PER_TENANT; p++) await push(s.key, p, `friend-${p}`)
-      senders.push({ ...s, channel: `capacity-send-${t}` })
+    /** `count` tenants, each with 17 people who wrote first, and their 50 replies (the free plan's daily cap), delivered. */
+    const sendingTenants = async (count: number, label: string) => {
+      const senders: { key: string; channel: string }[] = []
+      for (let t = 0; t < count; t++) {
+        const s = await server.newTenant()
+        await connect(s.key, `capacity-${label}-${t}`)
+        for (let p = 0; p < PEOPLE_PER_TENANT; p++) await push(s.key, p, `friend-${p}`)
+        senders.push({ ...s, channel: `capacity-${label}-${t}` })
+      }
+      const before = sizes(file)
+      await pool(count * SENDS_PER_TENANT, 8, async (i) => {
+        const s = senders[i % count]!
+        const res = await fetch(`${server.url}/v1/messages`, {
+          method: 'POST',
+          // Keyed sends carry their own Idempotency-Key each, as a careful client's do.
+          headers: { 'X-API-Key': s.key, 'Content-Type': 'application/json', ...(label === 'keyed' ? { 'Idempotency-Key': crypto.randomUUID() } : {}) },
+          body: JSON.stringify({
+            to: { external_id: `friend-${Math.floor(i / count) % PEOPLE_PER_TENANT}` },
+            text: `reply number ${i}, a line of ordinary length`,
+          }),
+        })
+        if (res.status !== 202) throw new Error(`POST /messages answered ${res.status}: ${await res.text()}`)
+      })
+      await until(`${label} sends delivered`, () => senders.every((s) => receiver.log(s.channel).length >= SENDS_PER_TENANT))
+      await until(`${label} sends settled`, () => countIn(file, "SELECT count(*) AS n FROM messages WHERE direction = 'outbound' AND status = 'queued'") === 0)
+      return before
     }
-    const s3 = sizes(file)
-    await pool(SEND_TENANTS * SENDS_PER_TENANT, 8, (i) => {
-      const s = senders[i % SEND_TENANTS]!
-      return ok(
-        server,
-        s.key,
-        'POST',
-        '/messages',
-        { to: { external_id: `friend-${Math.floor(i / SEND_TENANTS) % PEOPLE_PER_TENANT}` }, text: `reply number ${i}, a line of ordinary length` },
-        202
-      )
-    })
-    await until('sends delivered', () => senders.every((s) => receiver.log(s.channel).length >= SENDS_PER_TENANT))
-    await until('sends settled', () => countIn(file, "SELECT count(*) AS n FROM messages WHERE direction = 'outbound' AND status = 'queued'") === 0)
+
+    // Sends: 10 tenants' 50 replies each.
+    const s3 = await sendingTenants(SEND_TENANTS, 'send')
     const s4 = sizes(file)
 
-    // Sends with an Idempotency-Key: the same again from fresh tenants, each send with its own key; a key is its row
-    // in idempotency_keys (the messages and events it sent are counted by the sends above).
-    const keyed: { key: string; channel: string }[] = []
-    for (let t = 0; t < KEYED_TENANTS; t++) {
-      const s = await server.newTenant()
-      await connect(s.key, `capacity-keyed-${t}`)
-      for (let p = 0; p < PEOPLE_PER_TENANT; p++) await push(s.key, p, `friend-${p}`)
-      keyed.push({ ...s, channel: `capacity-keyed-${t}` })
-    }
-    const s5 = sizes(file)
-    await pool(KEYED_TENANTS * SENDS_PER_TENANT, 8, async (i) => {
-      const s = keyed[i % KEYED_TENANTS]!
-      const res = await fetch(`${server.url}/v1/messages`, {
-        method: 'POST',
-        headers: { 'X-API-Key': s.key, 'Content-Type': 'application/json', 'Idempotency-Key': crypto.randomUUID() },
-        body: JSON.stringify({
-          to: { external_id: `friend-${Math.floor(i / KEYED_TENANTS) % PEOPLE_PER_TENANT}` },
-          text: `reply number ${i}, a line of ordinary length`,
-        }),
-      })
-      if (res.status !== 202) throw new Error(`POST /messages with a key answered ${res.status}: ${await res.text()}`)
-    })
-    await until('keyed sends delivered', () => keyed.every((s) => receiver.log(s.channel).length >= SENDS_PER_TENANT))
+    // Sends with an Idempotency-Key: the same again from fresh tenants; a key is its row in idempotency_keys (the
+    // messages and events it sent are counted by the sends above).
+    const s5 = await sendingTenants(KEYED_TENANTS, 'keyed')
     const s6 = sizes(file)
 
     // The webhook tenant's own messages, events and contacts grew too (as the inbound did): a delivery is its rows in
