@@ -246,6 +246,25 @@ describe('Idempotency-Key on POST /v1/webhooks (the status error family)', () =>
   })
 })
 
+describe('Idempotency-Key on POST /v1/keys', () => {
+  it('mints one key: the retry gets the same key back, and the tenant lists one more key, not two', async () => {
+    const t = await newTenant()
+    const listed = async () => (await body<{ keys: unknown[] }>(await call('/v1/keys', { key: t.key }))).keys.length
+    const before = await listed()
+    const headers = { 'Idempotency-Key': 'mint-1' }
+    const mint = { scope: 'reply', label: 'agent' }
+    const first = await call('/v1/keys', { method: 'POST', key: t.key, json: mint, headers })
+    expect(first.status).toBe(201)
+    const firstText = await first.text()
+    const again = await call('/v1/keys', { method: 'POST', key: t.key, json: mint, headers })
+    expect(again.headers.get('Idempotent-Replayed')).toBe('true')
+    expect(await again.text()).toBe(firstText)
+    expect(await listed()).toBe(before + 1)
+    const stored = await keyRow(t.tenantId, 'mint-1')
+    expect(stored?.response).not.toContain((JSON.parse(firstText) as { key: string }).key)
+  })
+})
+
 describe('canonicalJson', () => {
   it('sorts keys at every level and keeps arrays in order', () => {
     expect(canonicalJson({ b: 1, a: { d: [3, { z: 1, y: 2 }], c: null } })).toBe('{"a":{"c":null,"d":[3,{"y":2,"z":1}]},"b":1}')
@@ -290,6 +309,7 @@ describe('which routes take Idempotency-Key', () => {
         'POST /messages',
         'POST /webhooks',
         'POST /webhooks/{webhookId}/replay',
+        'POST /keys',
         'POST /channels/custom/inbound',
         'POST /channels/alpha-web/connections',
         'POST /channels/beta/connect',
