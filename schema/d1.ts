@@ -40,6 +40,11 @@ export const tenants = sqliteTable(
     messageRetentionDays: integer('message_retention_days'),
     /** When the retention sweep last finished this tenant; the sweep takes the tenants it visited longest ago first. */
     retentionCheckedAt: integer('retention_checked_at').notNull().default(0),
+    /**
+     * alpha: the relay may complete the phone's passkey ceremony when linking (docs/channels/alpha.md). Off by default:
+     * a malformed pairing IQ can get a number banned, so an admin turns it on per tenant.
+     */
+    alphaPasskeyLinking: integer('alpha_passkey_linking', { mode: 'boolean' }).notNull().default(false),
   },
   (t) => [index('tenants_retention_due').on(t.retentionCheckedAt)]
 )
