@@ -151,7 +151,11 @@ export const ERROR_CODES = {
   media_too_large: { status: [413], family: S, when: 'The media item was over the size cap and was not stored' },
   link_expired: { status: [410], family: S, when: 'A signed link (media, hosted page) is past its expiry' },
   invalid_signature: { status: [403], family: S, when: 'A signed media link or a provider callback carries a wrong signature' },
-  invalid_token: { status: [401, 403], family: S, when: 'A hosted page’s token is not valid (or its tenant’s API is off): 403; alpha’s passkey API called without its link’s token: 401' },
+  invalid_token: {
+    status: [401, 403],
+    family: S,
+    when: 'A hosted page’s token is not valid (or its tenant’s API is off): 403; alpha’s passkey API called without its link’s token: 401',
+  },
   length_required: { status: [411], family: S, when: 'A relay’s media upload came without its exact length' },
 
   // ── channels ────────────────────────────────────────────────────────────────────────────────────────────────────
@@ -167,7 +171,11 @@ export const ERROR_CODES = {
   code_expired: { status: [410], family: S, when: 'beta: the login code expired; connect again' },
   too_many_attempts: { status: [429], family: S, when: 'beta ended the login after too many attempts; wait before trying again' },
   unknown_number: { status: [404], family: S, when: 'beta: the number has no beta account' },
-  passkey_not_pending: { status: [409], family: S, when: 'alpha passkey linking: the ceremony is over, or no code waits for the owner’s confirmation; start linking again' },
+  passkey_not_pending: {
+    status: [409],
+    family: S,
+    when: 'alpha passkey linking: the ceremony is over, or no code waits for the owner’s confirmation; start linking again',
+  },
   passkey_token_used: { status: [410], family: S, when: 'alpha passkey linking: the passkey link was used already (it works once)' },
   passkey_expired: { status: [410], family: S, when: 'alpha passkey linking: the passkey link expired, or the phone stopped waiting for the passkey' },
   passkey_rejected: { status: [422], family: S, when: 'alpha passkey linking: alpha did not accept the assertion or the confirmation; linking stopped' },
@@ -186,7 +194,11 @@ export const ERROR_CODES = {
   pages_not_loaded: { status: [409], family: S, when: 'Page inbox: no pages to choose from (the permission step was not finished, or it expired)' },
   page_not_found: { status: [404], family: S, when: 'Page inbox: the page is not among the granted ones' },
   page_not_messageable: { status: [422], family: S, when: 'Page inbox: your role on the page does not include messaging' },
-  upstream_error: { status: [502], family: S, when: 'Page inbox: the provider refused the subscription; alpha passkey linking: the passkey request alpha sent could not be read' },
+  upstream_error: {
+    status: [502],
+    family: S,
+    when: 'Page inbox: the provider refused the subscription; alpha passkey linking: the passkey request alpha sent could not be read',
+  },
   invalid_payload: { status: [400], family: S, when: 'A provider callback’s body is not JSON' },
   verification_failed: { status: [403], family: S, when: 'A provider’s webhook verification used a wrong verify token' },
   channel_not_connected: { status: [409], family: S, when: 'Custom channel: a push before the webhook was set' },

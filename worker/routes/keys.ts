@@ -30,7 +30,10 @@ keysRoutes.openapi(
     description:
       'Mints a key for an agent. Omitted fields copy the calling key; the new key can never be wider than it: scope at most its own, accounts among its own, expiry no later, reply window no longer, approval kept on. The key is in this answer only (and in its sealed replay for an `Idempotency-Key` retry, 24 h). Needs the owner’s key (full, every account, no approval, no expiry): an agent’s key cannot mint, list or revoke keys.',
     request: { headers: IdempotencyKeyHeader, body: { required: false, content: { 'application/json': { schema: KeyFields } } } },
-    responses: { 201: { description: 'The new key', content: { 'application/json': { schema: MintedKey } } }, ...statusErrors([400, 401, 403, 409, 422], NOT_OWNER) },
+    responses: {
+      201: { description: 'The new key', content: { 'application/json': { schema: MintedKey } } },
+      ...statusErrors([400, 401, 403, 409, 422], NOT_OWNER),
+    },
   }),
   async (c) => {
     const db = database(c.env.DB)
