@@ -10,9 +10,9 @@ import { describe, expect, it } from 'vitest'
 import { media as mediaTable, messages } from '../../../../schema/d1'
 import { GATEWAY_WEBHOOK_MAX_BYTES } from '../../../../worker/channels/sms/gateway-mms'
 import { mediaIdFor, mediaKey } from '../../../../worker/media/ids'
-import { body, call, newTenant, type TestTenant } from '../../helpers'
+import { call, newTenant, type TestTenant } from '../../helpers'
 import { db, eventsOf } from '../../state'
-import { connectPhone, gateway, post } from './sms-helpers'
+import { arrivedMessages, connectPhone, fetchLink, gateway, post } from './sms-helpers'
 
 const NUMBER = '+447700900123'
 const FROM = '+447700900555'
@@ -27,25 +27,8 @@ type Listed = {
   media: { url: string; id: string; content_type: string | null; kind: string; size: number | null; unavailable: boolean; too_large: boolean } | null
 }
 
-async function inbound(t: TestTenant): Promise<Listed[]> {
-  const list = await body<{ messages: Listed[] }>(await call('/v1/messages?direction=inbound&limit=50', { key: t.key }))
-  return list.messages.reverse()
-}
-
-/** Waits (bounded by tries, not time) until the account stored `n` inbound messages: the queue runs after the answer. */
-async function arrived(t: TestTenant, n: number): Promise<Listed[]> {
-  for (let i = 0; i < 500; i++) {
-    const list = await inbound(t)
-    if (list.length >= n) return list
-    await new Promise((r) => setTimeout(r, 10))
-  }
-  return inbound(t)
-}
-
-async function fetchLink(url: string): Promise<Response> {
-  const u = new URL(url)
-  return call(`${u.pathname}${u.search}`)
-}
+/** Waits until the account stored `n` inbound messages: the queue runs after the answer. */
+const arrived = (t: TestTenant, n: number) => arrivedMessages<Listed>(t, n)
 
 type File = { contentType: string; bytes?: Buffer; name?: string }
 

@@ -126,3 +126,25 @@ export async function retrying(id: string) {
   }
   return db.select().from(messages).where(eq(messages.id, id)).get()
 }
+
+/** The tenant's inbound messages as the API lists them, oldest first. */
+export async function inboundMessages<T>(t: TestTenant): Promise<T[]> {
+  const list = await body<{ messages: T[] }>(await call('/v1/messages?direction=inbound&limit=50', { key: t.key }))
+  return list.messages.reverse()
+}
+
+/** Waits (bounded by tries, not time) until the account stored `n` inbound messages: media is stored after the answer. */
+export async function arrivedMessages<T>(t: TestTenant, n: number): Promise<T[]> {
+  for (let i = 0; i < 500; i++) {
+    const list = await inboundMessages<T>(t)
+    if (list.length >= n) return list
+    await new Promise((r) => setTimeout(r, 10))
+  }
+  return inboundMessages<T>(t)
+}
+
+/** The bytes behind a signed media.url, fetched without an API key. */
+export function fetchLink(url: string): Promise<Response> {
+  const u = new URL(url)
+  return call(`${u.pathname}${u.search}`)
+}

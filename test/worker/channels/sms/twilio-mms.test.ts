@@ -14,7 +14,7 @@ import { MEDIA_RETRY_DELAYS_MS } from '../../../../worker/account/inbound-queue'
 import { accountStub } from '../../../../worker/lib/objects'
 import { body, call, newTenant, type TestTenant } from '../../helpers'
 import { db, eventsOf, setClock } from '../../state'
-import { connectTwilio, post, twilio, type FakeMmsMedia } from './sms-helpers'
+import { arrivedMessages, connectTwilio, fetchLink, inboundMessages, post, twilio, type FakeMmsMedia } from './sms-helpers'
 
 const FROM = '+447700900555'
 const JPEG = Buffer.from('\xff\xd8\xff\xe0 a small jpeg for the test \xff\xd9', 'latin1')
@@ -36,26 +36,9 @@ type WireMedia = {
 }
 type Listed = { id: string; text: string; media: WireMedia | null }
 
-async function inbound(t: TestTenant): Promise<Listed[]> {
-  const list = await body<{ messages: Listed[] }>(await call('/v1/messages?direction=inbound&limit=50', { key: t.key }))
-  return list.messages.reverse()
-}
-
-/** Waits (bounded by tries, not time) until the account stored `n` inbound messages: the fetch runs after the answer. */
-async function arrived(t: TestTenant, n: number): Promise<Listed[]> {
-  for (let i = 0; i < 500; i++) {
-    const list = await inbound(t)
-    if (list.length >= n) return list
-    await new Promise((r) => setTimeout(r, 10))
-  }
-  return inbound(t)
-}
-
-/** The bytes behind a signed media.url, fetched without an API key. */
-async function fetchLink(url: string): Promise<Response> {
-  const u = new URL(url)
-  return call(`${u.pathname}${u.search}`)
-}
+const inbound = (t: TestTenant) => inboundMessages<Listed>(t)
+/** Waits until the account stored `n` inbound messages: the fetch runs after the answer. */
+const arrived = (t: TestTenant, n: number) => arrivedMessages<Listed>(t, n)
 
 async function mms(c: Awaited<ReturnType<typeof connectTwilio>>, text: string, media: FakeMmsMedia[], messageSid?: string) {
   const p = await twilio.inbound(c.account_sid, { to: c.number, from: FROM, body: text, media, ...(messageSid ? { message_sid: messageSid } : {}) })
