@@ -5,14 +5,14 @@
  * delivery, a file without content, and the route's body cap.
  */
 import { env } from 'cloudflare:workers'
-import { and, asc, eq } from 'drizzle-orm'
+import { eq } from 'drizzle-orm'
 import { describe, expect, it } from 'vitest'
-import { media as mediaTable, messages } from '../../../../schema/d1'
+import { media as mediaTable } from '../../../../schema/d1'
 import { GATEWAY_WEBHOOK_MAX_BYTES } from '../../../../worker/channels/sms/gateway-mms'
 import { mediaIdFor, mediaKey } from '../../../../worker/media/ids'
 import { call, newTenant, type TestTenant } from '../../helpers'
 import { db, eventsOf } from '../../state'
-import { arrivedMessages, connectPhone, fetchLink, gateway, post } from './sms-helpers'
+import { arrivedMessages, connectPhone, expectLinksServe, fetchLink, gateway, inboundRows, post } from './sms-helpers'
 
 const NUMBER = '+447700900123'
 const FROM = '+447700900555'
@@ -49,14 +49,6 @@ function payload(text: string, files: File[], messageId = `mms-${crypto.randomUU
       data: f.bytes ? f.bytes.toString('base64') : null,
     })),
   }
-}
-
-async function inboundRows(tenantId: string) {
-  return db
-    .select()
-    .from(messages)
-    .where(and(eq(messages.tenantId, tenantId), eq(messages.direction, 'inbound')))
-    .orderBy(asc(messages.seq))
 }
 
 describe('inbound MMS from the phone', () => {
@@ -99,12 +91,7 @@ describe('inbound MMS from the phone', () => {
       ['', 'image/png', PNG.length],
     ])
     expect((await inboundRows(t.tenantId)).map((r) => r.upstreamId)).toEqual(['gw-mms:mms-two', 'gw-mms:mms-two/1'])
-    for (const [m, bytes] of [
-      [list[0]!, JPEG],
-      [list[1]!, PNG],
-    ] as const) {
-      expect(Buffer.from(await (await fetchLink(m.media!.url)).arrayBuffer()).equals(bytes)).toBe(true)
-    }
+    await expectLinksServe([list[0]!, list[1]!], [JPEG, PNG])
   })
 
   it('refuses a forged signature with 403 and stores neither the message nor the file', async () => {

@@ -1,7 +1,7 @@
 /** Driving the fake Twilio and the fake SMS gateway from workerd tests, and connecting a tenant's SMS number. */
 import { env } from 'cloudflare:workers'
 import { expect } from 'vitest'
-import { eq } from 'drizzle-orm'
+import { and, asc, eq } from 'drizzle-orm'
 import { messages } from '../../../../schema/d1'
 import { body, call, type TestTenant } from '../../helpers'
 import { db } from '../../state'
@@ -147,4 +147,20 @@ export async function arrivedMessages<T>(t: TestTenant, n: number): Promise<T[]>
 export function fetchLink(url: string): Promise<Response> {
   const u = new URL(url)
   return call(`${u.pathname}${u.search}`)
+}
+
+/** The tenant's inbound message rows in D1, in the order the account stored them. */
+export function inboundRows(tenantId: string) {
+  return db
+    .select()
+    .from(messages)
+    .where(and(eq(messages.tenantId, tenantId), eq(messages.direction, 'inbound')))
+    .orderBy(asc(messages.seq))
+}
+
+/** The signed media.url of each message serves exactly the bytes at the same place in `bytes`. */
+export async function expectLinksServe(list: ReadonlyArray<{ media: { url: string } | null }>, bytes: readonly Buffer[]) {
+  for (const [i, m] of list.entries()) {
+    expect(Buffer.from(await (await fetchLink(m.media!.url)).arrayBuffer()).equals(bytes[i]!)).toBe(true)
+  }
 }

@@ -7,14 +7,14 @@
  */
 import { runDurableObjectAlarm } from 'cloudflare:test'
 import { env } from 'cloudflare:workers'
-import { and, asc, eq } from 'drizzle-orm'
+import { and, eq } from 'drizzle-orm'
 import { afterEach, describe, expect, it, vi } from 'vitest'
-import { contacts, media as mediaTable, messages } from '../../../../schema/d1'
+import { contacts, media as mediaTable } from '../../../../schema/d1'
 import { MEDIA_RETRY_DELAYS_MS } from '../../../../worker/account/inbound-queue'
 import { accountStub } from '../../../../worker/lib/objects'
 import { body, call, newTenant, type TestTenant } from '../../helpers'
 import { db, eventsOf, setClock } from '../../state'
-import { arrivedMessages, connectTwilio, fetchLink, inboundMessages, post, twilio, type FakeMmsMedia } from './sms-helpers'
+import { arrivedMessages, connectTwilio, expectLinksServe, fetchLink, inboundMessages, inboundRows, post, twilio, type FakeMmsMedia } from './sms-helpers'
 
 const FROM = '+447700900555'
 const JPEG = Buffer.from('\xff\xd8\xff\xe0 a small jpeg for the test \xff\xd9', 'latin1')
@@ -86,19 +86,10 @@ describe('inbound MMS from Twilio', () => {
       ['', 'image/png', 'image', PNG.length],
       ['', 'application/pdf', 'document', pdf.length],
     ])
-    const rows = await db
-      .select({ upstreamId: messages.upstreamId })
-      .from(messages)
-      .where(and(eq(messages.tenantId, t.tenantId), eq(messages.direction, 'inbound')))
-      .orderBy(asc(messages.seq))
+    const rows = await inboundRows(t.tenantId)
     const sid = rows[0]!.upstreamId!
     expect(rows.map((r) => r.upstreamId)).toEqual([sid, `${sid}/1`, `${sid}/2`])
-    for (const [m, bytes] of [
-      [list[1]!, PNG],
-      [list[2]!, pdf],
-    ] as const) {
-      expect(Buffer.from(await (await fetchLink(m.media!.url)).arrayBuffer()).equals(bytes)).toBe(true)
-    }
+    await expectLinksServe([list[1]!, list[2]!], [PNG, pdf])
   })
 
   it('keeps an item over the 64 MiB cap as a message with media.too_large and the reason, without reading it', async () => {
