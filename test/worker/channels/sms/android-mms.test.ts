@@ -12,7 +12,7 @@ import { GATEWAY_WEBHOOK_MAX_BYTES } from '../../../../worker/channels/sms/gatew
 import { mediaIdFor, mediaKey } from '../../../../worker/media/ids'
 import { call, newTenant, type TestTenant } from '../../helpers'
 import { db, eventsOf } from '../../state'
-import { arrivedMessages, connectPhone, expectLinksServe, fetchLink, gateway, inboundRows, post } from './sms-helpers'
+import { arrivedMessages, connectPhone, expectLinksServe, expectSignedLinkServes, gateway, inboundRows, post } from './sms-helpers'
 
 const NUMBER = '+447700900123'
 const FROM = '+447700900555'
@@ -66,11 +66,7 @@ describe('inbound MMS from the phone', () => {
       contact: { phone: FROM },
       media: { content_type: 'image/jpeg', kind: 'image', size: JPEG.length, too_large: false, unavailable: false },
     })
-    expect(m!.media!.url).toMatch(/\/media\/med_[0-9a-f]{24}\?expires=\d+&signature=[0-9a-f]+$/)
-    const bytes = await fetchLink(m!.media!.url)
-    expect(bytes.status).toBe(200)
-    expect(bytes.headers.get('content-type')).toBe('image/jpeg')
-    expect(Buffer.from(await bytes.arrayBuffer()).equals(JPEG)).toBe(true)
+    await expectSignedLinkServes(m!.media!.url, 'image/jpeg', JPEG)
     expect(await db.select().from(mediaTable).where(eq(mediaTable.id, m!.media!.id)).get()).toMatchObject({ fileName: 'photo.jpg', status: 'stored' })
     expect(await eventsOf(t.tenantId, 'message.received')).toHaveLength(1)
   })

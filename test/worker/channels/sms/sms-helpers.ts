@@ -164,3 +164,12 @@ export async function expectLinksServe(list: ReadonlyArray<{ media: { url: strin
     expect(Buffer.from(await (await fetchLink(m.media!.url)).arrayBuffer()).equals(bytes[i]!)).toBe(true)
   }
 }
+
+/** A stored item's signed media.url: its form, and the type and bytes it serves without an API key. */
+export async function expectSignedLinkServes(url: string, contentType: string, bytes: Buffer) {
+  expect(url).toMatch(/\/media\/med_[0-9a-f]{24}\?expires=\d+&signature=[0-9a-f]+$/)
+  const res = await fetchLink(url)
+  expect(res.status).toBe(200)
+  expect(res.headers.get('content-type')).toBe(contentType)
+  expect(Buffer.from(await res.arrayBuffer()).equals(bytes)).toBe(true)
+}

@@ -14,7 +14,17 @@ import { MEDIA_RETRY_DELAYS_MS } from '../../../../worker/account/inbound-queue'
 import { accountStub } from '../../../../worker/lib/objects'
 import { body, call, newTenant, type TestTenant } from '../../helpers'
 import { db, eventsOf, setClock } from '../../state'
-import { arrivedMessages, connectTwilio, expectLinksServe, fetchLink, inboundMessages, inboundRows, post, twilio, type FakeMmsMedia } from './sms-helpers'
+import {
+  arrivedMessages,
+  connectTwilio,
+  expectLinksServe,
+  expectSignedLinkServes,
+  inboundMessages,
+  inboundRows,
+  post,
+  twilio,
+  type FakeMmsMedia,
+} from './sms-helpers'
 
 const FROM = '+447700900555'
 const JPEG = Buffer.from('\xff\xd8\xff\xe0 a small jpeg for the test \xff\xd9', 'latin1')
@@ -58,11 +68,7 @@ describe('inbound MMS from Twilio', () => {
       text: 'look at this',
       media: { content_type: 'image/jpeg', kind: 'image', size: JPEG.length, too_large: false, unavailable: false },
     })
-    expect(m!.media!.url).toMatch(/\/media\/med_[0-9a-f]{24}\?expires=\d+&signature=[0-9a-f]+$/)
-    const bytes = await fetchLink(m!.media!.url)
-    expect(bytes.status).toBe(200)
-    expect(bytes.headers.get('content-type')).toBe('image/jpeg')
-    expect(Buffer.from(await bytes.arrayBuffer()).equals(JPEG)).toBe(true)
+    await expectSignedLinkServes(m!.media!.url, 'image/jpeg', JPEG)
     const viaKey = await call(`/v1/media/${m!.media!.id}`, { key: t.key })
     expect(Buffer.from(await viaKey.arrayBuffer()).equals(JPEG)).toBe(true)
     const events = await eventsOf(t.tenantId, 'message.received')
