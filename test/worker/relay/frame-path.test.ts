@@ -5,7 +5,7 @@
  * The same file prints, as `frame-path figure {json}`, the wall time of each hop measured side by side in one run (a
  * frame through the hub, the same AccountDO call made directly, a no-op AccountDO call, a D1 batch of four
  * statements): ratios that hold on a loaded machine, which decided whether the hub's second Durable Object call is
- * worth removing (docs/PERFORMANCE.md, "The relay bridge").
+ * worth removing (docs/ARCHITECTURE.md, "What a relay frame costs").
  */
 import { env } from 'cloudflare:workers'
 import { afterAll, describe, expect, it } from 'vitest'
