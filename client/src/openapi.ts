@@ -9,7 +9,9 @@ export type paths = {
     }
     /**
      * List accounts
-     * @description Every account added to this API key (connected or not) with its daily limits. `ramp_day` is null for channels without a warm-up ramp.
+     * @description Call this first: lists the user's accounts (id, channel, status) with today's sends and new contacts against their caps. The id is the account_id other tools take.
+     *
+     *     Every account added to this API key (connected or not) with its daily limits. `ramp_day` is null for channels without a warm-up ramp.
      */
     get: operations['list_accounts']
     put?: never
@@ -29,7 +31,9 @@ export type paths = {
     }
     /**
      * Get usage
-     * @description Sends and new contacts of the current UTC day against the plan caps, summed over your accounts (each account has its own caps; a key limited to some accounts sees theirs). `status` is `suspended` after an opener burst until the service reviews it. `retention` (an extension) says how long messages, media, audit entries and webhook logs are kept for you; messages past theirs are archived (GET /messages/archive) and deleted.
+     * @description Today's (UTC) sends and new contacts against the plan caps, the account count, and whether sending is suspended; check it before a series of sends.
+     *
+     *     Sends and new contacts of the current UTC day against the plan caps, summed over your accounts (each account has its own caps; a key limited to some accounts sees theirs). `status` is `suspended` after an opener burst until the service reviews it. `retention` (an extension) says how long messages, media, audit entries and webhook logs are kept for you; messages past theirs are archived (GET /messages/archive) and deleted.
      */
     get: operations['get_usage']
     put?: never
@@ -69,13 +73,17 @@ export type paths = {
     }
     /**
      * List messages
-     * @description Messages of both directions, newest first. Pass `next_cursor` as `before` for the next page; it is null on the last page.
+     * @description Lists past messages of both directions, newest first, 1 to 100 per page (default 50); pass next_cursor as before for the next page. Use it to read history, and wait_for_messages to listen for new messages.
+     *
+     *     Messages of both directions, newest first. Pass `next_cursor` as `before` for the next page; it is null on the last page.
      */
     get: operations['list_messages']
     put?: never
     /**
      * Send a message
-     * @description Queues a message from one of your accounts; read its status with GET /messages/{id}. Limits that protect your number are enforced and cannot be switched off: 50 sends per account and UTC day (`daily_send_cap`), 10 new contacts per UTC day (`new_contact_cap`; a new contact is someone who never wrote to the account and was never messaged by it; replies never count), 3 messages to one person since their last message (`loop_guard`), and the same first message to more than 5 never-written people within 30 minutes (`opener_burst`, which suspends sending until the service reviews it). An alpha number warms up: 0 new contacts on its first two active days, then one more per day up to the cap. `media_url` must be a public https URL (private, loopback, link-local and internal addresses are refused). Daily-limit refusals carry `retry_after_s`, the seconds until the next UTC day. A refused send changes no counter. A `reply` key may send only to people who wrote to the account within its reply window (default 24 h); a key with approval on holds a send to someone who never wrote as `awaiting_approval` until the owner decides (docs/agent-safety.md).
+     * @description Queues a message from one of the user’s accounts to a person (address a reply by the contact id of their message); check delivery with get_message. Only message people who wrote first or whom the user asked you to contact; the service refuses beyond 50 sends and 10 new contacts per account per UTC day and after 3 messages to one person who has not replied (loop_guard).
+     *
+     *     Queues a message from one of your accounts; read its status with GET /messages/{id}. Limits that protect your number are enforced and cannot be switched off: 50 sends per account and UTC day (`daily_send_cap`), 10 new contacts per UTC day (`new_contact_cap`; a new contact is someone who never wrote to the account and was never messaged by it; replies never count), 3 messages to one person since their last message (`loop_guard`), and the same first message to more than 5 never-written people within 30 minutes (`opener_burst`, which suspends sending until the service reviews it). An alpha number warms up: 0 new contacts on its first two active days, then one more per day up to the cap. `media_url` must be a public https URL (private, loopback, link-local and internal addresses are refused). Daily-limit refusals carry `retry_after_s`, the seconds until the next UTC day. A refused send changes no counter. A `reply` key may send only to people who wrote to the account within its reply window (default 24 h); a key with approval on holds a send to someone who never wrote as `awaiting_approval` until the owner decides (docs/agent-safety.md).
      */
     post: operations['send_message']
     delete?: never
@@ -93,7 +101,9 @@ export type paths = {
     }
     /**
      * Wait for inbound messages
-     * @description Long poll: answers as soon as at least one inbound message newer than `cursor` exists (up to 50, oldest first), or with an empty list after `timeout_s`. Without a cursor the wait starts from now. Pass the returned `cursor` to the next wait: no message is skipped or returned twice. Without `account_id` it covers all your accounts; a cursor belongs to the account filter it was issued for. At most 2 waits may be open per account (`wait_concurrency`); a slot frees when the wait returns or its client disconnects.
+     * @description Listens for messages people send to the user: returns as soon as there are messages newer than cursor (oldest first, up to 50) or an empty list after timeout_s (0 to 55 s). Omit cursor on the first call to start from now, then always pass the returned cursor so nothing is missed or repeated; at most 2 waits may be open per account.
+     *
+     *     Long poll: answers as soon as at least one inbound message newer than `cursor` exists (up to 50, oldest first), or with an empty list after `timeout_s`. Without a cursor the wait starts from now. Pass the returned `cursor` to the next wait: no message is skipped or returned twice. Without `account_id` it covers all your accounts; a cursor belongs to the account filter it was issued for. At most 2 waits may be open per account (`wait_concurrency`); a slot frees when the wait returns or its client disconnects.
      */
     get: operations['wait_for_messages']
     put?: never
@@ -113,7 +123,9 @@ export type paths = {
     }
     /**
      * Get a message
-     * @description One message with its current status (queued, sent, delivered, read, failed, received) and error, if any.
+     * @description Reads one message by id, including the delivery status of a message you sent (queued, sent, delivered, read or failed, with the reason in error).
+     *
+     *     One message with its current status (queued, sent, delivered, read, failed, received) and error, if any.
      */
     get: operations['get_message']
     put?: never
@@ -135,7 +147,7 @@ export type paths = {
     put?: never
     /**
      * Approve a held message
-     * @description Sends a message held as `awaiting_approval` (extension of spec §3). Every limit runs at this moment: a limit hit fails the message with its code and answers that refusal (e.g. 429 `daily_send_cap`). Answers the message, now `queued`. Needs the owner’s key (full, every account, no approval, no expiry).
+     * @description Sends a message held as `awaiting_approval` (an extension of the message statuses). Every limit runs at this moment: a limit hit fails the message with its code and answers that refusal (e.g. 429 `daily_send_cap`). Answers the message, now `queued`. Needs the owner’s key (full, every account, no approval, no expiry).
      */
     post: operations['create_messages_approve']
     delete?: never
@@ -172,8 +184,10 @@ export type paths = {
       cookie?: never
     }
     /**
-     * Get the bytes of a media item (tool get_media)
-     * @description The content of an inbound photo, video, audio file, voice note, document or sticker, with its `Content-Type`. Supports `Range: bytes=…` (206 with `Content-Range`, 416 outside the item). Always answers for your own media while it is kept (retention: 30 days by default), so an expired `media.url` is never a dead end. 404 for an unknown id or another tenant’s; 403 `key_account` for an item of an account the key does not list; 413 when the item was over the size cap and is not stored.
+     * Get media
+     * @description Fetches the media of a message by its media.id (photo, voice note, audio, video, document, sticker). Images come back as an image block, audio and voice notes as an audio block (up to 5 MiB); anything else as a summary, fetch it by media.url.
+     *
+     *     The content of an inbound photo, video, audio file, voice note, document or sticker, with its `Content-Type`. Supports `Range: bytes=…` (206 with `Content-Range`, 416 outside the item). Always answers for your own media while it is kept (retention: 30 days by default), so an expired `media.url` is never a dead end. 404 for an unknown id or another tenant’s; 403 `key_account` for an item of an account the key does not list; 413 when the item was over the size cap and is not stored.
      */
     get: operations['get_media']
     put?: never
@@ -219,7 +233,7 @@ export type paths = {
     put?: never
     /**
      * Mint a narrower key
-     * @description Mints a key for an agent. Omitted fields copy the calling key; the new key can never be wider than it: scope at most its own, accounts among its own, expiry no later, reply window no longer, approval kept on. The key is in this answer only. Needs the owner’s key (full, every account, no approval, no expiry): an agent’s key cannot mint, list or revoke keys.
+     * @description Mints a key for an agent. Omitted fields copy the calling key; the new key can never be wider than it: scope at most its own, accounts among its own, expiry no later, reply window no longer, approval kept on. The key is in this answer only (and in its sealed replay for an `Idempotency-Key` retry, 24 h). Needs the owner’s key (full, every account, no approval, no expiry): an agent’s key cannot mint, list or revoke keys.
      */
     post: operations['create_keys']
     delete?: never
@@ -257,7 +271,9 @@ export type paths = {
     }
     /**
      * List the audit log
-     * @description What your keys did, newest first: every call that changes something (whatever its outcome) and every call refused for the key (`key_scope`, `key_account`, `key_expired`), with key id and label, route or MCP tool, account, contact, outcome (accepted, refused, approved, rejected) and time. Message texts are never copied here. Kept 90 days. Pass `next_cursor` as `before` for the next page.
+     * @description Lists what the API keys did, newest first: every change and every call refused for the key, with key, tool or route, account, contact and outcome (accepted, refused, approved, rejected); filter by key_id, account_id or outcome and pass next_cursor as before for the next page.
+     *
+     *     What your keys did, newest first: every call that changes something (whatever its outcome) and every call refused for the key (`key_scope`, `key_account`, `key_expired`), with key id and label, route or MCP tool, account, contact, outcome (accepted, refused, approved, rejected) and time. Message texts are never copied here. Kept 90 days. Pass `next_cursor` as `before` for the next page.
      */
     get: operations['list_audit']
     put?: never
@@ -278,8 +294,10 @@ export type paths = {
     get?: never
     put?: never
     /**
-     * Link an alpha number (tool connect_alpha)
-     * @description Starts linking the number as a linked device. The account is listed as `connecting` at once (warm-up `ramp_day` 1) and counts against the plan’s account cap. Show `connect_url` to the user (a hosted page with a self-refreshing QR code or the pairing code and a success state; no login), or poll `poll_qr_path` every 10 to 15 s and `poll_status_path` until `connected`. With `link_method: pairing_code` the answer carries the 8-character `pairing_code` to type on the phone (Linked devices → Link with phone number). If the phone demands a passkey, the status says `disconnected` with reason `passkey_required` instead of cycling QR codes. Calling it again restarts linking (a new QR code); for a number that is already connected it changes nothing unless `force_new` discards the stored session.
+     * Link an alpha number
+     * @description Starts linking the user’s alpha number as a linked device and returns a connect_url page where the user scans the QR on their phone (or an 8-character code with link_method pairing_code). Only the user can complete it; then poll get_alpha_status until connected.
+     *
+     *     The account is listed as `connecting` at once (warm-up `ramp_day` 1) and counts against the plan’s account cap. Show `connect_url` to the user (a hosted page with a self-refreshing QR code or the pairing code and a success state; no login), or poll `poll_qr_path` every 10 to 15 s and `poll_status_path` until `connected`. With `link_method: pairing_code` the answer carries the 8-character `pairing_code` to type on the phone (Linked devices → Link with phone number). If the phone demands a passkey, the status says `connecting` with reason `passkey_required` and `connect_url` walks the owner through it (a helper on web.whatsapp.com, docs/channels/alpha.md), when the tenant has `alpha_passkey_linking`; without it, `disconnected` with reason `passkey_required` instead of cycling QR codes. Calling it again restarts linking (a new QR code, and it cancels a passkey ceremony); for a number that is already connected it changes nothing unless `force_new` discards the stored session.
      */
     post: operations['connect_alpha']
     delete?: never
@@ -296,8 +314,10 @@ export type paths = {
       cookie?: never
     }
     /**
-     * Get the current QR code (tool get_alpha_qr)
-     * @description The QR code to scan under Linked devices, raw (`qr_code`) and as a PNG data URL. It is short-lived: poll every 10 to 15 s; `expires_at` says when it lapses. With a pairing code, `pairing_code` is set instead.
+     * Get the alpha QR code
+     * @description Returns the current QR code of an alpha link in progress; it expires quickly, so fetch a fresh one every 10 to 15 seconds while the user scans.
+     *
+     *     The QR code to scan under Linked devices, raw (`qr_code`) and as a PNG data URL. It is short-lived: poll every 10 to 15 s; `expires_at` says when it lapses. With a pairing code, `pairing_code` is set instead.
      */
     get: operations['get_alpha_qr']
     put?: never
@@ -316,8 +336,10 @@ export type paths = {
       cookie?: never
     }
     /**
-     * Get the link status (tool get_alpha_status)
-     * @description `connected` (or `open`) is success; `disconnected` and `not_initialized` are terminal failures with `reason` (logged_out, blocked_by_alpha, replaced, passkey_required, link_expired, …); `qr_pending` and `connecting` are transitional. `live` is true when the relay running the session answered just now.
+     * Get the alpha link status
+     * @description Reports an alpha link: connected (or open) is done; qr_pending and connecting are in progress, and connecting with reason passkey_required or passkey_code means tell the owner its message (the passkey step, on the connect_url page on a computer). disconnected or not_initialized: call connect_alpha again, except for blocked_by_alpha or a passkey_* reason: tell the user instead.
+     *
+     *     `connected` (or `open`) is success; `disconnected` and `not_initialized` are terminal failures with `reason` (logged_out, blocked_by_alpha, replaced, passkey_required, passkey_expired, passkey_rejected, passkey_timeout, link_expired, …); `qr_pending` and `connecting` are transitional (`connecting` with reason `passkey_required` or `passkey_code`: the owner is doing the passkey step on the connect page; `message` says what to tell them). `live` is true when the relay running the session answered just now.
      */
     get: operations['get_alpha_status']
     put?: never
@@ -339,8 +361,10 @@ export type paths = {
     put?: never
     post?: never
     /**
-     * Disconnect an alpha number (tool disconnect_alpha)
-     * @description Logs the linked device out (through the relay, when one is reachable) and removes the number from the account: `removed`. Messages still queued fail; history stays. Idempotent: a number that is not on the account answers `disconnected`. Succeeds even when no relay is reachable.
+     * Unlink an alpha number
+     * @description Unlinks the alpha number and removes it from the service, so sending and receiving on it stop; ask the user first. Idempotent.
+     *
+     *     Logs the linked device out (through the relay, when one is reachable) and removes the number from the account: `removed`. Messages still queued fail; history stays. Idempotent: a number that is not on the account answers `disconnected`. Succeeds even when no relay is reachable.
      */
     delete: operations['disconnect_alpha']
     options?: never
@@ -438,8 +462,10 @@ export type paths = {
     get?: never
     put?: never
     /**
-     * Log in a beta account (tool connect_beta)
-     * @description Starts logging in the user’s own beta account. The account is listed as `connecting` at once (no warm-up ramp) and counts against the plan’s account cap. Mode `code`: a one-time code goes to the user’s beta app (`code_required`); verify it with POST /channels/beta/connect/{phoneNumber}/code, then the two-step password if asked. Mode `qr`: the answer carries `qr_url` (`tg://login?token=…`) and `login_token`; the user scans it in the app under Devices, and the token is replaced about every 30 s (poll the status). `initializing` means the session is still starting (no relay yet). A banned number answers 403, a number without a beta account 404, too many attempts 429. `connect_url` (valid 30 minutes, `connect_url_expires_at`) is a hosted page where the user finishes the login alone, with no login of its own: it asks for the code and any two-step password, or shows the QR and replaces it before each token lapses (GET /channels/beta/connect/page).
+     * Log in a beta account
+     * @description Starts logging in the user’s own beta account: mode code sends a one-time code to their beta app (then call submit_beta_code), mode qr returns a QR login link; the returned connect_url lets the user finish it themselves.
+     *
+     *     The account is listed as `connecting` at once (no warm-up ramp) and counts against the plan’s account cap. Mode `code`: a one-time code goes to the user’s beta app (`code_required`); verify it with POST /channels/beta/connect/{phoneNumber}/code, then the two-step password if asked. Mode `qr`: the answer carries `qr_url` (`tg://login?token=…`) and `login_token`; the user scans it in the app under Devices, and the token is replaced about every 30 s (poll the status). `initializing` means the session is still starting (no relay yet). A banned number answers 403, a number without a beta account 404, too many attempts 429. `connect_url` (valid 30 minutes, `connect_url_expires_at`) is a hosted page where the user finishes the login alone, with no login of its own: it asks for the code and any two-step password, or shows the QR and replaces it before each token lapses (GET /channels/beta/connect/page).
      */
     post: operations['connect_beta']
     delete?: never
@@ -458,8 +484,10 @@ export type paths = {
     get?: never
     put?: never
     /**
-     * Verify the login code (tool submit_beta_code)
-     * @description Submits the one-time code the user received in their beta app. Answers `connected`, or `password_required` when the account has a two-step password (then POST …/password). A wrong code keeps the login open (400 code_invalid); an expired one sends a fresh code (410 code_expired). The code is passed to the relay once and never stored, logged or echoed.
+     * Submit the beta login code
+     * @description Submits the one-time code the user received in their beta app; answers connected, or password_required when the account has a two-step password (then call submit_beta_password).
+     *
+     *     Answers `connected`, or `password_required` when the account has a two-step password (then POST …/password). A wrong code keeps the login open (400 code_invalid); an expired one sends a fresh code (410 code_expired). The code is passed to the relay once and never stored, logged or echoed.
      */
     post: operations['submit_beta_code']
     delete?: never
@@ -478,8 +506,10 @@ export type paths = {
     get?: never
     put?: never
     /**
-     * Verify the two-step password (tool submit_beta_password)
-     * @description Submits the account’s two-step verification password after `password_required`. The relay proves it to beta by SRP; the password itself never reaches beta, and it is never stored, logged or echoed here. A wrong password keeps the login open (422 password_invalid).
+     * Submit the beta two-step password
+     * @description Submits the user’s two-step verification password to finish a beta login; ask the user for it and never repeat or store it.
+     *
+     *     After `password_required`. The relay proves it to beta by SRP; the password itself never reaches beta, and it is never stored, logged or echoed here. A wrong password keeps the login open (422 password_invalid).
      */
     post: operations['submit_beta_password']
     delete?: never
@@ -496,8 +526,10 @@ export type paths = {
       cookie?: never
     }
     /**
-     * Get the beta connection status (tool get_beta_status)
-     * @description `connected` is success (with `reason` flood_wait while beta asks the account to slow down and sends are paused); `code_required` and `password_required` wait for the user; `initializing` is starting (or waiting for a QR scan); `disconnected` (logged_out, link_expired, unknown_number, wrong_number, …) and `error` (blocked_by_beta, stranger_flag) need the user. `not_initialized`: no session exists. `live` is true when the relay running the session answered just now.
+     * Get the beta connection status
+     * @description Reports a beta login or connection: connected (reason flood_wait while sends are paused), code_required, password_required, initializing, disconnected, not_initialized or error; on disconnected or error with a reason (logged_out, blocked_by_beta, stranger_flag, …) tell the user instead of retrying.
+     *
+     *     `connected` is success (with `reason` flood_wait while beta asks the account to slow down and sends are paused); `code_required` and `password_required` wait for the user; `initializing` is starting (or waiting for a QR scan); `disconnected` (logged_out, link_expired, unknown_number, wrong_number, …) and `error` (blocked_by_beta, stranger_flag) need the user. `not_initialized`: no session exists. `live` is true when the relay running the session answered just now.
      */
     get: operations['get_beta_status']
     put?: never
@@ -519,8 +551,10 @@ export type paths = {
     put?: never
     post?: never
     /**
-     * Log out and remove a beta account (tool disconnect_beta)
-     * @description Logs the session out upstream (through the relay, when one is reachable) and removes the account: always `removed`, also for a number that is not on the account (idempotent) and when no relay is reachable. Messages still queued fail; history stays.
+     * Log out a beta account
+     * @description Logs the beta account out of the service and removes it, so sending and receiving on it stop; ask the user first. Idempotent.
+     *
+     *     Logs the session out upstream (through the relay, when one is reachable) and removes the account: always `removed`, also for a number that is not on the account (idempotent) and when no relay is reachable. Messages still queued fail; history stays.
      */
     delete: operations['disconnect_beta']
     options?: never
@@ -538,8 +572,10 @@ export type paths = {
     get?: never
     put?: never
     /**
-     * Connect a Twilio number (tool connect_sms)
-     * @description Checks the account SID and auth token with Twilio, finds `phone_number` on that account (it needs SMS capability), and points the number's incoming-SMS webhook (SmsUrl, POST) at this number's inbound URL, replacing what was there. A +1 number needs `a2p_registered: true` (else 409 `a2p_unconfirmed`); sends from it answer 409 `a2p_unconfirmed` until Twilio lists the number in a Messaging Service with a VERIFIED US A2P campaign. The auth token is stored sealed and never returned. The number becomes (or stays) one `sms` account, counted once against the plan cap. Inbound MMS attachments are fetched from Twilio into the media store after Twilio is answered: one message per attachment, the text on the first, `media.too_large` over the cap, `media.unavailable` when Twilio does not serve it.
+     * Connect an SMS number
+     * @description Connects the user's own Twilio number (account SID and auth token) and points the number's incoming-SMS webhook at the service. A +1 (US/Canada) number needs a2p_registered true, after carrier registration.
+     *
+     *     Checks the account SID and auth token with Twilio, finds `phone_number` on that account (it needs SMS capability), and points the number's incoming-SMS webhook (SmsUrl, POST) at this number's inbound URL, replacing what was there. A +1 number needs `a2p_registered: true` (else 409 `a2p_unconfirmed`); sends from it answer 409 `a2p_unconfirmed` until Twilio lists the number in a Messaging Service with a VERIFIED US A2P campaign. The auth token is stored sealed and never returned. The number becomes (or stays) one `sms` account, counted once against the plan cap. Inbound MMS attachments are fetched from Twilio into the media store after Twilio is answered: one message per attachment, the text on the first, `media.too_large` over the cap, `media.unavailable` when Twilio does not serve it.
      */
     post: operations['connect_sms']
     delete?: never
@@ -556,14 +592,18 @@ export type paths = {
       cookie?: never
     }
     /**
-     * Get the Android phone’s state (tool get_android_sms_status)
-     * @description The phone transport of the number: mode, registered webhooks, and when the phone was last seen (cloud: asked live from the gateway; local: the last webhook or connect). `offline` when not seen for 30 minutes.
+     * Get the Android SMS gateway connection
+     * @description Reports the Android phone transport, including when the phone was last seen (offline after 30 minutes unseen).
+     *
+     *     The phone transport of the number: mode, registered webhooks, and when the phone was last seen (cloud: asked live from the gateway; local: the last webhook or connect). `offline` when not seen for 30 minutes.
      */
     get: operations['get_android_sms_status']
     put?: never
     /**
-     * Connect an Android phone running SMS Gateway for Android (tool connect_android_sms)
-     * @description Checks the credentials with the gateway (cloud: the gateway’s cloud API; local: `base_url`, a public https URL reaching the phone), sets a fresh webhook signing key on the phone, and registers one webhook per event (sms:received, sms:sent, sms:delivered, sms:failed) at `webhook_url`. When the number also has Twilio, sends go out from the phone and inbound from either lands on the same account. The phone sends text only (no media). The password is stored sealed and never returned.
+     * Connect an Android SMS gateway
+     * @description Connects an Android phone running the SMS Gateway app (cloud or local mode) so SMS go out from the user's own SIM; registers the webhooks for incoming SMS and delivery reports. When both SMS connections exist, sends use the phone (text only, no media).
+     *
+     *     Checks the credentials with the gateway (cloud: the gateway’s cloud API; local: `base_url`, a public https URL reaching the phone), sets a fresh webhook signing key on the phone, and registers one webhook per event (sms:received, sms:sent, sms:delivered, sms:failed, mms:downloaded) at `webhook_url`. When the number also has Twilio, sends go out from the phone and inbound from either lands on the same account. The phone sends text only (no media). The password is stored sealed and never returned.
      */
     post: operations['connect_android_sms']
     delete?: never
@@ -580,15 +620,19 @@ export type paths = {
       cookie?: never
     }
     /**
-     * Get the SMS number’s state (tool get_sms_status)
-     * @description The number’s account status, which transport sends (`sends_via`), and per transport: Twilio (masked account SID, number capabilities, inbound URL, A2P state) and the phone (last seen). Read live from the providers; the A2P state is asked again on every call. Last inbound and outbound message times. `status: not_connected` when the number (or, without phone_number, any SMS number) is not connected.
+     * Get the SMS connection
+     * @description Reports the SMS number: which transport sends, the Twilio number (capabilities, A2P state, asked again on every call) and the phone (last seen), last inbound and outbound times. phone_number is needed only when several SMS numbers are connected.
+     *
+     *     The number’s account status, which transport sends (`sends_via`), and per transport: Twilio (masked account SID, number capabilities, inbound URL, A2P state) and the phone (last seen). Read live from the providers; the A2P state is asked again on every call. Last inbound and outbound message times. `status: not_connected` when the number (or, without phone_number, any SMS number) is not connected.
      */
     get: operations['get_sms_status']
     put?: never
     post?: never
     /**
-     * Disconnect SMS (tool disconnect_sms)
-     * @description Clears what connect set up at the providers (Twilio: the number’s incoming-SMS URL; the phone: its webhooks) and removes the transport(s) named by `transport` (default all). When no transport remains the number leaves the service: its account is removed, queued messages fail, `account.disconnected` fires; message history stays. The number stays with the provider. Removal succeeds even when a provider cannot be reached (`upstream_cleared: false`). Idempotent.
+     * Disconnect SMS
+     * @description Clears the webhooks the service set up and removes the SMS transport(s) (transport: twilio, android_gateway, or all by default); the number leaves the service with its last transport and stays with the provider. Ask the user first; idempotent.
+     *
+     *     Clears what connect set up at the providers (Twilio: the number’s incoming-SMS URL; the phone: its webhooks) and removes the transport(s) named by `transport` (default all). When no transport remains the number leaves the service: its account is removed, queued messages fail, `account.disconnected` fires; message history stays. The number stays with the provider. Removal succeeds even when a provider cannot be reached (`upstream_cleared: false`). Idempotent.
      */
     delete: operations['disconnect_sms']
     options?: never
@@ -605,8 +649,10 @@ export type paths = {
     }
     get?: never
     /**
-     * Save your own app (tool set_social_app)
-     * @description Saves the App ID, App Secret (stored sealed, never returned) and the Facebook Login for Business configuration ID of the app you registered. The answer holds what to paste into that app: `redirect_uri` (Valid OAuth Redirect URIs) and `callback_url` with `verify_token` (Webhooks, for Page and Instagram). Saving again replaces the app and keeps both URLs and the verify token. See docs/channels/social.md.
+     * Save the social app
+     * @description Saves the user's own registered social app (app ID, app secret, configuration ID), needed once before connect_social_inbox; the answer gives the redirect URI and callback URL to paste into that app.
+     *
+     *     Saves the App ID, App Secret (stored sealed, never returned) and the Facebook Login for Business configuration ID of the app you registered. The answer holds what to paste into that app: `redirect_uri` (Valid OAuth Redirect URIs) and `callback_url` with `verify_token` (Webhooks, for Page and Instagram). Saving again replaces the app and keeps both URLs and the verify token. See docs/channels/social.md.
      */
     put: operations['set_social_app']
     post?: never
@@ -626,8 +672,10 @@ export type paths = {
     get?: never
     put?: never
     /**
-     * Start connecting a page (tool connect_social_inbox)
-     * @description Answers `connect_url`: a page of this service, valid `connect_url_expires_at` (about 10 minutes), that leads the user to the permission screen of their app. Afterwards the state is `pages_loaded`: list the pages with GET /channels/meta/pages and pick one with POST /channels/meta/pages/select. Without a saved app: 409 `social_app_required`.
+     * Connect a page inbox
+     * @description Returns a short-lived connect_url to give the user: they grant the page permissions there; then list_pages and select_page. Answers social_app_required until set_social_app was done.
+     *
+     *     Answers `connect_url`: a page of this service, valid `connect_url_expires_at` (about 10 minutes), that leads the user to the permission screen of their app. Afterwards the state is `pages_loaded`: list the pages with GET /channels/meta/pages and pick one with POST /channels/meta/pages/select. Without a saved app: 409 `social_app_required`.
      */
     post: operations['connect_social_inbox']
     delete?: never
@@ -644,8 +692,10 @@ export type paths = {
       cookie?: never
     }
     /**
-     * Page-inbox state (tool get_social_inbox_status)
-     * @description `status`: `not_connected`, `pending` (link issued), `pages_loaded` (pick a page), `connected`, `failed` (with `reason`, e.g. `permission_denied`, or `token_revoked` once the provider stopped accepting the page’s token) or `expired` (the link or the page choice lapsed: connect again). Shows the page and its linked Instagram account.
+     * Get the page-inbox connection
+     * @description Reports the page-inbox connection: not_connected, pending, pages_loaded, connected, failed (with a reason, such as token_revoked) or expired, with the page and its linked professional account.
+     *
+     *     `status`: `not_connected`, `pending` (link issued), `pages_loaded` (pick a page), `connected`, `failed` (with `reason`, e.g. `permission_denied`, or `token_revoked` once the provider stopped accepting the page’s token) or `expired` (the link or the page choice lapsed: connect again). Shows the page and its linked Instagram account.
      */
     get: operations['get_social_inbox_status']
     put?: never
@@ -664,8 +714,10 @@ export type paths = {
       cookie?: never
     }
     /**
-     * Pages to pick from (tool list_pages)
-     * @description The pages the user granted in the permission step, each with its linked Instagram professional account (or null). 409 `pages_not_loaded` unless the state is `pages_loaded`.
+     * List pages
+     * @description Lists the pages the user granted access to (state pages_loaded), each with its linked professional account, so one can be chosen with select_page.
+     *
+     *     The pages the user granted in the permission step, each with its linked Instagram professional account (or null). 409 `pages_not_loaded` unless the state is `pages_loaded`.
      */
     get: operations['list_pages']
     put?: never
@@ -686,8 +738,10 @@ export type paths = {
     get?: never
     put?: never
     /**
-     * Pick the page (tool select_page)
-     * @description Connects one page (one page per account): subscribes your app to the page’s messages and adds the `social` account (its id is the page id), which includes the page’s linked Instagram professional account; both count once against the plan’s account cap. People are answered on the surface they wrote on.
+     * Select the page
+     * @description Connects one page (and the professional account linked to it) as the inbox; one page per account. On this channel you can only reply to people who wrote, within 24 hours of their last message.
+     *
+     *     Connects one page (one page per account): subscribes your app to the page’s messages and adds the `social` account (its id is the page id), which includes the page’s linked Instagram professional account; both count once against the plan’s account cap. People are answered on the surface they wrote on.
      */
     post: operations['select_page']
     delete?: never
@@ -707,8 +761,10 @@ export type paths = {
     put?: never
     post?: never
     /**
-     * Remove the page connection (tool disconnect_social_inbox)
-     * @description Unsubscribes your app from the page (best effort), removes the page’s `social` account with its linked Instagram account, and fails messages still queued. Message history stays; your saved app stays. Idempotent.
+     * Disconnect the page inbox
+     * @description Removes the page connection and its linked professional account; ask the user first. Idempotent.
+     *
+     *     Unsubscribes your app from the page (best effort), removes the page’s `social` account with its linked Instagram account, and fails messages still queued. Message history stays; your saved app stays. Idempotent.
      */
     delete: operations['disconnect_social_inbox']
     options?: never
@@ -724,19 +780,23 @@ export type paths = {
       cookie?: never
     }
     /**
-     * Get the custom channel state (tool get_custom_channel_status)
-     * @description Whether the custom channel is connected, the webhook URL with its secret part masked, and the URL your bridge pushes inbound messages to.
+     * Get the custom channel
+     * @description Reports whether the custom channel is connected, its webhook URL with the secret part masked, and the URL a bridge pushes inbound messages to.
      */
     get: operations['get_custom_channel_status']
     /**
-     * Set the custom channel webhook (tool set_custom_channel_webhook)
-     * @description Creates or updates your custom channel. Outbound messages are POSTed as JSON to this URL (unsigned: put a secret in the URL). It must be a public https URL; private, loopback, link-local and metadata addresses and this service’s own hosts are refused. The `custom` account counts against the plan’s account cap and is connected as soon as the URL is set.
+     * Set the custom channel webhook
+     * @description Connects or updates the custom channel: outbound messages are POSTed as JSON to this public https URL (unsigned, so put a secret in the URL). The custom account counts against the plan's account cap.
+     *
+     *     Creates or updates your custom channel. Outbound messages are POSTed as JSON to this URL (unsigned: put a secret in the URL). It must be a public https URL; private, loopback, link-local and metadata addresses and this service’s own hosts are refused. The `custom` account counts against the plan’s account cap and is connected as soon as the URL is set.
      */
     put: operations['set_custom_channel_webhook']
     post?: never
     /**
-     * Disconnect the custom channel (tool disconnect_custom_channel)
-     * @description Removes the custom account and its webhook URL; replies stop and messages still queued are marked failed. Message history stays. Idempotent.
+     * Disconnect the custom channel
+     * @description Removes the custom channel: replies stop and queued messages fail, history stays; ask the user first. Idempotent.
+     *
+     *     The `custom` account and its webhook URL are removed; messages still queued are marked failed.
      */
     delete: operations['disconnect_custom_channel']
     options?: never
@@ -754,8 +814,10 @@ export type paths = {
     get?: never
     put?: never
     /**
-     * Push an inbound message (tool push_custom_channel_message)
-     * @description Your bridge pushes a message a person sent on your side. The contact is created on its first message (external id = `fromId`). `mediaUrl` must be a public https URL. The message then reaches waits and `message.received` webhooks. A repeated push with the same `messageSid` is stored once and answers `duplicate: true`. Needs the owner’s key: a push is a person writing in, so an agent’s key could otherwise fake a first contact and skip approval and the new-contact rules (docs/agent-safety.md).
+     * Push an inbound custom-channel message
+     * @description Stores a message as if a person wrote it on the user's bridge (customData.body and fromId are required); it reaches wait_for_messages like any inbound message. Meant for bridges and tests; a repeated messageSid is stored once.
+     *
+     *     Your bridge pushes a message a person sent on your side. The contact is created on its first message (external id = `fromId`). `mediaUrl` must be a public https URL. The message then reaches waits and `message.received` webhooks. A repeated push with the same `messageSid` is stored once and answers `duplicate: true`. Needs the owner’s key: a push is a person writing in, so an agent’s key could otherwise fake a first contact and skip approval and the new-contact rules (docs/agent-safety.md).
      */
     post: operations['push_custom_channel_message']
     delete?: never
@@ -772,8 +834,10 @@ export type paths = {
       cookie?: never
     }
     /**
-     * List the subscribable events (tool list_webhook_events)
-     * @description The nine event names with one line each. Payload shapes are in docs/webhooks.md.
+     * List webhook events
+     * @description Lists the 9 event names a webhook can subscribe to, and any extension events, each with what it means; create_webhook and update_webhook take these names.
+     *
+     *     The nine event names of the spec in `events` and the extension events in `extension_events` (`message.approval_required`, docs/agent-safety.md), each with one line in `descriptions`. Payload shapes are in docs/webhooks.md.
      */
     get: operations['list_webhook_events']
     put?: never
@@ -792,14 +856,18 @@ export type paths = {
       cookie?: never
     }
     /**
-     * List webhook subscriptions (tool list_webhooks)
-     * @description In creation order; `id` is the position in this list and shifts when an earlier subscription is deleted, so address subscriptions by name. Signing secrets are never listed.
+     * List webhooks
+     * @description Lists the webhook subscriptions in creation order: id (the position, which shifts after a deletion), name, URL, events, on/off, retries and whether signing is on. Signing secrets are never listed.
+     *
+     *     `id` is the position in this list and shifts when an earlier subscription is deleted, so address subscriptions by name.
      */
     get: operations['list_webhooks']
     put?: never
     /**
-     * Create a webhook subscription (tool create_webhook)
-     * @description Each subscribed event is POSTed as JSON to `url` (a public https URL; private, loopback and link-local addresses and this service’s own hosts are refused). With `generate_signing_secret` the answer carries `signing_secret` once; deliveries are then signed (`X-Webhook-Signature: v1=<hex HMAC-SHA256(secret, timestamp + "." + raw body)>`). The name defaults to a timestamped one and must be unique; at most 20 subscriptions per tenant, over all its accounts (409 beyond). Needs the owner’s key (full, every account, no approval, no expiry), as does every change to a subscription: its deliveries carry every account’s events and, for `message.approval_required`, the links that approve held messages.
+     * Create a webhook
+     * @description Subscribes a public https URL to events from list_webhook_events (at most 20 subscriptions, unique names; give a name to address it by). With generate_signing_secret true the secret is in this answer, and afterwards only get_webhook_signing_secret returns it.
+     *
+     *     Each subscribed event is POSTed as JSON to `url` (a public https URL; private, loopback and link-local addresses and this service’s own hosts are refused). With `generate_signing_secret` the answer carries `signing_secret` once; deliveries are then signed (`X-Webhook-Signature: v1=<hex HMAC-SHA256(secret, timestamp + "." + raw body)>`). The name defaults to a timestamped one and must be unique; at most 20 subscriptions per tenant, over all its accounts (409 beyond). Needs the owner’s key (full, every account, no approval, no expiry), as does every change to a subscription: its deliveries carry every account’s events and, for `message.approval_required`, the links that approve held messages.
      */
     post: operations['create_webhook']
     delete?: never
@@ -821,14 +889,16 @@ export type paths = {
      */
     get: operations['get_webhooks']
     /**
-     * Update a webhook subscription (tool update_webhook)
-     * @description Give at least one of `url`, `subscribed_to`, `name`; `retries_enabled` and `enabled` may come along. Omitted fields keep their values. A new `url` also resumes delivery if that URL was paused. Signing is managed under /signing-secret. Needs the owner’s key; saving a subscription with it also confirms its destination for `message.approval_required` (one created before that rule receives approval links only once the owner saved it; docs/agent-safety.md).
+     * Update a webhook
+     * @description Changes the url, subscribed_to or name of a subscription (at least one of them), optionally with retries_enabled and enabled; omitted fields keep their values. A new URL resumes a paused delivery; signing is changed with the signing-secret tools.
+     *
+     *     Give at least one of `url`, `subscribed_to`, `name`; `retries_enabled` and `enabled` may come along. Omitted fields keep their values. A new `url` also resumes delivery if that URL was paused. Signing is managed under /signing-secret. Needs the owner’s key; saving a subscription with it also confirms its destination for `message.approval_required` (one created before that rule receives approval links only once the owner saved it; docs/agent-safety.md).
      */
     put: operations['update_webhook']
     post?: never
     /**
-     * Delete a webhook subscription (tool delete_webhook)
-     * @description Removes the subscription and its delivery log, and resets the health of its URL. Later subscriptions move up one position.
+     * Delete a webhook
+     * @description Deletes a subscription with its delivery log and resets its URL's health counters. Later subscriptions move up one position, so address them by name.
      */
     delete: operations['delete_webhook']
     options?: never
@@ -846,8 +916,10 @@ export type paths = {
     get?: never
     put?: never
     /**
-     * Send a test event (tool test_webhook)
-     * @description POSTs a sample payload of the chosen event (default message.delivered) exactly as a real delivery would be sent, signed when signing is on, with `X-Webhook-Test: true`. It is sent even when the subscription is switched off or its URL is paused, is not retried, and never changes health counters. A failed test still answers 200, with `delivered: false` and the failure.
+     * Send a test event
+     * @description POSTs one sample event (body.event, default message.delivered) to the subscription now, signed like a real delivery and even while it is off or paused. Answers HTTP 200 with delivered true or false and the failure; it is never retried or logged and never changes health.
+     *
+     *     POSTs a sample payload of the chosen event (default message.delivered) exactly as a real delivery would be sent, signed when signing is on, with `X-Webhook-Test: true`. It is sent even when the subscription is switched off or its URL is paused, is not retried, and never changes health counters. A failed test still answers 200, with `delivered: false` and the failure.
      */
     post: operations['test_webhook']
     delete?: never
@@ -864,8 +936,10 @@ export type paths = {
       cookie?: never
     }
     /**
-     * Get the delivery health of the subscription’s URL (tool get_webhook_health)
-     * @description Health is kept per URL (shared by subscriptions pointing there) and is null until the first real delivery attempt. A URL is paused automatically when its consecutive failures reach 15 and the first of them is at least an hour old, or at once when it answers 410 Gone; while paused nothing is sent and events are logged as `paused`.
+     * Get webhook health
+     * @description Reports the delivery health of the subscription's URL (shared by subscriptions to that URL; null before the first delivery): failure counts, the last failure, and whether delivery is paused. A URL pauses after 15 consecutive failures spanning at least 1 h, or at once on HTTP 410.
+     *
+     *     Health is kept per URL (shared by subscriptions pointing there) and is null until the first real delivery attempt. A URL is paused automatically when its consecutive failures reach 15 and the first of them is at least an hour old, or at once when it answers 410 Gone; while paused nothing is sent and events are logged as `paused`.
      */
     get: operations['get_webhook_health']
     put?: never
@@ -886,8 +960,10 @@ export type paths = {
     get?: never
     put?: never
     /**
-     * Re-enable a paused URL (tool reenable_webhook)
-     * @description Resumes delivery: the paused flag and the failure counters reset (successes and the last failure stay as history). No delivery is attempted now; events logged as `paused` meanwhile are re-sent with POST …/replay.
+     * Re-enable a webhook
+     * @description Resumes delivery to a paused URL, resetting the paused flag and the failure counters without sending anything. Then call replay_webhook to re-send the events missed while paused.
+     *
+     *     Successes and the last failure stay as history. No delivery is attempted now; events logged as `paused` meanwhile are re-sent with POST …/replay.
      */
     post: operations['reenable_webhook']
     delete?: never
@@ -904,19 +980,25 @@ export type paths = {
       cookie?: never
     }
     /**
-     * Read the signing secret (tool get_webhook_signing_secret)
-     * @description When signing is off, `signing_enabled` is false and `signing_secret` null.
+     * Get the signing secret
+     * @description Returns the subscription's signing secret for verifying X-Webhook-Signature on the receiver, or null when signing is off; besides create_webhook and rotate_webhook_signing_secret it is the only call that reveals it. Do not show the secret in chat unless the user asks.
+     *
+     *     When signing is off, `signing_enabled` is false and `signing_secret` null.
      */
     get: operations['get_webhook_signing_secret']
     put?: never
     /**
-     * Mint or rotate the signing secret (tool rotate_webhook_signing_secret)
-     * @description Turns signing on with a new secret (`whsec_…`), returned here. A previous secret stops being used at once: deliveries sent after this answer are signed with the new one.
+     * Rotate the signing secret
+     * @description Mints a new signing secret, returned in this answer, and turns signing on. The previous secret stops being used at once, so the receiver must be given the new one.
+     *
+     *     The secret starts `whsec_`; deliveries sent after this answer are signed with the new one.
      */
     post: operations['rotate_webhook_signing_secret']
     /**
-     * Turn signing off (tool turn_off_webhook_signing)
-     * @description Removes the secret; later deliveries carry no X-Webhook-Timestamp or X-Webhook-Signature. Idempotent.
+     * Turn off signing
+     * @description Removes the signing secret of a subscription, so later deliveries carry no X-Webhook-Timestamp or X-Webhook-Signature headers.
+     *
+     *     Idempotent.
      */
     delete: operations['turn_off_webhook_signing']
     options?: never
@@ -932,8 +1014,10 @@ export type paths = {
       cookie?: never
     }
     /**
-     * The delivery log (tool list_webhook_deliveries)
-     * @description One entry per event sent (or due) to this subscription, newest first, kept 7 days: the delivery id (X-Webhook-Delivery), attempts, the last answer and the next retry. Page with `cursor` = the previous `next_cursor`; filter with `status`.
+     * List webhook deliveries
+     * @description Lists a subscription's deliveries of the last 7 days, newest first: delivery id, event, status, attempts, the receiver's last answer and the next retry. Filter with status, page with cursor set to next_cursor; use it to find out why a receiver missed events.
+     *
+     *     One entry per event sent (or due) to this subscription, newest first, kept 7 days: the delivery id (X-Webhook-Delivery), attempts, the last answer and the next retry. Page with `cursor` = the previous `next_cursor`; filter with `status`.
      */
     get: operations['list_webhook_deliveries']
     put?: never
@@ -954,8 +1038,10 @@ export type paths = {
     get?: never
     put?: never
     /**
-     * Re-send the events of a time window (tool replay_webhook)
-     * @description Queues every event of [since, until) that this subscription subscribes to and that was not delivered to it (or every one with include_delivered), with its original delivery id, for sending now; retries follow the subscription's setting. This is how you recover after a pause or an outage: re-enable, then replay. The window must start within the last 7 days; one call takes up to 500 events and answers next_since when more remain. One replay runs at a time per subscription, at most 20 an hour (429 with Retry-After). Refused with 409 while the subscription is switched off or its URL is paused.
+     * Replay webhook events
+     * @description Re-sends the events of a window (body.since within the last 7 days, until default now) with their original delivery ids, by default only those not delivered (include_delivered true re-sends all), up to 500 per call with next_since when more remain. Refused with HTTP 409 while the subscription is off or its URL paused: reenable_webhook first.
+     *
+     *     Queues every event of [since, until) that this subscription subscribes to and that was not delivered to it (or every one with include_delivered), with its original delivery id, for sending now; retries follow the subscription's setting. This is how you recover after a pause or an outage: re-enable, then replay. The window must start within the last 7 days; one call takes up to 500 events and answers next_since when more remain. One replay runs at a time per subscription, at most 20 an hour (429 with Retry-After). Refused with 409 while the subscription is switched off or its URL is paused.
      */
     post: operations['replay_webhook']
     delete?: never
@@ -1079,12 +1165,14 @@ export type components = {
       next_cursor: string | null
     }
     Message: {
+      /** @description `msg_…` */
       id: string
+      /** @description The account it was sent from or received on */
       account_id: string | null
       /** @enum {string} */
       direction: 'inbound' | 'outbound'
       text: string
-      /** @description One attachment (spec 2). Inbound media of alpha, SMS/MMS (Twilio) and the page inbox is kept in the media store (docs/media.md); an MMS or page message with several files arrives as one message per file, in order, the text on the first. */
+      /** @description One attachment. Inbound media of alpha, beta, SMS/MMS and the page inbox is kept in the media store (docs/media.md); an MMS or page message with several files arrives as one message per file, in order, the text on the first. */
       media: {
         url: string
         content_type: string | null
@@ -1101,20 +1189,28 @@ export type components = {
         unavailable?: boolean
         reason?: string | null
       } | null
-      /** @enum {string} */
+      /**
+       * @description Where the message is: see the lifecycle below
+       * @enum {string}
+       */
       status: 'queued' | 'sent' | 'delivered' | 'read' | 'failed' | 'received' | 'awaiting_approval'
+      /** @description Set when the status is `failed`; null otherwise */
       error: {
+        /** @description The upstream’s own code where it gives one (a Twilio ErrorCode, a Graph API error code) */
         code: number | null
+        /** @description Why, in one sentence */
         message: string | null
       } | null
       /**
        * Format: date-time
+       * @description When the message was sent (outbound: accepted) or received
        * @example 2026-11-21T12:00:00.000Z
        */
       timestamp: string
       contact: components['schemas']['MessageContact']
     }
     MessageContact: {
+      /** @description Reply with `to.contact_id`: works on every channel */
       id: string
       phone: string | null
       name: string | null
@@ -1345,7 +1441,7 @@ export type components = {
       status: 'not_initialized' | 'qr_pending' | 'connecting' | 'connected' | 'open' | 'disconnected'
       /** @enum {string|null} */
       account_status: 'connected' | 'connecting' | 'disconnected' | 'restricted' | null
-      /** @description Why the link is not connected: logged_out, blocked_by_alpha, replaced, passkey_required, link_expired, unresponsive, session_unreadable, relay_unavailable */
+      /** @description Why the link is not connected: logged_out, blocked_by_alpha, replaced, passkey_required, passkey_expired, passkey_rejected, passkey_timeout, link_expired, unresponsive, session_unreadable, relay_unavailable; while connecting, passkey_required or passkey_code (the owner’s passkey step, docs/channels/alpha.md) */
       reason: string | null
       /** @description One human sentence about the reason */
       message: string | null
@@ -1490,7 +1586,7 @@ export type components = {
       /** @enum {string} */
       status: 'connected' | 'connecting' | 'disconnected' | 'restricted' | 'not_connected'
       /**
-       * @description The phone sends when both transports exist (spec 4.5)
+       * @description The phone sends when both transports exist
        * @enum {string|null}
        */
       sends_via: 'twilio' | 'android_gateway' | null
@@ -1599,7 +1695,7 @@ export type components = {
       /** @enum {string} */
       status: 'connected' | 'connecting' | 'disconnected' | 'restricted' | 'not_connected'
       /**
-       * @description The phone sends when both transports exist (spec 4.5)
+       * @description The phone sends when both transports exist
        * @enum {string|null}
        */
       sends_via: 'twilio' | 'android_gateway' | null
@@ -1831,7 +1927,7 @@ export type components = {
     WebhookEventList: {
       /** @enum {boolean} */
       success: true
-      /** @description The nine events of spec part 6 */
+      /** @description The nine standard events */
       events: (
         | 'message.received'
         | 'message.sent'
@@ -1843,7 +1939,7 @@ export type components = {
         | 'account.restricted'
         | 'account.limit_reached'
       )[]
-      /** @description Events beyond the spec, equally subscribable: message.approval_required (docs/agent-safety.md) */
+      /** @description Events beyond the standard nine, equally subscribable: message.approval_required (docs/agent-safety.md) */
       extension_events: 'message.approval_required'[]
       descriptions: {
         [key: string]: string
@@ -2410,7 +2506,10 @@ export interface operations {
   send_message: {
     parameters: {
       query?: never
-      header?: never
+      header?: {
+        /** @description A unique value per operation (a UUID). A retry with the same key and the same request within 24 h gets the first answer again, marked `Idempotent-Replayed: true`, and acts once; the same key with another body answers 422 `idempotency_key_reused`, and while the first request runs, 409 `idempotency_key_in_progress` with Retry-After. */
+        'Idempotency-Key'?: string
+      }
       path?: never
       cookie?: never
     }
@@ -2465,7 +2564,7 @@ export interface operations {
           'application/json': components['schemas']['MessagingError']
         }
       }
-      /** @description `no_connected_account` or `account_not_connected` */
+      /** @description `no_connected_account`, `account_not_connected`, or `idempotency_key_in_progress` (with Retry-After) */
       409: {
         headers: {
           [name: string]: unknown
@@ -2474,7 +2573,7 @@ export interface operations {
           'application/json': components['schemas']['MessagingError']
         }
       }
-      /** @description `contact_channel_mismatch`, `contact_do_not_disturb`, `contact_opted_out`, `contact_private`, `beta_requires_existing_contact` */
+      /** @description `contact_channel_mismatch`, `contact_do_not_disturb`, `contact_opted_out`, `contact_private`, `beta_requires_existing_contact`, or `idempotency_key_reused` */
       422: {
         headers: {
           [name: string]: unknown
@@ -2970,7 +3069,10 @@ export interface operations {
   create_keys: {
     parameters: {
       query?: never
-      header?: never
+      header?: {
+        /** @description A unique value per operation (a UUID). A retry with the same key and the same request within 24 h gets the first answer again, marked `Idempotent-Replayed: true`, and acts once; the same key with another body answers 422 `idempotency_key_reused`, and while the first request runs, 409 `idempotency_key_in_progress` with Retry-After. */
+        'Idempotency-Key'?: string
+      }
       path?: never
       cookie?: never
     }
@@ -3029,6 +3131,24 @@ export interface operations {
       }
       /** @description `key_scope`: not the owner’s key (or `key_account` for a key with an account list) */
       403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['StatusError']
+        }
+      }
+      /** @description Conflict (see error); on a creating POST also a retry while the first request with its Idempotency-Key still runs (Retry-After) */
+      409: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['StatusError']
+        }
+      }
+      /** @description Refused (see error); on a creating POST also an Idempotency-Key used before for a different request */
+      422: {
         headers: {
           [name: string]: unknown
         }
@@ -3157,7 +3277,10 @@ export interface operations {
   connect_alpha: {
     parameters: {
       query?: never
-      header?: never
+      header?: {
+        /** @description A unique value per operation (a UUID). A retry with the same key and the same request within 24 h gets the first answer again, marked `Idempotent-Replayed: true`, and acts once; the same key with another body answers 422 `idempotency_key_reused`, and while the first request runs, 409 `idempotency_key_in_progress` with Retry-After. */
+        'Idempotency-Key'?: string
+      }
       path?: never
       cookie?: never
     }
@@ -3203,8 +3326,17 @@ export interface operations {
           'application/json': components['schemas']['StatusError']
         }
       }
-      /** @description Conflict (see error) */
+      /** @description Conflict (see error); on a creating POST also a retry while the first request with its Idempotency-Key still runs (Retry-After) */
       409: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['StatusError']
+        }
+      }
+      /** @description Refused (see error); on a creating POST also an Idempotency-Key used before for a different request */
+      422: {
         headers: {
           [name: string]: unknown
         }
@@ -3692,7 +3824,10 @@ export interface operations {
   connect_beta: {
     parameters: {
       query?: never
-      header?: never
+      header?: {
+        /** @description A unique value per operation (a UUID). A retry with the same key and the same request within 24 h gets the first answer again, marked `Idempotent-Replayed: true`, and acts once; the same key with another body answers 422 `idempotency_key_reused`, and while the first request runs, 409 `idempotency_key_in_progress` with Retry-After. */
+        'Idempotency-Key'?: string
+      }
       path?: never
       cookie?: never
     }
@@ -3747,8 +3882,17 @@ export interface operations {
           'application/json': components['schemas']['StatusError']
         }
       }
-      /** @description Conflict (see error) */
+      /** @description Conflict (see error); on a creating POST also a retry while the first request with its Idempotency-Key still runs (Retry-After) */
       409: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['StatusError']
+        }
+      }
+      /** @description Refused (see error); on a creating POST also an Idempotency-Key used before for a different request */
+      422: {
         headers: {
           [name: string]: unknown
         }
@@ -4113,7 +4257,10 @@ export interface operations {
   connect_sms: {
     parameters: {
       query?: never
-      header?: never
+      header?: {
+        /** @description A unique value per operation (a UUID). A retry with the same key and the same request within 24 h gets the first answer again, marked `Idempotent-Replayed: true`, and acts once; the same key with another body answers 422 `idempotency_key_reused`, and while the first request runs, 409 `idempotency_key_in_progress` with Retry-After. */
+        'Idempotency-Key'?: string
+      }
       path?: never
       cookie?: never
     }
@@ -4250,7 +4397,10 @@ export interface operations {
   connect_android_sms: {
     parameters: {
       query?: never
-      header?: never
+      header?: {
+        /** @description A unique value per operation (a UUID). A retry with the same key and the same request within 24 h gets the first answer again, marked `Idempotent-Replayed: true`, and acts once; the same key with another body answers 422 `idempotency_key_reused`, and while the first request runs, 409 `idempotency_key_in_progress` with Retry-After. */
+        'Idempotency-Key'?: string
+      }
       path?: never
       cookie?: never
     }
@@ -4481,7 +4631,10 @@ export interface operations {
   connect_social_inbox: {
     parameters: {
       query?: never
-      header?: never
+      header?: {
+        /** @description A unique value per operation (a UUID). A retry with the same key and the same request within 24 h gets the first answer again, marked `Idempotent-Replayed: true`, and acts once; the same key with another body answers 422 `idempotency_key_reused`, and while the first request runs, 409 `idempotency_key_in_progress` with Retry-After. */
+        'Idempotency-Key'?: string
+      }
       path?: never
       cookie?: never
     }
@@ -4527,8 +4680,17 @@ export interface operations {
           'application/json': components['schemas']['StatusError']
         }
       }
-      /** @description `social_app_required`: save your app first */
+      /** @description `social_app_required`: save your app first, or `idempotency_key_in_progress` */
       409: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['StatusError']
+        }
+      }
+      /** @description Refused (see error); on a creating POST also an Idempotency-Key used before for a different request */
+      422: {
         headers: {
           [name: string]: unknown
         }
@@ -4626,7 +4788,10 @@ export interface operations {
   select_page: {
     parameters: {
       query?: never
-      header?: never
+      header?: {
+        /** @description A unique value per operation (a UUID). A retry with the same key and the same request within 24 h gets the first answer again, marked `Idempotent-Replayed: true`, and acts once; the same key with another body answers 422 `idempotency_key_reused`, and while the first request runs, 409 `idempotency_key_in_progress` with Retry-After. */
+        'Idempotency-Key'?: string
+      }
       path?: never
       cookie?: never
     }
@@ -4835,7 +5000,7 @@ export interface operations {
           'application/json': components['schemas']['StatusError']
         }
       }
-      /** @description Conflict (see error) */
+      /** @description Conflict (see error); on a creating POST also a retry while the first request with its Idempotency-Key still runs (Retry-After) */
       409: {
         headers: {
           [name: string]: unknown
@@ -4887,7 +5052,10 @@ export interface operations {
   push_custom_channel_message: {
     parameters: {
       query?: never
-      header?: never
+      header?: {
+        /** @description A unique value per operation (a UUID). A retry with the same key and the same request within 24 h gets the first answer again, marked `Idempotent-Replayed: true`, and acts once; the same key with another body answers 422 `idempotency_key_reused`, and while the first request runs, 409 `idempotency_key_in_progress` with Retry-After. */
+        'Idempotency-Key'?: string
+      }
       path?: never
       cookie?: never
     }
@@ -4933,7 +5101,7 @@ export interface operations {
           'application/json': components['schemas']['StatusError']
         }
       }
-      /** @description Conflict (see error) */
+      /** @description Conflict (see error); on a creating POST also a retry while the first request with its Idempotency-Key still runs (Retry-After) */
       409: {
         headers: {
           [name: string]: unknown
@@ -4942,7 +5110,7 @@ export interface operations {
           'application/json': components['schemas']['StatusError']
         }
       }
-      /** @description Refused (see error) */
+      /** @description Refused (see error); on a creating POST also an Idempotency-Key used before for a different request */
       422: {
         headers: {
           [name: string]: unknown
@@ -5041,7 +5209,10 @@ export interface operations {
   create_webhook: {
     parameters: {
       query?: never
-      header?: never
+      header?: {
+        /** @description A unique value per operation (a UUID). A retry with the same key and the same request within 24 h gets the first answer again, marked `Idempotent-Replayed: true`, and acts once; the same key with another body answers 422 `idempotency_key_reused`, and while the first request runs, 409 `idempotency_key_in_progress` with Retry-After. */
+        'Idempotency-Key'?: string
+      }
       path?: never
       cookie?: never
     }
@@ -5087,8 +5258,17 @@ export interface operations {
           'application/json': components['schemas']['StatusError']
         }
       }
-      /** @description Conflict (see error) */
+      /** @description Conflict (see error); on a creating POST also a retry while the first request with its Idempotency-Key still runs (Retry-After) */
       409: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['StatusError']
+        }
+      }
+      /** @description Refused (see error); on a creating POST also an Idempotency-Key used before for a different request */
+      422: {
         headers: {
           [name: string]: unknown
         }
@@ -5218,7 +5398,7 @@ export interface operations {
           'application/json': components['schemas']['StatusError']
         }
       }
-      /** @description Conflict (see error) */
+      /** @description Conflict (see error); on a creating POST also a retry while the first request with its Idempotency-Key still runs (Retry-After) */
       409: {
         headers: {
           [name: string]: unknown
@@ -5723,7 +5903,10 @@ export interface operations {
   replay_webhook: {
     parameters: {
       query?: never
-      header?: never
+      header?: {
+        /** @description A unique value per operation (a UUID). A retry with the same key and the same request within 24 h gets the first answer again, marked `Idempotent-Replayed: true`, and acts once; the same key with another body answers 422 `idempotency_key_reused`, and while the first request runs, 409 `idempotency_key_in_progress` with Retry-After. */
+        'Idempotency-Key'?: string
+      }
       path: {
         /** @description The subscription’s exact name (preferred) or its id, the 0-based position in the list, which shifts after a deletion */
         webhookId: string
@@ -5781,8 +5964,17 @@ export interface operations {
           'application/json': components['schemas']['StatusError']
         }
       }
-      /** @description Conflict (see error) */
+      /** @description Conflict (see error); on a creating POST also a retry while the first request with its Idempotency-Key still runs (Retry-After) */
       409: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['StatusError']
+        }
+      }
+      /** @description Refused (see error); on a creating POST also an Idempotency-Key used before for a different request */
+      422: {
         headers: {
           [name: string]: unknown
         }

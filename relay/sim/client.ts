@@ -19,6 +19,7 @@ import { toNetSend } from './convert'
 import { handleEvent } from './handle-events'
 import { Device, NetMessage, ServerMsg, type ClientMsg } from './network/protocol'
 import { fromNetMessage } from './convert'
+import type { SimSession } from './session'
 import { closeOutcome, PROBLEM_MESSAGES } from './state'
 
 const CREDS_KEY = 'creds'
@@ -30,31 +31,6 @@ const SEND_TIMEOUT_MS = 15_000
 const UNRESPONSIVE_AFTER_FAILURES = 5
 /** Baileys flushes its event buffer on its own after 30 s (event-buffer.js). */
 export const BUFFER_TIMEOUT_MS = 30_000
-
-/** What the event handlers may do with a session. */
-export type SimSession = {
-  opts: ConnectorOptions
-  /** The connector's events, counted until the edge stored what they carry (a stop waits for that). */
-  events: ConnectorEvents
-  pairing: { requested: boolean }
-  knownPeers: Set<string>
-  transmit(msg: ClientMsg): void
-  /** Hands an acknowledged item over now, or holds it in the buffer while an offline backlog drains. */
-  receive(offline: boolean, deliver: () => void): void
-  /** The network says the offline backlog is through: what the buffer holds goes out. */
-  offlineDone(): void
-  /**
-   * Keeps an acknowledged media message with the session until the edge stored it (its file is stored first, which
-   * takes a while); resolves once durable with the release to call then.
-   */
-  keep(msg: Extract<ServerMsg, { t: 'message' }>): Promise<() => void>
-  emit(s: SessionState): void
-  saveCreds(device: Device): Promise<void>
-  markOpen(): void
-  settleSend(id: string, error: { code: number; reason: string } | null): void
-  /** Linking cannot finish (passkey): stop without retrying. */
-  giveUp(): void
-}
 
 function parseJson(text: string): unknown {
   try {

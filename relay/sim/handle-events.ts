@@ -1,7 +1,7 @@
 /** Every message from the simulated network, in one switch; each case hands off to a small handler. */
 import { createHash, randomBytes } from 'node:crypto'
 import type { ServerMsg } from './network/protocol'
-import type { SimSession } from './client'
+import type { SimSession } from './session'
 import { fromNetContact, fromNetMessage } from './convert'
 import { onPaired, onPairingCode, onPasskeyRequired, onQr } from './login'
 

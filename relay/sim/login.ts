@@ -4,7 +4,7 @@
  * and the passkey demand of newer accounts, reported once instead of cycling codes.
  */
 import type { ServerMsg } from './network/protocol'
-import type { SimSession } from './client'
+import type { SimSession } from './session'
 import { digits } from './ids'
 import { PROBLEM_MESSAGES } from './state'
 

@@ -1,6 +1,6 @@
 /**
  * AccountDO: one Durable Object per connected account. A thin class of RPC methods and lifecycle hooks; the rules
- * live in sibling modules (send, ingest, delivery, wait, guards, ramp, link/) and the storage schema in storage.ts.
+ * live in sibling modules (send, ingest, delivery, wait, guards, ramp, session/) and the storage schema in storage.ts.
  * Named `${tenantId}/${accountId}` (see lib/objects.ts), so every send of an account is serialized here.
  *
  * The channels are handed in by the Worker entry (worker/index.ts subclasses this with the registry): the account
@@ -10,24 +10,33 @@ import { DurableObject } from 'cloudflare:workers'
 import type { BatchItem, BatchResponse } from 'drizzle-orm/batch'
 import type { z } from 'zod'
 import type { AccountLimits } from '../../schema/api/accounts'
-import type { ImportedContact, InboundMessage, Receipt, SessionState } from '../../schema/frames'
-import type { ChannelLookup } from '../channels/contract'
-import type { QueuedSend } from '../relay/inbox'
+import type { ImportedContact, InboundMessage, QueuedSend, Receipt, SessionState } from '../../schema/frames'
 import { database, type Db } from '../db/client'
 import { GroupCommit } from '../db/group-commit'
 import { eventOf, eventsWritten, type EventOwner } from '../db/events'
 import { WebhookOutbox } from '../webhooks/outbox'
 import { planOf } from '../plans'
-import type { AccountContext } from './context'
+import type { AccountContext, ChannelLookup } from './context'
 import { failQueued, recordRelayOutcome, sweepDeliveries } from './delivery'
 import { countersFor } from './guards'
 import { ingestMessage, type InboundInput, type IngestOutcome } from './ingest'
-import { drainInboundQueue, receiveProviderInbound, type ProviderInboundOutcome, type QueuedInbound } from './inbound-queue'
-import { connectLink, linkStatus, onRelayLost, onRelayState, removeLink, type ConnectInput, type ConnectOutcome, type LinkStatus } from './link/session'
-import { LinkSignal } from './link/state'
+import { drainInboundQueue, receiveProviderInbound, type ProviderInboundOutcome } from './inbound-queue'
+import type { QueuedInbound } from './inbound-queue.shared'
+import {
+  connectSession,
+  sessionStatus,
+  onRelayLost,
+  onRelayState,
+  removeSession,
+  type ConnectInput,
+  type ConnectOutcome,
+  type SessionStatus,
+} from './session/lifecycle'
+import { claimPasskey, type PasskeyClaim } from './session/passkey'
+import { SessionSignal } from './session/state'
 import { applyReceipt, type ReceiptOutcome } from './receipts'
-import { onRelayContacts, onRelayInbound, sessionEntriesFor, writeSessionEntries, type SessionWriteRefusal } from './link/inbound'
-import { queuedSends } from './link/outbound'
+import { onRelayContacts, onRelayInbound, sessionEntriesFor, writeSessionEntries, type SessionWriteRefusal } from './session/inbound'
+import { queuedSends } from './session/outbound'
 import { NEW_RAMP, rampConnected, rampDisconnected } from './ramp'
 import { allowanceFor, sendMessage, type SendInput, type SendOutcome } from './send'
 import { AccountStore, type AccountRef, type TimerName } from './storage'
@@ -41,7 +50,7 @@ export const TIMER_RETRY_MS = 10_000
 export class AccountObject extends DurableObject<Env> {
   private readonly store: AccountStore
   private readonly waits = new WaitRoom()
-  private readonly linkSignal = new LinkSignal()
+  private readonly sessionSignal = new SessionSignal()
   private readonly db: Db
   private readonly context: AccountContext
   private readonly webhooks: WebhookOutbox
@@ -58,7 +67,7 @@ export class AccountObject extends DurableObject<Env> {
       db: this.db,
       store: this.store,
       waits: this.waits,
-      linkSignal: this.linkSignal,
+      sessionSignal: this.sessionSignal,
       schedule: (name, at) => this.schedule(name, at),
       unschedule: (name) => this.unschedule(name),
       background: (work) => ctx.waitUntil(work),
@@ -122,14 +131,14 @@ export class AccountObject extends DurableObject<Env> {
   }
 
   /**
-   * The account was removed (account/lifecycle.ts): a relay session is logged out upstream when a relay is
+   * The account was removed (channels/lifecycle.ts): a relay session is logged out upstream when a relay is
    * reachable, messages still queued fail (they can no longer go out) and its timers stop. The guard state (today's
    * counters, loop guard, opener window, ramp) is kept: the same account added again is the same sender, and
    * forgetting it would let a remove-and-re-add reset limits that cannot be switched off.
    */
   async removed(ref: AccountRef): Promise<{ reached: boolean }> {
     this.store.setRef(ref)
-    const out = await removeLink(this.context)
+    const out = await removeSession(this.context)
     await failQueued(this.context, 'the account was disconnected before the message was delivered')
     const ramp = this.store.ramp()
     if (ramp) this.store.setRamp(rampDisconnected(ramp, Date.now()))
@@ -148,14 +157,19 @@ export class AccountObject extends DurableObject<Env> {
     this.ctx.waitUntil(this.webhooks.run('alarm').then(...this.released))
   }
 
-  // ── alpha/beta link (channels/alpha, channels/beta) ────────────────────────────────────────────────────────────────────────
+  // ── alpha/beta session (channels/relay-run, for channels/alpha and channels/beta) ──────────────────────────────
 
-  async linkConnect(input: ConnectInput): Promise<ConnectOutcome> {
-    return connectLink(this.context, input)
+  async connectSession(input: ConnectInput): Promise<ConnectOutcome> {
+    return connectSession(this.context, input)
   }
 
-  async linkStatus(probeTimeoutMs: number | null): Promise<LinkStatus> {
-    return linkStatus(this.context, probeTimeoutMs)
+  async sessionStatus(probeTimeoutMs: number | null): Promise<SessionStatus> {
+    return sessionStatus(this.context, probeTimeoutMs)
+  }
+
+  /** alpha: spends the passkey ceremony's one-time token (channels/alpha/passkey-routes.ts). */
+  async claimPasskey(ceremony: string): Promise<PasskeyClaim> {
+    return claimPasskey(this.context, ceremony, Date.now())
   }
 
   // ── frames from the relay running this account's session, routed by the RelayHubDO ───────────────────────────

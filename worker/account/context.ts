@@ -1,10 +1,14 @@
-/** What the AccountDO hands its procedures (send, ingest, delivery, waits): storage, D1, timers, background work. */
+/**
+ * What the AccountDO hands its procedures (send, ingest, delivery, waits): storage, D1, timers, background work, and
+ * the channels, of which it needs only their runtime (how messages leave, the warm-up, inbound media headers): that is
+ * declared here, below the channel folders that implement it (channels/contract.ts builds the whole `Channel` on it).
+ */
 import type { BatchItem, BatchResponse } from 'drizzle-orm/batch'
-import type { ChannelLookup } from '../channels/contract'
 import type { Db } from '../db/client'
 import type { GroupCommit } from '../db/group-commit'
-import type { LinkSignal } from './link/state'
-import type { AccountStore, TimerName } from './storage'
+import type { MessageWithContact } from '../db/messages'
+import type { SessionSignal } from './session/state'
+import type { AccountRef, AccountStore, TimerName } from './storage'
 import type { WaitRoom } from './waits'
 
 export type AccountContext = {
@@ -14,8 +18,8 @@ export type AccountContext = {
   db: Db
   store: AccountStore
   waits: WaitRoom
-  /** Wakes callers waiting for the alpha/beta link to change (the pairing-code wait of a connect call). */
-  linkSignal: LinkSignal
+  /** Wakes callers waiting for the alpha/beta session to change (the pairing-code wait of a connect call). */
+  sessionSignal: SessionSignal
   /** Sets a named timer; the object's single alarm always points at the earliest one. */
   schedule(name: TimerName, at: number): Promise<void>
   unschedule(name: TimerName): Promise<void>
@@ -31,3 +35,51 @@ export type AccountContext = {
   /** Inbound messages' group commit (through `commitBound`): concurrent messages of the account share one D1 batch. */
   inbound: GroupCommit<D1PreparedStatement>
 }
+
+/**
+ * One delivery attempt's outcome. The AccountDO turns it into the message's status and event:
+ * - `ok`: the upstream accepted it (`sent`);
+ * - `ok: false`: refused for good (`failed`, with the upstream's code when it has one);
+ * - `retry`: the upstream is unavailable for now (a phone offline, a slow-down); the delivery timer tries again at
+ *   `at`, and the message fails once it has waited longer than the channel's `patience`;
+ * - `pending`: handed to a relay (or waiting for one); the outcome arrives later as a frame.
+ */
+export type DeliveryResult =
+  | { ok: true; upstreamId?: string }
+  | { ok: false; code: number | null; error: string }
+  | { retry: true; at: number; error: string }
+  | { pending: true }
+
+/**
+ * A direct channel sends by itself, from inside this object: `deliver` (the channel's outbound.ts) makes one attempt,
+ * and an attempt the object did not finish (evicted mid-call) is tried again up to MAX_DELIVERY_ATTEMPTS times.
+ */
+export type DirectTransport = {
+  readonly transport: 'direct'
+  /** Delivers one queued message (see DeliveryResult). */
+  deliver(c: AccountContext, ref: AccountRef, row: MessageWithContact): Promise<DeliveryResult>
+  /**
+   * How long a queued message may wait for the channel (a `retry` to go through) before it fails, and the error it
+   * then fails with (the last `retry` error is added to it). Absent: a `retry` is never given up on by time.
+   */
+  readonly patience?: { ms: number; error: string }
+}
+
+/**
+ * A relay-run channel (alpha, beta): the account's session (session/) hands each message to the relay running it,
+ * re-offers it at every sweep, and fails it with `relay_unavailable` when no relay took it in time (RELAY_PATIENCE).
+ */
+export type RelayTransport = { readonly transport: 'relay' }
+
+export type ChannelRuntime = (DirectTransport | RelayTransport) & {
+  /** Whether new contacts follow the alpha warm-up ramp (spec 8); `ramp_day` is null otherwise. */
+  readonly warmUp: boolean
+  /**
+   * Headers an inbound attachment's provider URL needs (Twilio's Basic auth for its media), read when the fetch
+   * happens so no secret waits in the queue; sent to that URL's origin only. Absent: the URL needs none.
+   */
+  mediaHeaders?(env: Env, db: Db, ref: AccountRef, url: string): Promise<Record<string, string> | null>
+}
+
+/** Finds a channel by id (the AccountDO gets this from the registry through worker/index.ts). */
+export type ChannelLookup = (id: AccountRef['channel']) => ChannelRuntime

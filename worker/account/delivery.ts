@@ -2,11 +2,11 @@
  * Outbound delivery from the AccountDO. The queued row in D1 is the outbox: a send starts one attempt right away,
  * and the `delivery` timer (armed before the row is written) sweeps whatever is still queued, so a message is
  * either handed over or marked failed even if the object is evicted mid-attempt. Never stuck in `queued`.
- * How a message leaves is the channel's (`Channel.deliver`); what its answer does to the message is decided here.
+ * How a message leaves is its channel's transport: a direct channel's `deliver` (its outbound.ts), or for a relay-run
+ * channel the account's session (session/outbound.ts); what the answer does to the message is decided here.
  */
 import { and, eq } from 'drizzle-orm'
 import { messages } from '../../schema/d1'
-import type { ChannelRuntime, DeliveryResult } from '../channels/contract'
 import { insertEventIfMessage } from '../db/events'
 import {
   deferAttempt,
@@ -19,7 +19,8 @@ import {
   type StatusChange,
 } from '../db/messages'
 import { messageEventFromRow } from '../events/payloads'
-import type { AccountContext } from './context'
+import type { AccountContext, ChannelRuntime, DeliveryResult } from './context'
+import { handToRelay, RELAY_PATIENCE } from './session/outbound'
 import type { AccountRef } from './storage'
 
 /** An attempt not finished after this long was interrupted (the object was evicted); the sweep takes it over. */
@@ -38,7 +39,8 @@ export async function deliverMessage(c: AccountContext, messageId: string): Prom
   if (!row) return
   let result: DeliveryResult
   try {
-    result = await c.channels(ref.channel).deliver(c, ref, row)
+    const channel = c.channels(ref.channel)
+    result = channel.transport === 'relay' ? await handToRelay(c, row) : await channel.deliver(c, ref, row)
   } catch (err) {
     result = { ok: false, code: null, error: `delivery failed: ${err instanceof Error ? err.message : String(err)}` }
   }
@@ -82,7 +84,7 @@ export async function recordRelayOutcome(c: AccountContext, ref: AccountRef, mes
 }
 
 function gaveUp(channel: ChannelRuntime, row: MessageWithContact, now: number): Outcome | null {
-  const patience = channel.patience
+  const patience = channel.transport === 'relay' ? RELAY_PATIENCE : channel.patience
   if (!patience || now < row.message.createdAt + patience.ms) return null
   const last = row.message.errorMessage
   return { ok: false, code: row.message.errorCode, error: last ? `${patience.error} (last: ${last})` : patience.error }

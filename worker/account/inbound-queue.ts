@@ -16,8 +16,6 @@
  * - Idempotent by provider message id: a re-delivered webhook is one queue row, a message already stored is not
  *   fetched again, and an attachment already in the store is not fetched twice (its id derives from the upstream id).
  */
-import { z } from 'zod'
-import { CHANNELS, MEDIA_KINDS } from '../../schema/d1'
 import { mediaConfig, urlPolicy } from '../config'
 import type { ContactSeed } from '../db/contacts'
 import { findByUpstreamId } from '../db/messages'
@@ -28,45 +26,8 @@ import { ingestMediaUrl, kindOf, type IngestedMedia } from '../media/ingest-url'
 import { getMedia, upsertMedia } from '../db/media'
 import type { AccountContext } from './context'
 import { ingestMessage, ingestMessages, type InboundItem, type IngestOutcome } from './ingest'
+import { partUpstreamId, QueuedInbound, type Attachment } from './inbound-queue.shared'
 import type { AccountRef } from './storage'
-
-export const Attachment = z.object({
-  url: z.string().min(1).max(4096),
-  /** The provider's type for it (MediaContentTypeN; Graph's attachment type as `image/*`). */
-  contentType: z.string().max(200).nullable(),
-  fileName: z.string().max(512).nullable(),
-  kind: z.enum(MEDIA_KINDS).nullable(),
-  /**
-   * Put into the store by the webhook already, under its part's id (the phone sends files inline, media/ingest-inline.ts):
-   * nothing to fetch, and no row means the provider sent no bytes for it (stored as unavailable).
-   */
-  stored: z.boolean().optional(),
-})
-export type Attachment = z.infer<typeof Attachment>
-
-const Seed = z.object({
-  id: z.string(),
-  tenantId: z.string(),
-  accountId: z.string(),
-  channel: z.enum(CHANNELS),
-  phone: z.string().nullish(),
-  externalId: z.string().nullish(),
-  socialId: z.string().nullish(),
-  peerId: z.string().nullish(),
-  name: z.string().nullish(),
-})
-
-export const QueuedInbound = z.object({
-  contact: Seed,
-  text: z.string(),
-  upstreamId: z.string().min(1),
-  attachments: z.array(Attachment).max(10),
-  /** Where `media.url` points (the service's public origin when the webhook arrived). */
-  origin: z.string(),
-  /** An opt-out the provider decided (Twilio's OptOutType), applied once the message is stored. */
-  optOut: z.enum(['stop', 'start']).nullable(),
-})
-export type QueuedInbound = z.infer<typeof QueuedInbound>
 
 export type ProviderInboundOutcome = { queued: true; duplicate: boolean } | ({ queued: false } & IngestOutcome)
 
@@ -97,11 +58,6 @@ export async function receiveProviderInbound(c: AccountContext, ref: AccountRef,
   const fresh = c.store.enqueueInbound(item.upstreamId, JSON.stringify(item), now)
   if (fresh) await c.schedule('media', now)
   return { queued: true, duplicate: !fresh }
-}
-
-/** The upstream id of the message carrying attachment `i`: the provider's id for the first, `{id}/{i}` after. */
-export function partUpstreamId(upstreamId: string, i: number): string {
-  return i === 0 ? upstreamId : `${upstreamId}/${i}`
 }
 
 /** An attachment's outcome as the message keeps it, with the type `media.content_type` shows. */

@@ -1,30 +1,11 @@
 /**
  * The long-poll wait of one account, served by the AccountDO's fetch handler (not RPC) because only a fetch sees
- * its caller go away: request.signal aborts and the slot is released at once.
+ * its caller go away: request.signal aborts and the slot is released at once. Its URL and answer: wait.shared.ts.
  */
-import { z } from 'zod'
-import { Message } from '../../schema/api/messages'
 import { inboundAfter } from '../db/messages'
 import { toWireMessage } from '../db/wire'
 import type { AccountContext } from './context'
-
-export const WAIT_BATCH = 50
-
-const WaitParams = z.object({
-  tenant: z.string().min(1),
-  account: z.string().min(1),
-  after: z.coerce.number().int().min(0),
-  timeout_ms: z.coerce.number().int().min(0).max(60_000),
-})
-
-/** The object's answer, parsed with this shape where it is read (it crosses the Durable Object boundary as JSON). */
-export const WaitAnswer = z.object({ messages: z.array(Message), last_seq: z.number().int().nullable() })
-export type WaitAnswer = z.infer<typeof WaitAnswer>
-
-export function waitUrl(tenantId: string, accountId: string, afterSeq: number, timeoutMs: number): string {
-  const q = new URLSearchParams({ tenant: tenantId, account: accountId, after: String(afterSeq), timeout_ms: String(timeoutMs) })
-  return `https://account.internal/wait?${q}`
-}
+import { WAIT_BATCH, WaitParams, type WaitAnswer } from './wait.shared'
 
 export async function serveWait(c: AccountContext, request: Request): Promise<Response> {
   const params = WaitParams.safeParse(Object.fromEntries(new URL(request.url).searchParams))

@@ -5,7 +5,8 @@
  */
 import { alphaChannel } from './alpha'
 import { betaChannel } from './beta'
-import type { Channel, ChannelId, ChannelRuntime, SendRules } from './contract'
+import type { ChannelRuntime } from '../account/context'
+import type { Channel, ChannelId, SendRules } from './contract'
 import { customChannel } from './custom'
 import { plannedSendRules } from './planned'
 import { smsChannel } from './sms'
@@ -14,6 +15,11 @@ import { socialChannel } from './social'
 export const CHANNELS: readonly Channel[] = [alphaChannel, betaChannel, smsChannel, socialChannel, customChannel]
 
 const byId = new Map<ChannelId, Channel>(CHANNELS.map((c) => [c.id, c]))
+
+/** Where a channel's routes are mounted under /v1 (its REST operations' paths and its tools' start with this). */
+export function channelBase(channel: Channel): string {
+  return `/channels/${channel.path}`
+}
 
 /** How a send on the channel resolves its recipient: the channel's own rules, or the spec's for a planned one. */
 export function sendRulesFor(id: ChannelId): SendRules | undefined {

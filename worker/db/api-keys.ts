@@ -1,17 +1,19 @@
 /**
  * API keys: `svc_live_` + 40 base62 characters, shown once, stored only as a SHA-256 hash, with the grant that
- * narrows what the key may do (worker/safety/grant.ts).
+ * narrows what the key may do (its rules: worker/safety/grant.ts).
  */
 import { and, desc, eq, isNull } from 'drizzle-orm'
 import { z } from 'zod'
 import { apiKeys, tenants } from '../../schema/d1'
 import { randomBase62, sha256Hex } from '../lib/crypto'
 import { newId } from '../lib/ids'
-import { DEFAULT_REPLY_WINDOW_S, type KeyGrant } from '../safety/grant'
+import type { KeyGrant } from '../env'
 import type { Db } from './client'
 import type { Tenant } from './tenants'
 
 export const API_KEY_PREFIX = 'svc_live_'
+/** The reply window of a `reply` key minted without one, and of every row stored before the column existed. */
+export const DEFAULT_REPLY_WINDOW_S = 24 * 3600
 const API_KEY_RANDOM_CHARS = 40
 const DISPLAY_PREFIX_CHARS = API_KEY_PREFIX.length + 4
 

@@ -1,6 +1,6 @@
 /** The `media` object of a message, from its stored columns: the same shape in REST answers and webhook payloads. */
 import type { z } from 'zod'
-import type { MessageMedia } from '../../schema/api/media'
+import type { MessageMedia } from '../../schema/media'
 import type { MessageRow } from './messages'
 
 export type MediaFacts = Pick<

@@ -1,17 +1,18 @@
 /**
- * Typed stubs of the two Durable Objects. Callers import these instead of the classes' modules so that asking an
- * object for something never pulls the object's own code (and its imports) into the caller's folder: only types
- * cross, which keeps worker/ free of import cycles.
+ * Typed stubs of the two Durable Objects. Callers ask for a stub here instead of importing the classes: the
+ * bindings' generated types (worker-configuration.d.ts, `DurableObjectNamespace<AccountDO>`) give the stub its RPC
+ * methods, so no caller's folder depends on an object's code, not even for a type.
  */
-import type { AccountObject } from '../account/account-do'
-import type { RelayHubDO } from '../relay/hub-do'
+
+export type AccountStub = ReturnType<Env['ACCOUNT']['getByName']>
+export type RelayHubStub = ReturnType<Env['RELAY_HUB']['getByName']>
 
 /** The AccountDO of one account of one tenant (named `${tenantId}/${accountId}`, so every send of an account is serialized there). */
-export function accountStub(env: Env, tenantId: string, accountId: string): DurableObjectStub<AccountObject> {
+export function accountStub(env: Env, tenantId: string, accountId: string): AccountStub {
   return env.ACCOUNT.getByName(`${tenantId}/${accountId}`)
 }
 
 /** The relay hub: one object for the whole service. */
-export function relayHub(env: Env): DurableObjectStub<RelayHubDO> {
+export function relayHub(env: Env): RelayHubStub {
   return env.RELAY_HUB.getByName('global')
 }

@@ -1,22 +1,39 @@
 /**
- * Reads a request body up to `maxBytes`, chunk by chunk: a body sent without Content-Length (chunked) is cut off as
- * soon as it passes the cap instead of being buffered whole first (issue 14 §2). Null when it is too large.
+ * Reading a body up to a cap, chunk by chunk: a body sent without Content-Length (chunked) is cut off as soon as it
+ * passes the cap instead of being buffered whole first (issue 14 §2).
  */
-export async function readCapped(body: ReadableStream<Uint8Array> | null, maxBytes: number): Promise<Uint8Array | null> {
-  if (!body) return new Uint8Array(0)
+
+/**
+ * Hands each chunk of `body` to `take` while the total stays within `maxBytes`; once it passes, the stream is
+ * cancelled and the answer says `over` (with `size` the bytes read so far, the last chunk included).
+ */
+export async function eachChunkCapped(
+  body: ReadableStream<Uint8Array> | null,
+  maxBytes: number,
+  take: (chunk: Uint8Array) => void | Promise<void>
+): Promise<{ over: boolean; size: number }> {
+  if (!body) return { over: false, size: 0 }
   const reader = body.getReader()
-  const chunks: Uint8Array[] = []
   let size = 0
   for (;;) {
     const { done, value } = await reader.read()
-    if (done) break
+    if (done) return { over: false, size }
     size += value.byteLength
     if (size > maxBytes) {
       await reader.cancel().catch(() => undefined)
-      return null
+      return { over: true, size }
     }
-    chunks.push(value)
+    await take(value)
   }
+}
+
+/** The whole body, or null when it is larger than `maxBytes`. */
+export async function readCapped(body: ReadableStream<Uint8Array> | null, maxBytes: number): Promise<Uint8Array | null> {
+  const chunks: Uint8Array[] = []
+  const { over, size } = await eachChunkCapped(body, maxBytes, (chunk) => {
+    chunks.push(chunk)
+  })
+  if (over) return null
   const out = new Uint8Array(size)
   let at = 0
   for (const chunk of chunks) {

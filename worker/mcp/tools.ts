@@ -1,20 +1,27 @@
 /**
  * The one tool table of the MCP server (spec 4.9 and the channel tools of 4.3 to 4.7): every tool is one REST
- * operation. The rows live beside their resource (tools/ here, each channel's tools.ts, planned.ts for channels not
- * built yet); this module joins them and renders tools/list.
+ * operation, read off its route definition (lib/tool-spec.ts `routeTools`). The rows saying which operations are
+ * tools live beside their resource (tools/ here, each channel's tools.ts, planned.ts for channels not built yet);
+ * this module joins them and renders tools/list.
  */
 import type { Tool } from '@modelcontextprotocol/server'
 import { inputJsonSchema } from './json-schema'
-import type { ToolSpec } from '../lib/tool-spec'
+import { routeTools, type ToolSpec } from '../lib/tool-spec'
 import { PLANNED_TOOLS } from '../channels/planned'
-import { CHANNELS } from '../channels/registry'
+import { CHANNELS, channelBase } from '../channels/registry'
 import { isDefaultGrant, type KeyGrant } from '../safety/grant'
 import { toolAllowed } from '../safety/tool-scope'
 import { auditTools } from './tools/audit'
 import { messagingTools } from './tools/messaging'
 import { webhookTools } from './tools/webhooks'
 
-export const TOOLS: readonly ToolSpec[] = [...messagingTools, ...CHANNELS.flatMap((c) => c.tools), ...PLANNED_TOOLS, ...webhookTools, ...auditTools]
+export const TOOLS: readonly ToolSpec[] = [
+  ...messagingTools,
+  ...CHANNELS.flatMap((c) => routeTools(c.routes, channelBase(c), c.tools)),
+  ...PLANNED_TOOLS,
+  ...webhookTools,
+  ...auditTools,
+]
 
 const byName = new Map(TOOLS.map((t) => [t.name, t]))
 

@@ -8,6 +8,7 @@ import { fileNameFromUrl } from '../../common/media'
 import type { MediaKind } from '../../schema/d1'
 import type { Db } from '../db/client'
 import { getMedia, upsertMedia, type MediaRow } from '../db/media'
+import { eachChunkCapped } from '../lib/read-capped'
 import { mediaIdFor, mediaKey } from './ids'
 
 export type MediaSource = {
@@ -184,22 +185,13 @@ async function putUnknownLength(
   maxBytes: number,
   httpMetadata: R2HTTPMetadata
 ): Promise<{ over: boolean; size: number }> {
-  const reader = (body ?? new Response(null).body ?? new ReadableStream<Uint8Array>()).getReader()
   let part = new Uint8Array(PART_BYTES)
   let filled = 0
-  let size = 0
-  let upload: R2MultipartUpload | null = null
+  // Started by the first full part (inside the chunk callback, so held in an object the compiler follows).
+  const multipart: { upload: R2MultipartUpload | null } = { upload: null }
   const parts: R2UploadedPart[] = []
   try {
-    for (;;) {
-      const { done, value } = await reader.read()
-      if (done) break
-      size += value.byteLength
-      if (size > maxBytes) {
-        await reader.cancel().catch(() => undefined)
-        await upload?.abort().catch(() => undefined)
-        return { over: true, size: maxBytes }
-      }
+    const { over, size } = await eachChunkCapped(body, maxBytes, async (value) => {
       let at = 0
       while (at < value.byteLength) {
         const n = Math.min(PART_BYTES - filled, value.byteLength - at)
@@ -207,12 +199,17 @@ async function putUnknownLength(
         filled += n
         at += n
         if (filled === PART_BYTES) {
-          upload ??= await bucket.createMultipartUpload(key, { httpMetadata })
-          parts.push(await upload.uploadPart(parts.length + 1, part))
+          multipart.upload ??= await bucket.createMultipartUpload(key, { httpMetadata })
+          parts.push(await multipart.upload.uploadPart(parts.length + 1, part))
           part = new Uint8Array(PART_BYTES)
           filled = 0
         }
       }
+    })
+    const { upload } = multipart
+    if (over) {
+      await upload?.abort().catch(() => undefined)
+      return { over: true, size: maxBytes }
     }
     if (!upload) {
       await bucket.put(key, part.subarray(0, filled), { httpMetadata })
@@ -222,7 +219,7 @@ async function putUnknownLength(
     await upload.complete(parts)
     return { over: false, size }
   } catch (err) {
-    await upload?.abort().catch(() => undefined)
+    await multipart.upload?.abort().catch(() => undefined)
     throw err
   }
 }

@@ -4,7 +4,7 @@
  * all of them so the returned cursor never skips a message of another account.
  */
 import { accountStub } from '../lib/objects'
-import { WAIT_BATCH, WaitAnswer, waitUrl } from '../account/wait'
+import { WAIT_BATCH, WaitAnswer, waitUrl } from '../account/wait.shared'
 import type { AccountRow } from '../db/accounts'
 import type { Db } from '../db/client'
 import { inboundAfter } from '../db/messages'

@@ -17,10 +17,7 @@ import { leaseTick, linkGone, nextCheckAt } from './leases'
 import { inScope } from './placement'
 import { RELAY_LINKS_PER_TOKEN } from './budgets'
 import { attachmentOf, lastSeen, openLinks, relayTag, setAttachment } from './links'
-
-/** Headers the Worker route sets after checking the relay token; a client cannot reach the object directly. */
-export const RELAY_ID_HEADER = 'x-gateway-relay-id'
-export const RELAY_TENANT_HEADER = 'x-gateway-relay-tenant'
+import { RELAY_ID_HEADER, RELAY_TENANT_HEADER } from './upgrade.shared'
 
 export class RelayHubDO extends DurableObject<Env> {
   private readonly c: HubContext

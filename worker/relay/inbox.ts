@@ -3,7 +3,7 @@
  * are checked against the lease (same relay process, same fencing number) and handled in order per session; each
  * is acked only after the AccountDO has committed what it carries, so the relay resends whatever is not acked.
  */
-import { CLOSE, PONG_TEXT, RelayFrame, type FrameOf, type OutboundMessage } from '../../schema/frames'
+import { CLOSE, PONG_TEXT, RelayFrame, type FrameOf, type QueuedSend } from '../../schema/frames'
 import { HELLO_SESSIONS_MAX, INBOUND_BUFFER_MAX } from './budgets'
 import { tenantsWithOwnRelays } from '../db/relays'
 import { accountStub } from '../lib/objects'
@@ -13,8 +13,6 @@ import { inSessionOrder } from './hub-context'
 import type { SessionRow } from './hub-store'
 import { closeLink, openLinks, sendFrame, setAttachment, type Link } from './links'
 import { inScope, placeWaiting } from './placement'
-
-export type QueuedSend = { message: OutboundMessage; expiresAt: number }
 
 type SessionFrame = Exclude<RelayFrame, { type: 'hello' | 'ping' | 'draining' | 'probe_result' | 'login_result' }>
 

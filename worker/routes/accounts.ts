@@ -13,9 +13,13 @@ accountsRoutes.openapi(
   createRoute({
     method: 'get',
     path: '/',
+    operationId: 'list_accounts',
     tags: ['Accounts'],
     summary: 'List accounts',
-    description: 'Every account added to this API key (connected or not) with its daily limits. `ramp_day` is null for channels without a warm-up ramp.',
+    description: [
+      "Call this first: lists the user's accounts (id, channel, status) with today's sends and new contacts against their caps. The id is the account_id other tools take.",
+      'Every account added to this API key (connected or not) with its daily limits. `ramp_day` is null for channels without a warm-up ramp.',
+    ].join('\n\n'),
     responses: {
       200: { description: 'The accounts', content: { 'application/json': { schema: AccountList } } },
       401: { description: 'Missing or invalid API key', content: { 'application/json': { schema: MessagingError } } },

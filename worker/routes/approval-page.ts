@@ -15,7 +15,7 @@ import { ApiError } from '../errors'
 import { iso } from '../lib/time'
 import { approvalPageHtml, approvalResultHtml } from '../safety/approval-page-html'
 import { readApprovalToken, type ApprovalClaims } from '../safety/approval-token'
-import { decide } from '../safety/approvals'
+import { decide } from '../messaging/approvals'
 
 export const approvalPageRoutes = new Hono<AppEnv>()
 

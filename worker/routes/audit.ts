@@ -39,11 +39,14 @@ auditRoutes.openapi(
     summary: 'List the audit log',
     operationId: 'list_audit',
     description: [
-      'What your keys did, newest first: every call that changes something (whatever its outcome) and every call refused',
-      'for the key (`key_scope`, `key_account`, `key_expired`), with key id and label, route or MCP tool, account, contact,',
-      `outcome (accepted, refused, approved, rejected) and time. Message texts are never copied here. Kept ${AUDIT_RETENTION_DAYS} days.`,
-      'Pass `next_cursor` as `before` for the next page.',
-    ].join(' '),
+      'Lists what the API keys did, newest first: every change and every call refused for the key, with key, tool or route, account, contact and outcome (accepted, refused, approved, rejected); filter by key_id, account_id or outcome and pass next_cursor as before for the next page.',
+      [
+        'What your keys did, newest first: every call that changes something (whatever its outcome) and every call refused',
+        'for the key (`key_scope`, `key_account`, `key_expired`), with key id and label, route or MCP tool, account, contact,',
+        `outcome (accepted, refused, approved, rejected) and time. Message texts are never copied here. Kept ${AUDIT_RETENTION_DAYS} days.`,
+        'Pass `next_cursor` as `before` for the next page.',
+      ].join(' '),
+    ].join('\n\n'),
     request: { query: AuditQuery },
     responses: {
       200: { description: 'A page of entries', content: { 'application/json': { schema: AuditPage } } },

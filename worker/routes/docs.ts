@@ -5,7 +5,6 @@
 import type { OpenAPIHono } from '@hono/zod-openapi'
 import type { OpenAPIObject, ReferenceObject } from 'openapi3-ts/oas31'
 import { publicOrigin } from '../config'
-import { TOOLS } from '../mcp/tools'
 
 const INTRO = [
   'A wire-only messaging gateway: send and receive through your own accounts (alpha, beta, SMS, page inbox, custom channel).',
@@ -39,9 +38,6 @@ export function openApiConfig(env: Env, requestUrl: string): OpenAPIObjectConfig
 type OpenAPIObjectConfig = Parameters<OpenAPIHono['getOpenAPI31Document']>[0]
 type Env_ = import('hono').Env
 
-/** `GET /webhooks/{webhookId}` → the MCP tool that runs that operation, so REST and MCP share one vocabulary. */
-const TOOL_FOR_OPERATION = new Map(TOOLS.map((t) => [`${t.method.toLowerCase()} ${t.path}`, t.name]))
-
 const VERB: Record<string, string> = { get: 'get', post: 'create', put: 'set', patch: 'update', delete: 'delete' }
 
 /** An operation no tool maps to gets a name of the same style from its method and path (`get_openapi_json`). */
@@ -54,15 +50,16 @@ function derivedOperationId(method: string, path: string): string {
 }
 
 /**
- * The OpenAPI document for client generators: every operation has an `operationId`, the MCP tool name where a tool
- * maps to it (a route that names its own keeps it).
+ * The OpenAPI document for client generators: every operation has an `operationId`. An operation that is an MCP
+ * tool names itself after it (its route's operationId is the tool's name, lib/tool-spec.ts); any other gets one
+ * derived from its method and path.
  */
 export function apiDocument<E extends Env_>(api: OpenAPIHono<E>, config: OpenAPIObjectConfig): OpenAPIObject {
   const doc = api.getOpenAPI31Document(config)
   for (const [path, item] of Object.entries(doc.paths ?? {})) {
     for (const method of METHODS) {
       const op = item[method]
-      if (op && !op.operationId) op.operationId = TOOL_FOR_OPERATION.get(`${method} ${path}`) ?? derivedOperationId(method, path)
+      if (op && !op.operationId) op.operationId = derivedOperationId(method, path)
       // Every operation refuses a key the decision table does not allow (worker/safety/scopes.ts), in its 401's shape.
       const responses = op?.responses
       const unauthorized = responses?.['401']

@@ -35,9 +35,11 @@ mediaRoutes.openapi(
     path: '/{mediaId}',
     tags: ['Media'],
     operationId: 'get_media',
-    summary: 'Get the bytes of a media item (tool get_media)',
-    description:
+    summary: 'Get media',
+    description: [
+      'Fetches the media of a message by its media.id (photo, voice note, audio, video, document, sticker). Images come back as an image block, audio and voice notes as an audio block (up to 5 MiB); anything else as a summary, fetch it by media.url.',
       'The content of an inbound photo, video, audio file, voice note, document or sticker, with its `Content-Type`. Supports `Range: bytes=…` (206 with `Content-Range`, 416 outside the item). Always answers for your own media while it is kept (retention: 30 days by default), so an expired `media.url` is never a dead end. 404 for an unknown id or another tenant’s; 403 `key_account` for an item of an account the key does not list; 413 when the item was over the size cap and is not stored.',
+    ].join('\n\n'),
     request: { params: MediaIdParam },
     responses: {
       200: { description: 'The whole item', content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } } },

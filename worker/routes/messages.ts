@@ -1,6 +1,6 @@
 /** /v1/messages (spec 4.2): send, list, long-poll wait, get one; the archive (routes/message-archive.ts) is mounted here, before `/{id}`. */
 import { createRoute } from '@hono/zod-openapi'
-import { MessagingError } from '../../schema/api/common'
+import { IdempotencyKeyHeader, MessagingError } from '../../schema/api/common'
 import { ListMessagesQuery, Message, MessageIdParam, MessageList, SendAccepted, SendMessageBody, WaitQuery, WaitResult } from '../../schema/api/messages'
 import { sendRulesFor } from '../channels/registry'
 import { accountStub } from '../lib/objects'
@@ -20,10 +20,16 @@ import { messageArchiveRoutes } from './message-archive'
 import { mediaSigner, signMessages } from '../media/links-for'
 import { noteAudit } from '../middleware/key-scope'
 import { checkAccount } from '../safety/key-refusals'
-import { holdMessage } from '../safety/approvals'
+import { holdMessage } from '../messaging/approvals'
 import { accountAllowed } from '../safety/grant'
 import { checkReplyWindow } from '../safety/reply-window'
+import { noteRateLimit } from '../lib/rate-limit-state'
+import { secondsToNextUtcDay } from '../lib/time'
 import { resourceApp } from '../validate'
+
+/** The account's daily send cap as a RateLimit policy on every answer the account's object gave (docs/api.md). */
+export const DAILY_SENDS_POLICY = 'daily-sends'
+const DAY_S = 86_400
 
 export const messagesRoutes = resourceApp({
   to: 'invalid_recipient',
@@ -51,22 +57,26 @@ messagesRoutes.openapi(
   createRoute({
     method: 'post',
     path: '/',
+    operationId: 'send_message',
     tags: ['Messages'],
     summary: 'Send a message',
     description: [
-      'Queues a message from one of your accounts; read its status with GET /messages/{id}.',
-      'Limits that protect your number are enforced and cannot be switched off: 50 sends per account and UTC day',
-      '(`daily_send_cap`), 10 new contacts per UTC day (`new_contact_cap`; a new contact is someone who never wrote to',
-      'the account and was never messaged by it; replies never count), 3 messages to one person since their last',
-      'message (`loop_guard`), and the same first message to more than 5 never-written people within 30 minutes',
-      '(`opener_burst`, which suspends sending until the service reviews it). An alpha number warms up: 0 new contacts',
-      'on its first two active days, then one more per day up to the cap. `media_url` must be a public https URL',
-      '(private, loopback, link-local and internal addresses are refused). Daily-limit refusals carry `retry_after_s`,',
-      'the seconds until the next UTC day. A refused send changes no counter.',
-      'A `reply` key may send only to people who wrote to the account within its reply window (default 24 h); a key with',
-      'approval on holds a send to someone who never wrote as `awaiting_approval` until the owner decides (docs/agent-safety.md).',
-    ].join(' '),
-    request: { body: { required: true, content: { 'application/json': { schema: SendMessageBody } } } },
+      'Queues a message from one of the user’s accounts to a person (address a reply by the contact id of their message); check delivery with get_message. Only message people who wrote first or whom the user asked you to contact; the service refuses beyond 50 sends and 10 new contacts per account per UTC day and after 3 messages to one person who has not replied (loop_guard).',
+      [
+        'Queues a message from one of your accounts; read its status with GET /messages/{id}.',
+        'Limits that protect your number are enforced and cannot be switched off: 50 sends per account and UTC day',
+        '(`daily_send_cap`), 10 new contacts per UTC day (`new_contact_cap`; a new contact is someone who never wrote to',
+        'the account and was never messaged by it; replies never count), 3 messages to one person since their last',
+        'message (`loop_guard`), and the same first message to more than 5 never-written people within 30 minutes',
+        '(`opener_burst`, which suspends sending until the service reviews it). An alpha number warms up: 0 new contacts',
+        'on its first two active days, then one more per day up to the cap. `media_url` must be a public https URL',
+        '(private, loopback, link-local and internal addresses are refused). Daily-limit refusals carry `retry_after_s`,',
+        'the seconds until the next UTC day. A refused send changes no counter.',
+        'A `reply` key may send only to people who wrote to the account within its reply window (default 24 h); a key with',
+        'approval on holds a send to someone who never wrote as `awaiting_approval` until the owner decides (docs/agent-safety.md).',
+      ].join(' '),
+    ].join('\n\n'),
+    request: { headers: IdempotencyKeyHeader, body: { required: true, content: { 'application/json': { schema: SendMessageBody } } } },
     responses: {
       202: {
         description: 'Queued (or, for a key with approval on and a person who never wrote, `awaiting_approval`)',
@@ -77,10 +87,10 @@ messagesRoutes.openapi(
         MessagingError,
         "`account_suspended` (after an opener burst), `account_restricted`, or the key's `key_scope` (a read key; a reply key outside its window), `key_account`, `key_expired`"
       ),
-      409: json(MessagingError, '`no_connected_account` or `account_not_connected`'),
+      409: json(MessagingError, '`no_connected_account`, `account_not_connected`, or `idempotency_key_in_progress` (with Retry-After)'),
       422: json(
         MessagingError,
-        '`contact_channel_mismatch`, `contact_do_not_disturb`, `contact_opted_out`, `contact_private`, `beta_requires_existing_contact`'
+        '`contact_channel_mismatch`, `contact_do_not_disturb`, `contact_opted_out`, `contact_private`, `beta_requires_existing_contact`, or `idempotency_key_reused`'
       ),
       429: json(MessagingError, '`daily_send_cap`, `new_contact_cap`, `loop_guard` or `opener_burst`'),
     },
@@ -138,6 +148,13 @@ messagesRoutes.openapi(
       mediaUrl,
       mediaContentType,
     })
+    noteRateLimit(c, {
+      policy: DAILY_SENDS_POLICY,
+      quota: outcome.sendsToday.cap,
+      windowS: DAY_S,
+      remaining: Math.max(0, outcome.sendsToday.cap - outcome.sendsToday.used),
+      resetS: secondsToNextUtcDay(Date.now()),
+    })
     if (!outcome.ok) {
       const r = outcome.refusal
       throw new ApiError(r.status, r.code, r.message, r.retryAfterS)
@@ -150,9 +167,13 @@ messagesRoutes.openapi(
   createRoute({
     method: 'get',
     path: '/',
+    operationId: 'list_messages',
     tags: ['Messages'],
     summary: 'List messages',
-    description: 'Messages of both directions, newest first. Pass `next_cursor` as `before` for the next page; it is null on the last page.',
+    description: [
+      'Lists past messages of both directions, newest first, 1 to 100 per page (default 50); pass next_cursor as before for the next page. Use it to read history, and wait_for_messages to listen for new messages.',
+      'Messages of both directions, newest first. Pass `next_cursor` as `before` for the next page; it is null on the last page.',
+    ].join('\n\n'),
     request: { query: ListMessagesQuery },
     responses: { 200: { description: 'A page of messages', content: { 'application/json': { schema: MessageList } } }, ...errors },
   }),
@@ -181,15 +202,19 @@ messagesRoutes.openapi(
   createRoute({
     method: 'get',
     path: '/wait',
+    operationId: 'wait_for_messages',
     tags: ['Messages'],
     summary: 'Wait for inbound messages',
     description: [
-      'Long poll: answers as soon as at least one inbound message newer than `cursor` exists (up to 50, oldest first),',
-      'or with an empty list after `timeout_s`. Without a cursor the wait starts from now. Pass the returned `cursor` to',
-      'the next wait: no message is skipped or returned twice. Without `account_id` it covers all your accounts; a',
-      'cursor belongs to the account filter it was issued for. At most 2 waits may be open per account (`wait_concurrency`);',
-      'a slot frees when the wait returns or its client disconnects.',
-    ].join(' '),
+      'Listens for messages people send to the user: returns as soon as there are messages newer than cursor (oldest first, up to 50) or an empty list after timeout_s (0 to 55 s). Omit cursor on the first call to start from now, then always pass the returned cursor so nothing is missed or repeated; at most 2 waits may be open per account.',
+      [
+        'Long poll: answers as soon as at least one inbound message newer than `cursor` exists (up to 50, oldest first),',
+        'or with an empty list after `timeout_s`. Without a cursor the wait starts from now. Pass the returned `cursor` to',
+        'the next wait: no message is skipped or returned twice. Without `account_id` it covers all your accounts; a',
+        'cursor belongs to the account filter it was issued for. At most 2 waits may be open per account (`wait_concurrency`);',
+        'a slot frees when the wait returns or its client disconnects.',
+      ].join(' '),
+    ].join('\n\n'),
     request: { query: WaitQuery },
     responses: {
       200: { description: 'New inbound messages (possibly none) and the next cursor', content: { 'application/json': { schema: WaitResult } } },
@@ -217,9 +242,13 @@ messagesRoutes.openapi(
   createRoute({
     method: 'get',
     path: '/{id}',
+    operationId: 'get_message',
     tags: ['Messages'],
     summary: 'Get a message',
-    description: 'One message with its current status (queued, sent, delivered, read, failed, received) and error, if any.',
+    description: [
+      'Reads one message by id, including the delivery status of a message you sent (queued, sent, delivered, read or failed, with the reason in error).',
+      'One message with its current status (queued, sent, delivered, read, failed, received) and error, if any.',
+    ].join('\n\n'),
     request: { params: MessageIdParam },
     responses: { 200: { description: 'The message', content: { 'application/json': { schema: Message } } }, ...errors },
   }),

@@ -22,10 +22,13 @@ usageRoutes.openapi(
   createRoute({
     method: 'get',
     path: '/',
+    operationId: 'get_usage',
     tags: ['Accounts'],
     summary: 'Get usage',
-    description:
+    description: [
+      "Today's (UTC) sends and new contacts against the plan caps, the account count, and whether sending is suspended; check it before a series of sends.",
       'Sends and new contacts of the current UTC day against the plan caps, summed over your accounts (each account has its own caps; a key limited to some accounts sees theirs). `status` is `suspended` after an opener burst until the service reviews it. `retention` (an extension) says how long messages, media, audit entries and webhook logs are kept for you; messages past theirs are archived (GET /messages/archive) and deleted.',
+    ].join('\n\n'),
     responses: {
       200: { description: 'Usage of the current UTC day', content: { 'application/json': { schema: Usage } } },
       401: { description: 'Missing or invalid API key', content: { 'application/json': { schema: MessagingError } } },

@@ -15,6 +15,7 @@ import {
   WebhookIdParam,
   WebhookList,
 } from '../../schema/api/webhooks'
+import { IdempotencyKeyHeader } from '../../schema/api/common'
 import { EVENT_DESCRIPTIONS, EVENT_TYPES, EXTENSION_EVENT_TYPES } from '../../schema/events'
 import { urlPolicy } from '../config'
 import { database } from '../db/client'
@@ -54,9 +55,13 @@ webhooksRoutes.openapi(
   createRoute({
     method: 'get',
     path: '/events',
+    operationId: 'list_webhook_events',
     tags: ['Webhooks'],
-    summary: 'List the subscribable events (tool list_webhook_events)',
-    description: 'The nine event names with one line each. Payload shapes are in docs/webhooks.md.',
+    summary: 'List webhook events',
+    description: [
+      `Lists the ${EVENT_TYPES.length} event names a webhook can subscribe to, and any extension events, each with what it means; create_webhook and update_webhook take these names.`,
+      'The nine event names of the spec in `events` and the extension events in `extension_events` (`message.approval_required`, docs/agent-safety.md), each with one line in `descriptions`. Payload shapes are in docs/webhooks.md.',
+    ].join('\n\n'),
     responses: { 200: { description: 'The events', content: { 'application/json': { schema: EventList } } }, ...errors([401, 403]) },
   }),
   (c) => c.json({ success: true as const, events: [...EVENT_TYPES], extension_events: [...EXTENSION_EVENT_TYPES], descriptions: EVENT_DESCRIPTIONS }, 200)
@@ -66,10 +71,13 @@ webhooksRoutes.openapi(
   createRoute({
     method: 'get',
     path: '/',
+    operationId: 'list_webhooks',
     tags: ['Webhooks'],
-    summary: 'List webhook subscriptions (tool list_webhooks)',
-    description:
-      'In creation order; `id` is the position in this list and shifts when an earlier subscription is deleted, so address subscriptions by name. Signing secrets are never listed.',
+    summary: 'List webhooks',
+    description: [
+      'Lists the webhook subscriptions in creation order: id (the position, which shifts after a deletion), name, URL, events, on/off, retries and whether signing is on. Signing secrets are never listed.',
+      '`id` is the position in this list and shifts when an earlier subscription is deleted, so address subscriptions by name.',
+    ].join('\n\n'),
     responses: { 200: { description: 'The subscriptions', content: { 'application/json': { schema: WebhookList } } }, ...errors([401, 403]) },
   }),
   async (c) => {
@@ -82,16 +90,20 @@ webhooksRoutes.openapi(
   createRoute({
     method: 'post',
     path: '/',
+    operationId: 'create_webhook',
     tags: ['Webhooks'],
-    summary: 'Create a webhook subscription (tool create_webhook)',
+    summary: 'Create a webhook',
     description: [
-      'Each subscribed event is POSTed as JSON to `url` (a public https URL; private, loopback and link-local addresses and this service’s own hosts are refused).',
-      'With `generate_signing_secret` the answer carries `signing_secret` once; deliveries are then signed (`X-Webhook-Signature: v1=<hex HMAC-SHA256(secret, timestamp + "." + raw body)>`).',
-      `The name defaults to a timestamped one and must be unique; at most ${MAX_WEBHOOKS_PER_TENANT} subscriptions per tenant, over all its accounts (409 beyond).`,
-      'Needs the owner’s key (full, every account, no approval, no expiry), as does every change to a subscription: its deliveries carry every account’s events and, for `message.approval_required`, the links that approve held messages.',
-    ].join(' '),
-    request: { body: { required: true, content: { 'application/json': { schema: CreateWebhookBody } } } },
-    responses: { 201: { description: 'Created', content: { 'application/json': { schema: WebhookCreated } } }, ...errors([400, 401, 403, 409]) },
+      `Subscribes a public https URL to events from list_webhook_events (at most ${MAX_WEBHOOKS_PER_TENANT} subscriptions, unique names; give a name to address it by). With generate_signing_secret true the secret is in this answer, and afterwards only get_webhook_signing_secret returns it.`,
+      [
+        'Each subscribed event is POSTed as JSON to `url` (a public https URL; private, loopback and link-local addresses and this service’s own hosts are refused).',
+        'With `generate_signing_secret` the answer carries `signing_secret` once; deliveries are then signed (`X-Webhook-Signature: v1=<hex HMAC-SHA256(secret, timestamp + "." + raw body)>`).',
+        `The name defaults to a timestamped one and must be unique; at most ${MAX_WEBHOOKS_PER_TENANT} subscriptions per tenant, over all its accounts (409 beyond).`,
+        'Needs the owner’s key (full, every account, no approval, no expiry), as does every change to a subscription: its deliveries carry every account’s events and, for `message.approval_required`, the links that approve held messages.',
+      ].join(' '),
+    ].join('\n\n'),
+    request: { headers: IdempotencyKeyHeader, body: { required: true, content: { 'application/json': { schema: CreateWebhookBody } } } },
+    responses: { 201: { description: 'Created', content: { 'application/json': { schema: WebhookCreated } } }, ...errors([400, 401, 403, 409, 422]) },
   }),
   async (c) => {
     const body = c.req.valid('json')
@@ -162,10 +174,13 @@ webhooksRoutes.openapi(
   createRoute({
     method: 'put',
     path: '/{webhookId}',
+    operationId: 'update_webhook',
     tags: ['Webhooks'],
-    summary: 'Update a webhook subscription (tool update_webhook)',
-    description:
+    summary: 'Update a webhook',
+    description: [
+      'Changes the url, subscribed_to or name of a subscription (at least one of them), optionally with retries_enabled and enabled; omitted fields keep their values. A new URL resumes a paused delivery; signing is changed with the signing-secret tools.',
       'Give at least one of `url`, `subscribed_to`, `name`; `retries_enabled` and `enabled` may come along. Omitted fields keep their values. A new `url` also resumes delivery if that URL was paused. Signing is managed under /signing-secret. Needs the owner’s key; saving a subscription with it also confirms its destination for `message.approval_required` (one created before that rule receives approval links only once the owner saved it; docs/agent-safety.md).',
+    ].join('\n\n'),
     request: { params: WebhookIdParam, body: { required: true, content: { 'application/json': { schema: UpdateWebhookBody } } } },
     responses: {
       200: { description: 'The updated subscription', content: { 'application/json': { schema: WebhookAnswer } } },
@@ -209,9 +224,11 @@ webhooksRoutes.openapi(
   createRoute({
     method: 'delete',
     path: '/{webhookId}',
+    operationId: 'delete_webhook',
     tags: ['Webhooks'],
-    summary: 'Delete a webhook subscription (tool delete_webhook)',
-    description: 'Removes the subscription and its delivery log, and resets the health of its URL. Later subscriptions move up one position.',
+    summary: 'Delete a webhook',
+    description:
+      "Deletes a subscription with its delivery log and resets its URL's health counters. Later subscriptions move up one position, so address them by name.",
     request: { params: WebhookIdParam },
     responses: { 200: { description: 'Deleted', content: { 'application/json': { schema: WebhookDeleted } } }, ...errors([400, 401, 403, 404]) },
   }),

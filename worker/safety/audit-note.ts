@@ -1,17 +1,10 @@
-/** What a route tells the audit middleware about the action it handled; never a message text. */
-import type { AuditOutcome } from '../../schema/d1'
+/**
+ * The audit log's retention, and the note a route tells the audit middleware about the action it handled (never a
+ * message text). The note is declared in env.ts: a request carries it, and that layer is below this one.
+ */
+import type { AuditNote } from '../env'
 
-export type AuditNote = {
-  /** The route template the scope check matched (`POST /v1/messages/{id}/approve`). */
-  route?: string
-  accountId?: string | null
-  contactId?: string | null
-  messageId?: string | null
-  /** Overrides `accepted` for a success: `approved` or `rejected`. */
-  outcome?: AuditOutcome
-  /** A note on a success, such as `awaiting_approval` for a held send. */
-  code?: string
-}
+export type { AuditNote }
 
 /** Days the audit log keeps an entry. */
 export const AUDIT_RETENTION_DAYS = 90

@@ -4,21 +4,13 @@
  * minting and expiry rules are tested without the runtime.
  */
 import type { KeyScope } from '../../schema/d1'
+import { DEFAULT_REPLY_WINDOW_S } from '../db/api-keys'
+import type { KeyGrant } from '../env'
 
-export const DEFAULT_REPLY_WINDOW_S = 24 * 3600
+// Declared in env.ts (a request carries it, and that layer is below this one); the rules here are about it.
+export type { KeyGrant }
 /** How long an approval link (and the held message) stays open before the message fails with `approval_expired`. */
 export const APPROVAL_TTL_MS = 24 * 3600_000
-
-export type KeyGrant = {
-  id: string
-  label: string | null
-  scope: KeyScope
-  /** null: every account of the tenant. */
-  accounts: string[] | null
-  expiresAt: number | null
-  replyWindowS: number
-  approval: boolean
-}
 
 /** Today's keys: the grant of every key issued before scopes existed, and of every admin key issued without fields. */
 export function fullGrant(id: string): KeyGrant {

@@ -9,8 +9,8 @@
  * path re-reads undispatched events from D1, so nothing depends on memory surviving.
  */
 import type { BatchItem } from 'drizzle-orm/batch'
-import type { AccountContext } from '../account/context'
 import { deliveryTimeoutMs } from '../config'
+import type { Db } from '../db/client'
 import { eventsByIds, markDispatched, pendingEvents, type EventCandidate, type EventOwner, type EventRow } from '../db/events'
 import { getTenant } from '../db/tenants'
 import { claimDue, fanOutDeliveries, finishAttempt, nextWakeAt, type AttemptFinish, type DeliveryRow } from '../db/webhook-deliveries'
@@ -35,6 +35,21 @@ export const FAN_OUT_GRACE_MS = 5_000
 const PAUSED_MESSAGE = 'not sent: delivery to this URL is paused (re-enable it, then replay)'
 const EXPIRED_MESSAGE = 'not sent: the MCP subscription expired (its client stopped refreshing it)'
 
+/** The two timers of the object the outbox runs on. */
+type OutboxTimer = 'webhooks' | 'fanout'
+
+/**
+ * What the outbox needs of the object it runs in: D1, its two timers and the account whose events it fans out. The
+ * AccountDO's context (account/context.ts) is one; declared here so the outbox does not depend on the layer above.
+ */
+export type OutboxHost = {
+  env: Env
+  db: Db
+  store: { timerAt(name: OutboxTimer): number | null; webhookOwner(): EventOwner | undefined }
+  schedule(name: OutboxTimer, at: number): Promise<void>
+  unschedule(name: OutboxTimer): Promise<void>
+}
+
 const isEventType = (s: string): s is EventType => (SUBSCRIBABLE_EVENTS as readonly string[]).includes(s)
 
 export class WebhookOutbox {
@@ -47,7 +62,7 @@ export class WebhookOutbox {
   /** Something in hand failed (a fan-out, an outcome not recorded): the guard stays until the alarm re-reads D1. */
   private unsettled = false
 
-  constructor(private readonly c: AccountContext) {
+  constructor(private readonly c: OutboxHost) {
     this.outcomes = new GroupCommit((statements) => c.db.batch(statements))
   }
 

@@ -175,11 +175,30 @@ describe('the tool table', () => {
         const given = shape.body
         expect(route.body?.required === false ? given instanceof z.ZodOptional && given.unwrap() : given, `${tool.name}.body`).toBe(body)
       }
-      const expected = [...pathParams(tool.path), ...Object.keys(query), ...(body !== undefined ? ['body'] : [])]
+      // A route that declares Idempotency-Key gives its tool idempotency_key, the header's own schema.
+      const idempotency = shapeOf(route.headers)['Idempotency-Key']
+      if (idempotency !== undefined) expect(shape.idempotency_key, `${tool.name}.idempotency_key`).toBe(idempotency)
+      const expected = [...pathParams(tool.path), ...Object.keys(query), ...(body !== undefined ? ['body'] : []), ...(idempotency ? ['idempotency_key'] : [])]
       expect(Object.keys(shape).sort(), tool.name).toEqual(expected.sort())
     }
     // Messaging, the custom channel and webhooks: the check above ran on them, not only on placeholders.
     expect(built).toBe(TOOLS.length - NOT_IMPLEMENTED.length)
+  })
+
+  it('reads every built tool off its route: operationId = name, summary = title, the description’s first paragraph = its text', () => {
+    const byOperation = new Map<string, RouteConfig>()
+    for (const def of v1.openAPIRegistry.definitions) if (def.type === 'route' && def.route.operationId) byOperation.set(def.route.operationId, def.route)
+    let matched = 0
+    for (const tool of TOOLS) {
+      const route = byOperation.get(tool.name)
+      // A planned tool has no route yet; the test above checks it answers 501.
+      if (!route) continue
+      matched++
+      expect(route.method.toUpperCase(), tool.name).toBe(tool.method)
+      expect(tool.title, tool.name).toBe(route.summary)
+      expect(route.description?.split('\n\n')[0], tool.name).toBe(tool.description)
+    }
+    expect(matched).toBe(TOOLS.length - NOT_IMPLEMENTED.length)
   })
 
   it('makes every path parameter of a template a required argument', () => {

@@ -1,8 +1,8 @@
 /**
- * alpha (spec 4.3) as a Channel: a linked device run by a relay. Its inbound messages, receipts and session state
- * arrive as relay frames (worker/relay → account/link/), and its outbound messages are handed to the relay.
+ * alpha (spec 4.3) as a Channel: a linked device run by a relay (relay/alpha, Baileys). Its inbound messages,
+ * receipts and session state arrive as relay frames (worker/relay → account/session/), and the account's session
+ * hands its outbound messages to the relay.
  */
-import { handToRelay, RELAY_PATIENCE } from '../../account/link/outbound'
 import type { Channel } from '../contract'
 import { connectPageRoutes } from './connect-page'
 import { alphaRoutes } from './routes'
@@ -21,6 +21,4 @@ export const alphaChannel: Channel = {
   // alpha's 463 forbids starting chats, not replying; the relay refuses what the restriction really blocks (a ban).
   repliesWhileRestricted: (reason) => reason === 'blocked_by_alpha',
   transport: 'relay',
-  patience: RELAY_PATIENCE,
-  deliver: (c, _ref, row) => handToRelay(c, row),
 }

@@ -14,11 +14,11 @@ import { getTenant } from '../../db/tenants'
 import type { AppEnv } from '../../env'
 import { ApiError } from '../../errors'
 import { randomBase62 } from '../../lib/crypto'
-import { accountStub } from '../../lib/objects'
 import { statusErrors } from '../../lib/openapi-responses'
 import { qrDataUrl } from '../../lib/qr-png'
 import { resourceApp } from '../../validate'
 import { maskPhone, PAGE_HEADERS, pageCsp, type PageAccess, type PageClaims } from '../account-page'
+import { sessionStatus } from '../relay-run/session'
 import { VERIFY_ERROR_TEXT, verifyStep } from './connect'
 import { betaPageError, betaPageHtml } from './connect-page-html'
 import { BETA_PAGE, BETA_PAGE_BASE } from './connect-token'
@@ -95,15 +95,15 @@ async function pageState(env: Env, claims: PageClaims, pageExpiresAt: number, no
   const account = await getAccount(database(env.DB), claims.tenant, claims.account)
   const none = { mode: null, qr_data_url: null, qr_expires_at: null, page_expires_at: pageExpiresAt }
   if (account?.channel !== 'beta') return { status: 'not_initialized', reason: 'removed', message: 'This number is no longer on the account.', ...none }
-  const { link } = await accountStub(env, claims.tenant, claims.account).linkStatus(null)
-  if (!link) return { ...statusOf(link), ...none }
+  const { record } = await sessionStatus(env, claims.tenant, claims.account)
+  if (!record) return { ...statusOf(record), ...none }
   // A lapsed QR is not shown: scanning it would fail. The relay replaces it before that in the normal case.
-  const qr = link.session === 'qr_pending' && link.qr !== null && (link.qrExpiresAt === null || link.qrExpiresAt > now) ? link.qr : null
+  const qr = record.session === 'qr_pending' && record.qr !== null && (record.qrExpiresAt === null || record.qrExpiresAt > now) ? record.qr : null
   return {
-    ...statusOf(link),
-    mode: link.linkMethod === 'qr' ? 'qr' : 'code',
+    ...statusOf(record),
+    mode: record.linkMethod === 'qr' ? 'qr' : 'code',
     qr_data_url: qr ? await qrDataUrl(qr) : null,
-    qr_expires_at: qr ? link.qrExpiresAt : null,
+    qr_expires_at: qr ? record.qrExpiresAt : null,
     page_expires_at: pageExpiresAt,
   }
 }

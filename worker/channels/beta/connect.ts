@@ -1,54 +1,43 @@
 /**
- * Logging a beta account in (spec 4.4): the account is listed as `connecting` at once (plan account cap), its
- * AccountDO asks the relay hub to run the session and waits briefly for the first step (code sent, QR token); the
- * code and the password go to the relay holding the session in one frame each and are never kept here.
+ * Logging a beta account in (spec 4.4): the session starts like any relay-run channel's (channels/relay-run/: the
+ * account listed as `connecting` at once, its AccountDO waiting briefly for the first step, code sent or QR token);
+ * the code and the password go to the relay holding the session in one frame each and are never kept here.
  */
 import type { Context } from 'hono'
 import type { LoginOutcome, LoginStep } from '../../../schema/frames'
-import { addAccount, statusChange } from '../../account/lifecycle'
-import type { LinkState } from '../../account/link/state'
-import { pairingCodeWaitMs } from '../../config'
-import { getAccount, type AccountRow } from '../../db/accounts'
+import type { SessionRecord } from '../../account/session/state'
 import { database, type Db } from '../../db/client'
 import type { Tenant } from '../../db/tenants'
 import type { AppEnv } from '../../env'
 import { ApiError } from '../../errors'
-import { accountStub, relayHub } from '../../lib/objects'
+import { relayHub } from '../../lib/objects'
 import { statusErrors } from '../../lib/openapi-responses'
 import { loginStepLimit } from '../../lib/rate-limit'
+import { relayAccount, type RelayRun } from '../relay-run/account'
+import { sessionStatus, startSession } from '../relay-run/session'
 
 /** How long a verify call waits for the relay's verdict (a password step runs SRP on the relay). */
 export const LOGIN_STEP_TIMEOUT_MS = 20_000
 
-export const betaRef = (tenantId: string, phone: string) => ({ tenantId, accountId: phone, channel: 'beta' as const })
+/** beta as the relay-run helpers name it (channels/relay-run/). */
+export const BETA: RelayRun = { id: 'beta', title: 'beta' }
 
-/** The tenant's beta account for this number, or a 404 in the channel-connection error shape. */
-export async function betaAccount(db: Db, tenantId: string, phone: string): Promise<AccountRow> {
-  const account = await getAccount(db, tenantId, phone)
-  if (account?.channel !== 'beta') throw new ApiError(404, 'connection_not_found', `No beta connection for ${phone} on this API key`)
-  return account
-}
-
-/** Adds the account (`connecting`, no warm-up ramp) within the plan's cap, or moves an existing one back to `connecting`. */
-export async function ensureBetaConnecting(db: Db, tenant: Tenant, phone: string): Promise<void> {
-  const now = Date.now()
-  const { account } = await addAccount(db, tenant, { id: phone, channel: 'beta', identifier: phone, status: 'connecting' }, now)
-  const [first, ...rest] = statusChange(db, account, 'connecting', null, now).statements
-  if (first) await db.batch([first, ...rest])
-}
-
-export async function startBetaLogin(env: Env, tenantId: string, phone: string, mode: 'code' | 'qr', forceNew: boolean): Promise<LinkState | undefined> {
-  const stub = accountStub(env, tenantId, phone)
-  await stub.linkConnect({
-    ref: betaRef(tenantId, phone),
-    phone,
+/** Starts (or restarts) the login and answers the session's record once the first step is known or the wait ran out. */
+export async function startBetaLogin(
+  env: Env,
+  db: Db,
+  tenant: Tenant,
+  phone: string,
+  mode: 'code' | 'qr',
+  forceNew: boolean
+): Promise<SessionRecord | undefined> {
+  await startSession(env, db, BETA, tenant, phone, {
     linkMethod: mode,
     forceNew,
     // The address book always comes in: it decides who may be messaged by phone (§4.2, beta_requires_existing_contact).
     options: { importContacts: true, pauseAiForImportedContacts: false, importExistingChats: false, markImportedContactsAsPrivate: false },
-    waitForCodeMs: pairingCodeWaitMs(env),
   })
-  return (await stub.linkStatus(null)).link ?? undefined
+  return (await sessionStatus(env, tenant.id, phone)).record ?? undefined
 }
 
 /**
@@ -100,9 +89,9 @@ export function problemError(problem: string | null, message: string | null): Ap
 
 /** Hands one step to the relay holding the session; the step is not logged or stored on the way. */
 export async function submitStep(env: Env, tenantId: string, phone: string, step: LoginStep): Promise<LoginOutcome> {
-  const { link } = await accountStub(env, tenantId, phone).linkStatus(null)
-  if (!link) throw new ApiError(409, 'no_login_pending', 'no_login_pending: No login is in progress for this number; call connect first.')
-  const outcome = await relayHub(env).loginStep(link.sid, step, LOGIN_STEP_TIMEOUT_MS)
+  const { record } = await sessionStatus(env, tenantId, phone)
+  if (!record) throw new ApiError(409, 'no_login_pending', 'no_login_pending: No login is in progress for this number; call connect first.')
+  const outcome = await relayHub(env).loginStep(record.sid, step, LOGIN_STEP_TIMEOUT_MS)
   if (!outcome)
     throw new ApiError(503, 'relay_unavailable', 'relay_unavailable: No relay is running this login right now; try again in a moment or connect again.')
   if (outcome.status === 'refused') throw refusalError(outcome)
@@ -131,7 +120,7 @@ export function verifyAnswer(phone: string, outcome: LoginOutcome) {
  * relay's verdict comes back as the verify answer or the refusal's own status. Same path, same codes, either way in.
  */
 export async function verifyStep(c: Context<AppEnv>, tenantId: string, phone: string, step: LoginStep) {
-  await betaAccount(database(c.env.DB), tenantId, phone)
+  await relayAccount(database(c.env.DB), BETA, tenantId, phone)
   await loginStepLimit(c, tenantId, phone)
   return verifyAnswer(phone, await submitStep(c.env, tenantId, phone, step))
 }

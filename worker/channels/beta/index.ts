@@ -1,10 +1,9 @@
 /**
  * beta (spec 4.4) as a Channel: the user's own account, logged in by code (+ two-step password) or QR and run by a
  * relay (relay/beta, GramJS). Inbound, receipts (`read` only: beta has no per-message delivered receipt) and
- * session state arrive as relay frames; outbound messages are handed to the relay. Only existing contacts (the
- * address book synced on connect, or people who wrote) can be messaged.
+ * session state arrive as relay frames, and the account's session (account/session/) hands outbound messages to the
+ * relay. Only existing contacts (the address book synced on connect, or people who wrote) can be messaged.
  */
-import { handToRelay, RELAY_PATIENCE } from '../../account/link/outbound'
 import type { Channel } from '../contract'
 import { betaPageRoutes } from './connect-page'
 import { betaRoutes } from './routes'
@@ -28,6 +27,4 @@ export const betaChannel: Channel = {
   // PEER_FLOOD limits the account to mutual contacts: replies still go to the relay, which beta judges one by one.
   repliesWhileRestricted: (reason) => reason === 'stranger_flag',
   transport: 'relay',
-  patience: RELAY_PATIENCE,
-  deliver: (c, _ref, row) => handToRelay(c, row),
 }

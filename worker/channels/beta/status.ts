@@ -1,9 +1,9 @@
 /**
- * A beta login's link as the part-3 status values, for the status route and the hosted page alike, and the login
- * token inside a QR link.
+ * A beta login's session record as the part-3 status values, for the status route and the hosted page alike, and
+ * the login token inside a QR link.
  */
 import type { BetaStatus } from '../../../schema/api/beta'
-import type { LinkState } from '../../account/link/state'
+import type { SessionRecord } from '../../account/session/state'
 
 export type BetaStatusView = { status: BetaStatus; reason: string | null; message: string | null }
 
@@ -12,17 +12,17 @@ export function tokenOf(qr: string): string {
   return new URL(qr).searchParams.get('token') ?? ''
 }
 
-export function statusOf(link: LinkState | null | undefined): BetaStatusView {
-  if (!link) return { status: 'not_initialized', reason: null, message: null }
-  if (link.relayLost && link.session !== 'disconnected' && link.session !== 'restricted')
+export function statusOf(record: SessionRecord | null | undefined): BetaStatusView {
+  if (!record) return { status: 'not_initialized', reason: null, message: null }
+  if (record.relayLost && record.session !== 'disconnected' && record.session !== 'restricted')
     return {
       status: 'initializing',
       reason: 'relay_unavailable',
       message: 'The relay running this session went away and no other relay has taken it over yet.',
     }
-  switch (link.session) {
+  switch (record.session) {
     case 'starting':
-      return link.relayAssigned
+      return record.relayAssigned
         ? { status: 'initializing', reason: null, message: 'The relay is starting the session.' }
         : {
             status: 'initializing',
@@ -31,17 +31,20 @@ export function statusOf(link: LinkState | null | undefined): BetaStatusView {
           }
     case 'qr_pending':
     case 'pairing_code':
+    // alpha's passkey ceremony; a beta link never reports it.
+    case 'passkey_required':
+    case 'passkey_code':
     case 'connecting':
       return { status: 'initializing', reason: null, message: null }
     case 'code_required':
     case 'password_required':
-      return { status: link.session, reason: null, message: null }
+      return { status: record.session, reason: null, message: null }
     case 'connected':
       // `flood_wait` while beta asks the account to slow down: connected, sends paused.
-      return { status: 'connected', reason: link.problem, message: link.message }
+      return { status: 'connected', reason: record.problem, message: record.message }
     case 'disconnected':
-      return { status: 'disconnected', reason: link.problem, message: link.message }
+      return { status: 'disconnected', reason: record.problem, message: record.message }
     case 'restricted':
-      return { status: 'error', reason: link.problem, message: link.message }
+      return { status: 'error', reason: record.problem, message: record.message }
   }
 }

@@ -3,7 +3,8 @@
  * (plan cap; connected, with `account.connected`, once the URL is stored), and the state shown back masks the URL's
  * secret part.
  */
-import { addAccount, statusChange } from '../../account/lifecycle'
+import { addAccount } from '../lifecycle'
+import { statusChange } from '../../events/account-status'
 import { keyring, publicOrigin } from '../../config'
 import type { AccountRow } from '../../db/accounts'
 import { sealConnectionConfig, upsertConnectionConfig } from '../../db/channel-connections'

@@ -3,8 +3,9 @@
  * `custom` account, connected at once), GET reads its state, DELETE disconnects it, POST /inbound pushes a message in.
  */
 import { createRoute } from '@hono/zod-openapi'
+import { IdempotencyKeyHeader } from '../../../schema/api/common'
 import { CustomChannelRemoved, CustomChannelState, CustomInboundBody, CustomInboundResult, SetCustomWebhookBody } from '../../../schema/api/custom-channel'
-import { removeAccount } from '../../account/lifecycle'
+import { removeAccount } from '../lifecycle'
 import { keyring, urlPolicy } from '../../config'
 import { getAccount } from '../../db/accounts'
 import { readConnectionConfig } from '../../db/channel-connections'
@@ -27,10 +28,13 @@ customChannelRoutes.openapi(
   createRoute({
     method: 'put',
     path: '/',
+    operationId: 'set_custom_channel_webhook',
     tags: ['Custom channel'],
-    summary: 'Set the custom channel webhook (tool set_custom_channel_webhook)',
-    description:
+    summary: 'Set the custom channel webhook',
+    description: [
+      "Connects or updates the custom channel: outbound messages are POSTed as JSON to this public https URL (unsigned, so put a secret in the URL). The custom account counts against the plan's account cap.",
       'Creates or updates your custom channel. Outbound messages are POSTed as JSON to this URL (unsigned: put a secret in the URL). It must be a public https URL; private, loopback, link-local and metadata addresses and this service’s own hosts are refused. The `custom` account counts against the plan’s account cap and is connected as soon as the URL is set.',
+    ].join('\n\n'),
     request: { body: { required: true, content: { 'application/json': { schema: SetCustomWebhookBody } } } },
     responses: { 200: { description: 'The channel state', content: { 'application/json': { schema: CustomChannelState } } }, ...errors([400, 401, 409]) },
   }),
@@ -47,9 +51,11 @@ customChannelRoutes.openapi(
   createRoute({
     method: 'get',
     path: '/',
+    operationId: 'get_custom_channel_status',
     tags: ['Custom channel'],
-    summary: 'Get the custom channel state (tool get_custom_channel_status)',
-    description: 'Whether the custom channel is connected, the webhook URL with its secret part masked, and the URL your bridge pushes inbound messages to.',
+    summary: 'Get the custom channel',
+    description:
+      'Reports whether the custom channel is connected, its webhook URL with the secret part masked, and the URL a bridge pushes inbound messages to.',
     responses: { 200: { description: 'The channel state', content: { 'application/json': { schema: CustomChannelState } } }, ...errors([401]) },
   }),
   async (c) => {
@@ -65,9 +71,13 @@ customChannelRoutes.openapi(
   createRoute({
     method: 'delete',
     path: '/',
+    operationId: 'disconnect_custom_channel',
     tags: ['Custom channel'],
-    summary: 'Disconnect the custom channel (tool disconnect_custom_channel)',
-    description: 'Removes the custom account and its webhook URL; replies stop and messages still queued are marked failed. Message history stays. Idempotent.',
+    summary: 'Disconnect the custom channel',
+    description: [
+      'Removes the custom channel: replies stop and queued messages fail, history stays; ask the user first. Idempotent.',
+      'The `custom` account and its webhook URL are removed; messages still queued are marked failed.',
+    ].join('\n\n'),
     responses: { 200: { description: 'Removed (or nothing to remove)', content: { 'application/json': { schema: CustomChannelRemoved } } }, ...errors([401]) },
   }),
   async (c) => {
@@ -84,11 +94,14 @@ customChannelRoutes.openapi(
   createRoute({
     method: 'post',
     path: '/inbound',
+    operationId: 'push_custom_channel_message',
     tags: ['Custom channel'],
-    summary: 'Push an inbound message (tool push_custom_channel_message)',
-    description:
+    summary: 'Push an inbound custom-channel message',
+    description: [
+      "Stores a message as if a person wrote it on the user's bridge (customData.body and fromId are required); it reaches wait_for_messages like any inbound message. Meant for bridges and tests; a repeated messageSid is stored once.",
       'Your bridge pushes a message a person sent on your side. The contact is created on its first message (external id = `fromId`). `mediaUrl` must be a public https URL. The message then reaches waits and `message.received` webhooks. A repeated push with the same `messageSid` is stored once and answers `duplicate: true`. Needs the owner’s key: a push is a person writing in, so an agent’s key could otherwise fake a first contact and skip approval and the new-contact rules (docs/agent-safety.md).',
-    request: { body: { required: true, content: { 'application/json': { schema: CustomInboundBody } } } },
+    ].join('\n\n'),
+    request: { headers: IdempotencyKeyHeader, body: { required: true, content: { 'application/json': { schema: CustomInboundBody } } } },
     responses: { 200: { description: 'Stored', content: { 'application/json': { schema: CustomInboundResult } } }, ...errors([400, 401, 409, 422, 429]) },
   }),
   async (c) => {

@@ -4,7 +4,8 @@
  * last. Each change of the sealed config commits in one batch with the account's status change and event.
  */
 import type { BatchItem } from 'drizzle-orm/batch'
-import { addAccount, removeAccount, statusChange } from '../../account/lifecycle'
+import { addAccount, removeAccount } from '../lifecycle'
+import { statusChange } from '../../events/account-status'
 import { deleteAccountStatement, type AccountRow } from '../../db/accounts'
 import type { Db } from '../../db/client'
 import { insertEvent } from '../../db/events'

@@ -19,7 +19,7 @@ import { GATEWAY_EVENTS, GatewayError, listDevices, localInfo, registerWebhook, 
 import { fetchAccount, findIncomingNumber, type IncomingNumber, setSmsUrl, TwilioError, type TwilioCreds } from './twilio-api'
 import { gatewayWebhookUrl, twilioInboundUrl } from './urls'
 
-type Ctx = { env: Env; db: Db; tenant: Tenant; requestUrl: string; now: number }
+export type ConnectCtx = { env: Env; db: Db; tenant: Tenant; requestUrl: string; now: number }
 
 /** A provider failure as the answer the caller sees: their mistake is 4xx, the provider's trouble 502 (logged). */
 function providerFailure(provider: string, err: unknown): ApiError {
@@ -31,7 +31,7 @@ function providerFailure(provider: string, err: unknown): ApiError {
   return new ApiError(502, 'provider_unavailable', `${provider} could not be reached or answered an error (HTTP ${status || 'none'}); try again`)
 }
 
-export async function connectTwilio(ctx: Ctx, body: z.infer<typeof ConnectSmsBody>) {
+export async function connectTwilio(ctx: ConnectCtx, body: z.infer<typeof ConnectSmsBody>) {
   const number = body.phone_number
   if (needsA2p(number) && !body.a2p_registered) {
     throw new ApiError(
@@ -86,7 +86,7 @@ function pickDevice(devices: GatewayDevice[]): GatewayDevice | null {
   return [...devices].sort((a, b) => seen(b) - seen(a))[0] ?? null
 }
 
-export async function connectAndroid(ctx: Ctx, body: z.infer<typeof ConnectAndroidSmsBody>) {
+export async function connectAndroid(ctx: ConnectCtx, body: z.infer<typeof ConnectAndroidSmsBody>) {
   const number = body.phone_number
   let apiUrl = smsGatewayUrl(ctx.env)
   if (body.mode === 'local') {

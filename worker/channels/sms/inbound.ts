@@ -6,7 +6,8 @@
  * message per attachment; `mediaHeaders` gives that fetch Twilio's Basic auth, for Twilio's own host only. The phone's
  * MMS brings its files inline: they are stored before queueing (gateway-mms.ts) and the queue fetches nothing.
  */
-import type { Attachment, ProviderInboundOutcome } from '../../account/inbound-queue'
+import type { ProviderInboundOutcome } from '../../account/inbound-queue'
+import type { Attachment } from '../../account/inbound-queue.shared'
 import type { AccountRef } from '../../account/storage'
 import { twilioApiUrl } from '../../config'
 import type { Db } from '../../db/client'

@@ -4,12 +4,12 @@
  * person opted out at Twilio, so the contact is marked opted out. Phone: the gateway's /messages with our message id
  * as its idempotency id; a 503 (phone offline, queue full) is retried with backoff for up to SMS_RETRY_FOR_MS.
  */
-import type { AccountContext } from '../../account/context'
+import type { AccountContext, DeliveryResult } from '../../account/context'
 import type { AccountRef } from '../../account/storage'
 import type { MessageWithContact } from '../../db/messages'
 import { setContactOptedOut } from '../../db/sms'
 import { ApiError } from '../../errors'
-import type { DeliveryResult, SendCheck } from '../contract'
+import type { SendCheck } from '../contract'
 import { a2pNeedsCheck, refreshA2p } from './a2p'
 import { needsA2p, readSmsConfig, sendingTransport, writeSmsConfig, type AndroidTransport, type TwilioTransport } from './config'
 import { enqueueSms, GatewayError } from './gateway-api'

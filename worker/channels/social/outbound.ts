@@ -3,15 +3,14 @@
  * wrote on (page or linked Instagram account; one Page token serves both). Graph's refusals land in the message's
  * `error` with Graph's code; a token Graph no longer accepts (code 190) also turns the account `disconnected`.
  */
-import type { AccountContext } from '../../account/context'
+import type { AccountContext, DeliveryResult } from '../../account/context'
 import type { AccountRef } from '../../account/storage'
 import { keyring } from '../../config'
-import { statusChange } from '../../account/lifecycle'
+import { statusChange } from '../../events/account-status'
 import { getAccount } from '../../db/accounts'
 import type { MessageWithContact } from '../../db/messages'
 import { getSocialPage, socialSealedAt } from '../../db/social'
 import { unseal } from '../../lib/sealed'
-import type { DeliveryResult } from '../contract'
 import { GraphClient, GraphError, type OutboundContent } from './graph-client'
 
 /** The reason an account carries once Graph refused its token. */

@@ -4,7 +4,8 @@
  * second surface: `connected`), the state, and removal.
  */
 import { z } from 'zod'
-import { addAccount, removeAccount, statusChange } from '../../account/lifecycle'
+import { addAccount, removeAccount } from '../lifecycle'
+import { statusChange } from '../../events/account-status'
 import { keyring } from '../../config'
 import { deleteAccountStatement, getAccount } from '../../db/accounts'
 import type { Db } from '../../db/client'

@@ -4,7 +4,7 @@
  * service does not act on (reactions, postbacks, standby threads) parse as `other` and are acknowledged.
  */
 import { z } from 'zod'
-import type { Attachment as StoreAttachment } from '../../account/inbound-queue'
+import type { Attachment as StoreAttachment } from '../../account/inbound-queue.shared'
 import { fileNameHint } from '../../media/ingest-url'
 
 const Id = z.object({ id: z.string() })

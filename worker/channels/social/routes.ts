@@ -4,6 +4,7 @@
  * (hosted page, OAuth callback, webhooks) are in public-routes.ts.
  */
 import { createRoute, type z } from '@hono/zod-openapi'
+import { IdempotencyKeyHeader } from '../../../schema/api/common'
 import {
   SelectPageBody,
   SetSocialAppBody,
@@ -32,13 +33,16 @@ socialRoutes.openapi(
     path: '/app',
     operationId: 'set_social_app',
     tags: TAG,
-    summary: 'Save your own app (tool set_social_app)',
+    summary: 'Save the social app',
     description: [
-      'Saves the App ID, App Secret (stored sealed, never returned) and the Facebook Login for Business configuration ID',
-      'of the app you registered. The answer holds what to paste into that app: `redirect_uri` (Valid OAuth Redirect URIs)',
-      'and `callback_url` with `verify_token` (Webhooks, for Page and Instagram). Saving again replaces the app and keeps',
-      'both URLs and the verify token. See docs/channels/social.md.',
-    ].join(' '),
+      "Saves the user's own registered social app (app ID, app secret, configuration ID), needed once before connect_social_inbox; the answer gives the redirect URI and callback URL to paste into that app.",
+      [
+        'Saves the App ID, App Secret (stored sealed, never returned) and the Facebook Login for Business configuration ID',
+        'of the app you registered. The answer holds what to paste into that app: `redirect_uri` (Valid OAuth Redirect URIs)',
+        'and `callback_url` with `verify_token` (Webhooks, for Page and Instagram). Saving again replaces the app and keeps',
+        'both URLs and the verify token. See docs/channels/social.md.',
+      ].join(' '),
+    ].join('\n\n'),
     request: { body: { required: true, content: { 'application/json': { schema: SetSocialAppBody } } } },
     responses: { ...ok(SocialApp, 'Saved'), ...statusErrors([400, 401]) },
   }),
@@ -54,15 +58,21 @@ socialRoutes.openapi(
     path: '/connect',
     operationId: 'connect_social_inbox',
     tags: TAG,
-    summary: 'Start connecting a page (tool connect_social_inbox)',
+    summary: 'Connect a page inbox',
     description: [
-      'Answers `connect_url`: a page of this service, valid `connect_url_expires_at` (about 10 minutes), that leads the',
-      'user to the permission screen of their app. Afterwards the state is `pages_loaded`: list the pages with',
-      'GET /channels/meta/pages and pick one with POST /channels/meta/pages/select. Without a saved app:',
-      '409 `social_app_required`.',
-    ].join(' '),
-    request: { body: { required: false, content: { 'application/json': { schema: SocialConnectBody } } } },
-    responses: { ...ok(SocialConnect, 'A connect link'), ...statusErrors([400, 401, 409], { 409: '`social_app_required`: save your app first' }) },
+      'Returns a short-lived connect_url to give the user: they grant the page permissions there; then list_pages and select_page. Answers social_app_required until set_social_app was done.',
+      [
+        'Answers `connect_url`: a page of this service, valid `connect_url_expires_at` (about 10 minutes), that leads the',
+        'user to the permission screen of their app. Afterwards the state is `pages_loaded`: list the pages with',
+        'GET /channels/meta/pages and pick one with POST /channels/meta/pages/select. Without a saved app:',
+        '409 `social_app_required`.',
+      ].join(' '),
+    ].join('\n\n'),
+    request: { headers: IdempotencyKeyHeader, body: { required: false, content: { 'application/json': { schema: SocialConnectBody } } } },
+    responses: {
+      ...ok(SocialConnect, 'A connect link'),
+      ...statusErrors([400, 401, 409, 422], { 409: '`social_app_required`: save your app first, or `idempotency_key_in_progress`' }),
+    },
   }),
   async (c) => {
     const flow = await startConnect(c.env, database(c.env.DB), c.req.url, c.get('tenant').id, Date.now())
@@ -76,12 +86,15 @@ socialRoutes.openapi(
     path: '/status',
     operationId: 'get_social_inbox_status',
     tags: TAG,
-    summary: 'Page-inbox state (tool get_social_inbox_status)',
+    summary: 'Get the page-inbox connection',
     description: [
-      '`status`: `not_connected`, `pending` (link issued), `pages_loaded` (pick a page), `connected`, `failed` (with',
-      '`reason`, e.g. `permission_denied`, or `token_revoked` once the provider stopped accepting the page’s token) or',
-      '`expired` (the link or the page choice lapsed: connect again). Shows the page and its linked Instagram account.',
-    ].join(' '),
+      'Reports the page-inbox connection: not_connected, pending, pages_loaded, connected, failed (with a reason, such as token_revoked) or expired, with the page and its linked professional account.',
+      [
+        '`status`: `not_connected`, `pending` (link issued), `pages_loaded` (pick a page), `connected`, `failed` (with',
+        '`reason`, e.g. `permission_denied`, or `token_revoked` once the provider stopped accepting the page’s token) or',
+        '`expired` (the link or the page choice lapsed: connect again). Shows the page and its linked Instagram account.',
+      ].join(' '),
+    ].join('\n\n'),
     responses: { ...ok(SocialStatus, 'The state'), ...statusErrors([401]) },
   }),
   async (c) => {
@@ -98,9 +111,11 @@ socialRoutes.openapi(
     path: '/pages',
     operationId: 'list_pages',
     tags: TAG,
-    summary: 'Pages to pick from (tool list_pages)',
-    description:
+    summary: 'List pages',
+    description: [
+      'Lists the pages the user granted access to (state pages_loaded), each with its linked professional account, so one can be chosen with select_page.',
       'The pages the user granted in the permission step, each with its linked Instagram professional account (or null). 409 `pages_not_loaded` unless the state is `pages_loaded`.',
+    ].join('\n\n'),
     responses: { ...ok(SocialPages, 'The pages'), ...statusErrors([401, 409], { 409: '`pages_not_loaded`: no finished permission step to pick from' }) },
   }),
   async (c) => c.json({ success: true as const, pages: await loadedPages(c.env, database(c.env.DB), c.get('tenant').id, Date.now()) }, 200)
@@ -112,13 +127,16 @@ socialRoutes.openapi(
     path: '/pages/select',
     operationId: 'select_page',
     tags: TAG,
-    summary: 'Pick the page (tool select_page)',
+    summary: 'Select the page',
     description: [
-      'Connects one page (one page per account): subscribes your app to the page’s messages and adds the `social`',
-      'account (its id is the page id), which includes the page’s linked Instagram professional account; both count',
-      'once against the plan’s account cap. People are answered on the surface they wrote on.',
-    ].join(' '),
-    request: { body: { required: true, content: { 'application/json': { schema: SelectPageBody } } } },
+      'Connects one page (and the professional account linked to it) as the inbox; one page per account. On this channel you can only reply to people who wrote, within 24 hours of their last message.',
+      [
+        'Connects one page (one page per account): subscribes your app to the page’s messages and adds the `social`',
+        'account (its id is the page id), which includes the page’s linked Instagram professional account; both count',
+        'once against the plan’s account cap. People are answered on the surface they wrote on.',
+      ].join(' '),
+    ].join('\n\n'),
+    request: { headers: IdempotencyKeyHeader, body: { required: true, content: { 'application/json': { schema: SelectPageBody } } } },
     responses: {
       ...ok(SocialStatus, 'Connected'),
       ...statusErrors([400, 401, 404, 409, 422, 502], {
@@ -138,9 +156,11 @@ socialRoutes.openapi(
     path: '/',
     operationId: 'disconnect_social_inbox',
     tags: TAG,
-    summary: 'Remove the page connection (tool disconnect_social_inbox)',
-    description:
+    summary: 'Disconnect the page inbox',
+    description: [
+      'Removes the page connection and its linked professional account; ask the user first. Idempotent.',
       'Unsubscribes your app from the page (best effort), removes the page’s `social` account with its linked Instagram account, and fails messages still queued. Message history stays; your saved app stays. Idempotent.',
+    ].join('\n\n'),
     responses: { ...ok(SocialRemoved, 'Removed (or nothing to remove)'), ...statusErrors([401]) },
   }),
   async (c) => c.json(await disconnect(c.env, database(c.env.DB), c.get('tenant').id, undefined, Date.now()), 200)

@@ -4,7 +4,8 @@
  * `message.approval_required` (an extension of §6) with a signed, expiring link. The owner approves or rejects
  * with the owner's key or on the hosted page (whose link reaches only destinations the owner configured); an approved message then runs every limit in the AccountDO as if it were
  * sent at that moment, and a limit hit fails it with the limit's code. Rejected and expired messages fail with a
- * reason. Exactly one decision wins (db/approvals.ts claimDecision).
+ * reason. Exactly one decision wins (db/approvals.ts claimDecision). It sends, so it sits with the send path; the
+ * rules it applies (grants, approval links) are safety/.
  */
 import { accountStub } from '../lib/objects'
 import { tenantAndAccounts } from '../db/accounts'
@@ -18,10 +19,10 @@ import type { AccountRow } from '../db/accounts'
 import { ApiError } from '../errors'
 import { messageEventFromRow, messageEventPayload } from '../events/payloads'
 import { iso } from '../lib/time'
-import { resolveAccount } from '../messaging/resolve'
+import { resolveAccount } from './resolve'
 import { commitEvents } from '../webhooks/emit'
-import { approvalLinks } from './approval-token'
-import { APPROVAL_TTL_MS, type KeyGrant } from './grant'
+import { approvalLinks } from '../safety/approval-token'
+import { APPROVAL_TTL_MS, type KeyGrant } from '../safety/grant'
 
 export const REJECTED_REASON = 'approval_rejected: the owner rejected this message'
 export const EXPIRED_REASON = 'approval_expired: nobody approved this message in time'

@@ -1,21 +1,15 @@
 /**
  * The account lifecycle every channel uses: the plan's cap counts accounts that hold a place (connected or being
- * connected), a disconnected one frees its place, concurrent connects cannot both slip under the cap, and
- * `connected_at` is set only while an account is connected (spec 1, 2 and 8).
+ * connected), a disconnected one frees its place, and concurrent connects cannot both slip under the cap (spec 1, 2
+ * and 8).
  */
-import type { BatchItem } from 'drizzle-orm/batch'
 import { describe, expect, it } from 'vitest'
-import { addAccount as addVia, statusChange } from '../../../worker/account/lifecycle'
+import { addAccount as addVia } from '../../../worker/channels/lifecycle'
 import { getAccount } from '../../../worker/db/accounts'
 import { getTenant } from '../../../worker/db/tenants'
 import { ApiError } from '../../../worker/errors'
 import { body, call, connectCustom, newTenant, receiverChannel, type TestTenant } from '../helpers'
-import { addAccount, db, eventsOf } from '../state'
-
-async function commit(statements: BatchItem<'sqlite'>[]) {
-  const [first, ...rest] = statements
-  if (first) await db.batch([first, ...rest])
-}
+import { addAccount, db } from '../state'
 
 async function tenantRow(t: TestTenant) {
   const row = await getTenant(db, t.tenantId)
@@ -102,45 +96,5 @@ describe('the account cap', () => {
       status: 409,
       code: 'account_exists',
     })
-  })
-})
-
-describe('connected_at', () => {
-  it('is set when the account becomes connected, kept while it stays so, and null in every other state', async () => {
-    const t = await newTenant()
-    await addAccount(t.tenantId, { id: '+15550002001', channel: 'alpha_web', status: 'connecting' })
-    const connecting = await getAccount(db, t.tenantId, '+15550002001')
-    if (!connecting) throw new Error('no account')
-    expect(connecting.connectedAt).toBeNull()
-
-    const at = Date.parse('2026-03-01T10:00:00Z')
-    const up = statusChange(db, connecting, 'connected', null, at)
-    await commit(up.statements)
-    expect((await accountsOf(t))[0]).toMatchObject({ status: 'connected', connected_at: '2026-03-01T10:00:00.000Z' })
-
-    // Staying connected (a new identifier) keeps the time it connected.
-    const same = statusChange(db, up.account, 'connected', null, at + 60_000, '+15550002001-renamed')
-    await commit(same.statements)
-    expect((await accountsOf(t))[0]?.connected_at).toBe('2026-03-01T10:00:00.000Z')
-
-    for (const to of ['restricted', 'disconnected', 'connecting'] as const) {
-      const row = await getAccount(db, t.tenantId, '+15550002001')
-      if (!row) throw new Error('no account')
-      const change = statusChange(db, row, to, to === 'connecting' ? null : 'logged_out', at + 120_000)
-      await commit(change.statements)
-      expect((await accountsOf(t))[0]).toMatchObject({ status: to, connected_at: null })
-    }
-  })
-
-  it('emits one account.* event per status change and none when nothing changes', async () => {
-    const t = await newTenant()
-    await addAccount(t.tenantId, { id: '+15550002002', channel: 'alpha_web', status: 'connecting' })
-    const row = await getAccount(db, t.tenantId, '+15550002002')
-    if (!row) throw new Error('no account')
-    const up = statusChange(db, row, 'connected', null, Date.now())
-    expect(up.statements).toHaveLength(2)
-    await commit(up.statements)
-    expect(statusChange(db, up.account, 'connected', null, Date.now()).statements).toHaveLength(0)
-    expect((await eventsOf(t.tenantId, 'account.connected')).map((e) => e.accountId)).toEqual(['+15550002002'])
   })
 })

@@ -5,11 +5,11 @@
 import { env } from 'cloudflare:workers'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { APPROVAL_TTL_MS } from '../../../worker/safety/grant'
-import { sweepSafety } from '../../../worker/safety/sweep'
+import { sweepSafety } from '../../../worker/messaging/safety-sweep'
 import { ORIGIN, body, call, connectCustom, newTenant, pushInbound, receiverChannel, settled, type WireMessageBody } from '../helpers'
 import { db, setClock } from '../state'
 import { createWebhook } from '../webhook-helpers'
-import { adminKey } from './helpers'
+import { adminKey } from '../safety/helpers'
 
 type Approval = { page_url: string; approve_url: string; reject_url: string; expires_at: string; key_id: string; key_label: string | null }
 type HeldEvent = {

@@ -1,11 +1,11 @@
 /**
  * The agent-safety part of the once-a-minute cron: held messages whose approval expired fail, and audit entries
  * past AUDIT_RETENTION_MS are deleted in bounded chunks. Both are D1 statements across tenants, so no idle
- * account's Durable Object is woken for them.
+ * account's Durable Object is woken for them. Here with the approvals it expires (messaging/approvals.ts).
  */
 import { pruneAudit } from '../db/audit'
 import type { Db } from '../db/client'
-import { AUDIT_RETENTION_MS } from './audit-note'
+import { AUDIT_RETENTION_MS } from '../safety/audit-note'
 import { expireApprovals } from './approvals'
 
 const PRUNE_CHUNK = 500

@@ -3,22 +3,20 @@
  * the account's lease and stays `queued` until that relay reports it handed to the upstream (`sent`, with the
  * upstream id, and `message.sent`) or refused (`failed`); both reports go through delivery.ts like any other
  * outcome. Without a relay it waits; every reconnect hands it over again (the relay and the upstream de-duplicate
- * on the message id); 10 minutes after it was queued it fails with `relay_unavailable` (the channels' `patience`).
+ * on the message id); 10 minutes after it was queued it fails with `relay_unavailable` (RELAY_PATIENCE).
  */
-import type { OutboundMessage } from '../../../schema/frames'
-import type { DeliveryResult } from '../../channels/contract'
+import type { OutboundMessage, QueuedSend } from '../../../schema/frames'
 import { queuedMessages, type MessageWithContact } from '../../db/messages'
 import { relayHub } from '../../lib/objects'
-import type { QueuedSend } from '../../relay/inbox'
-import type { AccountContext } from '../context'
+import type { AccountContext, DeliveryResult } from '../context'
 import type { AccountRef } from '../storage'
-import { LINK_KEY, LinkState } from './state'
+import { SESSION_KEY, SessionRecord } from './state'
 
 /** A relay send not handed to the upstream this long after it was queued fails (spec: 10 minutes). */
 export const RELAY_UNAVAILABLE_MS = 10 * 60_000
 export const RELAY_UNAVAILABLE_ERROR = 'relay_unavailable: no relay handed this message to the network within 10 minutes'
 
-/** The `patience` of every relay-run channel. */
+/** How long a relay-run channel's message may wait for a relay (account/delivery.ts fails it after that). */
 export const RELAY_PATIENCE = { ms: RELAY_UNAVAILABLE_MS, error: RELAY_UNAVAILABLE_ERROR }
 
 export function toQueuedSend(row: MessageWithContact): QueuedSend {
@@ -39,13 +37,13 @@ export async function queuedSends(c: AccountContext, ref: AccountRef): Promise<Q
   return rows.filter((r) => r.message.createdAt + RELAY_UNAVAILABLE_MS > now).map(toQueuedSend)
 }
 
-/** A relay channel's `deliver`: hands the message to the hub. The outcome comes later, as a frame from the relay. */
+/** A relay-run channel's transport: hands the message to the hub. The outcome comes later, as a frame from the relay. */
 export async function handToRelay(c: AccountContext, row: MessageWithContact): Promise<DeliveryResult> {
-  const link = c.store.get(LINK_KEY, LinkState)
-  if (!link) return { ok: false, code: null, error: 'the account has no linked session' }
+  const record = c.store.get(SESSION_KEY, SessionRecord)
+  if (!record) return { ok: false, code: null, error: 'the account has no linked session' }
   const send = toQueuedSend(row)
   // A reply from this person must land on the same contact, however the upstream addresses them.
   if (row.contact?.phone) c.store.rememberPeerContact([`phone:${row.contact.phone}`], row.message.contactId)
-  await relayHub(c.env).dispatchSend(link.sid, send.message, send.expiresAt)
+  await relayHub(c.env).dispatchSend(record.sid, send.message, send.expiresAt)
   return { pending: true }
 }

@@ -7,8 +7,8 @@ import type { ImportedContact, InboundMessage } from '../../../schema/frames'
 import type { AccountContext } from '../context'
 import { importContacts } from './contacts-import'
 import { ingestMessages, type InboundItem } from '../ingest'
-import { currentLink } from './session'
-import { LINK_KEY, SESSION_FENCE_KEY } from './state'
+import { currentSession } from './lifecycle'
+import { SESSION_KEY, SESSION_FENCE_KEY } from './state'
 import { contactIdsByPhone } from '../../db/contacts'
 import { inboundMedia } from '../../media/inbound'
 import { e164, inboundContactSeed, peerAddresses } from './peers'
@@ -22,9 +22,9 @@ const ACTIVITY_WRITE_EVERY_MS = 5_000
  * ingest path. People seen for the first time are looked up together: one D1 read for the burst, not one per person.
  */
 export async function onRelayInbound(c: AccountContext, ref: AccountRef, sid: string, ms: z.infer<typeof InboundMessage>[]): Promise<void> {
-  const link = currentLink(c)
+  const record = currentSession(c)
   // The account was removed (or linked anew): nothing of the old session is stored.
-  if (!link || link.sid !== sid || ms.length === 0) return
+  if (!record || record.sid !== sid || ms.length === 0) return
   const fresh = [
     ...new Set(
       ms.flatMap((m) => (peerAddresses(m.from).some((a) => c.store.peerContact(a)) ? [] : [e164(m.from.phone)]).filter((p): p is string => p !== null))
@@ -43,20 +43,20 @@ export async function onRelayInbound(c: AccountContext, ref: AccountRef, sid: st
   await ingestMessages(c, ref, items)
   // Stored at most every few seconds: every storage write holds the reply back until it is durable.
   const now = Date.now()
-  if (now - (link.lastActivityAt ?? 0) > ACTIVITY_WRITE_EVERY_MS) c.store.put(LINK_KEY, { ...link, lastActivityAt: now })
+  if (now - (record.lastActivityAt ?? 0) > ACTIVITY_WRITE_EVERY_MS) c.store.put(SESSION_KEY, { ...record, lastActivityAt: now })
 }
 
 export async function onRelayContacts(c: AccountContext, ref: AccountRef, sid: string, contacts: z.infer<typeof ImportedContact>[]): Promise<number> {
-  const link = currentLink(c)
-  if (!link || link.sid !== sid) return 0
-  const n = await importContacts(c, ref, link, contacts)
-  if (n > 0) c.store.put(LINK_KEY, { ...(currentLink(c) ?? link), contactsImported: true })
+  const record = currentSession(c)
+  if (!record || record.sid !== sid) return 0
+  const n = await importContacts(c, ref, record, contacts)
+  if (n > 0) c.store.put(SESSION_KEY, { ...(currentSession(c) ?? record), contactsImported: true })
   return n
 }
 
 export function sessionEntriesFor(c: AccountContext, sid: string): Record<string, string> {
-  const link = currentLink(c)
-  return link && link.sid === sid ? c.store.sessionEntries() : {}
+  const record = currentSession(c)
+  return record && record.sid === sid ? c.store.sessionEntries() : {}
 }
 
 /** Why a session write was refused; the hub answers the relay with a `reject` carrying it. */
@@ -74,8 +74,8 @@ export function writeSessionEntries(
   clear: boolean,
   changes: Record<string, string | null>
 ): SessionWriteRefusal | null {
-  const link = currentLink(c)
-  if (!link || link.sid !== sid) return 'unknown_session'
+  const record = currentSession(c)
+  if (!record || record.sid !== sid) return 'unknown_session'
   const stored = c.store.get(SESSION_FENCE_KEY, z.number()) ?? 0
   if (fence < stored) return 'stale_fence'
   if (fence > stored) c.store.put(SESSION_FENCE_KEY, fence)

@@ -1,12 +1,11 @@
 /**
- * The account lifecycle every channel uses (spec 2 and 3): add an account within the plan's cap, move its status
- * with its `account.*` event and `connected_at`, remove it. Channels call these from their routes; the relay link
- * (link/session.ts) moves relay-run accounts with the same `statusChange`.
+ * The account lifecycle every channel uses from its routes (spec 2 and 3), in the Worker: add an account within the
+ * plan's cap, remove it. Its status moves with its `account.*` event through events/account-status.ts, which the
+ * AccountDO's session code uses too.
  */
-import type { BatchItem } from 'drizzle-orm/batch'
 import { removeAccountMedia } from '../media/retention'
-import type { AccountStatus, Channel } from '../../schema/d1'
-import { accountStatusUpdate, deleteAccountStatement, getAccount, insertAccountWithinCap, reviveAccountWithinCap, type AccountRow } from '../db/accounts'
+import type { Channel } from '../../schema/d1'
+import { deleteAccountStatement, getAccount, insertAccountWithinCap, reviveAccountWithinCap, type AccountRow } from '../db/accounts'
 import { deleteConnectionConfig } from '../db/channel-connections'
 import type { Db } from '../db/client'
 import { insertEvent } from '../db/events'
@@ -64,36 +63,6 @@ export async function addAccount(db: Db, tenant: Tenant, a: NewAccountInput, now
   if (account?.channel === a.channel) return { account, created: added }
   if (account) throw new ApiError(409, 'account_exists', `${a.id} is already an account on the ${account.channel} channel`)
   throw capReached(cap)
-}
-
-const EVENT_FOR: Partial<Record<AccountStatus, 'account.connected' | 'account.disconnected' | 'account.restricted'>> = {
-  connected: 'account.connected',
-  disconnected: 'account.disconnected',
-  restricted: 'account.restricted',
-}
-
-export type StatusChange = {
-  /** The account as it is after the change. */
-  account: AccountRow
-  /** The update and, when the status itself changed, its event: commit them in one batch. Empty: nothing changes. */
-  statements: BatchItem<'sqlite'>[]
-}
-
-/**
- * The statements that move an account to `to` (with its reason) and emit the matching `account.*` event when the
- * status changes. `connected_at` is set when it becomes connected and kept while it stays so; null otherwise.
- */
-export function statusChange(db: Db, account: AccountRow, to: AccountStatus, reason: string | null, now: number, identifier?: string): StatusChange {
-  const sameIdentifier = identifier === undefined || identifier === account.identifier
-  if (account.status === to && account.statusReason === reason && sameIdentifier) return { account, statements: [] }
-  const connectedAt = to === 'connected' ? (account.status === 'connected' ? (account.connectedAt ?? now) : now) : null
-  const moved: AccountRow = { ...account, status: to, statusReason: reason, connectedAt, identifier: identifier ?? account.identifier, updatedAt: now }
-  const statements: BatchItem<'sqlite'>[] = [
-    accountStatusUpdate(db, account.tenantId, account.id, { status: to, reason, now, connectedAt, ...(identifier ? { identifier } : {}) }),
-  ]
-  const event = EVENT_FOR[to]
-  if (event && account.status !== to) statements.push(insertEvent(db, account.tenantId, account.id, accountEventPayload(event, moved, reason, now), now))
-  return { account: moved, statements }
 }
 
 /**

@@ -9,16 +9,16 @@ import type { ImportedContact } from '../../../schema/frames'
 import { contactIdsByPhone, upsertImportedContact } from '../../db/contacts'
 import type { AccountContext } from '../context'
 import { EMPTY_GUARD } from '../guards'
-import type { LinkState } from './state'
+import type { SessionRecord } from './state'
 import { contactSeedFor, peerAddresses } from './peers'
 import type { AccountRef } from '../storage'
 
 const STATEMENTS_PER_BATCH = 50
 
-export async function importContacts(c: AccountContext, ref: AccountRef, link: LinkState, contacts: z.infer<typeof ImportedContact>[]): Promise<number> {
-  if (!link.options.importContacts || contacts.length === 0) return 0
+export async function importContacts(c: AccountContext, ref: AccountRef, record: SessionRecord, contacts: z.infer<typeof ImportedContact>[]): Promise<number> {
+  if (!record.options.importContacts || contacts.length === 0) return 0
   const now = Date.now()
-  const flags = { aiPaused: link.options.pauseAiForImportedContacts, private: link.options.markImportedContactsAsPrivate }
+  const flags = { aiPaused: record.options.pauseAiForImportedContacts, private: record.options.markImportedContactsAsPrivate }
   const byPhone = await contactIdsByPhone(c.db, ref.tenantId, ref.accountId)
   const seeds = await Promise.all(
     contacts.map(async (p) => ({ seed: await contactSeedFor(ref, p, (phone) => byPhone.get(phone)), hasChat: p.hasChat, addresses: peerAddresses(p) }))
@@ -28,7 +28,7 @@ export async function importContacts(c: AccountContext, ref: AccountRef, link: L
     if (first) await c.db.batch([first, ...rest])
   }
   for (const { seed, addresses } of seeds) c.store.rememberPeerContact(addresses, seed.id)
-  if (link.options.importExistingChats) {
+  if (record.options.importExistingChats) {
     for (const { seed, hasChat } of seeds) {
       const guard = c.store.contactGuard(seed.id)
       if (hasChat && !guard?.hasInbound) c.store.setContactGuard(seed.id, { ...(guard ?? EMPTY_GUARD), hasInbound: true })
