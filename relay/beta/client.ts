@@ -17,6 +17,7 @@ import { startLive, type Live } from './live'
 import { startLogin, type LoginFlow } from './login'
 import { makeOutbox, OUTBOX_KEY } from './outbox'
 import { makePeerDirectory } from './peers'
+import { makeStateFilter } from '../state-filter'
 import { makeSender } from './send'
 import { betaAct, type BetaActionDeps } from './actions'
 import { makeRiskSignals } from './risk-signals'
@@ -48,12 +49,12 @@ function errText(err: unknown): string {
 
 export function createBetaConnector(opts: ConnectorOptions, deps: BetaDeps): Connector {
   const log = opts.log.child({ accountId: opts.accountId, driver: 'beta' })
+  const emit = makeStateFilter('beta', log, (state) => opts.events.state(state))
   let client: BetaClient | null = null
   let me: Api.User | null = null
   let login: LoginFlow | null = null
   /** `halted`: a terminal problem was reported; nothing runs until `start()` is called again. */
   let phase: 'idle' | 'login' | 'running' | 'halted' | 'stopped' = 'idle'
-  let lastState = ''
   let live: Live | null = null
   /** The session being started has a stored StringSession (resume) rather than none (login). */
   let hasSession = false
@@ -122,14 +123,6 @@ export function createBetaConnector(opts: ConnectorOptions, deps: BetaDeps): Con
     peers,
     bookLoaded: () => (live ? live.contacts.loaded(CONTACTS_FIRST_SYNC_WAIT_MS) : Promise.resolve(false)),
     onFlood: (seconds) => risk.raise('flood_wait', deps.now() + seconds * 1000, 'beta asked the account to slow down (FLOOD_WAIT).'),
-  }
-
-  function emit(state: SessionState) {
-    const key = JSON.stringify(state)
-    if (key === lastState) return
-    lastState = key
-    log.info({ state: state.state, problem: 'problem' in state ? state.problem : undefined }, 'beta: session state')
-    opts.events.state(state)
   }
 
   function connectedState(): SessionState {

@@ -101,6 +101,7 @@ export class RunningSession {
       phone: this.account.phone,
       linkMethod: this.assign.linkMethod,
       forceNew: this.assign.forceNew,
+      passkeyLinking: this.assign.passkeyLinking,
       store,
       log: this.log,
       events: {
@@ -152,8 +153,8 @@ export class RunningSession {
   }
 
   /**
-   * beta: the code or password the user typed, for the login this session waits for. Never logged: only the step's
-   * kind and the verdict are.
+   * beta: the code or password the user typed, for the login this session waits for; alpha: the owner's passkey
+   * assertion or code confirmation. Never logged: only the step's kind and the verdict are.
    */
   async login(step: LoginStep): Promise<LoginOutcome> {
     if (this.stopped || !this.connector?.login)
@@ -335,6 +336,8 @@ export class RunningSession {
   /** Sends a reliable frame; true once the edge acked it. A refusal for a stale lease stops the session. */
   private async report(frame: ReliableRelayFrame, coalesceKey: string | null = null): Promise<boolean> {
     const reply = await this.deps.link.request(frame, coalesceKey)
+    // The link stopped for good (the relay is shutting down): the edge never got the frame.
+    if (reply.type === 'link_closed') return false
     if (reply.type === 'reject') {
       if (reply.reason !== 'invalid') this.deps.onLeaseLost(this.sid, this.fence)
       else this.log.error({ frame: frame.type }, 'the edge refused a frame as invalid')

@@ -7,6 +7,7 @@ import type { BatchItem, BatchResponse } from 'drizzle-orm/batch'
 import type { Db } from '../db/client'
 import type { GroupCommit } from '../db/group-commit'
 import type { MessageWithContact } from '../db/messages'
+import type { ErrorCode } from '../lib/error-codes'
 import type { SessionSignal } from './session/state'
 import type { AccountRef, AccountStore, TimerName } from './storage'
 import type { WaitRoom } from './waits'
@@ -73,7 +74,7 @@ export type ChannelAction =
  */
 export type ActionResult =
   | { ok: true; onNetwork?: boolean | null; reason?: string | null }
-  | { ok: false; status: 409 | 422 | 429 | 502 | 503; code: string; message: string; retryAfterS?: number }
+  | { ok: false; status: 409 | 422 | 429 | 502 | 503; code: ErrorCode; message: string; retryAfterS?: number }
 
 /**
  * A direct channel sends by itself, from inside this object: `deliver` (the channel's outbound.ts) makes one attempt,

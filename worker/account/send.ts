@@ -56,7 +56,10 @@ export type SendInput = {
   held?: boolean
 }
 
-export type SendOutcome = { ok: true; messageId: string } | { ok: false; refusal: Refusal }
+/** Today's sends of the account against its cap after this send (the route's `RateLimit` header for the daily cap). */
+export type SendsToday = { used: number; cap: number }
+
+export type SendOutcome = ({ ok: true; messageId: string } | { ok: false; refusal: Refusal }) & { sendsToday: SendsToday }
 
 /** A dry run's question (issue 25): a send as the route would hand it over, without an id; no contact when the route stopped before. */
 export type SendProbe = Pick<SendInput, 'ref' | 'tenant' | 'text'> & { contact: SendInput['contact'] | null }
@@ -134,7 +137,7 @@ export async function sendMessage(c: AccountContext, input: SendInput): Promise<
   if (!check.ok) {
     await recordRefusal(c, input, check.refusal, allowance, now)
     if (input.held) await failHeld(c, input, `${check.refusal.code}: ${check.refusal.message}`, now)
-    return check
+    return { ...check, sendsToday: { used: counters.sends, cap: plan.sendsPerDay } }
   }
 
   // Accepted: bookkeeping first, synchronously, so a concurrent send already sees it.
@@ -181,7 +184,7 @@ export async function sendMessage(c: AccountContext, input: SendInput): Promise<
   tally(c.store, { outbound: 1 })
 
   c.background(deliverMessage(c, input.messageId))
-  return { ok: true, messageId: input.messageId }
+  return { ok: true, messageId: input.messageId, sendsToday: { used: next.sends, cap: plan.sendsPerDay } }
 }
 
 /** An approved message that a limit refuses now fails with the limit's code (and message.failed). */

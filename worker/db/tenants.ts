@@ -18,7 +18,9 @@ export async function getTenant(db: Db, id: string): Promise<Tenant | undefined>
   return db.select().from(tenants).where(eq(tenants.id, id)).get()
 }
 
-export type TenantPatch = Partial<Pick<Tenant, 'plan' | 'apiEnabled' | 'webhooksEnabled' | 'messageRetentionDays'>> & { status?: 'active' }
+export type TenantPatch = Partial<Pick<Tenant, 'plan' | 'apiEnabled' | 'webhooksEnabled' | 'messageRetentionDays' | 'alphaPasskeyLinking'>> & {
+  status?: 'active'
+}
 
 export async function updateTenant(db: Db, id: string, patch: TenantPatch): Promise<Tenant | undefined> {
   const values: Partial<Tenant> = { ...patch }

@@ -6,7 +6,7 @@ import { createRoute } from '@hono/zod-openapi'
 import type { Context } from 'hono'
 import type { z } from 'zod'
 import { SendCheck } from '../../schema/api/actions'
-import { MessagingError } from '../../schema/api/common'
+import { IdempotencyKeyHeader, MessagingError } from '../../schema/api/common'
 import { ListMessagesQuery, Message, MessageIdParam, MessageList, SendAccepted, SendMessageBody, WaitQuery, WaitResult } from '../../schema/api/messages'
 import type { AppEnv } from '../env'
 import { accountStub } from '../lib/objects'
@@ -26,7 +26,13 @@ import { noteAudit } from '../middleware/key-scope'
 import { checkAccount } from '../safety/key-refusals'
 import { holdMessage } from '../messaging/approvals'
 import { accountAllowed } from '../safety/grant'
+import { noteRateLimit } from '../lib/rate-limit-state'
+import { secondsToNextUtcDay } from '../lib/time'
 import { resourceApp } from '../validate'
+
+/** The account's daily send cap as a RateLimit policy on every answer the account's object gave (docs/api.md). */
+export const DAILY_SENDS_POLICY = 'daily-sends'
+const DAY_S = 86_400
 
 export const messagesRoutes = resourceApp({
   to: 'invalid_recipient',
@@ -71,10 +77,10 @@ const SEND_REFUSALS = {
     MessagingError,
     "`account_suspended` (after an opener burst), `account_restricted`, or the key's `key_scope` (a read key; a reply key outside its window), `key_account`, `key_expired`"
   ),
-  409: json(MessagingError, '`no_connected_account` or `account_not_connected`'),
+  409: json(MessagingError, '`no_connected_account`, `account_not_connected`, or `idempotency_key_in_progress` (with Retry-After)'),
   422: json(
     MessagingError,
-    '`contact_channel_mismatch`, `contact_do_not_disturb`, `contact_opted_out`, `contact_private`, `beta_requires_existing_contact`; `invalid_reply_to` or `unsupported_on_channel` for a `reply_to` (extension)'
+    '`contact_channel_mismatch`, `contact_do_not_disturb`, `contact_opted_out`, `contact_private`, `beta_requires_existing_contact`, or `idempotency_key_reused`; `invalid_reply_to` or `unsupported_on_channel` for a `reply_to` (extension)'
   ),
   429: json(
     MessagingError,
@@ -115,7 +121,7 @@ messagesRoutes.openapi(
       ].join(' '),
       DRY_RUN_TEXT,
     ].join('\n\n'),
-    request: { body: { required: true, content: { 'application/json': { schema: SendMessageBody } } } },
+    request: { headers: IdempotencyKeyHeader, body: { required: true, content: { 'application/json': { schema: SendMessageBody } } } },
     responses: {
       200: { description: 'A dry run (`dry_run: true`): what the send would do', content: { 'application/json': { schema: SendCheck } } },
       202: {
@@ -167,6 +173,13 @@ messagesRoutes.openapi(
       mediaUrl: plan.mediaUrl,
       mediaContentType: plan.mediaContentType,
       replyTo,
+    })
+    noteRateLimit(c, {
+      policy: DAILY_SENDS_POLICY,
+      quota: outcome.sendsToday.cap,
+      windowS: DAY_S,
+      remaining: Math.max(0, outcome.sendsToday.cap - outcome.sendsToday.used),
+      resetS: secondsToNextUtcDay(Date.now()),
     })
     if (!outcome.ok) throw refusalError(outcome.refusal)
     return c.json({ message_id: outcome.messageId, status: 'queued' as const }, 202)

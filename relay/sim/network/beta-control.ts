@@ -23,7 +23,7 @@
  *   (`inbound` takes `reply_to`: the id, in the account's numbering, of the message the person quotes)
  */
 import { z } from 'zod'
-import { E164, SimMediaBody } from './bodies'
+import { E164, SimMediaBody, simFileOf } from './bodies'
 import type { BetaAccount } from './beta-account'
 import { betaContactReacts } from './beta-chat-actions'
 import type { BetaDataCentre } from './beta-dc/server'
@@ -118,14 +118,7 @@ export async function betaRoute(
       if (b.name) from.setName(b.name)
       if (b.username) from.username = b.username
       from.phoneHidden = b.phone_hidden
-      const file = b.media
-        ? {
-            contentType: b.media.content_type,
-            fileName: b.media.file_name ?? null,
-            bytes: Buffer.from(b.media.data_base64, 'base64'),
-            voiceNote: b.media.voice_note,
-          }
-        : null
+      const file = b.media ? simFileOf(b.media) : null
       return { message_id: String(net.inbound(from, a, b.text, file, b.short, b.reply_to ?? null)) }
     }
     case 'POST react': {

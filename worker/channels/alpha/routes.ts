@@ -3,6 +3,7 @@
  * status, disconnect it. Errors take the channel-connection shape `{success: false, error, error_code: <status>}`.
  */
 import { createRoute } from '@hono/zod-openapi'
+import { IdempotencyKeyHeader } from '../../../schema/api/common'
 import { AlphaConnectBody, AlphaConnectResult, AlphaDisconnected, AlphaPhoneParam, AlphaQr, AlphaStatus } from '../../../schema/api/alpha'
 import { relayAccount, removeRelayAccount } from '../relay-run/account'
 import { sessionStatus } from '../relay-run/session'
@@ -42,13 +43,18 @@ alphaRoutes.openapi(
         'counts against the plan’s account cap. Show `connect_url` to the user (a hosted page with a self-refreshing QR code or the',
         'pairing code and a success state; no login), or poll `poll_qr_path` every 10 to 15 s and `poll_status_path` until',
         '`connected`. With `link_method: pairing_code` the answer carries the 8-character `pairing_code` to type on the phone',
-        '(Linked devices → Link with phone number). If the phone demands a passkey, the status says `disconnected` with reason',
-        '`passkey_required` instead of cycling QR codes. Calling it again restarts linking (a new QR code); for a number that is',
+        '(Linked devices → Link with phone number). If the phone demands a passkey, the status says `connecting` with reason',
+        '`passkey_required` and `connect_url` walks the owner through it (a helper on web.whatsapp.com, docs/channels/alpha.md), when',
+        'the tenant has `alpha_passkey_linking`; without it, `disconnected` with reason `passkey_required` instead of cycling QR codes.',
+        'Calling it again restarts linking (a new QR code, and it cancels a passkey ceremony); for a number that is',
         'already connected it changes nothing unless `force_new` discards the stored session.',
       ].join(' '),
     ].join('\n\n'),
-    request: { body: { required: true, content: { 'application/json': { schema: AlphaConnectBody } } } },
-    responses: { 200: { description: 'Linking started', content: { 'application/json': { schema: AlphaConnectResult } } }, ...errors([400, 401, 409, 429]) },
+    request: { headers: IdempotencyKeyHeader, body: { required: true, content: { 'application/json': { schema: AlphaConnectBody } } } },
+    responses: {
+      200: { description: 'Linking started', content: { 'application/json': { schema: AlphaConnectResult } } },
+      ...errors([400, 401, 409, 422, 429]),
+    },
   }),
   async (c) => {
     const body = c.req.valid('json')
@@ -151,8 +157,8 @@ alphaRoutes.openapi(
     tags: ['alpha channel'],
     summary: 'Get the alpha link status',
     description: [
-      'Reports an alpha link: qr_pending and connecting are in progress, connected (or open) is done. disconnected and not_initialized mean start again with connect_alpha, except when the reason is passkey_required (the phone must link another way) or blocked_by_alpha (the number is restricted): then tell the user instead of retrying.',
-      '`connected` (or `open`) is success; `disconnected` and `not_initialized` are terminal failures with `reason` (logged_out, blocked_by_alpha, replaced, passkey_required, link_expired, …); `qr_pending` and `connecting` are transitional. `live` is true when the relay running the session answered just now.',
+      'Reports an alpha link: connected (or open) is done; qr_pending and connecting are in progress, and connecting with reason passkey_required or passkey_code means tell the owner its message (the passkey step, on the connect_url page on a computer). disconnected or not_initialized: call connect_alpha again, except for blocked_by_alpha or a passkey_* reason: tell the user instead.',
+      '`connected` (or `open`) is success; `disconnected` and `not_initialized` are terminal failures with `reason` (logged_out, blocked_by_alpha, replaced, passkey_required, passkey_expired, passkey_rejected, passkey_timeout, link_expired, …); `qr_pending` and `connecting` are transitional (`connecting` with reason `passkey_required` or `passkey_code`: the owner is doing the passkey step on the connect page; `message` says what to tell them). `live` is true when the relay running the session answered just now.',
     ].join('\n\n'),
     request: { params: PhonePath },
     responses: { 200: { description: 'The status', content: { 'application/json': { schema: AlphaStatus } } }, ...errors([400, 401, 404]) },
