@@ -115,7 +115,7 @@ function ingestOne(c: AccountContext, ref: AccountRef, item: InboundItem, now: n
     }
     c.store.recordInbound(seed.id)
     tally(c.store, { inbound: 1 })
-    c.waits.wakeAll()
+    c.waits.unsure()
     return { stored: true, messageId: row.id, contactId: seed.id, duplicate: false }
   })
 }

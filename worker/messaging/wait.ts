@@ -9,6 +9,7 @@ import type { AccountRow } from '../db/accounts'
 import type { Db } from '../db/client'
 import { inboundAfter } from '../db/messages'
 import { ApiError } from '../errors'
+import { firstNews } from './wait-across'
 import { toWireMessage, type WireMessage } from '../db/wire'
 
 const waitConcurrency = () => new ApiError(429, 'wait_concurrency', 'At most 2 waits may be open per account; close one first')
@@ -68,23 +69,11 @@ export async function waitForInbound(
     return { messages: answer.messages, lastSeq: answer.last_seq ?? afterSeq }
   }
 
-  const stop = new AbortController()
-  const onClientGone = () => stop.abort()
-  clientSignal.addEventListener('abort', onClientGone, { once: true })
-  try {
-    await new Promise<void>((resolve, reject) => {
-      let pending = targets.length
-      for (const a of targets) {
-        waitOne(env, tenantId, a.id, afterSeq, timeoutMs, stop.signal).then(
-          (answer) => (answer.messages.length > 0 || --pending === 0 ? resolve() : undefined),
-          (err: unknown) => (err instanceof ApiError ? reject(err) : stop.signal.aborted ? resolve() : reject(err))
-        )
-      }
-    })
-  } finally {
-    stop.abort()
-    clientSignal.removeEventListener('abort', onClientGone)
-  }
+  await firstNews(
+    targets.map((a) => a.id),
+    async (id, signal) => ({ news: (await waitOne(env, tenantId, id, afterSeq, timeoutMs, signal)).messages.length > 0 }),
+    clientSignal
+  )
   const rows = await inboundAfter(
     db,
     tenantId,
