@@ -2,6 +2,7 @@
  * How one account's wait is answered, as a plain function over the object's WaitRoom and a D1 read, so the
  * no-skip/no-repeat guarantee is tested without the runtime (test/worker/account/wait-model.test.ts).
  */
+import { WAIT_BATCH } from './wait.shared'
 import type { WaitRoom } from './waits'
 
 /** A committed inbound message with its seq: D1's row, or what the AccountDO hands over after its own commit. */
@@ -23,9 +24,15 @@ export async function answerWait<T extends Seqd>(
   try {
     let rows = await read(after)
     while (rows.length === 0) {
-      if ((await ticket.next(deadline, signal)) !== 'woken') break
-      ticket.take()
-      rows = await read(after)
+      // The read found nothing after `after`, so whatever follows the cursor was committed after the ticket was
+      // registered and handed to it, in commit order, unless a commit's rows were not learnt (stale): then D1 again.
+      const handed = ticket.take()
+      if (handed.stale) {
+        rows = await read(after)
+        continue
+      }
+      rows = handed.rows.filter((r) => r.seq > after).slice(0, WAIT_BATCH)
+      if (rows.length > 0 || (await ticket.next(deadline, signal)) !== 'woken') break
     }
     return rows
   } finally {
