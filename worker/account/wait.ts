@@ -5,7 +5,7 @@
 import { inboundAfter, type MessageWithContact } from '../db/messages'
 import { toWireMessage } from '../db/wire'
 import type { AccountContext } from './context'
-import { WAIT_BATCH, WaitParams, type WaitAnswer } from './wait.shared'
+import { WAIT_BATCH, WaitParams, waitHeaders } from './wait.shared'
 import { answerWait } from './wait-answer'
 import type { CommittedInbound } from './waits'
 
@@ -18,6 +18,8 @@ export async function serveWait(c: AccountContext, request: Request): Promise<Re
   const read = async (from: number) => (await inboundAfter(c.db, tenant, [account], from, WAIT_BATCH)).map(committedOf)
   const rows = await answerWait(c.waits, read, after, Date.now() + timeout_ms, request.signal)
   if (!rows) return Response.json({ error: 'wait_concurrency' }, { status: 429 })
-  const answer: WaitAnswer = { messages: rows.map((r) => r.message), last_seq: rows.at(-1)?.seq ?? null }
-  return Response.json(answer)
+  const messages = rows.map((r) => r.message)
+  // Store media links are signed by the Worker for each answer (media/links-for.ts): it must parse those.
+  const media = messages.some((m) => m.media !== null && 'id' in m.media)
+  return new Response(JSON.stringify(messages), { headers: waitHeaders(messages.length, rows.at(-1)?.seq ?? null, media) })
 }
