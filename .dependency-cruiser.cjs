@@ -29,7 +29,7 @@ const LAYERS = {
     ['relay'],
     ['drivers', 'health'],
     ['sim', 'alpha', 'beta'],
-    ['sessions', 'handoff'],
+    ['sessions', 'handoff', 'state-filter'],
     ['link'],
     ['media-kind', 'metrics', 'connector', 'config', 'crypto', 'log'],
   ],

@@ -1,12 +1,14 @@
 /**
  * The Worker entry: the Hono app serves every request, the cron runs the webhook sweeper, media retention, the
- * agent-safety sweep and message retention; the Durable Object classes are exported for their bindings.
+ * agent-safety sweep, message retention and the idempotency-key prune; the Durable Object classes are exported for
+ * their bindings.
  */
 import { AccountObject } from './account/account-do'
 import { app } from './app'
 import { mediaConfig } from './config'
 import { channelRuntime } from './channels/registry'
 import { database, type Db } from './db/client'
+import { pruneIdempotencyKeys } from './db/idempotency'
 import { sweepExpiredMedia } from './media/retention'
 import { sweepRetention } from './messaging/retention'
 import { sweepSafety } from './messaging/safety-sweep'
@@ -38,6 +40,8 @@ const SWEEPS: Array<{ name: string; run: (env: Env, db: Db, now: number) => Prom
       return report.deleted > 0 ? report : {}
     },
   },
+  // Idempotency keys live 24 h: one indexed delete of the expired ones (db/idempotency.ts).
+  { name: 'idempotency keys pruned', run: async (_env, db, now) => ({ deleted: await pruneIdempotencyKeys(db, now) }) },
 ]
 
 export default {

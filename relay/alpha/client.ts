@@ -10,6 +10,7 @@ import type { Logger } from 'pino'
 import type { AlphaProblem, Connector, ConnectorOptions, Driver, SessionState } from '../connector'
 import { loadAlphaAuth, type AlphaAuth, type DriverEntries } from './auth-store'
 import { handleEvents, type EventContext } from './handle-events'
+import { makeStateFilter } from '../state-filter'
 import { makeHandoff, STOP_HANDOFF_MS } from '../handoff'
 import { makeOutageClock, watchFrames, watchOpening } from './health'
 import { jidToPhone, personJid } from './ids'
@@ -86,12 +87,12 @@ function baileysLogger(log: Logger): Logger {
 
 export function createAlphaConnector(opts: ConnectorOptions, deps: AlphaDeps): Connector {
   const log = opts.log.child({ accountId: opts.accountId, driver: 'alpha' })
+  const emit = makeStateFilter('alpha', log, (state) => opts.events.state(state))
   const handoff = makeHandoff(opts.events)
   let auth: AlphaAuth | null = null
   let session: Session | null = null
   /** `halted`: a terminal problem was reported; nothing reconnects until `start()` is called again. */
   let phase: 'idle' | 'running' | 'halted' | 'stopped' = 'idle'
-  let lastState = ''
   let failures = 0
   let reconnectTimer: ReturnType<typeof setTimeout> | null = null
   const outage = makeOutageClock(() => emit({ state: 'disconnected', problem: 'unresponsive', message: PROBLEM_MESSAGES.unresponsive }))
@@ -145,14 +146,6 @@ export function createAlphaConnector(opts: ConnectorOptions, deps: AlphaDeps): C
   function requireAuth(): AlphaAuth {
     if (!auth) throw new Error('alpha: start() was not called')
     return auth
-  }
-
-  function emit(state: SessionState) {
-    const key = JSON.stringify(state)
-    if (key === lastState) return
-    lastState = key
-    log.info({ state: state.state, problem: 'problem' in state ? state.problem : undefined }, 'alpha: session state')
-    opts.events.state(state)
   }
 
   function connectedState(): SessionState {

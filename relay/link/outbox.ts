@@ -6,7 +6,17 @@
  */
 import type { EdgeFrame, ReliableRelayFrame } from '../../schema/frames'
 
-export type Reply = Extract<EdgeFrame, { type: 'ack' | 'reject' | 'session_data' }>
+/** What the edge answers a reliable frame with. */
+export type EdgeReply = Extract<EdgeFrame, { type: 'ack' | 'reject' | 'session_data' }>
+/**
+ * The local answer once the link is stopped for good (token refused or revoked, relay drained): the edge will never
+ * answer, so nothing may wait for it (a session's stop saves its last state through the link, and a stop must end).
+ * Never on the wire.
+ */
+export type LinkClosed = { type: 'link_closed' }
+export type Reply = EdgeReply | LinkClosed
+
+const LINK_CLOSED: LinkClosed = { type: 'link_closed' }
 
 type Entry = {
   frame: ReliableRelayFrame
@@ -18,6 +28,7 @@ type Entry = {
 export class Outbox {
   private readonly entries = new Map<string, Entry>()
   private readonly emptyWaiters = new Set<() => void>()
+  private closed = false
 
   get size(): number {
     return this.entries.size
@@ -25,6 +36,7 @@ export class Outbox {
 
   /** Queues a frame; the promise settles with the edge's answer (never rejects: a lost link just delays it). */
   push(frame: ReliableRelayFrame, coalesceKey: string | null = null): Promise<Reply> {
+    if (this.closed) return Promise.resolve(LINK_CLOSED)
     return new Promise((resolve) => {
       const waiters: Array<(reply: Reply) => void> = [resolve]
       if (coalesceKey) {
@@ -71,7 +83,7 @@ export class Outbox {
   }
 
   /** Settles the frames an answer is for; returns the earliest send time among them (the edge saw them after it). */
-  settle(reply: Reply): number | null {
+  settle(reply: EdgeReply): number | null {
     const ids = reply.type === 'ack' ? reply.ids : [reply.id]
     let sentAt: number | null = null
     for (const id of ids) {
@@ -83,6 +95,15 @@ export class Outbox {
     }
     if (this.entries.size === 0) for (const w of [...this.emptyWaiters]) w()
     return sentAt
+  }
+
+  /** The link stopped for good: every frame still waiting, and every later one, is answered `link_closed`. */
+  close(): void {
+    this.closed = true
+    const waiting = [...this.entries.values()]
+    this.entries.clear()
+    for (const e of waiting) for (const w of e.waiters) w(LINK_CLOSED)
+    for (const w of [...this.emptyWaiters]) w()
   }
 
   /** Resolves when nothing is waiting for an answer, or after `timeoutMs`. */

@@ -75,4 +75,16 @@ describe('Outbox', () => {
     box.settle({ type: 'ack', ids: ['a'] })
     expect(await drained).toBe(true)
   })
+
+  it('answers link_closed, once closed, to every frame still waiting and to every later one, so no stop waits forever', async () => {
+    const box = new Outbox()
+    const waiting = box.push(inbound('a'))
+    const drained = box.drained(60_000)
+    box.close()
+    await expect(waiting).resolves.toEqual({ type: 'link_closed' })
+    expect(await drained).toBe(true)
+    await expect(box.push(inbound('b'))).resolves.toEqual({ type: 'link_closed' })
+    expect(box.size).toBe(0)
+    expect(box.due(0)).toEqual([])
+  })
 })
