@@ -6,12 +6,16 @@
  * A ticket is registered before the caller's first D1 read, so a message committed during that read still wakes
  * it: `next()` resolves at once when a wake arrived since the previous call.
  */
-import type { WireMessage } from '../db/wire'
+import type { z } from 'zod'
+import type { Message } from '../../schema/api/messages'
 
 export const WAIT_SLOTS_PER_ACCOUNT = 2
 
-/** A committed inbound message as waits hand it out: its seq and its wire shape. */
-export type CommittedInbound = { seq: number; message: WireMessage }
+/**
+ * A committed inbound message as waits hand it out: its seq and its wire shape (typed from the schema, not db/wire,
+ * so scripts that read this module's constants stay free of the Worker's D1 types).
+ */
+export type CommittedInbound = { seq: number; message: z.infer<typeof Message> }
 
 export type WaitOutcome = 'woken' | 'timeout' | 'aborted'
 
