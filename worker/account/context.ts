@@ -9,7 +9,7 @@ import type { GroupCommit } from '../db/group-commit'
 import type { MessageWithContact } from '../db/messages'
 import type { SessionSignal } from './session/state'
 import type { AccountRef, AccountStore, TimerName } from './storage'
-import type { WaitRoom } from './waits'
+import type { CommittedInbound, WaitRoom } from './waits'
 
 export type AccountContext = {
   env: Env
@@ -17,7 +17,7 @@ export type AccountContext = {
   channels: ChannelLookup
   db: Db
   store: AccountStore
-  waits: WaitRoom
+  waits: WaitRoom<CommittedInbound>
   /** Wakes callers waiting for the alpha/beta session to change (the pairing-code wait of a connect call). */
   sessionSignal: SessionSignal
   /** Sets a named timer; the object's single alarm always points at the earliest one. */

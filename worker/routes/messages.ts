@@ -1,4 +1,5 @@
 /** /v1/messages (spec 4.2): send, list, long-poll wait, get one; the archive (routes/message-archive.ts) is mounted here, before `/{id}`. */
+import type { z } from 'zod'
 import { createRoute } from '@hono/zod-openapi'
 import { IdempotencyKeyHeader, MessagingError } from '../../schema/api/common'
 import { ListMessagesQuery, Message, MessageIdParam, MessageList, SendAccepted, SendMessageBody, WaitQuery, WaitResult } from '../../schema/api/messages'
@@ -26,6 +27,7 @@ import { checkReplyWindow } from '../safety/reply-window'
 import { noteRateLimit } from '../lib/rate-limit-state'
 import { secondsToNextUtcDay } from '../lib/time'
 import { resourceApp } from '../validate'
+import { rawJson } from '../lib/raw-json'
 
 /** The account's daily send cap as a RateLimit policy on every answer the account's object gave (docs/api.md). */
 export const DAILY_SENDS_POLICY = 'daily-sends'
@@ -234,7 +236,10 @@ messagesRoutes.openapi(
     const afterSeq = q.cursor === undefined ? now : decodeCursor('wait', q.cursor)
     if (afterSeq === null) throw new ApiError(400, 'invalid_cursor', 'cursor: not a cursor returned by GET /messages/wait')
     const result = await waitForInbound(c.env, db, tenant.id, targets, afterSeq, q.timeout_s * 1000, c.req.raw.signal)
-    return c.json({ messages: await signMessages(mediaSigner(c.env, Date.now()), result.messages), cursor: encodeCursor('wait', result.lastSeq) }, 200)
+    const cursor = encodeCursor('wait', result.lastSeq)
+    // The object's wire-shaped JSON goes out as it came (messaging/wait.ts): no parse and re-serialisation.
+    if ('messagesJson' in result) return rawJson<z.infer<typeof WaitResult>>(`{"messages":${result.messagesJson},"cursor":${JSON.stringify(cursor)}}`)
+    return c.json({ messages: await signMessages(mediaSigner(c.env, Date.now()), result.messages), cursor }, 200)
   }
 )
 
