@@ -46,14 +46,14 @@ import { allowanceFor, probeSend, sendMessage, type ProbeOutcome, type SendInput
 import { AccountStore, type AccountRef, type TimerName } from './storage'
 import { totalsOf, type Totals } from './totals'
 import { serveWait } from './wait'
-import { WaitRoom } from './waits'
+import { WaitRoom, type CommittedInbound } from './waits'
 
 /** A timer whose work failed runs again this much later (rather than the runtime's own alarm retries, which give up). */
 export const TIMER_RETRY_MS = 10_000
 
 export class AccountObject extends DurableObject<Env> {
   private readonly store: AccountStore
-  private readonly waits = new WaitRoom()
+  private readonly waits = new WaitRoom<CommittedInbound>()
   private readonly sessionSignal = new SessionSignal()
   private readonly db: Db
   private readonly context: AccountContext

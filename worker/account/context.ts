@@ -10,7 +10,7 @@ import type { MessageWithContact } from '../db/messages'
 import type { ErrorCode } from '../lib/error-codes'
 import type { SessionSignal } from './session/state'
 import type { AccountRef, AccountStore, TimerName } from './storage'
-import type { WaitRoom } from './waits'
+import type { CommittedInbound, WaitRoom } from './waits'
 
 export type AccountContext = {
   env: Env
@@ -18,7 +18,7 @@ export type AccountContext = {
   channels: ChannelLookup
   db: Db
   store: AccountStore
-  waits: WaitRoom
+  waits: WaitRoom<CommittedInbound>
   /** Wakes callers waiting for the alpha/beta session to change (the pairing-code wait of a connect call). */
   sessionSignal: SessionSignal
   /** Sets a named timer; the object's single alarm always points at the earliest one. */

@@ -4,12 +4,19 @@
  * all of them so the returned cursor never skips a message of another account.
  */
 import { accountStub } from '../lib/objects'
-import { WAIT_BATCH, WaitAnswer, waitUrl } from '../account/wait.shared'
+import { WAIT_BATCH, waitHead, WaitMessages, waitUrl, type WaitHead } from '../account/wait.shared'
 import type { AccountRow } from '../db/accounts'
 import type { Db } from '../db/client'
 import { inboundAfter } from '../db/messages'
 import { ApiError } from '../errors'
+import { firstNews } from './wait-across'
 import { toWireMessage, type WireMessage } from '../db/wire'
+
+/**
+ * The messages of an answer: objects, or (one account, no store media to sign) the object's JSON array as it came,
+ * which the route puts into its answer as it is.
+ */
+export type WaitResult = { messages: WireMessage[]; lastSeq: number } | { messagesJson: string; lastSeq: number }
 
 const waitConcurrency = () => new ApiError(429, 'wait_concurrency', 'At most 2 waits may be open per account; close one first')
 
@@ -24,7 +31,14 @@ const objectReset = (err: unknown) => err instanceof Error && (Reflect.get(err, 
  * left (a wait only reads, so repeating it is safe, and the new instance registers it before reading D1, so a
  * message committed meanwhile is found): the client gets its answer, not an error.
  */
-async function waitOne(env: Env, tenantId: string, accountId: string, afterSeq: number, timeoutMs: number, signal: AbortSignal): Promise<WaitAnswer> {
+async function waitOne(
+  env: Env,
+  tenantId: string,
+  accountId: string,
+  afterSeq: number,
+  timeoutMs: number,
+  signal: AbortSignal
+): Promise<WaitHead & { body: string }> {
   const deadline = Date.now() + timeoutMs
   for (let resets = 0; ; resets++) {
     let res: Response
@@ -37,7 +51,7 @@ async function waitOne(env: Env, tenantId: string, accountId: string, afterSeq: 
     }
     if (res.status === 429) throw waitConcurrency()
     if (!res.ok) throw new Error(`account wait failed with HTTP ${res.status}`)
-    return WaitAnswer.parse(await res.json())
+    return { ...waitHead(res.headers), body: await res.text() }
   }
 }
 
@@ -57,7 +71,7 @@ export async function waitForInbound(
   afterSeq: number,
   timeoutMs: number,
   clientSignal: AbortSignal
-): Promise<{ messages: WireMessage[]; lastSeq: number }> {
+): Promise<WaitResult> {
   const [only] = targets
   if (targets.length === 0 || !only) {
     await idle(timeoutMs, clientSignal)
@@ -65,26 +79,15 @@ export async function waitForInbound(
   }
   if (targets.length === 1) {
     const answer = await waitOne(env, tenantId, only.id, afterSeq, timeoutMs, clientSignal)
-    return { messages: answer.messages, lastSeq: answer.last_seq ?? afterSeq }
+    const lastSeq = answer.lastSeq ?? afterSeq
+    return answer.media ? { messages: WaitMessages.parse(JSON.parse(answer.body)), lastSeq } : { messagesJson: answer.body, lastSeq }
   }
 
-  const stop = new AbortController()
-  const onClientGone = () => stop.abort()
-  clientSignal.addEventListener('abort', onClientGone, { once: true })
-  try {
-    await new Promise<void>((resolve, reject) => {
-      let pending = targets.length
-      for (const a of targets) {
-        waitOne(env, tenantId, a.id, afterSeq, timeoutMs, stop.signal).then(
-          (answer) => (answer.messages.length > 0 || --pending === 0 ? resolve() : undefined),
-          (err: unknown) => (err instanceof ApiError ? reject(err) : stop.signal.aborted ? resolve() : reject(err))
-        )
-      }
-    })
-  } finally {
-    stop.abort()
-    clientSignal.removeEventListener('abort', onClientGone)
-  }
+  await firstNews(
+    targets.map((a) => a.id),
+    async (id, signal) => ({ news: (await waitOne(env, tenantId, id, afterSeq, timeoutMs, signal)).count > 0 }),
+    clientSignal
+  )
   const rows = await inboundAfter(
     db,
     tenantId,

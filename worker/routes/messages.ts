@@ -29,6 +29,7 @@ import { accountAllowed } from '../safety/grant'
 import { noteRateLimit } from '../lib/rate-limit-state'
 import { secondsToNextUtcDay } from '../lib/time'
 import { resourceApp } from '../validate'
+import { rawJson } from '../lib/raw-json'
 
 /** The account's daily send cap as a RateLimit policy on every answer the account's object gave (docs/api.md). */
 export const DAILY_SENDS_POLICY = 'daily-sends'
@@ -278,7 +279,10 @@ messagesRoutes.openapi(
     const afterSeq = q.cursor === undefined ? now : decodeCursor('wait', q.cursor)
     if (afterSeq === null) throw new ApiError(400, 'invalid_cursor', 'cursor: not a cursor returned by GET /messages/wait')
     const result = await waitForInbound(c.env, db, tenant.id, targets, afterSeq, q.timeout_s * 1000, c.req.raw.signal)
-    return c.json({ messages: await signMessages(mediaSigner(c.env, Date.now()), result.messages), cursor: encodeCursor('wait', result.lastSeq) }, 200)
+    const cursor = encodeCursor('wait', result.lastSeq)
+    // The object's wire-shaped JSON goes out as it came (messaging/wait.ts): no parse and re-serialisation.
+    if ('messagesJson' in result) return rawJson<z.infer<typeof WaitResult>>(`{"messages":${result.messagesJson},"cursor":${JSON.stringify(cursor)}}`)
+    return c.json({ messages: await signMessages(mediaSigner(c.env, Date.now()), result.messages), cursor }, 200)
   }
 )
 
