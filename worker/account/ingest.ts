@@ -31,6 +31,8 @@ export type InboundItem = {
   stored?: StoredItem | null
   /** The upstream's id for this message; a second delivery with the same id is a duplicate. */
   upstreamId: string | null
+  /** The upstream id of the message this one quotes, when it is a reply (issue 25). */
+  replyTo?: string | null
 }
 
 export type InboundInput = InboundItem & { ref: AccountRef }
@@ -97,6 +99,7 @@ function ingestOne(c: AccountContext, ref: AccountRef, item: InboundItem, now: n
     mediaError: item.stored?.error ?? null,
     mediaStatus: item.stored?.status ?? null,
     upstreamId: item.upstreamId,
+    replyTo: item.replyTo ?? null,
   }
   const facts = { ...row, direction: 'inbound' as const, status: 'received' as const, errorMessage: null }
   // The contact part is filled in by SQL from the stored contact row (insertReceivedEvent).

@@ -5,10 +5,12 @@
 import { and, asc, desc, eq, gt, inArray, isNull, lt, lte, max, or, sql, type SQL } from 'drizzle-orm'
 import { z } from 'zod'
 import { contacts, messages, type MediaKind, type MessageStatus } from '../../schema/d1'
+import { alias } from 'drizzle-orm/sqlite-core'
 import type { Db } from './client'
 import { accountFigures } from './account-stats'
 import { compiled, compiledVariants, placeholders } from './compiled'
 import { constantRow } from './constant-row'
+import { inJsonList } from './json-list'
 import type { ContactRow } from './contacts'
 
 export type MessageRow = typeof messages.$inferSelect
@@ -106,6 +108,8 @@ type InboundRowValues = {
   mediaError: string | null
   mediaStatus: MessageRow['mediaStatus']
   upstreamId: string | null
+  /** The upstream id of the message this one quotes (issue 25); stored as our id when we have that message. */
+  replyTo: string | null
   now: number
 }
 
@@ -131,11 +135,26 @@ const inboundInsert = compiled<InboundRowValues>((db) => {
     createdAt: p.now,
     updatedAt: p.now,
   }
+  // The quoted message by our id when it is stored (either direction), else the network's id for it.
+  const quoted = alias(messages, 'quoted')
+  const ours = db
+    .select({ id: quoted.id })
+    .from(quoted)
+    .where(
+      and(
+        eq(quoted.tenantId, p.tenantId),
+        eq(quoted.accountId, p.accountId),
+        inArray(quoted.direction, ['inbound', 'outbound']),
+        eq(quoted.upstreamId, p.replyTo)
+      )
+    )
+    .limit(1)
+  const replyTo = sql`case when ${p.replyTo} is null then null else coalesce((${ours}), ${p.replyTo}) end`
   return db
     .insert(messages)
     .select(
       db
-        .select(constantRow(messages, row))
+        .select(constantRow(messages, row, { replyTo }))
         .from(contacts)
         .where(and(eq(contacts.id, p.contactId), eq(contacts.private, false)))
     )
@@ -212,6 +231,34 @@ export async function findByUpstreamId(
   return selectWithContact(db)
     .where(and(eq(messages.tenantId, tenantId), eq(messages.accountId, accountId), eq(messages.direction, direction), eq(messages.upstreamId, upstreamId)))
     .get()
+}
+
+/** The message of an account the network knows by `upstreamId`, either direction (a reaction or a quote names it so). */
+export async function findByUpstreamIdAnyDirection(db: Db, tenantId: string, accountId: string, upstreamId: string): Promise<MessageWithContact | undefined> {
+  return selectWithContact(db)
+    .where(
+      and(
+        eq(messages.tenantId, tenantId),
+        eq(messages.accountId, accountId),
+        inArray(messages.direction, ['inbound', 'outbound']),
+        eq(messages.upstreamId, upstreamId)
+      )
+    )
+    .get()
+}
+
+/** The messages `ids` quote, by id, with what a channel needs to quote them (issue 25): their upstream id, direction and text. */
+export async function quotedMessages(
+  db: Db,
+  tenantId: string,
+  ids: string[]
+): Promise<Map<string, Pick<MessageRow, 'id' | 'upstreamId' | 'direction' | 'text'>>> {
+  if (ids.length === 0) return new Map()
+  const rows = await db
+    .select({ id: messages.id, upstreamId: messages.upstreamId, direction: messages.direction, text: messages.text })
+    .from(messages)
+    .where(and(eq(messages.tenantId, tenantId), inJsonList(messages.id, ids)))
+  return new Map(rows.map((r) => [r.id, r]))
 }
 
 /** Queued outbound messages of one account whose last delivery attempt is older than `staleBefore` (or never made). */

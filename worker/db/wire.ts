@@ -4,6 +4,7 @@ import type { Message } from '../../schema/api/messages'
 import { displayName, type ContactRow } from './contacts'
 import type { MessageRow } from './messages'
 import { iso } from '../lib/time'
+import { parseReactions } from './reactions'
 import { wireMedia, type MediaFacts } from './wire-media'
 
 export type WireMessage = z.infer<typeof Message>
@@ -13,7 +14,9 @@ export type WireContact = WireMessage['contact']
 export type WireContactFacts = Pick<ContactRow, 'phone' | 'name' | 'firstName' | 'lastName' | 'externalId' | 'channel' | 'username' | 'aiPaused'>
 /** What a wire message is made of. */
 export type WireMessageFacts = {
-  message: Pick<MessageRow, 'id' | 'accountId' | 'contactId' | 'direction' | 'text' | 'status' | 'errorCode' | 'errorMessage' | 'createdAt'> & MediaFacts
+  message: Pick<MessageRow, 'id' | 'accountId' | 'contactId' | 'direction' | 'text' | 'status' | 'errorCode' | 'errorMessage' | 'createdAt' | 'replyTo'> &
+    Partial<Pick<MessageRow, 'reactions'>> &
+    MediaFacts
   contact: WireContactFacts | null
 }
 
@@ -29,6 +32,7 @@ export function toWireContact(contact: WireContactFacts | null, contactId: strin
 }
 
 export function toWireMessage({ message: m, contact }: WireMessageFacts): WireMessage {
+  const reactions = parseReactions(m.reactions ?? null)
   return {
     id: m.id,
     account_id: m.accountId,
@@ -39,5 +43,8 @@ export function toWireMessage({ message: m, contact }: WireMessageFacts): WireMe
     error: m.errorCode !== null || m.errorMessage !== null ? { code: m.errorCode, message: m.errorMessage } : null,
     timestamp: iso(m.createdAt),
     contact: toWireContact(contact, m.contactId),
+    // Extensions (issue 25), present only when they say something, so every other message keeps spec 2's fields.
+    ...(m.replyTo ? { reply_to: m.replyTo } : {}),
+    ...(reactions.length > 0 ? { reactions: reactions.map((r) => ({ emoji: r.emoji, from: r.from, at: iso(r.at) })) } : {}),
   }
 }
