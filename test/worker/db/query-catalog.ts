@@ -205,6 +205,7 @@ export const CATALOG: Record<string, Entry> = {
 
   'events.insertEvent': { path: 'hot', call: (db) => events.insertEvent(db, T, A, PAYLOAD, NOW) },
   'events.insertEventIfMessage': { path: 'hot', call: (db) => events.insertEventIfMessage(db, T, A, PAYLOAD, NOW, sql`id = 'msg_plan'`) },
+  'events.insertEventIfAccount': { path: 'hot', call: (db) => events.insertEventIfAccount(db, T, A, PAYLOAD, NOW, sql`tenant_id = ${T} and id = ${A} and status <> 'connected'`) },
   'events.insertReceivedEvent': { path: 'hot', call: (db) => events.insertReceivedEvent(db, T, A, PAYLOAD, 'msg_plan_in', NOW) },
   'event-feed.readFeed': {
     path: 'hot',
