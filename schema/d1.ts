@@ -20,18 +20,29 @@ export type MessageStatus = (typeof MESSAGE_STATUSES)[number]
 export { MEDIA_KINDS }
 export type MediaKind = (typeof MEDIA_KINDS)[number]
 
-export const tenants = sqliteTable('tenants', {
-  id: text('id').primaryKey(),
-  plan: text('plan').notNull(),
-  status: text('status', { enum: ['active', 'suspended'] })
-    .notNull()
-    .default('active'),
-  suspendedReason: text('suspended_reason'),
-  suspendedAt: integer('suspended_at'),
-  apiEnabled: integer('api_enabled', { mode: 'boolean' }).notNull().default(true),
-  webhooksEnabled: integer('webhooks_enabled', { mode: 'boolean' }).notNull().default(true),
-  createdAt: integer('created_at').notNull(),
-})
+export const tenants = sqliteTable(
+  'tenants',
+  {
+    id: text('id').primaryKey(),
+    plan: text('plan').notNull(),
+    status: text('status', { enum: ['active', 'suspended'] })
+      .notNull()
+      .default('active'),
+    suspendedReason: text('suspended_reason'),
+    suspendedAt: integer('suspended_at'),
+    apiEnabled: integer('api_enabled', { mode: 'boolean' }).notNull().default(true),
+    webhooksEnabled: integer('webhooks_enabled', { mode: 'boolean' }).notNull().default(true),
+    createdAt: integer('created_at').notNull(),
+    /**
+     * Days messages are kept (docs/api.md, "Retention and archive"): null is the service default (DEFAULT_MESSAGE_RETENTION_DAYS), 0 keeps
+     * them forever; only the admin API sets it.
+     */
+    messageRetentionDays: integer('message_retention_days'),
+    /** When the retention sweep last finished this tenant; the sweep takes the tenants it visited longest ago first. */
+    retentionCheckedAt: integer('retention_checked_at').notNull().default(0),
+  },
+  (t) => [index('tenants_retention_due').on(t.retentionCheckedAt)]
+)
 
 /** What a key may do (docs/agent-safety.md): `full` is every operation, `reply` reads and answers, `read` only reads. */
 export const KEY_SCOPES = ['read', 'reply', 'full'] as const
@@ -176,7 +187,31 @@ export const messages = sqliteTable(
     index('messages_tenant_seq').on(t.tenantId, t.seq),
     index('messages_account_seq').on(t.tenantId, t.accountId, t.seq),
     index('messages_queued').on(t.tenantId, t.accountId, t.status).where(sql`status = 'queued'`),
+    // Outbound rows only (sends are capped per account and day, so these stay small): an outbound list, a person's
+    // sent messages (a read watermark) and whether any message was sent to a contact (retention) are found without
+    // walking past the inbound history.
+    index('messages_outbound').on(t.tenantId, t.accountId, t.seq).where(sql`direction = 'outbound'`),
+    index('messages_outbound_tenant').on(t.tenantId, t.seq).where(sql`direction = 'outbound'`),
+    index('messages_outbound_contact').on(t.tenantId, t.accountId, t.contactId, t.createdAt).where(sql`direction = 'outbound'`),
   ]
+)
+
+/**
+ * Per-account message figures kept by SQLite triggers on `messages` (schema/migrations, the `account_stats`
+ * migration): every insert counts and moves the last inbound/outbound time, every delete (retention) uncounts, in
+ * the same statement, so the status answers read one row instead of the history, and no code path can forget it.
+ * Kept when the account is removed, like its messages.
+ */
+export const accountStats = sqliteTable(
+  'account_stats',
+  {
+    tenantId: text('tenant_id').notNull(),
+    accountId: text('account_id').notNull(),
+    messageCount: integer('message_count').notNull().default(0),
+    lastInboundAt: integer('last_inbound_at'),
+    lastOutboundAt: integer('last_outbound_at'),
+  },
+  (t) => [primaryKey({ columns: [t.tenantId, t.accountId] })]
 )
 
 /**

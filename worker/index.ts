@@ -1,10 +1,14 @@
-/** The Worker entry: the Hono app serves every request, the cron runs the webhook sweeper, media retention and the agent-safety sweep; the Durable Object classes are exported for their bindings. */
+/**
+ * The Worker entry: the Hono app serves every request, the cron runs the webhook sweeper, media retention, the
+ * agent-safety sweep and message retention; the Durable Object classes are exported for their bindings.
+ */
 import { AccountObject } from './account/account-do'
 import { app } from './app'
 import { mediaConfig } from './config'
 import { channelRuntime } from './channels/registry'
-import { database } from './db/client'
+import { database, type Db } from './db/client'
 import { sweepExpiredMedia } from './media/retention'
+import { sweepRetention } from './messaging/retention'
 import { sweepSafety } from './messaging/safety-sweep'
 import { sweepWebhooks } from './webhooks/sweeper'
 
@@ -17,15 +21,39 @@ export class AccountDO extends AccountObject {
   }
 }
 
+/**
+ * The minute cron's sweeps, each on its own: one that throws (D1 failing for a moment) is logged and does not keep
+ * the others from their work; the run still fails, so the platform's cron log shows it.
+ */
+const SWEEPS: Array<{ name: string; run: (env: Env, db: Db, now: number) => Promise<Record<string, number>> }> = [
+  { name: 'webhook sweep', run: (env, db, now) => sweepWebhooks(env, db, now) },
+  // One indexed D1 read when nothing is due, nothing per account.
+  { name: 'media retention', run: async (env, db, now) => ({ deleted: await sweepExpiredMedia(env.MEDIA, db, mediaConfig(env).retentionMs, now) }) },
+  { name: 'safety sweep', run: (env, db, now) => sweepSafety(env, db, now) },
+  // A few tenants per run, a bounded number of archive-then-delete steps (messaging/retention.ts).
+  {
+    name: 'message retention',
+    run: async (env, db, now) => {
+      const report = await sweepRetention(env.MEDIA, db, now)
+      return report.deleted > 0 ? report : {}
+    },
+  },
+]
+
 export default {
   fetch: app.fetch,
   async scheduled(controller, env) {
-    const report = await sweepWebhooks(env, database(env.DB), controller.scheduledTime)
-    if (report.kicked + report.prunedDeliveries + report.prunedEvents > 0) console.log(JSON.stringify({ msg: 'webhook sweep', ...report }))
-    // Media retention rides the same minute cron: one indexed D1 read when nothing is due, nothing per account.
-    const expired = await sweepExpiredMedia(env.MEDIA, database(env.DB), mediaConfig(env).retentionMs, controller.scheduledTime)
-    if (expired > 0) console.log(JSON.stringify({ msg: 'media retention', deleted: expired }))
-    const safety = await sweepSafety(env, database(env.DB), controller.scheduledTime)
-    if (safety.expiredApprovals + safety.prunedAudit > 0) console.log(JSON.stringify({ msg: 'safety sweep', ...safety }))
+    const db = database(env.DB)
+    const failures: unknown[] = []
+    for (const sweep of SWEEPS) {
+      try {
+        const report = await sweep.run(env, db, controller.scheduledTime)
+        if (Object.values(report).some((n) => n > 0)) console.log(JSON.stringify({ msg: sweep.name, ...report }))
+      } catch (err) {
+        failures.push(err)
+        console.error(JSON.stringify({ msg: `${sweep.name} failed`, error: String(err) }))
+      }
+    }
+    if (failures.length > 0) throw new AggregateError(failures, `${failures.length} cron sweep(s) failed`)
   },
 } satisfies ExportedHandler<Env>

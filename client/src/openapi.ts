@@ -33,9 +33,29 @@ export type paths = {
      * Get usage
      * @description Today's (UTC) sends and new contacts against the plan caps, the account count, and whether sending is suspended; check it before a series of sends.
      *
-     *     Sends and new contacts of the current UTC day against the plan caps, summed over your accounts (each account has its own caps; a key limited to some accounts sees theirs). `status` is `suspended` after an opener burst until the service reviews it.
+     *     Sends and new contacts of the current UTC day against the plan caps, summed over your accounts (each account has its own caps; a key limited to some accounts sees theirs). `status` is `suspended` after an opener burst until the service reviews it. `retention` (an extension) says how long messages, media, audit entries and webhook logs are kept for you; messages past theirs are archived (GET /messages/archive) and deleted.
      */
     get: operations['get_usage']
+    put?: never
+    post?: never
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/messages/archive': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /**
+     * Read archived messages of one account and day
+     * @description Messages older than your retention (`GET /usage` `retention.messages_days`, 90 days unless the service set another) are deleted by the gateway in whole UTC days; each is first archived here. The answer is NDJSON: one message per line, oldest first, each line the JSON `GET /messages/{id}` answered for it (media links unsigned: the bytes follow the media retention). 404 `archive_not_found` when nothing of that day was archived (not yet past the retention, or no messages).
+     */
+    get: operations['get_messages_archive']
     put?: never
     post?: never
     delete?: never
@@ -1096,6 +1116,17 @@ export type components = {
       accounts_connected: number
       /** @description Accounts that may hold a place at once: connected, connecting or restricted ones do; a disconnected account does not block connecting another */
       accounts_cap: number
+      retention?: components['schemas']['Retention']
+    }
+    Retention: {
+      /** @description Days messages (and contacts only they referred to) are kept, then archived to `GET /messages/archive` and deleted; 0 = kept forever */
+      messages_days: number
+      /** @description Days the bytes of received media are kept (deleted with their message if that goes first) */
+      media_days: number
+      /** @description Days audit log entries are kept */
+      audit_days: number
+      /** @description Days events and webhook delivery logs are kept (the replay window) */
+      webhook_log_days: number
     }
     SendAccepted: {
       message_id: string
@@ -2329,6 +2360,67 @@ export interface operations {
       }
       /** @description Refused for this key (docs/agent-safety.md): `key_scope` (the operation needs a wider key, or the owner’s), `key_account` (it touches an account the key does not list) or `key_expired` */
       403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['MessagingError']
+        }
+      }
+    }
+  }
+  get_messages_archive: {
+    parameters: {
+      query: {
+        /** @description The account whose messages to read (also one that was removed since) */
+        account_id: string
+        /** @description The UTC day the messages were sent or received, YYYY-MM-DD */
+        date: string
+      }
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description The archived messages of that account and UTC day, one JSON message per line */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/x-ndjson': string
+        }
+      }
+      /** @description `invalid_account_id` or `invalid_date` (YYYY-MM-DD) */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['MessagingError']
+        }
+      }
+      /** @description Missing or invalid API key */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['MessagingError']
+        }
+      }
+      /** @description `key_account`: the key may not use that account */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['MessagingError']
+        }
+      }
+      /** @description `archive_not_found`: nothing archived for that account and day */
+      404: {
         headers: {
           [name: string]: unknown
         }

@@ -29,6 +29,18 @@ export const Account = z
 
 export const AccountList = z.object({ accounts: z.array(Account) }).meta({ id: 'AccountList' })
 
+/** What is kept how long for this tenant (extension: not in spec 2's Usage; docs/api.md, "Retention and archive"). */
+export const Retention = z
+  .object({
+    messages_days: z.number().int().meta({
+      description: 'Days messages (and contacts only they referred to) are kept, then archived to `GET /messages/archive` and deleted; 0 = kept forever',
+    }),
+    media_days: z.number().int().meta({ description: 'Days the bytes of received media are kept (deleted with their message if that goes first)' }),
+    audit_days: z.number().int().meta({ description: 'Days audit log entries are kept' }),
+    webhook_log_days: z.number().int().meta({ description: 'Days events and webhook delivery logs are kept (the replay window)' }),
+  })
+  .meta({ id: 'Retention' })
+
 export const Usage = z
   .object({
     plan: z.string(),
@@ -46,5 +58,6 @@ export const Usage = z
       description:
         'Accounts that may hold a place at once: connected, connecting or restricted ones do; a disconnected account does not block connecting another',
     }),
+    retention: Retention.optional(),
   })
   .meta({ id: 'Usage' })

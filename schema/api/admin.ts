@@ -11,6 +11,8 @@ export const AdminTenant = z
     api_enabled: z.boolean(),
     webhooks_enabled: z.boolean(),
     created_at: DateTime,
+    message_retention_days: z.number().int().meta({ description: 'Days messages are kept in force for this tenant; 0 = forever' }),
+    message_retention_set: z.boolean().meta({ description: 'false: the service default applies (90 days); true: set for this tenant' }),
   })
   .meta({ id: 'AdminTenant' })
 

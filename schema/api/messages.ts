@@ -110,3 +110,9 @@ export const WaitResult = z
 export const MessageIdParam = z.object({
   id: z.string().min(1).max(64).meta({ description: 'The message id (message_id from a send, or id from a listed message)' }),
 })
+
+/** GET /messages/archive: one account's archived day (docs/api.md, "Retention and archive"). */
+export const ArchiveQuery = z.object({
+  account_id: z.string().min(1).max(64).meta({ description: 'The account whose messages to read (also one that was removed since)' }),
+  date: z.iso.date().meta({ description: 'The UTC day the messages were sent or received, YYYY-MM-DD', example: '2026-08-01' }),
+})

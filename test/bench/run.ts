@@ -2,7 +2,8 @@
  * `npm run bench`: starts the real local server (wrangler dev) and a local receiver, measures the baseline round
  * trip, runs every benchmark, prints the figures and writes docs/PERFORMANCE.md. `npm run bench -- webhooks` runs one
  * (printing only); `npm run bench -- idle` needs no server (it counts Durable Object wake-ups on an injected clock in
- * workerd). `--profile` takes a CPU profile of the Worker's isolate during each selected benchmark and prints
+ * workerd); `npm run bench -- capacity` counts D1 statements and stored bytes per operation and rewrites the figures in
+ * docs/CAPACITY.md (it starts its own server). `--profile` takes a CPU profile of the Worker's isolate during each selected benchmark and prints
  * where the time went (test/bench/profile.ts); the raw profiles go to the temp directory.
  */
 import { writeFileSync } from 'node:fs'
@@ -12,6 +13,7 @@ import { startReceiver } from '../fixtures/receiver'
 import { repoRoot, startLocalServer } from '../e2e/local-server'
 import { alphaDriverBench } from './alpha-driver.bench'
 import { measureBaseline, ms, type Baseline, type Bench, type BenchReport, type StandaloneBench } from './bench-kit'
+import { capacityBench } from './capacity.bench'
 import { idleBench } from './idle.bench'
 import { inboundBench } from './inbound.bench'
 import { mcpBench } from './mcp.bench'
@@ -20,7 +22,7 @@ import { devBundle, formatSummary, profiled } from './profile'
 import { relayBench } from './relay.bench'
 import { webhooksBench } from './webhooks.bench'
 
-const ALL: Array<Bench | StandaloneBench> = [inboundBench, relayBench, webhooksBench, mcpBench, alphaDriverBench, mediaBench, idleBench]
+const ALL: Array<Bench | StandaloneBench> = [inboundBench, relayBench, webhooksBench, mcpBench, alphaDriverBench, mediaBench, idleBench, capacityBench]
 
 const only = process.argv.slice(2).filter((a) => !a.startsWith('-'))
 const profile = process.argv.includes('--profile')

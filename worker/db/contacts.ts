@@ -2,10 +2,11 @@
  * Contact queries. A contact belongs to one account; its id is derived from its address (lib/ids.ts), so the
  * insert statements here are idempotent and can ride in the same D1 batch as the message that needs them.
  */
-import { and, eq, inArray, sql } from 'drizzle-orm'
+import { and, eq, sql } from 'drizzle-orm'
 import { contacts, type Channel } from '../../schema/d1'
 import type { Db } from './client'
 import { compiledVariants, placeholders } from './compiled'
+import { inJsonList } from './json-list'
 
 export type ContactRow = typeof contacts.$inferSelect
 
@@ -166,7 +167,8 @@ export async function contactIdsByPhone(db: Db, tenantId: string, accountId: str
   const rows = await db
     .select({ id: contacts.id, phone: contacts.phone })
     .from(contacts)
-    .where(and(eq(contacts.tenantId, tenantId), eq(contacts.accountId, accountId), phones ? inArray(contacts.phone, phones) : undefined))
+    // The numbers travel as one parameter (db/json-list.ts): a relay's contact frame may carry thousands.
+    .where(and(eq(contacts.tenantId, tenantId), eq(contacts.accountId, accountId), phones ? inJsonList(contacts.phone, phones) : undefined))
   return new Map(rows.flatMap((r) => (r.phone ? [[r.phone, r.id] as const] : [])))
 }
 

@@ -40,7 +40,11 @@ export async function readFeed(db: Db, q: FeedQuery): Promise<FeedRead> {
       .where(and(matching(q), gte(events.createdAt, q.notBefore)))
       .orderBy(asc(events.seq))
       .limit(q.limit),
-    db.select({ head: sql<number | null>`max(${events.seq})`, oldest: sql<number | null>`min(${events.seq})` }).from(events),
+    // Two subqueries, not max() and min() in one select: SQLite answers each alone from the end of the rowid, both
+    // together only by reading every event (issue 22 §3, test/worker/db/query-plans.test.ts).
+    db
+      .select({ head: sql<number | null>`(select max(${events.seq}) from ${events})`, oldest: sql<number | null>`(select min(${events.seq}) from ${events})` })
+      .from(sql`(select 1)`),
     db
       .select({ seq: events.seq })
       .from(events)

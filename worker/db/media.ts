@@ -1,7 +1,8 @@
 /** Media store rows (schema/d1.ts `media`): written after the object is whole, read by links and GET /v1/media. */
-import { and, asc, eq, inArray, lt } from 'drizzle-orm'
+import { and, asc, eq, lt } from 'drizzle-orm'
 import { media } from '../../schema/d1'
 import type { Db } from './client'
+import { inJsonList } from './json-list'
 
 export type MediaRow = typeof media.$inferSelect
 
@@ -28,6 +29,7 @@ export async function mediaOfAccount(db: Db, tenantId: string, accountId: string
     .limit(limit)
 }
 
+/** The ids travel as one parameter (db/json-list.ts): a sweep page is 500, D1 binds at most 100. */
 export async function deleteMediaRows(db: Db, ids: string[]): Promise<void> {
-  if (ids.length > 0) await db.delete(media).where(inArray(media.id, ids))
+  if (ids.length > 0) await db.delete(media).where(inJsonList(media.id, ids))
 }

@@ -5,6 +5,7 @@
 import { and, asc, desc, eq, gt, inArray, isNull, lt, lte, max, or, sql, type SQL } from 'drizzle-orm'
 import { contacts, messages, type MediaKind, type MessageStatus } from '../../schema/d1'
 import type { Db } from './client'
+import { accountFigures } from './account-stats'
 import { compiled, compiledVariants, placeholders } from './compiled'
 import { constantRow } from './constant-row'
 import type { ContactRow } from './contacts'
@@ -32,17 +33,29 @@ export type ListFilter = {
   limit: number
 }
 
-/** Newest first; fetches one extra row to know whether another page exists. */
+/**
+ * Newest first; fetches one extra row to know whether another page exists. A key limited to some accounts reads a
+ * page per account and merges them: a walk of the tenant's messages filtered by account would read every message of
+ * the others back to the last one the key may see (issue 22 §3: no request reads history it does not answer).
+ */
 export async function listMessages(db: Db, f: ListFilter): Promise<{ rows: MessageWithContact[]; more: boolean }> {
-  const where: SQL[] = [eq(messages.tenantId, f.tenantId)]
-  if (f.accountId) where.push(eq(messages.accountId, f.accountId))
-  if (f.accountIds) where.push(inArray(messages.accountId, f.accountIds))
-  if (f.direction) where.push(eq(messages.direction, f.direction))
-  if (f.beforeSeq !== undefined) where.push(lt(messages.seq, f.beforeSeq))
-  const rows = await selectWithContact(db)
-    .where(and(...where))
-    .orderBy(desc(messages.seq))
-    .limit(f.limit + 1)
+  const page = (accountId: string | undefined) => {
+    const where: SQL[] = [eq(messages.tenantId, f.tenantId)]
+    if (accountId !== undefined) where.push(eq(messages.accountId, accountId))
+    if (f.direction) where.push(eq(messages.direction, f.direction))
+    if (f.beforeSeq !== undefined) where.push(lt(messages.seq, f.beforeSeq))
+    return selectWithContact(db)
+      .where(and(...where))
+      .orderBy(desc(messages.seq))
+      .limit(f.limit + 1)
+  }
+  const accountIds = f.accountId !== undefined ? (f.accountIds && !f.accountIds.includes(f.accountId) ? [] : [f.accountId]) : f.accountIds
+  let rows: MessageWithContact[]
+  if (accountIds === undefined) rows = await page(undefined)
+  else {
+    const [first, ...rest] = accountIds.map(page)
+    rows = first ? (await db.batch([first, ...rest])).flat().sort((a, b) => b.message.seq - a.message.seq) : []
+  }
   return { rows: rows.slice(0, f.limit), more: rows.length > f.limit }
 }
 
@@ -62,6 +75,15 @@ export async function latestSeq(db: Db, tenantId: string): Promise<number> {
     .where(eq(messages.tenantId, tenantId))
     .get()
   return row?.seq ?? 0
+}
+
+/**
+ * The tenant's `window` oldest messages by seq, with their contacts (the retention sweep's step). Reads at most
+ * `window` rows whatever the history: the caller picks the old ones out of them.
+ */
+export async function oldestMessages(db: Db, tenantId: string, window: number): Promise<MessageWithContact[]> {
+  const oldest = db.select({ seq: messages.seq }).from(messages).where(eq(messages.tenantId, tenantId)).orderBy(asc(messages.seq)).limit(window)
+  return selectWithContact(db).where(inArray(messages.seq, oldest)).orderBy(asc(messages.seq))
 }
 
 export function insertMessage(db: Db, row: typeof messages.$inferInsert) {
@@ -217,14 +239,9 @@ export function updateMessageStatus(db: Db, change: StatusChange, now: number, w
   return db.update(messages).set(values).where(where)
 }
 
-/** Messages stored for one account, both directions (the `message_count` of the alpha status answer). */
+/** Messages stored for one account, both directions (the `message_count` of the alpha status answer): one row read. */
 export async function countAccountMessages(db: Db, tenantId: string, accountId: string): Promise<number> {
-  const row = await db
-    .select({ n: sql<number>`count(*)` })
-    .from(messages)
-    .where(and(eq(messages.tenantId, tenantId), eq(messages.accountId, accountId)))
-    .get()
-  return row?.n ?? 0
+  return (await accountFigures(db, tenantId, accountId)).messageCount
 }
 
 /**

@@ -2,7 +2,10 @@
  * Records what a key did (docs/agent-safety.md): every call that changes something (any method but GET and HEAD),
  * whatever its outcome, and every call refused for the key's grant (`key_scope`, `key_account`, `key_expired`).
  * Successful reads are not logged: an agent's wait loop would write a row every few seconds and tell the owner
- * nothing. One row per call, written before the answer leaves so the log is complete when the client sees it.
+ * nothing. Nor are accepted inbound pushes (RECORDED_AS_MESSAGES): the stored message is their record, and a row
+ * each would make the log the biggest table for a bridge's traffic while saying nothing a message does not; a
+ * refused push is still logged. One row per call, written before the answer leaves so the log is complete when the
+ * client sees it.
  */
 import { createMiddleware } from 'hono/factory'
 import { auditInsert } from '../db/audit'
@@ -11,6 +14,9 @@ import type { AppEnv } from '../env'
 import { ApiError } from '../errors'
 
 const KEY_REFUSALS = new Set(['key_scope', 'key_account', 'key_expired'])
+
+/** High-volume writes whose success is already stored as a message (with its time, account and contact). */
+export const RECORDED_AS_MESSAGES = new Set(['POST /v1/channels/custom/inbound'])
 
 export const auditTrail = createMiddleware<AppEnv>(async function auditTrail(c, next) {
   await next()
@@ -24,6 +30,7 @@ export const auditTrail = createMiddleware<AppEnv>(async function auditTrail(c, 
   const status = c.res.status
   const ok = status < 400
   const route = note.route ?? `${c.req.method} ${c.req.path}`
+  if (ok && RECORDED_AS_MESSAGES.has(route)) return
   try {
     await auditInsert(database(c.env.DB), {
       tenantId: tenant.id,

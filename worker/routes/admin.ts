@@ -9,6 +9,7 @@ import { getApiKey, issueApiKey, revokeApiKey } from '../db/api-keys'
 import { restoreRestrictedAccounts } from '../db/accounts'
 import { database } from '../db/client'
 import { insertEvent } from '../db/events'
+import { DEFAULT_MESSAGE_RETENTION_DAYS, retentionDays } from '../db/message-retention'
 import { createTenant, getTenant, updateTenant, type Tenant } from '../db/tenants'
 import { ApiError } from '../errors'
 import { accountEventPayload } from '../events/payloads'
@@ -22,6 +23,9 @@ import { statusErrors } from '../lib/openapi-responses'
 
 export const adminRoutes = resourceApp()
 
+/** A hundred years: a number, not forever (that is 0). */
+const MAX_RETENTION_DAYS = 36_500
+
 const CreateTenantBody = z.object({ plan: z.enum(PLAN_NAMES).default(DEFAULT_PLAN) })
 const PatchTenantBody = z
   .object({
@@ -29,8 +33,18 @@ const PatchTenantBody = z
     status: z.literal('active').optional().meta({ description: 'Lifts a suspension (the service review of spec part 3)' }),
     api_enabled: z.boolean().optional(),
     webhooks_enabled: z.boolean().optional(),
+    message_retention_days: z
+      .number()
+      .int()
+      .min(0)
+      .max(MAX_RETENTION_DAYS)
+      .nullable()
+      .optional()
+      .meta({
+        description: `Days this tenant's messages are kept (1 to ${MAX_RETENTION_DAYS}); 0 keeps them forever; null returns to the default (${DEFAULT_MESSAGE_RETENTION_DAYS})`,
+      }),
   })
-  .refine((b) => Object.keys(b).length > 0, 'give at least one of plan, status, api_enabled, webhooks_enabled')
+  .refine((b) => Object.keys(b).length > 0, 'give at least one of plan, status, api_enabled, webhooks_enabled, message_retention_days')
 
 const errors = (codes: number[]) => statusErrors(codes)
 const security = [{ adminToken: [] }]
@@ -44,6 +58,8 @@ function view(t: Tenant) {
     api_enabled: t.apiEnabled,
     webhooks_enabled: t.webhooksEnabled,
     created_at: iso(t.createdAt),
+    message_retention_days: retentionDays(t.messageRetentionDays),
+    message_retention_set: t.messageRetentionDays !== null,
   }
 }
 
@@ -85,8 +101,9 @@ adminRoutes.openapi(
     method: 'patch',
     path: '/tenants/{id}',
     tags: ['Admin'],
-    summary: 'Change plan or switches, or lift a suspension',
-    description: '`status: "active"` is the review that lifts a suspension; accounts restricted by the opener-burst rule become connected again.',
+    summary: 'Change plan, switches or message retention, or lift a suspension',
+    description:
+      '`status: "active"` is the review that lifts a suspension; accounts restricted by the opener-burst rule become connected again. `message_retention_days` sets how long the tenant\'s messages are kept (0 = forever, null = the default); the next cron run applies it, archiving what it deletes (docs/admin.md).',
     security,
     request: { params: TenantIdParam, body: { required: true, content: { 'application/json': { schema: PatchTenantBody } } } },
     responses: { 200: { description: 'The tenant', content: { 'application/json': { schema: AdminTenant } } }, ...errors([400, 401, 404]) },
@@ -99,6 +116,7 @@ adminRoutes.openapi(
       plan: body.plan,
       apiEnabled: body.api_enabled,
       webhooksEnabled: body.webhooks_enabled,
+      messageRetentionDays: body.message_retention_days,
       status: body.status,
     })
     if (!tenant) throw new ApiError(404, 'tenant_not_found', 'No such tenant')

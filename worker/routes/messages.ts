@@ -1,4 +1,4 @@
-/** /v1/messages (spec 4.2): send, list, long-poll wait, get one. */
+/** /v1/messages (spec 4.2): send, list, long-poll wait, get one; the archive (routes/message-archive.ts) is mounted here, before `/{id}`. */
 import { createRoute } from '@hono/zod-openapi'
 import { MessagingError } from '../../schema/api/common'
 import { ListMessagesQuery, Message, MessageIdParam, MessageList, SendAccepted, SendMessageBody, WaitQuery, WaitResult } from '../../schema/api/messages'
@@ -16,6 +16,7 @@ import { contentTypeFromUrl } from '../../common/media'
 import { refuseNewChatIfRestricted, resolveAccount, resolveRecipient } from '../messaging/resolve'
 import { waitForInbound } from '../messaging/wait'
 import { toWireMessage } from '../db/wire'
+import { messageArchiveRoutes } from './message-archive'
 import { mediaSigner, signMessages } from '../media/links-for'
 import { noteAudit } from '../middleware/key-scope'
 import { checkAccount } from '../safety/key-refusals'
@@ -35,6 +36,9 @@ export const messagesRoutes = resourceApp({
   cursor: 'invalid_cursor',
   timeout_s: 'invalid_timeout',
 })
+
+// Before `/{id}`, or the archive would be looked up as the message "archive".
+messagesRoutes.route('/archive', messageArchiveRoutes)
 
 const json = (schema: typeof MessagingError, description: string) => ({ description, content: { 'application/json': { schema } } })
 const errors = {

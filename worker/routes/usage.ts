@@ -1,12 +1,16 @@
 /**
- * GET /v1/usage (spec 4.1 and 2): today's sends and new contacts against the caps, suspension state, account counts.
- * Caps apply per account (see plans.ts); the figures here are the tenant's sums.
+ * GET /v1/usage (spec 4.1 and 2): today's sends and new contacts against the caps, suspension state, account counts,
+ * and (an extension) what is kept how long. Caps apply per account (see plans.ts); the figures here are the tenant's sums.
  */
 import { createRoute } from '@hono/zod-openapi'
 import { Usage } from '../../schema/api/accounts'
 import { MessagingError } from '../../schema/api/common'
+import { mediaConfig } from '../config'
 import { database } from '../db/client'
-import { utcDay } from '../lib/time'
+import { retentionDays } from '../db/message-retention'
+import { AUDIT_RETENTION_DAYS } from '../safety/audit-note'
+import { RETENTION_MS as WEBHOOK_LOG_RETENTION_MS } from '../webhooks/policy'
+import { DAY_MS, utcDay } from '../lib/time'
 import { accountsWithLimits } from '../messaging/account-view'
 import { planOf } from '../plans'
 import { accountAllowed } from '../safety/grant'
@@ -23,7 +27,7 @@ usageRoutes.openapi(
     summary: 'Get usage',
     description: [
       "Today's (UTC) sends and new contacts against the plan caps, the account count, and whether sending is suspended; check it before a series of sends.",
-      'Sends and new contacts of the current UTC day against the plan caps, summed over your accounts (each account has its own caps; a key limited to some accounts sees theirs). `status` is `suspended` after an opener burst until the service reviews it.',
+      'Sends and new contacts of the current UTC day against the plan caps, summed over your accounts (each account has its own caps; a key limited to some accounts sees theirs). `status` is `suspended` after an opener burst until the service reviews it. `retention` (an extension) says how long messages, media, audit entries and webhook logs are kept for you; messages past theirs are archived (GET /messages/archive) and deleted.',
     ].join('\n\n'),
     responses: {
       200: { description: 'Usage of the current UTC day', content: { 'application/json': { schema: Usage } } },
@@ -51,6 +55,12 @@ usageRoutes.openapi(
         accounts_total: accounts.length,
         accounts_connected: accounts.filter((a) => a.status === 'connected').length,
         accounts_cap: plan.accountsCap,
+        retention: {
+          messages_days: retentionDays(tenant.messageRetentionDays),
+          media_days: Math.round(mediaConfig(c.env).retentionMs / DAY_MS),
+          audit_days: AUDIT_RETENTION_DAYS,
+          webhook_log_days: WEBHOOK_LOG_RETENTION_MS / DAY_MS,
+        },
       },
       200
     )

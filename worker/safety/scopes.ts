@@ -44,6 +44,7 @@ export const SCOPE_RULES: readonly ScopeRule[] = [
   { method: 'GET', path: '/usage', needs: 'read', accounts: 'listed', what: 'reading usage' },
   { method: 'GET', path: '/messages', needs: 'read', accounts: 'listed', what: 'listing messages' },
   { method: 'GET', path: '/messages/wait', needs: 'read', accounts: 'listed', what: 'waiting for messages' },
+  { method: 'GET', path: '/messages/archive', needs: 'read', accounts: 'listed', what: 'reading archived messages' },
   { method: 'GET', path: '/messages/{id}', needs: 'read', accounts: 'resource', what: 'reading a message' },
   // A reply key may send, but only to people who wrote within its window (checked in routes/messages.ts).
   { method: 'POST', path: '/messages', needs: 'reply', accounts: 'named', what: 'sending a message' },

@@ -61,6 +61,8 @@ describe('POST /admin/tenants', () => {
       api_enabled: true,
       webhooks_enabled: true,
       created_at: expect.stringMatching(/Z$/),
+      message_retention_days: 90,
+      message_retention_set: false,
     })
   })
 
@@ -135,6 +137,23 @@ describe('DELETE /admin/keys/{keyId}', () => {
 })
 
 describe('PATCH /admin/tenants/{id}', () => {
+  it('sets the message retention (0 = forever), shows it in usage, and returns to the default with null', async () => {
+    const t = await newTenant()
+    const retention = async () => (await body<{ retention: { messages_days: number } }>(await call('/v1/usage', { key: t.key }))).retention.messages_days
+    expect(await retention()).toBe(90)
+    const set = await admin(`/admin/tenants/${t.tenantId}`, { method: 'PATCH', json: { message_retention_days: 30 } })
+    expect(await body(set)).toMatchObject({ message_retention_days: 30, message_retention_set: true })
+    expect(await retention()).toBe(30)
+    await admin(`/admin/tenants/${t.tenantId}`, { method: 'PATCH', json: { message_retention_days: 0 } })
+    expect(await retention()).toBe(0)
+    const reset = await admin(`/admin/tenants/${t.tenantId}`, { method: 'PATCH', json: { message_retention_days: null } })
+    expect(await body(reset)).toMatchObject({ message_retention_days: 90, message_retention_set: false })
+    for (const bad of [-1, 1.5, 36_501, '30']) {
+      const res = await admin(`/admin/tenants/${t.tenantId}`, { method: 'PATCH', json: { message_retention_days: bad } })
+      expect(res.status, String(bad)).toBe(400)
+    }
+  })
+
   it('switches the API off (404 on every API route, in each family’s shape) and on again', async () => {
     const t = await newTenant()
     const off = await admin(`/admin/tenants/${t.tenantId}`, { method: 'PATCH', json: { api_enabled: false } })

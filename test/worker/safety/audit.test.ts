@@ -47,7 +47,7 @@ async function all(t: TestTenant): Promise<Entry[]> {
 }
 
 describe('completeness', () => {
-  it('leaves exactly one entry per changing call and none for successful reads', async () => {
+  it('leaves exactly one entry per changing call and none for successful reads or accepted inbound pushes', async () => {
     const t = await newTenant()
     const hooks = receiverChannel('audit-hooks')
     const calls: [string, string, unknown?][] = [
@@ -67,10 +67,10 @@ describe('completeness', () => {
       await call('/v1/accounts', { key: t.key })
     }
     const entries = await all(t)
-    expect(entries).toHaveLength(calls.length)
+    // The accepted push is stored as a message, which is its record: no audit row of its own.
+    expect(entries).toHaveLength(calls.length - 1)
     expect(entries.map((e) => e.route).reverse()).toEqual([
       'PUT /v1/channels/custom',
-      'POST /v1/channels/custom/inbound',
       'POST /v1/messages',
       'POST /v1/webhooks',
       'PUT /v1/webhooks/{webhookId}',
@@ -78,7 +78,7 @@ describe('completeness', () => {
       'DELETE /v1/webhooks/{webhookId}',
       'POST /v1/messages',
     ])
-    expect(entries.map((e) => e.outcome).reverse()).toEqual(['accepted', 'accepted', 'accepted', 'accepted', 'accepted', 'accepted', 'accepted', 'refused'])
+    expect(entries.map((e) => e.outcome).reverse()).toEqual(['accepted', 'accepted', 'accepted', 'accepted', 'accepted', 'accepted', 'refused'])
     expect(entries[0]).toMatchObject({ outcome: 'refused', code: 'invalid_text', status: 400, key_id: t.keyId })
     const send = entries[5]!
     expect(send).toMatchObject({
@@ -92,6 +92,22 @@ describe('completeness', () => {
     const raw = JSON.stringify(await db.select().from(auditLog))
     expect(raw).not.toContain('private reply text')
     expect(raw).not.toContain('secret words')
+  })
+
+  it('logs a refused inbound push, though an accepted one leaves no entry', async () => {
+    const t = await newTenant()
+    await connectCustom(t)
+    expect((await pushInbound(t, { body: 'hello', fromId: 'friend' })).status).toBe(200)
+    const bad = await call('/v1/channels/custom/inbound', { method: 'POST', key: t.key, json: { customData: { fromId: 'friend' } } })
+    expect(bad.status).toBe(400)
+    const reader = await adminKey(t.tenantId, { scope: 'read', label: 'bridge' })
+    expect((await pushInbound({ ...t, key: reader.key }, { body: 'hello', fromId: 'friend' })).status).toBe(403)
+    const entries = await all(t)
+    expect(entries.map((e) => [e.route, e.outcome, e.status])).toEqual([
+      ['POST /v1/channels/custom/inbound', 'refused', 403],
+      ['POST /v1/channels/custom/inbound', 'refused', 400],
+      ['PUT /v1/channels/custom', 'accepted', 200],
+    ])
   })
 
   it('logs a refusal for the key, even of a read, with its code and the key’s label', async () => {
