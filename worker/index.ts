@@ -1,12 +1,14 @@
 /**
- * The Worker entry: the Hono app serves every request, the cron runs the webhook sweeper, media retention, the
- * agent-safety sweep and message retention; the Durable Object classes are exported for their bindings.
+ * The Worker entry: the Hono app serves every request, the cron runs the webhook sweeper, media retention and the
+ * agent-safety sweep on every shard, and message retention over the directory's tenants; the Durable Object classes
+ * are exported for their bindings.
  */
 import { AccountObject } from './account/account-do'
 import { app } from './app'
 import { mediaConfig } from './config'
 import { channelRuntime } from './channels/registry'
-import { database, type Db } from './db/client'
+import type { Db } from './db/client'
+import { shardCount, shardDb } from './db/shards'
 import { sweepExpiredMedia } from './media/retention'
 import { sweepRetention } from './messaging/retention'
 import { sweepSafety } from './messaging/safety-sweep'
@@ -22,19 +24,24 @@ export class AccountDO extends AccountObject {
 }
 
 /**
- * The minute cron's sweeps, each on its own: one that throws (D1 failing for a moment) is logged and does not keep
- * the others from their work; the run still fails, so the platform's cron log shows it.
+ * The minute cron's sweeps, each on its own and, for those over a shard's rows, once per shard: one that throws (D1
+ * failing for a moment, a shard unreachable) is logged and keeps neither the other sweeps nor the other shards from
+ * their work; the run still fails, so the platform's cron log shows it.
  */
-const SWEEPS: Array<{ name: string; run: (env: Env, db: Db, now: number) => Promise<Record<string, number>> }> = [
+const SHARD_SWEEPS: Array<{ name: string; run: (env: Env, db: Db, now: number) => Promise<Record<string, number>> }> = [
   { name: 'webhook sweep', run: (env, db, now) => sweepWebhooks(env, db, now) },
   // One indexed D1 read when nothing is due, nothing per account.
   { name: 'media retention', run: async (env, db, now) => ({ deleted: await sweepExpiredMedia(env.MEDIA, db, mediaConfig(env).retentionMs, now) }) },
   { name: 'safety sweep', run: (env, db, now) => sweepSafety(env, db, now) },
+]
+
+/** Sweeps that go by the directory's tenants and reach each tenant's shard themselves. */
+const TENANT_SWEEPS: Array<{ name: string; run: (env: Env, now: number) => Promise<Record<string, number>> }> = [
   // A few tenants per run, a bounded number of archive-then-delete steps (messaging/retention.ts).
   {
     name: 'message retention',
-    run: async (env, db, now) => {
-      const report = await sweepRetention(env.MEDIA, db, now)
+    run: async (env, now) => {
+      const report = await sweepRetention(env, now)
       return report.deleted > 0 ? report : {}
     },
   },
@@ -43,15 +50,21 @@ const SWEEPS: Array<{ name: string; run: (env: Env, db: Db, now: number) => Prom
 export default {
   fetch: app.fetch,
   async scheduled(controller, env) {
-    const db = database(env.DB)
+    const now = controller.scheduledTime
+    const runs = [
+      ...Array.from({ length: shardCount(env) }, (_, shard) =>
+        SHARD_SWEEPS.map((sweep) => ({ name: sweep.name, shard, run: () => sweep.run(env, shardDb(env, shard), now) }))
+      ).flat(),
+      ...TENANT_SWEEPS.map((sweep) => ({ name: sweep.name, shard: undefined, run: () => sweep.run(env, now) })),
+    ]
     const failures: unknown[] = []
-    for (const sweep of SWEEPS) {
+    for (const { name, shard, run } of runs) {
       try {
-        const report = await sweep.run(env, db, controller.scheduledTime)
-        if (Object.values(report).some((n) => n > 0)) console.log(JSON.stringify({ msg: sweep.name, ...report }))
+        const report = await run()
+        if (Object.values(report).some((n) => n > 0)) console.log(JSON.stringify({ msg: name, shard, ...report }))
       } catch (err) {
         failures.push(err)
-        console.error(JSON.stringify({ msg: `${sweep.name} failed`, error: String(err) }))
+        console.error(JSON.stringify({ msg: `${name} failed`, shard, error: String(err) }))
       }
     }
     if (failures.length > 0) throw new AggregateError(failures, `${failures.length} cron sweep(s) failed`)

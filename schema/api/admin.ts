@@ -13,6 +13,8 @@ export const AdminTenant = z
     created_at: DateTime,
     message_retention_days: z.number().int().meta({ description: 'Days messages are kept in force for this tenant; 0 = forever' }),
     message_retention_set: z.boolean().meta({ description: 'false: the service default applies (90 days); true: set for this tenant' }),
+    shard: z.number().int().meta({ description: "The shard holding the tenant's rows (GET /admin/shards)" }),
+    moving_to: z.number().int().nullable().meta({ description: 'The shard a running move copies the tenant to; null when none runs' }),
   })
   .meta({ id: 'AdminTenant' })
 

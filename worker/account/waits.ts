@@ -8,11 +8,20 @@
  */
 export const WAIT_SLOTS_PER_ACCOUNT = 2
 
-export type WaitOutcome = 'woken' | 'timeout' | 'aborted'
+/** `closed`: the tenant began moving to another shard; the wait is answered and its client told to repeat it. */
+export type WaitOutcome = 'woken' | 'timeout' | 'aborted' | 'closed'
 
 export class WaitTicket {
   private pending = false
+  private closed = false
   private resolve: ((o: WaitOutcome) => void) | null = null
+
+  close(): void {
+    this.closed = true
+    const r = this.resolve
+    this.resolve = null
+    r?.('closed')
+  }
 
   wake(): void {
     if (this.resolve) {
@@ -26,6 +35,7 @@ export class WaitTicket {
 
   /** Resolves on the next wake (or at once if one is pending), at `deadline`, or when `signal` aborts. */
   next(deadline: number, signal: AbortSignal): Promise<WaitOutcome> {
+    if (this.closed) return Promise.resolve('closed')
     if (this.pending) {
       this.pending = false
       return Promise.resolve('woken')
@@ -67,5 +77,10 @@ export class WaitRoom {
 
   wakeAll(): void {
     for (const t of this.tickets) t.wake()
+  }
+
+  /** Answers every open wait with `closed` (a move began). */
+  closeAll(): void {
+    for (const t of this.tickets) t.close()
   }
 }

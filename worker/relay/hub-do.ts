@@ -7,7 +7,7 @@
 import { DurableObject } from 'cloudflare:workers'
 import { PING_TEXT, PONG_TEXT, type LoginOutcome, type LoginStep, type OutboundMessage, type SessionState } from '../../schema/frames'
 import { relayConfig } from '../config'
-import { database } from '../db/client'
+import { directory } from '../db/shards'
 import { tenantsWithOwnRelays } from '../db/relays'
 import { cutRelay, dispatchSend, loginStep, logoutSession, openSession, probeSession, relayLinks, type OpenOutcome, type RelayLinkView } from './control'
 import type { HubContext } from './hub-context'
@@ -28,7 +28,7 @@ export class RelayHubDO extends DurableObject<Env> {
     this.c = {
       env,
       ctx,
-      db: database(env.DB),
+      db: directory(env),
       store: new HubStore(ctx.storage),
       config: relayConfig(env),
       chains: new Map(),

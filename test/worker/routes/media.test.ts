@@ -183,8 +183,8 @@ describe('GET /media/{id} (signed link)', () => {
   })
 
   it('refuses an expired link with 410 (a link signed with an earlier clock)', async () => {
-    const { up } = await storedPhoto()
-    const past = await signedMediaUrl('test-encryption-key', ORIGIN, up.media_id, Date.now() - 1000)
+    const { a, up } = await storedPhoto()
+    const past = await signedMediaUrl('test-encryption-key', ORIGIN, a.t.tenantId, up.media_id, Date.now() - 1000)
     const res = await fetchUrl(past)
     expect(res.status).toBe(410)
     expect((await body<{ error: string }>(res)).error).toContain('expired')

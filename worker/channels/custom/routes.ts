@@ -8,7 +8,6 @@ import { removeAccount } from '../lifecycle'
 import { keyring, urlPolicy } from '../../config'
 import { getAccount } from '../../db/accounts'
 import { readConnectionConfig } from '../../db/channel-connections'
-import { database } from '../../db/client'
 import { ApiError } from '../../errors'
 import { accountStub } from '../../lib/objects'
 import { statusErrors } from '../../lib/openapi-responses'
@@ -41,7 +40,7 @@ customChannelRoutes.openapi(
     const { webhook_url } = c.req.valid('json')
     const check = checkPublicUrl(webhook_url, urlPolicy(c.env, c.req.url))
     if (!check.ok) throw new ApiError(400, 'invalid_webhook_url', `webhook_url is not allowed: ${check.reason}`)
-    const account = await setCustomWebhook(c.env, database(c.env.DB), c.get('tenant'), webhook_url, check.url.hostname)
+    const account = await setCustomWebhook(c.env, c.var.db, c.get('tenant'), webhook_url, check.url.hostname)
     return c.json(customState(c.env, c.req.url, account, webhook_url), 200)
   }
 )
@@ -59,7 +58,7 @@ customChannelRoutes.openapi(
   }),
   async (c) => {
     const tenant = c.get('tenant')
-    const db = database(c.env.DB)
+    const db = c.var.db
     const account = await getAccount(db, tenant.id, CUSTOM_ACCOUNT_ID)
     const config = account ? await readConnectionConfig(db, keyring(c.env), tenant.id, CUSTOM_ACCOUNT_ID, CustomConfig) : undefined
     return c.json(customState(c.env, c.req.url, account, config?.webhook_url ?? null), 200)
@@ -81,7 +80,7 @@ customChannelRoutes.openapi(
   }),
   async (c) => {
     const tenant = c.get('tenant')
-    const db = database(c.env.DB)
+    const db = c.var.db
     const account = await getAccount(db, tenant.id, CUSTOM_ACCOUNT_ID)
     if (!account) return c.json({ success: true as const, account_id: CUSTOM_ACCOUNT_ID, status: 'not_connected' as const }, 200)
     await removeAccount(c.env, db, account, Date.now())
