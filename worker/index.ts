@@ -8,6 +8,7 @@ import { app } from './app'
 import { mediaConfig } from './config'
 import { channelRuntime } from './channels/registry'
 import type { Db } from './db/client'
+import { shardStats } from './db/shard-stats'
 import { shardCount, shardDb } from './db/shards'
 import { sweepExpiredMedia } from './media/retention'
 import { sweepRetention } from './messaging/retention'
@@ -15,6 +16,7 @@ import { sweepSafety } from './messaging/safety-sweep'
 import { sweepWebhooks } from './webhooks/sweeper'
 
 export { RelayHubDO } from './relay/hub-do'
+export { TenantMoveDO } from './shards/move-do'
 
 /** The AccountDO binding: the account rules with the registered channels handed in (they sit above account/). */
 export class AccountDO extends AccountObject {
@@ -35,14 +37,26 @@ const SHARD_SWEEPS: Array<{ name: string; run: (env: Env, db: Db, now: number) =
   { name: 'safety sweep', run: (env, db, now) => sweepSafety(env, db, now) },
 ]
 
-/** Sweeps that go by the directory's tenants and reach each tenant's shard themselves. */
-const TENANT_SWEEPS: Array<{ name: string; run: (env: Env, now: number) => Promise<Record<string, number>> }> = [
+/** Sweeps that go by the directory and reach the shards themselves. */
+const DIRECTORY_SWEEPS: Array<{ name: string; run: (env: Env, now: number) => Promise<Record<string, number>> }> = [
   // A few tenants per run, a bounded number of archive-then-delete steps (messaging/retention.ts).
   {
     name: 'message retention',
     run: async (env, now) => {
       const report = await sweepRetention(env, now)
       return report.deleted > 0 ? report : {}
+    },
+  },
+  // docs/CAPACITY.md "When a database fills": a shard past 80 % of its capacity, full or silent is logged every run.
+  {
+    name: 'shard alarm',
+    run: async (env) => {
+      const levels = (await shardStats(env)).map((s) => s.level)
+      return {
+        warning: levels.filter((l) => l === 'warning').length,
+        full: levels.filter((l) => l === 'full').length,
+        unreachable: levels.filter((l) => l === 'unreachable').length,
+      }
     },
   },
 ]
@@ -55,7 +69,7 @@ export default {
       ...Array.from({ length: shardCount(env) }, (_, shard) =>
         SHARD_SWEEPS.map((sweep) => ({ name: sweep.name, shard, run: () => sweep.run(env, shardDb(env, shard), now) }))
       ).flat(),
-      ...TENANT_SWEEPS.map((sweep) => ({ name: sweep.name, shard: undefined, run: () => sweep.run(env, now) })),
+      ...DIRECTORY_SWEEPS.map((sweep) => ({ name: sweep.name, shard: undefined, run: () => sweep.run(env, now) })),
     ]
     const failures: unknown[] = []
     for (const { name, shard, run } of runs) {

@@ -34,11 +34,16 @@ export async function listAudit(db: Db, f: AuditFilter): Promise<{ rows: AuditRo
 export async function pruneAudit(db: Db, before: number, limit: number): Promise<number> {
   const rows = await db
     .delete(auditLog)
-    .where(inArray(auditLog.seq, db
+    .where(
+      inArray(
+        auditLog.seq,
+        db
           .select({ seq: auditLog.seq })
           .from(auditLog)
           .where(and(lt(auditLog.createdAt, before), unfenced(auditLog.tenantId)))
-          .limit(limit)))
+          .limit(limit)
+      )
+    )
     .returning({ seq: auditLog.seq })
   return rows.length
 }

@@ -70,7 +70,10 @@ export async function flipPlacement(dir: Db, tenantId: string, from: number, to:
 
 /** A move given up before its flip: the tenant stays where it was. */
 export async function releaseMove(dir: Db, tenantId: string, to: number): Promise<void> {
-  await dir.update(tenants).set({ movingTo: null }).where(and(eq(tenants.id, tenantId), eq(tenants.movingTo, to)))
+  await dir
+    .update(tenants)
+    .set({ movingTo: null })
+    .where(and(eq(tenants.id, tenantId), eq(tenants.movingTo, to)))
 }
 
 /** As `tenantDb`, for a public route that cannot go on without it: a tenant the directory does not know is 404. */

@@ -19,10 +19,14 @@ export type Tenant = typeof tenants.$inferSelect
 /** A shard by number and handle. */
 export type ShardRef = { shard: number; db: Db }
 
-/** The statement writing (or refreshing) the shard's copy of a tenant row; the suspension there is left as it is. */
+/**
+ * The statement writing the shard's copy of a tenant row, or refreshing its switches: the suspension there is left as
+ * it is, and so is what only the directory decides (placement, retention bookkeeping), for on shard 0 this row is the
+ * directory's own.
+ */
 export function mirrorTenantStatement(db: Db, row: Tenant) {
-  const { id: _id, status: _status, suspendedReason: _reason, suspendedAt: _at, ...config } = row
-  return db.insert(tenants).values(row).onConflictDoUpdate({ target: tenants.id, set: config })
+  const { plan, apiEnabled, webhooksEnabled, messageRetentionDays } = row
+  return db.insert(tenants).values(row).onConflictDoUpdate({ target: tenants.id, set: { plan, apiEnabled, webhooksEnabled, messageRetentionDays } })
 }
 
 export async function createTenant(dir: Db, home: ShardRef, plan: string, now: number): Promise<Tenant> {

@@ -132,11 +132,16 @@ adminMetricsRoutes.get('/', async (c) => {
       help: 'What one shard may hold (SHARD_CAPACITY_BYTES).',
       samples: stats.map((s) => ({ labels: { shard: String(s.shard) }, value: s.capacityBytes })),
     },
-    { name: 'gateway_shard_tenants', type: 'gauge', help: 'Tenants placed on each shard.', samples: stats.map((s) => ({ labels: { shard: String(s.shard) }, value: s.tenants })) },
+    {
+      name: 'gateway_shard_tenants',
+      type: 'gauge',
+      help: 'Tenants placed on each shard.',
+      samples: stats.map((s) => ({ labels: { shard: String(s.shard) }, value: s.tenants })),
+    },
     {
       name: 'gateway_shard_level',
       type: 'gauge',
-      help: 'Each shard\'s alarm level as 1 on its label: ok, warning (past 80 % of its capacity), full (past 90 %: no new tenant, no move in) or unreachable.',
+      help: "Each shard's alarm level as 1 on its label: ok, warning (past 80 % of its capacity), full (past 90 %: no new tenant, no move in) or unreachable.",
       samples: stats.flatMap((s) => LEVELS.map((level) => ({ labels: { shard: String(s.shard), level }, value: s.level === level ? 1 : 0 }))),
     },
     {

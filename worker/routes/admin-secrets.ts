@@ -60,7 +60,8 @@ adminSecretRoutes.openapi(
     const ring = keyring(c.env)
     const prefix = currentPrefix(ring)
     const shards = shardBindings(c.env)
-    const count = async (col: (typeof SEALED_COLUMNS)[number]) => (await Promise.all(shards.map((d1) => countNotCurrent(d1, col, prefix)))).reduce((a, b) => a + b, 0)
+    const count = async (col: (typeof SEALED_COLUMNS)[number]) =>
+      (await Promise.all(shards.map((d1) => countNotCurrent(d1, col, prefix)))).reduce((a, b) => a + b, 0)
     const counts = await Promise.all(SEALED_COLUMNS.map(async (col) => [col, await count(col)] as const))
     return c.json(
       {

@@ -30,12 +30,7 @@ const MAX_RETENTION_DAYS = 36_500
 
 const CreateTenantBody = z.object({
   plan: z.enum(PLAN_NAMES).default(DEFAULT_PLAN),
-  shard: z
-    .number()
-    .int()
-    .min(0)
-    .optional()
-    .meta({ description: 'The shard to place the tenant on (GET /admin/shards); default: the one with the most room' }),
+  shard: z.number().int().min(0).optional().meta({ description: 'The shard to place the tenant on (GET /admin/shards); default: the one with the most room' }),
 })
 const PatchTenantBody = z
   .object({
@@ -89,7 +84,8 @@ adminRoutes.openapi(
   }),
   async (c) => {
     const { plan, shard: chosen } = c.req.valid('json') ?? { plan: DEFAULT_PLAN }
-    if (chosen !== undefined && chosen >= shardCount(c.env)) throw new ApiError(400, 'unknown_shard', `No shard ${chosen}: this gateway binds ${shardCount(c.env)}`)
+    if (chosen !== undefined && chosen >= shardCount(c.env))
+      throw new ApiError(400, 'unknown_shard', `No shard ${chosen}: this gateway binds ${shardCount(c.env)}`)
     const shard = chosen ?? (await roomiestShard(c.env))
     const tenant = await createTenant(directory(c.env), { shard, db: shardDb(c.env, shard) }, plan ?? DEFAULT_PLAN, Date.now())
     return c.json(view(tenant), 201)
@@ -132,7 +128,8 @@ adminRoutes.openapi(
     const current = await getTenant(dir, id)
     if (!current) throw new ApiError(404, 'tenant_not_found', 'No such tenant')
     // The move copies the tenant's row with the rest; a change now could miss the copy.
-    if (current.movingTo !== null) throw new ApiError(409, 'tenant_moving', `The tenant is moving to shard ${current.movingTo}; change it once the move is done`)
+    if (current.movingTo !== null)
+      throw new ApiError(409, 'tenant_moving', `The tenant is moving to shard ${current.movingTo}; change it once the move is done`)
     const db = shardDb(c.env, current.shard)
     const tenant = await updateTenant(dir, { shard: current.shard, db }, id, {
       plan: body.plan,

@@ -181,7 +181,10 @@ messagesRoutes.openapi(
     const last = rows.at(-1)
     const sign = mediaSigner(c.env, c.get('tenant').id, Date.now())
     return c.json(
-      { messages: await signMessages(sign, rows.map(toWireMessage)), next_cursor: more && last ? encodeCursor('list', last.message.seq, tenant.placement) : null },
+      {
+        messages: await signMessages(sign, rows.map(toWireMessage)),
+        next_cursor: more && last ? encodeCursor('list', last.message.seq, tenant.placement) : null,
+      },
       200
     )
   }
@@ -223,7 +226,15 @@ messagesRoutes.openapi(
     const after = q.cursor === undefined ? { seq: now ?? 0, placement: tenant.placement } : decodeCursor('wait', q.cursor)
     if (after === null) throw new ApiError(400, 'invalid_cursor', 'cursor: not a cursor returned by GET /messages/wait')
     const afterSeq = await seqHere(db, tenant, 'messages', after, 'after')
-    const result = await waitForInbound(c.env, db, { tenantId: tenant.id, placement: tenant.placement }, targets, afterSeq, q.timeout_s * 1000, c.req.raw.signal)
+    const result = await waitForInbound(
+      c.env,
+      db,
+      { tenantId: tenant.id, placement: tenant.placement },
+      targets,
+      afterSeq,
+      q.timeout_s * 1000,
+      c.req.raw.signal
+    )
     const messages = await signMessages(mediaSigner(c.env, tenant.id, Date.now()), result.messages)
     return c.json({ messages, cursor: encodeCursor('wait', result.lastSeq, tenant.placement) }, 200)
   }

@@ -38,7 +38,15 @@ relayRoutes.put('/media/:sid/:upstreamId', async (c) => {
   const scope = await relayHub(c.env).mediaUploadScope(relay.id, relay.tenantId, sid, fence)
   // The same answer as a frame for a session the relay does not hold: it stops the session, the upload is dropped.
   if (!scope) throw new ApiError(409, 'stale_fence', 'this relay does not hold the session under that fence')
-  const result = await storeUpload(c.env.MEDIA, await knownTenantDb(c.env, scope.tenantId), scope, upstreamId, c.req.raw, mediaConfig(c.env).maxBytes, Date.now())
+  const result = await storeUpload(
+    c.env.MEDIA,
+    await knownTenantDb(c.env, scope.tenantId),
+    scope,
+    upstreamId,
+    c.req.raw,
+    mediaConfig(c.env).maxBytes,
+    Date.now()
+  )
   return c.json({ ...result, url: `${publicOrigin(c.env, c.req.url)}${mediaPath(result.media_id)}` }, 200)
 })
 

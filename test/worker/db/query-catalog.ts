@@ -278,7 +278,7 @@ export const CATALOG: Record<string, Entry> = {
   },
   'sealed-values.resealStatement': { path: 'admin', call: (db) => sealedValues.resealStatement(db.$client, sealedAt, 'a', 'b') },
   'sealed-values.countNotCurrent': { path: 'admin', call: (db) => sealedValues.countNotCurrent(db.$client, 'webhooks.signing_secret', 'v2:') },
-  'sealed-values.resealPage': { path: 'admin', call: (db) => sealedValues.resealPage(db.$client, keyring(env), sealedValues.RESEAL_START, 10) },
+  'sealed-values.resealPage': { path: 'admin', call: (db) => sealedValues.resealPage([db.$client], keyring(env), sealedValues.RESEAL_START, 10) },
 
   'sms.setContactOptedOut': { path: 'hot', call: (db) => sms.setContactOptedOut(db, T, 'ct_plan', true, NOW) },
   'sms.lastMessageTimes': { path: 'hot', call: (db) => sms.lastMessageTimes(db, T, A) },
@@ -298,9 +298,9 @@ export const CATALOG: Record<string, Entry> = {
   'social.socialPageByOwner': { path: 'hot', call: (db) => social.socialPageByOwner(db, T, 'p1') },
   'social.deleteSocialPage': { path: 'admin', call: (db) => social.deleteSocialPage(db, T, 'page_1') },
 
-  'tenants.createTenant': { path: 'admin', call: (db) => tenants.createTenant(db, 'free', NOW) },
+  'tenants.createTenant': { path: 'admin', call: (db) => tenants.createTenant(db, { shard: 0, db }, 'free', NOW) },
   'tenants.getTenant': { path: 'hot', call: (db) => tenants.getTenant(db, T) },
-  'tenants.updateTenant': { path: 'admin', call: (db) => tenants.updateTenant(db, T, { plan: 'free', messageRetentionDays: 30 }) },
+  'tenants.updateTenant': { path: 'admin', call: (db) => tenants.updateTenant(db, { shard: 0, db }, T, { plan: 'free', messageRetentionDays: 30 }) },
   'tenants.suspendTenant': { path: 'hot', call: (db) => tenants.suspendTenant(db, 'ten_none', 'opener_burst', NOW) },
 
   'webhook-deliveries.fanOutDeliveries': { path: 'hot', call: (db) => webhookDeliveries.fanOutDeliveries(db, ['evt_1'], NOW, NOW + 1, 'paused') },
