@@ -99,13 +99,13 @@ async function tell(env: Env, s: MoveState, p: Placement): Promise<void> {
 
 /** Deletes the tenant's rows of `db` a page at a time, tables in reverse order; answers true when none is left. */
 async function clearRows(db: Db, s: MoveState, budget: { pages: number }): Promise<boolean> {
-  for (const t of [...MOVED_TABLES].reverse()) {
-    for (;;) {
-      if (budget.pages-- <= 0) return false
-      const n = await deletePage(db, t, s.tenantId, MOVE_PAGE_ROWS)
-      s.deleted += n
-      if (n < MOVE_PAGE_ROWS) break
-    }
+  // `s.table` counts the tables already emptied, so the next step goes on where this one stopped.
+  const order = [...MOVED_TABLES].reverse()
+  while (s.table < order.length) {
+    if (budget.pages-- <= 0) return false
+    const n = await deletePage(db, order[s.table]!, s.tenantId, MOVE_PAGE_ROWS)
+    s.deleted += n
+    if (n < MOVE_PAGE_ROWS) s.table++
   }
   await dropZeroStats(db, s.tenantId)
   return true
