@@ -29,11 +29,11 @@ const LAYERS = {
     ['relay'],
     ['drivers', 'health'],
     ['sim', 'alpha', 'beta'],
-    ['sessions', 'handoff'],
+    ['sessions', 'handoff', 'state-filter'],
     ['link'],
     ['media-kind', 'metrics', 'connector', 'config', 'crypto', 'log'],
   ],
-  schema: [['api'], ['events', 'frames', 'd1', 'media', 'phone']],
+  schema: [['api'], ['events', 'frames', 'd1', 'media', 'phone', 'passkey']],
   common: [['public-url', 'address-ranges', 'media']],
 }
 

@@ -124,6 +124,11 @@ export type ConnectorOptions = {
   linkMethod: LinkMethod
   /** Discard any stored session and link from scratch. */
   forceNew: boolean
+  /**
+   * alpha: the tenant's alpha_passkey_linking. On, a phone that asks for a passkey gets the ceremony (the owner's
+   * assertion comes through `login`); off or absent, linking ends with passkey_required.
+   */
+  passkeyLinking?: boolean
   store: SessionStore
   events: ConnectorEvents
   log: Logger
@@ -144,7 +149,7 @@ export type Connector = {
   logout(): Promise<void>
   /** Closes without logging out (shutdown, failover); the session can resume elsewhere. */
   stop(): Promise<void>
-  /** beta: answers the login step the session is waiting for (a code, then maybe a password). */
+  /** beta: answers the login step the session is waiting for (a code, then maybe a password); alpha: the passkey steps. */
   login?(step: LoginStep): Promise<LoginOutcome>
 }
 

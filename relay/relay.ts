@@ -8,7 +8,7 @@ import type { Logger } from 'pino'
 import { FRAME_PROTOCOL_VERSION } from '../schema/frames'
 import type { RelayConfig } from './config'
 import { SessionCrypto } from './crypto'
-import { channelsOf, driversFor } from './drivers'
+import { channelsOf, driversFor, type DriverSet } from './drivers'
 import { startHealthServer } from './health'
 import { makeMediaUploader } from './link/media-upload'
 import { RelayLink } from './link/socket'
@@ -40,10 +40,11 @@ export type Relay = {
   drain(): Promise<void>
 }
 
-export async function startRelay(config: RelayConfig): Promise<Relay> {
+/** `drivers`: the drivers RELAY_DRIVER names, made by the caller (an e2e test runs the alpha driver over a scripted socket). */
+export async function startRelay(config: RelayConfig, inject: { drivers?: DriverSet } = {}): Promise<Relay> {
   const instance = `rel_${randomBytes(9).toString('base64url')}`
   const log = createLogger(config.logLevel, { instance })
-  const drivers = driversFor(config)
+  const drivers = inject.drivers ?? driversFor(config)
   const channels = channelsOf(config.driver)
 
   let simUrl = config.simUrl

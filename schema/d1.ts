@@ -49,6 +49,11 @@ export const tenants = sqliteTable(
     placement: integer('placement').notNull().default(0),
     /** The shard a running move copies the tenant to; null when no move runs. */
     movingTo: integer('moving_to'),
+    /**
+     * alpha: the relay may complete the phone's passkey ceremony when linking (docs/channels/alpha.md). Off by default:
+     * a malformed pairing IQ can get a number banned, so an admin turns it on per tenant.
+     */
+    alphaPasskeyLinking: integer('alpha_passkey_linking', { mode: 'boolean' }).notNull().default(false),
   },
   (t) => [index('tenants_retention_due').on(t.retentionCheckedAt), index('tenants_shard').on(t.shard)]
 )

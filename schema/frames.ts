@@ -7,6 +7,7 @@
  * de-duplicates on upstream ids. Every session frame carries the lease's fencing number; the edge refuses a stale one.
  */
 import { z } from 'zod'
+import { PasskeyAssertion, PasskeyCode, PasskeyRequestOptionsJson } from './passkey'
 
 export const FRAME_PROTOCOL_VERSION = 1
 
@@ -27,6 +28,12 @@ export const SESSION_PROBLEMS = [
   'blocked_by_alpha',
   'replaced',
   'passkey_required',
+  /** alpha passkey linking (tenant setting alpha_passkey_linking): the owner gave no assertion, or no code confirmation, in time. */
+  'passkey_expired',
+  /** alpha passkey linking: alpha refused a step of the ceremony (the assertion, the nonce, the pairing request). */
+  'passkey_rejected',
+  /** alpha passkey linking: alpha or the phone did not answer a step in time, or the connection dropped mid-ceremony. */
+  'passkey_timeout',
   'link_expired',
   'unresponsive',
   /** The upstream refuses the relay's client version (alpha 405, repeated); the relay operator must upgrade it. */
@@ -49,6 +56,10 @@ export const SessionState = z.discriminatedUnion('state', [
   z.object({ state: z.literal('pairing_code'), code: z.string().min(1).max(16), expiresAt: EpochMs }),
   z.object({ state: z.literal('code_required'), expiresAt: EpochMs.nullable() }),
   z.object({ state: z.literal('password_required'), hint: z.string().max(256).nullable(), expiresAt: EpochMs.nullable() }),
+  /** alpha: the phone wants the owner's passkey; the relay waits for the assertion made from these options. */
+  z.object({ state: z.literal('passkey_required'), requestOptions: PasskeyRequestOptionsJson, expiresAt: EpochMs }),
+  /** alpha: the short code of the passkey ceremony; `confirm`: the owner must say it matches the phone before it goes on. */
+  z.object({ state: z.literal('passkey_code'), code: PasskeyCode, confirm: z.boolean(), expiresAt: EpochMs }),
   z.object({ state: z.literal('connecting') }),
   z.object({ state: z.literal('connected'), identifier: z.string().max(256), upstreamUserId: z.string().max(256).nullable() }),
   z.object({ state: z.literal('disconnected'), problem: SessionProblem, message: z.string().max(1000) }),
@@ -173,6 +184,8 @@ export const LOGIN_ERRORS = [
 ] as const
 export const LoginOutcome = z.discriminatedUnion('status', [
   z.object({ status: z.literal('connected'), userId: z.string().max(64), username: z.string().max(64).nullable() }),
+  /** alpha passkey linking: alpha took the step (the assertion, or the owner's code confirmation); states follow. */
+  z.object({ status: z.literal('accepted') }),
   z.object({ status: z.literal('password_required'), hint: z.string().max(256).nullable() }),
   z.object({ status: z.literal('refused'), error: z.enum(LOGIN_ERRORS), message: z.string().max(1000), retryAfterS: z.number().int().min(0).nullable() }),
 ])
@@ -212,6 +225,8 @@ export const AssignFrame = z.object({
   linkMethod: z.enum(['qr', 'pairing_code', 'code']),
   forceNew: z.boolean(),
   importContacts: z.boolean(),
+  /** alpha: the tenant's alpha_passkey_linking setting; off (and absent, from older edges): a passkey demand ends linking. */
+  passkeyLinking: z.boolean().optional(),
 })
 export const RevokeFrame = z.object({ type: z.literal('revoke'), ...session, reason: z.enum(['moved', 'removed', 'stale']) })
 export const LogoutFrame = z.object({ type: z.literal('logout'), ...session })
@@ -219,12 +234,15 @@ export const SendFrame = z.object({ type: z.literal('send'), ...session, message
 export const SessionDataFrame = z.object({ type: z.literal('session_data'), id: FrameId, sid: SessionId, entries: SessionEntries })
 export const ProbeFrame = z.object({ type: z.literal('probe'), id: FrameId, sid: SessionId })
 /**
- * beta: the code or two-step password the user typed, for the session waiting for it. The secret crosses in this one
+ * beta: the code or two-step password the user typed, for the session waiting for it; alpha: the owner's passkey
+ * assertion, then (when alpha asks for it) the owner's word that the codes match. The secret crosses in this one
  * frame and is forgotten: neither side stores or logs it (a frame that fails to parse is logged without its body).
  */
 export const LoginStep = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('code'), code: z.string().min(1).max(16) }),
   z.object({ kind: z.literal('password'), password: z.string().min(1).max(256) }),
+  z.object({ kind: z.literal('passkey_assertion'), assertion: PasskeyAssertion }),
+  z.object({ kind: z.literal('passkey_confirm') }),
 ])
 export type LoginStep = z.infer<typeof LoginStep>
 export const LoginFrame = z.object({ type: z.literal('login'), id: FrameId, ...session, step: LoginStep })

@@ -149,6 +149,26 @@ export function connectPageTtlMs(env: Env): number {
   return positiveMs(env.CONNECT_PAGE_TTL_MS, DEFAULT_CONNECT_PAGE_TTL_MS)
 }
 
+/** Where the owner's passkey for alpha works, so where its helper runs (WebAuthn binds the assertion to whatsapp.com). */
+export const DEFAULT_PASSKEY_HELPER_ORIGIN = 'https://web.whatsapp.com'
+
+/**
+ * Origins the alpha passkey helper may call the ceremony API from (CORS; docs/channels/alpha.md): ALPHA_PASSKEY_HELPER_ORIGINS,
+ * comma-separated, or web.whatsapp.com when unset. Tests add the origin that stands in for it.
+ */
+export function passkeyHelperOrigins(env: Env): Set<string> {
+  const origins = new Set<string>()
+  for (const entry of (env.ALPHA_PASSKEY_HELPER_ORIGINS ?? '').split(',')) {
+    try {
+      if (entry.trim()) origins.add(new URL(entry.trim()).origin)
+    } catch {
+      // Not an absolute URL: it can match no Origin header.
+    }
+  }
+  if (origins.size === 0) origins.add(DEFAULT_PASSKEY_HELPER_ORIGIN)
+  return origins
+}
+
 /** Life of beta's hosted login page link (spec part 8: about 30 minutes, the relay's login window, LOGIN_WINDOW_MS). */
 export const BETA_CONNECT_PAGE_TTL_MS = 30 * 60_000
 

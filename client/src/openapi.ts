@@ -297,7 +297,7 @@ export type paths = {
      * Link an alpha number
      * @description Starts linking the user’s alpha number as a linked device and returns a connect_url page where the user scans the QR on their phone (or an 8-character code with link_method pairing_code). Only the user can complete it; then poll get_alpha_status until connected.
      *
-     *     The account is listed as `connecting` at once (warm-up `ramp_day` 1) and counts against the plan’s account cap. Show `connect_url` to the user (a hosted page with a self-refreshing QR code or the pairing code and a success state; no login), or poll `poll_qr_path` every 10 to 15 s and `poll_status_path` until `connected`. With `link_method: pairing_code` the answer carries the 8-character `pairing_code` to type on the phone (Linked devices → Link with phone number). If the phone demands a passkey, the status says `disconnected` with reason `passkey_required` instead of cycling QR codes. Calling it again restarts linking (a new QR code); for a number that is already connected it changes nothing unless `force_new` discards the stored session.
+     *     The account is listed as `connecting` at once (warm-up `ramp_day` 1) and counts against the plan’s account cap. Show `connect_url` to the user (a hosted page with a self-refreshing QR code or the pairing code and a success state; no login), or poll `poll_qr_path` every 10 to 15 s and `poll_status_path` until `connected`. With `link_method: pairing_code` the answer carries the 8-character `pairing_code` to type on the phone (Linked devices → Link with phone number). If the phone demands a passkey, the status says `connecting` with reason `passkey_required` and `connect_url` walks the owner through it (a helper on web.whatsapp.com, docs/channels/alpha.md), when the tenant has `alpha_passkey_linking`; without it, `disconnected` with reason `passkey_required` instead of cycling QR codes. Calling it again restarts linking (a new QR code, and it cancels a passkey ceremony); for a number that is already connected it changes nothing unless `force_new` discards the stored session.
      */
     post: operations['connect_alpha']
     delete?: never
@@ -337,9 +337,9 @@ export type paths = {
     }
     /**
      * Get the alpha link status
-     * @description Reports an alpha link: qr_pending and connecting are in progress, connected (or open) is done. disconnected and not_initialized mean start again with connect_alpha, except when the reason is passkey_required (the phone must link another way) or blocked_by_alpha (the number is restricted): then tell the user instead of retrying.
+     * @description Reports an alpha link: connected (or open) is done; qr_pending and connecting are in progress, and connecting with reason passkey_required or passkey_code means tell the owner its message (the passkey step, on the connect_url page on a computer). disconnected or not_initialized: call connect_alpha again, except for blocked_by_alpha or a passkey_* reason: tell the user instead.
      *
-     *     `connected` (or `open`) is success; `disconnected` and `not_initialized` are terminal failures with `reason` (logged_out, blocked_by_alpha, replaced, passkey_required, link_expired, …); `qr_pending` and `connecting` are transitional. `live` is true when the relay running the session answered just now.
+     *     `connected` (or `open`) is success; `disconnected` and `not_initialized` are terminal failures with `reason` (logged_out, blocked_by_alpha, replaced, passkey_required, passkey_expired, passkey_rejected, passkey_timeout, link_expired, …); `qr_pending` and `connecting` are transitional (`connecting` with reason `passkey_required` or `passkey_code`: the owner is doing the passkey step on the connect page; `message` says what to tell them). `live` is true when the relay running the session answered just now.
      */
     get: operations['get_alpha_status']
     put?: never
@@ -1431,7 +1431,7 @@ export type components = {
       status: 'not_initialized' | 'qr_pending' | 'connecting' | 'connected' | 'open' | 'disconnected'
       /** @enum {string|null} */
       account_status: 'connected' | 'connecting' | 'disconnected' | 'restricted' | null
-      /** @description Why the link is not connected: logged_out, blocked_by_alpha, replaced, passkey_required, link_expired, unresponsive, session_unreadable, relay_unavailable */
+      /** @description Why the link is not connected: logged_out, blocked_by_alpha, replaced, passkey_required, passkey_expired, passkey_rejected, passkey_timeout, link_expired, unresponsive, session_unreadable, relay_unavailable; while connecting, passkey_required or passkey_code (the owner’s passkey step, docs/channels/alpha.md) */
       reason: string | null
       /** @description One human sentence about the reason */
       message: string | null

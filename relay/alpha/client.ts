@@ -10,10 +10,12 @@ import type { Logger } from 'pino'
 import type { AlphaProblem, Connector, ConnectorOptions, Driver, SessionState } from '../connector'
 import { loadAlphaAuth, type AlphaAuth, type DriverEntries } from './auth-store'
 import { handleEvents, type EventContext } from './handle-events'
+import { makeStateFilter } from '../state-filter'
 import { makeHandoff, STOP_HANDOFF_MS } from '../handoff'
 import { makeOutageClock, watchFrames, watchOpening } from './health'
 import { jidToPhone, personJid } from './ids'
 import { startLinkFlow, type LinkFlow } from './login'
+import type { PasskeyProblem } from './passkey-flow'
 import { makeMediaFetcher, type FetchMedia } from './media-fetch'
 import { makePendingMedia } from './pending-media'
 import { makePeerDirectory } from './peers'
@@ -66,6 +68,8 @@ type Session = {
   closed: boolean
   /** Set when we end the socket on purpose, so its close is not read as a failure. */
   intent: 'stop' | 'logout' | 'passkey' | 'wrong_number' | null
+  /** With `intent: 'passkey'`: how the ceremony ended (passkey linking on); unset, the gate itself (off). */
+  passkeyProblem: PasskeyProblem | null
   /** Cancels the watches on this socket (opening deadline, liveness). */
   unwatch: Array<() => void>
 }
@@ -83,12 +87,12 @@ function baileysLogger(log: Logger): Logger {
 
 export function createAlphaConnector(opts: ConnectorOptions, deps: AlphaDeps): Connector {
   const log = opts.log.child({ accountId: opts.accountId, driver: 'alpha' })
+  const emit = makeStateFilter('alpha', log, (state) => opts.events.state(state))
   const handoff = makeHandoff(opts.events)
   let auth: AlphaAuth | null = null
   let session: Session | null = null
   /** `halted`: a terminal problem was reported; nothing reconnects until `start()` is called again. */
   let phase: 'idle' | 'running' | 'halted' | 'stopped' = 'idle'
-  let lastState = ''
   let failures = 0
   let reconnectTimer: ReturnType<typeof setTimeout> | null = null
   const outage = makeOutageClock(() => emit({ state: 'disconnected', problem: 'unresponsive', message: PROBLEM_MESSAGES.unresponsive }))
@@ -144,14 +148,6 @@ export function createAlphaConnector(opts: ConnectorOptions, deps: AlphaDeps): C
     return auth
   }
 
-  function emit(state: SessionState) {
-    const key = JSON.stringify(state)
-    if (key === lastState) return
-    lastState = key
-    log.info({ state: state.state, problem: 'problem' in state ? state.problem : undefined }, 'alpha: session state')
-    opts.events.state(state)
-  }
-
   function connectedState(): SessionState {
     const user = session?.sock.user
     return { state: 'connected', identifier: opts.phone, upstreamUserId: personJid(user?.lid) ?? personJid(user?.id) }
@@ -190,7 +186,17 @@ export function createAlphaConnector(opts: ConnectorOptions, deps: AlphaDeps): C
       msgRetryCounterCache,
       version: deps.versions.current() ?? undefined,
     })
-    const s: Session = { sock, link: null, newDevice: linking || justPaired, open: false, openedAt: null, closed: false, intent: null, unwatch: [] }
+    const s: Session = {
+      sock,
+      link: null,
+      newDevice: linking || justPaired,
+      open: false,
+      openedAt: null,
+      closed: false,
+      intent: null,
+      passkeyProblem: null,
+      unwatch: [],
+    }
     session = s
     if (linking) {
       s.link = startLinkFlow({
@@ -201,7 +207,15 @@ export function createAlphaConnector(opts: ConnectorOptions, deps: AlphaDeps): C
         emit,
         log,
         onPasskey: () => abandon(s, 'passkey'),
+        passkeyLinking: opts.passkeyLinking ?? false,
+        creds: a.state.creds,
+        onPasskeyFailed: (problem) => {
+          s.passkeyProblem = problem
+          abandon(s, 'passkey')
+        },
       })
+      const link = s.link
+      s.unwatch.push(() => link.stop())
     } else {
       s.unwatch.push(
         watchOpening(
@@ -303,6 +317,8 @@ export function createAlphaConnector(opts: ConnectorOptions, deps: AlphaDeps): C
   async function onClose(s: Session, error: unknown) {
     if (s.closed) return
     s.closed = true
+    // Read before the watches stop: stopping the link also ends its ceremony.
+    const midCeremony = s.link?.passkeyActive ?? false
     for (const stop of s.unwatch) stop()
     if (session === s) session = null
     const wasStable = s.openedAt !== null && deps.now() - s.openedAt >= STABLE_CONNECTION_MS
@@ -313,7 +329,12 @@ export function createAlphaConnector(opts: ConnectorOptions, deps: AlphaDeps): C
 
     if (s.intent === 'passkey') {
       await a.wipe()
-      return halt('disconnected', 'passkey_required')
+      return halt('disconnected', s.passkeyProblem ?? 'passkey_required')
+    }
+    if (midCeremony) {
+      // The ceremony cannot go on over another socket; nothing retries it (docs/channels/alpha.md).
+      await a.wipe()
+      return halt('disconnected', 'passkey_timeout')
     }
     if (s.intent === 'wrong_number') {
       if (s.newDevice) await a.wipe()
@@ -443,6 +464,12 @@ export function createAlphaConnector(opts: ConnectorOptions, deps: AlphaDeps): C
       return starting
     },
     send: sender.send,
+    /** The owner's passkey steps for the ceremony the linking socket runs (passkey linking on). */
+    async login(step) {
+      const link = session?.link
+      if (!link) return { status: 'refused', error: 'no_login_pending', message: 'This session is not linking a device.', retryAfterS: null }
+      return link.submit(step)
+    },
     async logout() {
       const s = stopSocket('logout')
       phase = 'stopped'

@@ -1,13 +1,16 @@
 /**
  * Linking a new device, for one socket: the QR codes as they rotate, or one pairing code requested on the first QR
- * event (Baileys' documented trigger: the socket is ready by then), the link window's end, and the passkey gate.
+ * event (Baileys' documented trigger: the socket is ready by then), the link window's end, and the passkey gate:
+ * with the tenant's passkey linking off it ends linking; with it on, the ceremony runs (passkey-flow.ts).
  * The client owns the socket and decides what a close means; this only turns link events into session states.
  */
-import { getBinaryNodeChild, getBinaryNodeChildren } from '@whiskeysockets/baileys'
+import { buildAckStanza, getBinaryNodeChild, getBinaryNodeChildren } from '@whiskeysockets/baileys'
 import type { BinaryNode } from '@whiskeysockets/baileys'
 import type { Logger } from 'pino'
-import type { LinkMethod, SessionState } from '../connector'
+import type { LinkMethod, LoginOutcome, LoginStep, SessionState } from '../connector'
 import { phoneDigits } from './ids'
+import { makePasskeyFlow, type PasskeyCreds, type PasskeyProblem } from './passkey-flow'
+import { PAIR_DEVICE_EVENT, takeOverQrRotation } from './passkey-qr'
 import type { AlphaSocket } from './socket'
 
 /** Baileys' defaults (`qrTimeout` unset): the first QR lives 60 s, each later one 20 s. */
@@ -30,6 +33,12 @@ export type LinkFlow = {
   readonly paired: boolean
   /** Set when the phone asked for a passkey; the client then ends the socket and reports it. */
   readonly passkeyRequired: boolean
+  /** Passkey linking on: a ceremony is under way, so a close of this socket ends it (passkey_timeout). */
+  readonly passkeyActive: boolean
+  /** The owner's passkey steps, relayed by the edge. */
+  submit(step: LoginStep): Promise<LoginOutcome>
+  /** The socket is gone: no more QR codes, no ceremony deadlines. */
+  stop(): void
 }
 
 export type LinkDeps = {
@@ -39,8 +48,14 @@ export type LinkDeps = {
   now(): number
   emit(state: SessionState): void
   log: Logger
-  /** Called once when the passkey gate shows up. */
+  /** Passkey linking off: called once when the passkey gate shows up. */
   onPasskey(): void
+  /** The tenant's alpha_passkey_linking: the relay runs the ceremony instead of ending linking. */
+  passkeyLinking: boolean
+  /** Baileys' creds of this socket (the keys the pairing request carries; Baileys reads the new ADV secret from here). */
+  creds: PasskeyCreds
+  /** Passkey linking on: the ceremony failed for good; end the socket and report `problem`. */
+  onPasskeyFailed(problem: PasskeyProblem, detail: string): void
 }
 
 export function startLinkFlow(deps: LinkDeps): LinkFlow {
@@ -50,14 +65,40 @@ export function startLinkFlow(deps: LinkDeps): LinkFlow {
   let codeRequested = false
   let paired = false
   let passkeyRequired = false
+  const passkey = deps.passkeyLinking
+    ? makePasskeyFlow({
+        query: (node, timeoutMs) => deps.sock.query(node, timeoutMs),
+        creds: deps.creds,
+        emit: deps.emit,
+        fail: deps.onPasskeyFailed,
+        now: deps.now,
+        log: deps.log,
+      })
+    : null
+  // With passkey linking the QR codes stop once the phone scanned: Baileys' own rotation would end the socket mid-ceremony.
+  const qr = deps.passkeyLinking
+    ? takeOverQrRotation(deps.sock, deps.creds, { firstMs: QR_FIRST_TTL_MS, nextMs: QR_NEXT_TTL_MS }, (code, total) => {
+        refs = total
+        void flow.onQr(code)
+      })
+    : null
 
-  deps.sock.ws.on('CB:iq,type:set,pair-device', (node: BinaryNode) => {
+  deps.sock.ws.on(PAIR_DEVICE_EVENT, (node: BinaryNode) => {
     const count = getBinaryNodeChildren(getBinaryNodeChild(node, 'pair-device'), 'ref').length
     if (count > 0) refs = count
   })
   for (const type of PASSKEY_NOTIFICATION_TYPES) {
-    deps.sock.ws.on(`CB:notification,type:${type}`, () => {
-      if (passkeyRequired || paired) return
+    deps.sock.ws.on(`CB:notification,type:${type}`, (node: BinaryNode) => {
+      if (paired) return
+      if (passkey) {
+        // Baileys acks every notification, but with `creds.me.id`, which a QR link has not yet: it throws and the
+        // notification stays unacknowledged. whatsmeow acks each one; so does the ceremony, where Baileys cannot.
+        if (!deps.sock.user?.id) void deps.sock.sendNode(buildAckStanza(node)).catch(() => undefined)
+        qr?.pause()
+        passkey.onNotification(node)
+        return
+      }
+      if (passkeyRequired) return
       passkeyRequired = true
       deps.log.warn({ type }, 'alpha link: the phone requires a passkey')
       deps.onPasskey()
@@ -69,9 +110,9 @@ export function startLinkFlow(deps: LinkDeps): LinkFlow {
     return (firstQrAt ?? deps.now()) + QR_FIRST_TTL_MS + Math.max(0, refs - 1) * QR_NEXT_TTL_MS
   }
 
-  return {
+  const flow: LinkFlow = {
     async onQr(qr) {
-      if (paired || passkeyRequired) return
+      if (paired || passkeyRequired || passkey?.active) return
       qrCount += 1
       const at = deps.now()
       firstQrAt ??= at
@@ -92,6 +133,8 @@ export function startLinkFlow(deps: LinkDeps): LinkFlow {
     },
     onPaired() {
       paired = true
+      qr?.stop()
+      passkey?.stop()
     },
     get paired() {
       return paired
@@ -99,5 +142,18 @@ export function startLinkFlow(deps: LinkDeps): LinkFlow {
     get passkeyRequired() {
       return passkeyRequired
     },
+    get passkeyActive() {
+      return passkey?.active ?? false
+    },
+    submit(step) {
+      if (!passkey)
+        return Promise.resolve({ status: 'refused', error: 'no_login_pending', message: 'Passkey linking is off for this account.', retryAfterS: null })
+      return passkey.submit(step)
+    },
+    stop() {
+      qr?.stop()
+      passkey?.stop()
+    },
   }
+  return flow
 }

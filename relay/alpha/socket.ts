@@ -40,8 +40,18 @@ export type AlphaSocket = {
     /** Releases what the event buffer holds, now (Baileys' own; a no-op when nothing is buffered). */
     flush(): boolean
   }
-  /** Raw stanzas by Baileys' callback names (`CB:<tag>,<attr>:<value>`) and `frame` for every frame received. */
-  ws: { on(event: string, listener: (node: BinaryNode) => void): unknown }
+  /**
+   * Raw stanzas by Baileys' callback names (`CB:<tag>,<attr>:<value>`) and `frame` for every frame received. Removing
+   * Baileys' own listener is how passkey linking takes over its QR rotation (passkey-qr.ts).
+   */
+  ws: { on(event: string, listener: (node: BinaryNode) => void): unknown; removeAllListeners(event: string): unknown }
+  /** Sends a stanza (the passkey ceremony's acks and the `pair-device` answer). */
+  sendNode(node: BinaryNode): Promise<void>
+  /**
+   * Sends an IQ and waits for the answer with its id: undefined when the wait ran out (Baileys may instead throw its
+   * 408), a Boom with the code as `data` when the answer carries `<error>` (WABinary `assertNodeErrorFree`).
+   */
+  query(node: BinaryNode, timeoutMs?: number): Promise<BinaryNode | undefined>
   /**
    * Baileys' signal repository; its LID mapping store answers from the stored pairs and asks alpha (a USync LID query)
    * for a phone number it has none for, storing the answer.

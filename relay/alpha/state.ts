@@ -9,7 +9,14 @@ export const PROBLEM_MESSAGES: Record<AlphaProblem, string> = {
   logged_out: 'The linked device was removed or logged out from the phone; link the number again to reconnect.',
   blocked_by_alpha: 'alpha has restricted or banned this number, so sending is stopped until the restriction ends.',
   replaced: 'Another client took over this session; the relay stopped instead of fighting it. Reconnect to take it back.',
-  passkey_required: 'The phone requires a passkey to link a new device, which the gateway cannot complete yet; linking was cancelled.',
+  passkey_required:
+    'The phone requires a passkey to link a new device, and passkey linking is off for this account (tenant setting alpha_passkey_linking); linking was cancelled. See docs/channels/alpha.md, “When the phone asks for a passkey”.',
+  passkey_expired:
+    'The owner did not give their passkey, or confirm the code, in time; linking was cancelled. Start the connection again when the owner is ready.',
+  passkey_rejected:
+    'alpha refused a step of the passkey ceremony (the passkey may belong to another account); linking was cancelled and is not retried. Start the connection again to try once more.',
+  passkey_timeout:
+    'alpha or the phone did not answer a step of the passkey ceremony in time, or the connection dropped during it; linking was cancelled. Start the connection again.',
   link_expired: 'The QR code or pairing code expired before the phone confirmed the link; start the connection again.',
   session_unreadable: 'The stored session was written with another RELAY_SESSION_KEY; link again with force_new.',
   unresponsive: 'alpha stopped answering and reconnecting keeps failing; the relay keeps retrying in the background.',

@@ -17,6 +17,7 @@ import { startLive, type Live } from './live'
 import { startLogin, type LoginFlow } from './login'
 import { makeOutbox, OUTBOX_KEY } from './outbox'
 import { makePeerDirectory } from './peers'
+import { makeStateFilter } from '../state-filter'
 import { makeSender } from './send'
 import { withDeadline } from './deadlines'
 import { makeGramClient, type BetaClient, type BetaCredentials, type MakeClient } from './socket'
@@ -46,12 +47,12 @@ function errText(err: unknown): string {
 
 export function createBetaConnector(opts: ConnectorOptions, deps: BetaDeps): Connector {
   const log = opts.log.child({ accountId: opts.accountId, driver: 'beta' })
+  const emit = makeStateFilter('beta', log, (state) => opts.events.state(state))
   let client: BetaClient | null = null
   let me: Api.User | null = null
   let login: LoginFlow | null = null
   /** `halted`: a terminal problem was reported; nothing runs until `start()` is called again. */
   let phase: 'idle' | 'login' | 'running' | 'halted' | 'stopped' = 'idle'
-  let lastState = ''
   let live: Live | null = null
   /** The session being started has a stored StringSession (resume) rather than none (login). */
   let hasSession = false
@@ -101,14 +102,6 @@ export function createBetaConnector(opts: ConnectorOptions, deps: BetaDeps): Con
     onRestricted: () => phase === 'running' && emit({ state: 'restricted', problem: 'stranger_flag', message: PROBLEM_MESSAGES.stranger_flag, until: null }),
     onSent: () => phase === 'running' && emit(connectedState()),
   })
-
-  function emit(state: SessionState) {
-    const key = JSON.stringify(state)
-    if (key === lastState) return
-    lastState = key
-    log.info({ state: state.state, problem: 'problem' in state ? state.problem : undefined }, 'beta: session state')
-    opts.events.state(state)
-  }
 
   function connectedState(): SessionState {
     const phone = me?.phone ? `+${me.phone}` : null

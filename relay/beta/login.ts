@@ -258,7 +258,8 @@ export function startLogin(deps: LoginDeps): LoginFlow {
       }
     },
     submit(step) {
-      if (phase.kind === 'done') return Promise.resolve(refused('no_login_pending'))
+      // alpha's passkey steps are no beta login step.
+      if (phase.kind === 'done' || (step.kind !== 'code' && step.kind !== 'password')) return Promise.resolve(refused('no_login_pending'))
       return inTurn(() => (step.kind === 'code' ? submitCode(step.code) : submitPassword(step.password))).catch((err: unknown) => {
         deps.log.error({ step: step.kind, err: rpcMessage(err) ?? (err instanceof Error ? err.name : 'unknown') }, 'beta login step failed')
         return refused('login_failed')

@@ -99,6 +99,7 @@ export class RunningSession {
       phone: this.account.phone,
       linkMethod: this.assign.linkMethod,
       forceNew: this.assign.forceNew,
+      passkeyLinking: this.assign.passkeyLinking,
       store,
       log: this.log,
       events: {
@@ -148,8 +149,8 @@ export class RunningSession {
   }
 
   /**
-   * beta: the code or password the user typed, for the login this session waits for. Never logged: only the step's
-   * kind and the verdict are.
+   * beta: the code or password the user typed, for the login this session waits for; alpha: the owner's passkey
+   * assertion or code confirmation. Never logged: only the step's kind and the verdict are.
    */
   async login(step: LoginStep): Promise<LoginOutcome> {
     if (this.stopped || !this.connector?.login)

@@ -10,6 +10,11 @@ export const PROBLEM_MESSAGES: Record<AlphaProblem, string> = {
   blocked_by_alpha: 'alpha restricted or banned this number.',
   replaced: 'Another session with the same credentials took over; this one stopped so the two do not fight.',
   passkey_required: 'The phone asks for a passkey to link a new device, which a QR code or pairing code alone cannot complete.',
+  // The simulator plays the passkey demand as a tenant with alpha_passkey_linking off sees it; the ceremony itself is
+  // played against the alpha driver (test/fixtures/alpha-passkey-primary.ts).
+  passkey_expired: 'The owner did not answer the passkey ceremony in time; start linking again.',
+  passkey_rejected: 'The network refused a step of the passkey ceremony; start linking again.',
+  passkey_timeout: 'The network did not answer a step of the passkey ceremony in time; start linking again.',
   link_expired: 'The QR code or pairing code was not used in time; start linking again.',
   session_unreadable: 'The stored session was written with another RELAY_SESSION_KEY; link again with force_new.',
   unresponsive: 'The network stopped answering; the relay keeps trying to reconnect.',

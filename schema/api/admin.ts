@@ -10,6 +10,10 @@ export const AdminTenant = z
     suspended_reason: z.string().nullable(),
     api_enabled: z.boolean(),
     webhooks_enabled: z.boolean(),
+    alpha_passkey_linking: z.boolean().meta({
+      description:
+        'The relay completes the phone’s passkey ceremony when an alpha number is linked (docs/channels/alpha.md, “When the phone asks for a passkey”). Off by default: a malformed pairing request can get a number banned.',
+    }),
     created_at: DateTime,
     message_retention_days: z.number().int().meta({ description: 'Days messages are kept in force for this tenant; 0 = forever' }),
     message_retention_set: z.boolean().meta({ description: 'false: the service default applies (90 days); true: set for this tenant' }),

@@ -82,7 +82,7 @@ export const AlphaStatus = z
     account_status: z.enum(ACCOUNT_STATUSES).nullable(),
     reason: z.string().nullable().meta({
       description:
-        'Why the link is not connected: logged_out, blocked_by_alpha, replaced, passkey_required, link_expired, unresponsive, session_unreadable, relay_unavailable',
+        'Why the link is not connected: logged_out, blocked_by_alpha, replaced, passkey_required, passkey_expired, passkey_rejected, passkey_timeout, link_expired, unresponsive, session_unreadable, relay_unavailable; while connecting, passkey_required or passkey_code (the owner’s passkey step, docs/channels/alpha.md)',
     }),
     message: z.string().nullable().meta({ description: 'One human sentence about the reason' }),
     has_qr: z.boolean(),

@@ -39,6 +39,7 @@ import {
   type ConnectOutcome,
   type SessionStatus,
 } from './session/lifecycle'
+import { claimPasskey, type PasskeyClaim } from './session/passkey'
 import { SessionSignal } from './session/state'
 import { applyReceipt, type ReceiptOutcome } from './receipts'
 import { onRelayContacts, onRelayInbound, sessionEntriesFor, writeSessionEntries, type SessionWriteRefusal } from './session/inbound'
@@ -178,6 +179,11 @@ export class AccountObject extends DurableObject<Env> {
   async sessionStatus(probeTimeoutMs: number | null): Promise<SessionStatus> {
     await this.placed()
     return sessionStatus(this.context, probeTimeoutMs)
+  }
+
+  /** alpha: spends the passkey ceremony's one-time token (channels/alpha/passkey-routes.ts). */
+  async claimPasskey(ceremony: string): Promise<PasskeyClaim> {
+    return claimPasskey(this.context, ceremony, Date.now())
   }
 
   // ── frames from the relay running this account's session, routed by the RelayHubDO ───────────────────────────

@@ -25,8 +25,11 @@ export type ShardRef = { shard: number; db: Db }
  * directory's own.
  */
 export function mirrorTenantStatement(db: Db, row: Tenant) {
-  const { plan, apiEnabled, webhooksEnabled, messageRetentionDays } = row
-  return db.insert(tenants).values(row).onConflictDoUpdate({ target: tenants.id, set: { plan, apiEnabled, webhooksEnabled, messageRetentionDays } })
+  const { plan, apiEnabled, webhooksEnabled, messageRetentionDays, alphaPasskeyLinking } = row
+  return db
+    .insert(tenants)
+    .values(row)
+    .onConflictDoUpdate({ target: tenants.id, set: { plan, apiEnabled, webhooksEnabled, messageRetentionDays, alphaPasskeyLinking } })
 }
 
 export async function createTenant(dir: Db, home: ShardRef, plan: string, now: number): Promise<Tenant> {
@@ -44,6 +47,7 @@ export async function createTenant(dir: Db, home: ShardRef, plan: string, now: n
     shard: home.shard,
     placement: 0,
     movingTo: null,
+    alphaPasskeyLinking: false,
   }
   if (home.shard !== DIRECTORY_SHARD) await mirrorTenantStatement(home.db, row)
   const [created] = await dir.insert(tenants).values(row).returning()
@@ -54,7 +58,9 @@ export async function getTenant(db: Db, id: string): Promise<Tenant | undefined>
   return db.select().from(tenants).where(eq(tenants.id, id)).get()
 }
 
-export type TenantPatch = Partial<Pick<Tenant, 'plan' | 'apiEnabled' | 'webhooksEnabled' | 'messageRetentionDays'>> & { status?: 'active' }
+export type TenantPatch = Partial<Pick<Tenant, 'plan' | 'apiEnabled' | 'webhooksEnabled' | 'messageRetentionDays' | 'alphaPasskeyLinking'>> & {
+  status?: 'active'
+}
 
 /** Applies an admin change to the tenant's row on its shard and in the directory; answers the directory's row. */
 export async function updateTenant(dir: Db, home: ShardRef, id: string, patch: TenantPatch): Promise<Tenant | undefined> {

@@ -35,6 +35,8 @@ const MIGRATIONS: string[] = [
      fence INTEGER NOT NULL,
      PRIMARY KEY (tenant_id, account_id)
    );`,
+  // The tenant's alpha_passkey_linking when the session was (re)started: it travels in every assign (docs/channels/alpha.md).
+  'ALTER TABLE sessions ADD COLUMN passkey_linking INTEGER NOT NULL DEFAULT 0;',
 ]
 
 export type SessionSpec = {
@@ -46,6 +48,8 @@ export type SessionSpec = {
   linkMethod: 'qr' | 'pairing_code' | 'code'
   forceNew: boolean
   importContacts: boolean
+  /** alpha: the relay may complete a passkey ceremony (tenant setting alpha_passkey_linking); absent: off. */
+  passkeyLinking?: boolean
 }
 
 export type SessionRow = SessionSpec & {
@@ -70,6 +74,7 @@ type Raw = {
   link_method: string
   force_new: number
   import_contacts: number
+  passkey_linking: number
   relay_id: string | null
   instance: string | null
   fence: number
@@ -89,6 +94,7 @@ function toRow(r: Raw): SessionRow {
     linkMethod: r.link_method === 'pairing_code' || r.link_method === 'code' ? r.link_method : 'qr',
     forceNew: r.force_new === 1,
     importContacts: r.import_contacts === 1,
+    passkeyLinking: r.passkey_linking === 1,
     relayId: r.relay_id,
     instance: r.instance,
     fence: r.fence,
@@ -154,11 +160,11 @@ export class HubStore {
    */
   upsert(spec: SessionSpec, now: number): SessionRow {
     this.storage.sql.exec(
-      `INSERT INTO sessions (sid, tenant_id, account_id, channel, phone, link_method, force_new, import_contacts, fence, unassigned_since, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, coalesce((SELECT fence FROM fence_floors WHERE tenant_id = ? AND account_id = ?), 0), ?, ?)
+      `INSERT INTO sessions (sid, tenant_id, account_id, channel, phone, link_method, force_new, import_contacts, passkey_linking, fence, unassigned_since, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, coalesce((SELECT fence FROM fence_floors WHERE tenant_id = ? AND account_id = ?), 0), ?, ?)
        ON CONFLICT (tenant_id, account_id) DO UPDATE SET sid = excluded.sid, channel = excluded.channel, phone = excluded.phone,
          link_method = excluded.link_method, force_new = excluded.force_new, import_contacts = excluded.import_contacts,
-         updated_at = excluded.updated_at`,
+         passkey_linking = excluded.passkey_linking, updated_at = excluded.updated_at`,
       spec.sid,
       spec.tenantId,
       spec.accountId,
@@ -167,6 +173,7 @@ export class HubStore {
       spec.linkMethod,
       spec.forceNew ? 1 : 0,
       spec.importContacts ? 1 : 0,
+      spec.passkeyLinking ? 1 : 0,
       spec.tenantId,
       spec.accountId,
       now,

@@ -42,6 +42,7 @@ export function assignFrame(row: SessionRow): FrameOf<'assign'> {
     linkMethod: row.linkMethod,
     forceNew: row.forceNew,
     importContacts: row.importContacts,
+    passkeyLinking: row.passkeyLinking,
   }
 }
 

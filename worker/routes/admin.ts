@@ -48,8 +48,12 @@ const PatchTenantBody = z
       .meta({
         description: `Days this tenant's messages are kept (1 to ${MAX_RETENTION_DAYS}); 0 keeps them forever; null returns to the default (${DEFAULT_MESSAGE_RETENTION_DAYS})`,
       }),
+    alpha_passkey_linking: z
+      .boolean()
+      .optional()
+      .meta({ description: 'Let the relay complete the phone’s passkey ceremony when linking alpha numbers; applies to links started after the change' }),
   })
-  .refine((b) => Object.keys(b).length > 0, 'give at least one of plan, status, api_enabled, webhooks_enabled, message_retention_days')
+  .refine((b) => Object.keys(b).length > 0, 'give at least one of plan, status, api_enabled, webhooks_enabled, message_retention_days, alpha_passkey_linking')
 
 const errors = (codes: number[]) => statusErrors(codes)
 const security = [{ adminToken: [] }]
@@ -62,6 +66,7 @@ function view(t: Tenant) {
     suspended_reason: t.suspendedReason,
     api_enabled: t.apiEnabled,
     webhooks_enabled: t.webhooksEnabled,
+    alpha_passkey_linking: t.alphaPasskeyLinking,
     created_at: iso(t.createdAt),
     message_retention_days: retentionDays(t.messageRetentionDays),
     message_retention_set: t.messageRetentionDays !== null,
@@ -136,6 +141,7 @@ adminRoutes.openapi(
       apiEnabled: body.api_enabled,
       webhooksEnabled: body.webhooks_enabled,
       messageRetentionDays: body.message_retention_days,
+      alphaPasskeyLinking: body.alpha_passkey_linking,
       status: body.status,
     })
     if (!tenant) throw new ApiError(404, 'tenant_not_found', 'No such tenant')

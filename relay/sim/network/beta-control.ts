@@ -20,7 +20,7 @@
  *   GET  /sim/beta/{phone}/outbox          what people received
  */
 import { z } from 'zod'
-import { E164, SimMediaBody } from './bodies'
+import { E164, SimMediaBody, simFileOf } from './bodies'
 import type { BetaAccount } from './beta-account'
 import type { BetaDataCentre } from './beta-dc/server'
 import type { SimBetaNetwork } from './beta-network'
@@ -112,14 +112,7 @@ export async function betaRoute(
       if (b.name) from.setName(b.name)
       if (b.username) from.username = b.username
       from.phoneHidden = b.phone_hidden
-      const file = b.media
-        ? {
-            contentType: b.media.content_type,
-            fileName: b.media.file_name ?? null,
-            bytes: Buffer.from(b.media.data_base64, 'base64'),
-            voiceNote: b.media.voice_note,
-          }
-        : null
+      const file = b.media ? simFileOf(b.media) : null
       return { message_id: String(net.inbound(from, a, b.text, file, b.short)) }
     }
     case 'POST receipt': {

@@ -13,7 +13,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { z } from 'zod'
-import { E164, SimMediaBody } from './bodies'
+import { E164, SimMediaBody, simFileOf } from './bodies'
 import { betaRoute, betaView } from './beta-control'
 import { dcRoute } from './beta-dc/control'
 import type { BetaDataCentre } from './beta-dc/server'
@@ -95,14 +95,7 @@ export async function handleControl(net: SimNetwork, dc: BetaDataCentre, req: In
       }
       case 'POST inbound': {
         const b = parse(InboundBody, await readJson(req))
-        const attachment = b.media
-          ? {
-              contentType: b.media.content_type,
-              fileName: b.media.file_name ?? null,
-              bytes: Buffer.from(b.media.data_base64, 'base64'),
-              voiceNote: b.media.voice_note,
-            }
-          : undefined
+        const attachment = b.media ? simFileOf(b.media) : undefined
         return reply(
           res,
           200,

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { WebSocketServer, type WebSocket } from 'ws'
 import { makeAlphaDriver } from '../../../relay/alpha/client'
 import { baileysConfig, makeAlphaSocket, sendOptions, type MakeSocket, type SendOptions } from '../../../relay/alpha/socket'
+import { PAIR_DEVICE_EVENT, takeOverQrRotation } from '../../../relay/alpha/passkey-qr'
 import { CLOSE_CODES } from '../../../relay/alpha/state'
 import type { SessionState } from '../../../relay/connector'
 import { sealedSessionStore } from '../../fixtures/session-store'
@@ -130,5 +131,27 @@ describe('link previews on a real Baileys socket', () => {
     await Promise.race([off.catch(() => undefined), new Promise((r) => setTimeout(r, 200))])
     expect(seen).toHaveLength(1)
     sock.end(undefined)
+  })
+})
+
+describe('passkey linking on a real Baileys socket', () => {
+  it('replaces the one QR generator Baileys registered, and the socket has the query and sendNode the ceremony uses', async () => {
+    const auth = { creds: initAuthCreds(), keys: { get: async () => ({}), set: async () => undefined } }
+    const config = {
+      auth,
+      logger: pino({ level: 'silent' }),
+      getMessage: async () => undefined,
+      msgRetryCounterCache: { get: () => undefined, set: () => undefined, del: () => undefined, flushAll: () => undefined },
+    }
+    const real = makeWASocket({ ...baileysConfig(config), waWebSocketUrl: wsUrl, connectTimeoutMs: 2_000 })
+    const baileys = real.ws.listeners(PAIR_DEVICE_EVENT)
+    expect(baileys).toHaveLength(1)
+    takeOverQrRotation(real, auth.creds, { firstMs: 60_000, nextMs: 20_000 }, () => undefined).stop()
+    const now = real.ws.listeners(PAIR_DEVICE_EVENT)
+    expect(now).toHaveLength(1)
+    expect(now[0]).not.toBe(baileys[0])
+    expect(typeof real.query).toBe('function')
+    expect(typeof real.sendNode).toBe('function')
+    real.end(undefined)
   })
 })

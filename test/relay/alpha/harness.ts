@@ -51,6 +51,7 @@ export async function harness(
     fetchMedia?: FetchMedia
     fetchVersion?: FetchVersion
     logLevel?: pino.Level
+    passkeyLinking?: boolean
   } = {}
 ) {
   const sockets = fakeSockets()
@@ -77,6 +78,7 @@ export async function harness(
     phone: PHONE,
     linkMethod: opts.linkMethod ?? 'qr',
     forceNew: opts.forceNew ?? false,
+    passkeyLinking: opts.passkeyLinking ?? false,
     store,
     events: {
       state: (s) => states.push(s),

@@ -50,7 +50,7 @@ describe('admin token', () => {
 })
 
 describe('POST /admin/tenants', () => {
-  it('creates an active free tenant with the API and webhooks on', async () => {
+  it('creates an active free tenant with the API and webhooks on and alpha passkey linking off', async () => {
     const r = await createTenant()
     expect(r.status).toBe(201)
     expect(r.body).toEqual({
@@ -60,6 +60,7 @@ describe('POST /admin/tenants', () => {
       suspended_reason: null,
       api_enabled: true,
       webhooks_enabled: true,
+      alpha_passkey_linking: false,
       created_at: expect.stringMatching(/Z$/),
       message_retention_days: 90,
       message_retention_set: false,

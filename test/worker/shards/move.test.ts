@@ -27,7 +27,11 @@ async function waitAfter(t: TestTenant, cursor: string): Promise<Waited> {
 /** Pushes until the gateway stores it: a 503 during the move is repeated, as a bridge does, with the same message id. */
 async function pushSurely(t: TestTenant, text: string): Promise<{ tries: number; refused: number }> {
   for (let tries = 1; tries <= 50; tries++) {
-    const res = await call('/v1/channels/custom/inbound', { method: 'POST', key: t.key, json: { customData: { body: text, fromId: 'racer', messageSid: text } } })
+    const res = await call('/v1/channels/custom/inbound', {
+      method: 'POST',
+      key: t.key,
+      json: { customData: { body: text, fromId: 'racer', messageSid: text } },
+    })
     if (res.status === 200) return { tries, refused: tries - 1 }
     expect(res.status).toBe(503)
     expect(res.headers.get('Retry-After')).not.toBeNull()
@@ -104,7 +108,11 @@ describe('moving a tenant between shards', () => {
     expect(waited.status).toBe(503)
     expect(waited.headers.get('Retry-After')).not.toBeNull()
     // While fenced, a push is refused with the documented retry.
-    const fenced = await call('/v1/channels/custom/inbound', { method: 'POST', key: t.key, json: { customData: { body: 'x', fromId: 'racer', messageSid: 'x' } } })
+    const fenced = await call('/v1/channels/custom/inbound', {
+      method: 'POST',
+      key: t.key,
+      json: { customData: { body: 'x', fromId: 'racer', messageSid: 'x' } },
+    })
     expect(fenced.status).toBe(503)
     expect(await body(fenced)).toMatchObject({ error_code: 503 })
 
@@ -144,7 +152,10 @@ describe('moving a tenant between shards', () => {
 
   it('random moves between pushes match one database (fast-check)', async () => {
     const { seed, runs } = inject('fuzz')
-    const Step = fc.oneof(fc.constant({ kind: 'move' as const }), fc.integer({ min: 1, max: 3 }).map((n) => ({ kind: 'push' as const, n })))
+    const Step = fc.oneof(
+      fc.constant({ kind: 'move' as const }),
+      fc.integer({ min: 1, max: 3 }).map((n) => ({ kind: 'push' as const, n }))
+    )
     await fc.assert(
       fc.asyncProperty(fc.array(Step, { minLength: 1, maxLength: 5 }), async (steps) => {
         const t = await tenantOn(0)

@@ -11,6 +11,7 @@ import { relayHub } from '../../lib/objects'
 import type { AccountContext } from '../context'
 import { failQueued } from '../delivery'
 import { statusChange } from '../../events/account-status'
+import { passkeyAfter } from './passkey'
 import { NO_PAIRING, SESSION_KEY, SESSION_FENCE_KEY, SessionRecord, pairingView, type PairingView, type SessionOptions } from './state'
 import { NEW_RAMP, rampConnected, rampDisconnected } from '../ramp'
 import { queuedSends } from './outbound'
@@ -25,6 +26,8 @@ export type ConnectInput = {
   options: SessionOptions
   /** With a pairing code: how long to wait for the relay to report it. */
   waitForCodeMs: number
+  /** alpha: the tenant's alpha_passkey_linking setting (the relay may complete a passkey ceremony). */
+  passkeyLinking?: boolean
 }
 
 export type ConnectOutcome = { sid: string; assigned: boolean; view: PairingView }
@@ -74,6 +77,7 @@ export async function connectSession(c: AccountContext, input: ConnectInput): Pr
     linkMethod: input.linkMethod,
     forceNew: input.forceNew,
     importContacts: input.options.importContacts,
+    passkeyLinking: input.passkeyLinking ?? false,
   })
   const afterPlace = currentSession(c)
   if (afterPlace && afterPlace.sid === record.sid && placed.assigned && !afterPlace.relayAssigned) saveSession(c, { ...afterPlace, relayAssigned: true })
@@ -108,15 +112,31 @@ async function moveAccount(c: AccountContext, ref: AccountRef, to: AccountStatus
   return change.account
 }
 
+/** No QR code, no pairing code, no problem: what a session shows once the phone is past them. */
+const NO_CODE = { ...NO_PAIRING, problem: null, message: null } as const
+
 /** The record after a state report (pure: the probe of the status endpoint uses it without saving). */
 export function withState(record: SessionRecord, state: SessionState, at: number): SessionRecord {
   const base: SessionRecord = { ...record, lastActivityAt: Math.max(at, record.lastActivityAt ?? 0), relayAssigned: true, relayLost: false }
   switch (state.state) {
     case 'qr_pending':
-      return { ...base, session: 'qr_pending', qr: state.qr, qrExpiresAt: state.expiresAt, problem: null, message: null }
+      return { ...base, session: 'qr_pending', qr: state.qr, qrExpiresAt: state.expiresAt, problem: null, message: null, passkey: null }
     case 'pairing_code':
-      return { ...base, session: 'pairing_code', qr: null, pairingCode: state.code, pairingCodeExpiresAt: state.expiresAt, problem: null, message: null }
+      return {
+        ...base,
+        session: 'pairing_code',
+        qr: null,
+        pairingCode: state.code,
+        pairingCodeExpiresAt: state.expiresAt,
+        problem: null,
+        message: null,
+        passkey: null,
+      }
+    case 'passkey_required':
+    case 'passkey_code':
+      return { ...base, session: state.state, ...NO_CODE, passkey: passkeyAfter(record.passkey, state) }
     case 'connecting':
+      // A ceremony that moved on (assertion accepted, code confirmed) stays readable until the session connects.
       return { ...base, session: 'connecting', qr: null, problem: null, message: null }
     case 'code_required':
     case 'password_required':
@@ -130,6 +150,7 @@ export function withState(record: SessionRecord, state: SessionState, at: number
         message: null,
         identifier: state.identifier,
         upstreamUserId: state.upstreamUserId,
+        passkey: null,
       }
     case 'slowed':
       // Still connected; the reason says why sends wait (beta's slow-down) and until when.
@@ -142,7 +163,7 @@ export function withState(record: SessionRecord, state: SessionState, at: number
       }
     case 'disconnected':
     case 'restricted':
-      return { ...base, session: state.state, qr: null, pairingCode: null, problem: state.problem, message: state.message }
+      return { ...base, session: state.state, qr: null, pairingCode: null, problem: state.problem, message: state.message, passkey: null }
   }
 }
 

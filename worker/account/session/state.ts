@@ -5,6 +5,7 @@
  */
 import { z } from 'zod'
 import { SessionProblem } from '../../../schema/frames'
+import { passkeyReason } from './passkey-view'
 
 export const SessionOptions = z.object({
   importContacts: z.boolean(),
@@ -14,6 +15,26 @@ export const SessionOptions = z.object({
 })
 export type SessionOptions = z.infer<typeof SessionOptions>
 
+/**
+ * alpha's passkey ceremony while it runs (docs/channels/alpha.md, "When the phone asks for a passkey"). The owner's
+ * assertion is never part of it: only that one was handed on (`used`, which spends the ceremony's token).
+ */
+export const SessionPasskey = z.object({
+  /** The request options' challenge: it names the ceremony, so a token of an earlier one is worthless for this one. */
+  ceremony: z.string(),
+  /** As alpha sent them (JSON text; schema/passkey.ts parses them). */
+  requestOptions: z.string(),
+  /** When the relay stops waiting for the assertion. */
+  expiresAt: z.number(),
+  used: z.boolean(),
+  /** The short code to compare with the phone, once alpha's continuation came. */
+  code: z.string().nullable(),
+  /** The owner must say the codes match before the relay goes on. */
+  confirm: z.boolean(),
+  codeExpiresAt: z.number().nullable(),
+})
+export type SessionPasskey = z.infer<typeof SessionPasskey>
+
 export const SessionRecord = z.object({
   sid: z.string(),
   phone: z.string(),
@@ -21,7 +42,19 @@ export const SessionRecord = z.object({
   linkMethod: z.enum(['qr', 'pairing_code', 'code']),
   options: SessionOptions,
   /** `starting`: asked for, no relay has reported on it yet. The rest mirror the relay's SessionState. */
-  session: z.enum(['starting', 'qr_pending', 'pairing_code', 'code_required', 'password_required', 'connecting', 'connected', 'disconnected', 'restricted']),
+  session: z.enum([
+    'starting',
+    'qr_pending',
+    'pairing_code',
+    'code_required',
+    'password_required',
+    'passkey_required',
+    'passkey_code',
+    'connecting',
+    'connected',
+    'disconnected',
+    'restricted',
+  ]),
   qr: z.string().nullable(),
   qrExpiresAt: z.number().nullable(),
   pairingCode: z.string().nullable(),
@@ -38,6 +71,8 @@ export const SessionRecord = z.object({
   /** The session lost its relay and no other took it within the grace period. */
   relayLost: z.boolean(),
   contactsImported: z.boolean(),
+  /** alpha: the passkey ceremony in progress (absent in records stored before it). */
+  passkey: SessionPasskey.nullable().optional(),
 })
 export type SessionRecord = z.infer<typeof SessionRecord>
 
@@ -85,7 +120,11 @@ export function pairingView(record: SessionRecord | undefined, now: number): Pai
     case 'qr_pending':
     case 'pairing_code':
       return { status: 'qr_pending', ...qr, ...code, reason: null, message: null }
+    case 'passkey_required':
+    case 'passkey_code':
+      return { status: 'connecting', ...NO_PAIRING, ...passkeyReason(record) }
     case 'connecting':
+      return { status: 'connecting', ...NO_PAIRING, ...(record.passkey ? passkeyReason(record) : { reason: null, message: null }) }
     // beta's login steps; worker/channels/beta reads them from the record itself.
     case 'code_required':
     case 'password_required':

@@ -13,8 +13,9 @@ import { startSession, type SessionStart } from '../relay-run/session'
 /** alpha as the relay-run helpers name it (channels/relay-run/). */
 export const ALPHA: RelayRun = { id: 'alpha_web', title: 'alpha' }
 
-export type LinkRequest = SessionStart & { linkMethod: 'qr' | 'pairing_code' }
+export type LinkRequest = Omit<SessionStart, 'passkeyLinking'> & { linkMethod: 'qr' | 'pairing_code' }
 
+/** Starts (or restarts) the link; the tenant's alpha_passkey_linking goes with it to the relay (docs/channels/alpha.md). */
 export function startLink(env: Env, db: Db, tenant: Tenant, phone: string, req: LinkRequest): Promise<ConnectOutcome> {
-  return startSession(env, db, ALPHA, tenant, phone, req)
+  return startSession(env, db, ALPHA, tenant, phone, { ...req, passkeyLinking: tenant.alphaPasskeyLinking })
 }

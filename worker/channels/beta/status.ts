@@ -31,6 +31,9 @@ export function statusOf(record: SessionRecord | null | undefined): BetaStatusVi
           }
     case 'qr_pending':
     case 'pairing_code':
+    // alpha's passkey ceremony; a beta link never reports it.
+    case 'passkey_required':
+    case 'passkey_code':
     case 'connecting':
       return { status: 'initializing', reason: null, message: null }
     case 'code_required':

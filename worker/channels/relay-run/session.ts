@@ -13,7 +13,7 @@ import { ensureConnecting, relayRef, type RelayRun } from './account'
 /** How long a status endpoint waits for the relay's live answer before it answers from the last report. */
 export const STATUS_PROBE_TIMEOUT_MS = 1500
 
-export type SessionStart = Pick<ConnectInput, 'linkMethod' | 'forceNew' | 'options'>
+export type SessionStart = Pick<ConnectInput, 'linkMethod' | 'forceNew' | 'options' | 'passkeyLinking'>
 
 /** Lists the account as `connecting` (within the plan's cap), then starts or restarts its session. */
 export async function startSession(env: Env, db: Db, channel: RelayRun, tenant: Tenant, phone: string, start: SessionStart): Promise<ConnectOutcome> {
