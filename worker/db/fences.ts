@@ -22,10 +22,6 @@ export function clearFence(db: Db, tenantId: string, moveId: string) {
   return db.delete(tenantFences).where(and(eq(tenantFences.tenantId, tenantId), eq(tenantFences.moveId, moveId)))
 }
 
-export async function fenceOf(db: Db, tenantId: string): Promise<{ state: FenceState; moveId: string } | undefined> {
-  return db.select({ state: tenantFences.state, moveId: tenantFences.moveId }).from(tenantFences).where(eq(tenantFences.tenantId, tenantId)).get()
-}
-
 /**
  * SQL: the row's tenant has no fence on this shard. The cron's pruning across tenants keeps to these: a tenant
  * leaving must not lose rows after they were copied, one arriving must not lose rows before the copy is checked.

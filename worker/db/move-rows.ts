@@ -225,15 +225,6 @@ export async function deletePage(db: Db, t: Pick<MovedTable, 'name'>, tenantId: 
   return result.meta.changes
 }
 
-/** The tenant's rows of one table (index-only for every moved table). */
-export async function countRows(db: Db, t: Pick<MovedTable, 'name'>, tenantId: string): Promise<number> {
-  const row = await db.$client
-    .prepare(`SELECT count(*) AS n FROM ${ident(t.name)} WHERE tenant_id = ?1`)
-    .bind(tenantId)
-    .first<{ n: number }>()
-  return row?.n ?? 0
-}
-
 export type StatsRow = { accountId: string; messageCount: number; lastInboundAt: number | null; lastOutboundAt: number | null }
 
 /** The tenant's `account_stats` rows, by account. */
