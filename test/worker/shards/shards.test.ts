@@ -3,8 +3,12 @@
  * and never on the other, each read here through the binding itself; GET /admin/shards counts them; a failing shard
  * answers 503 only for its own tenants; new tenants are placed where there is most room.
  */
+import { createScheduledController } from 'cloudflare:test'
+import { env } from 'cloudflare:workers'
 import { describe, expect, it } from 'vitest'
-import { admin, body, call, connectCustom, pushInbound } from '../helpers'
+import worker from '../../../worker/index'
+import { admin, body, call, connectCustom, pushInbound, receiverChannel } from '../helpers'
+import { api, createWebhook, deliveries } from '../webhook-helpers'
 import { rowsOn, SHARDS, tenantOn, textsOn } from './shard-helpers'
 
 describe('tenants on two shards', () => {
@@ -73,5 +77,37 @@ describe('tenants on two shards', () => {
     }
     expect((await pushInbound(b, { body: 'again', fromId: 'ub' })).status).toBe(200)
     expect(await textsOn(1, b.tenantId)).toEqual(['again'])
+  })
+
+  it('runs webhooks, replays, the audit log and the cron for a tenant on shard 1 as on shard 0', async () => {
+    const DAY = 86_400_000
+    for (const shard of [0, 1]) {
+      const t = await tenantOn(shard)
+      await connectCustom(t)
+      const ch = receiverChannel(`shard${shard}`)
+      await createWebhook(t, { url: ch.url, subscribed_to: ['message.received'], name: 'hook' })
+      expect((await pushInbound(t, { body: 'hello', fromId: 'u1' })).status).toBe(200)
+      expect(await ch.waitFor(1)).toHaveLength(1)
+      const delivered = await deliveries(t, 'hook')
+      expect(delivered.map((d) => d.status)).toEqual(['delivered'])
+      expect(await rowsOn(shard, 'webhook_deliveries', t.tenantId)).toBe(1)
+      expect(await rowsOn(1 - shard, 'webhook_deliveries', t.tenantId)).toBe(0)
+
+      const replay = await api(t, 'POST', '/webhooks/hook/replay', { since: new Date(Date.now() - DAY).toISOString(), include_delivered: true })
+      expect(replay).toMatchObject({ status: 200, body: { queued: 1 } })
+      expect((await ch.waitFor(2)).map((r) => r.headers['x-webhook-delivery'])).toEqual([delivered[0]!.delivery_id, delivered[0]!.delivery_id])
+
+      // The webhook's creation is a change: audited on the tenant's shard, listed through the API.
+      const audit = await body<{ entries: Array<{ action: string }> }>(await call('/v1/audit', { key: t.key }))
+      expect(audit.entries.map((e) => e.action)).toContain('POST /v1/webhooks')
+      expect(await rowsOn(shard, 'audit_log', t.tenantId)).toBeGreaterThan(0)
+      expect(await rowsOn(1 - shard, 'audit_log', t.tenantId)).toBe(0)
+
+      // Eight days on, the cron has pruned the event and its deliveries on the tenant's shard (the 7-day window).
+      await worker.scheduled(createScheduledController({ scheduledTime: Date.now() + 8 * DAY, cron: '* * * * *' }), env)
+      expect(await rowsOn(shard, 'events', t.tenantId)).toBe(0)
+      expect(await rowsOn(shard, 'webhook_deliveries', t.tenantId)).toBe(0)
+      expect(await textsOn(shard, t.tenantId)).toEqual(['hello'])
+    }
   })
 })
