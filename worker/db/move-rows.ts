@@ -29,6 +29,7 @@ import {
   webhooks,
   type CursorMapKind,
 } from '../../schema/d1'
+import { hash53 } from '../lib/hash53'
 import type { Db } from './client'
 import type { Segment } from './cursor-maps'
 
@@ -187,31 +188,18 @@ export async function segmentsBetween(db: Db, t: MovedTable, tenantId: string, p
   return results
 }
 
-/** 53-bit string hash (cyrb53): a page digest is a sum of these, so pages may be read in any order and size. */
-function hash53(text: string): bigint {
-  let h1 = 0xdeadbeef
-  let h2 = 0x41c6ce57
-  for (let i = 0; i < text.length; i++) {
-    const ch = text.charCodeAt(i)
-    h1 = Math.imul(h1 ^ ch, 2654435761)
-    h2 = Math.imul(h2 ^ ch, 1597334677)
-  }
-  h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507) ^ Math.imul(h2 ^ (h2 >>> 13), 3266489909)
-  h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909)
-  return BigInt(4294967296 * (2097151 & h2) + (h1 >>> 0))
-}
-
 const MOD = 1n << 64n
 
 /**
- * The digest of a page: the sum of each row's hash over all its columns, in a fixed order. On the source side a
- * renumbered row's `seq` is first mapped as the copy stored it (`renumber`), so equal digests also prove the map.
+ * The digest of a page: the sum of each row's hash (cyrb53, lib/hash53.ts) over all its columns in a fixed order, so
+ * pages may be read in any order and size. On the source side a renumbered row's `seq` is first mapped as the copy
+ * stored it (`renumber`), so equal digests also prove the map.
  */
 export function pageDigest(t: MovedTable, rows: Row[], renumber?: (seq: number) => number): bigint {
   let sum = 0n
   for (const row of rows) {
     const values = t.columns.map((c) => (c === 'seq' && t.seq && renumber ? renumber(Number(row[c])) : (row[c] ?? null)))
-    sum = (sum + hash53(JSON.stringify(values))) % MOD
+    sum = (sum + BigInt(hash53(JSON.stringify(values)))) % MOD
   }
   return sum
 }
