@@ -75,7 +75,7 @@ describe('inbound MMS from Twilio', () => {
       text: 'look at this',
       media: { content_type: 'image/jpeg', kind: 'image', size: JPEG.length, too_large: false, unavailable: false },
     })
-    expect(m!.media!.url).toMatch(/\/media\/med_[0-9a-f]{24}\?expires=\d+&signature=[0-9a-f]+$/)
+    expect(m!.media!.url).toMatch(/\/media\/med_[0-9a-f]{24}\?tenant=ten_\w+&expires=\d+&signature=[0-9a-f]+$/)
     const bytes = await fetchLink(m!.media!.url)
     expect(bytes.status).toBe(200)
     expect(bytes.headers.get('content-type')).toBe('image/jpeg')
