@@ -574,3 +574,26 @@ export const tenantFences = sqliteTable('tenant_fences', {
   moveId: text('move_id').notNull(),
   at: integer('at').notNull(),
 })
+
+/**
+ * Idempotency keys (docs/idempotency.md): the first answer to a creating POST sent with `Idempotency-Key`, kept
+ * IDEMPOTENCY_TTL_MS per tenant and key so a retry gets it again instead of acting twice. `status` and `response`
+ * stay null while the first request runs (`locked_until` bounds how long a request that died holds the key);
+ * `response` is the answer's headers and body, sealed (it may hold a signing secret). The key itself is kept as a
+ * SHA-256 hash (`key_hash`), `fingerprint` hashes the request (method, path, key id, canonical body).
+ */
+export const idempotencyKeys = sqliteTable(
+  'idempotency_keys',
+  {
+    tenantId: text('tenant_id').notNull(),
+    keyHash: text('key_hash').notNull(),
+    fingerprint: text('fingerprint').notNull(),
+    /** Which request holds the key: a retry compares it with its own to know it is not the first. */
+    claim: text('claim').notNull(),
+    status: integer('status'),
+    response: text('response'),
+    lockedUntil: integer('locked_until'),
+    expiresAt: integer('expires_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.tenantId, t.keyHash] }), index('idempotency_keys_expires').on(t.expiresAt)]
+)

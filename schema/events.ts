@@ -44,53 +44,62 @@ export const EVENT_DESCRIPTIONS: Record<EventType, string> = {
   'account.limit_reached': 'A daily plan limit was hit (first time per limit per UTC day); sends resume the next UTC day',
 }
 
+/** The fields every event payload starts with; their descriptions render into docs/webhooks.md (npm run docs). */
+const eventName = z.enum(SUBSCRIBABLE_EVENTS).meta({ description: 'The event name, as in `X-Webhook-Event`' })
+const createdAt = z.iso.datetime().meta({ description: 'When the event happened' })
+
 export const MessageEventPayload = z
   .object({
-    event: z.enum(SUBSCRIBABLE_EVENTS),
-    created_at: z.iso.datetime(),
-    account_id: z.string(),
-    channel: z.string(),
+    event: eventName,
+    created_at: createdAt,
+    account_id: z.string().meta({ description: 'The account the message belongs to (for alpha its phone number)' }),
+    channel: z.string().meta({ description: '`alpha_web`, `beta`, `sms`, `social` or `custom`' }),
     message: z.object({
-      id: z.string(),
+      id: z.string().meta({ description: 'The message id (`GET /v1/messages/{id}`)' }),
       direction: z.enum(['inbound', 'outbound']),
       text: z.string(),
-      media: MessageMedia.nullable(),
-      status: z.string(),
-      error: z.string().nullable(),
+      media: MessageMedia.nullable().meta({ description: 'The attachment, null when there is none' }),
+      status: z.string().meta({
+        description: '`received` on message.received; `sent`, `delivered`, `read`, `failed` on those events; `awaiting_approval` on message.approval_required',
+      }),
+      error: z.string().nullable().meta({ description: 'message.failed: why, in one sentence; null otherwise' }),
     }),
     contact: z.object({
-      id: z.string(),
+      id: z.string().meta({ description: 'Reply to this person with `to.contact_id`' }),
       phone: z.string().nullable(),
       name: z.string().nullable(),
       /** beta only: the person's public @username (without the @), null when they have none. */
-      username: z.string().nullable().optional(),
+      username: z.string().nullable().optional().meta({ description: 'beta only: the public @username without the @' }),
     }),
     /** `message.approval_required` only: where the owner decides, until `expires_at`. */
     approval: z
       .object({
-        page_url: z.string(),
+        page_url: z.string().meta({ description: 'The page where the owner reads the message and decides' }),
         approve_url: z.string(),
         reject_url: z.string(),
-        expires_at: z.iso.datetime(),
-        key_id: z.string(),
+        expires_at: z.iso.datetime().meta({ description: 'After this the message fails with `approval_expired`' }),
+        key_id: z.string().meta({ description: 'The key that sent the message' }),
         key_label: z.string().nullable(),
       })
-      .optional(),
+      .optional()
+      .meta({ description: 'message.approval_required only' }),
   })
   .meta({ id: 'MessageEventPayload' })
 
 export const AccountEventPayload = z
   .object({
-    event: z.enum(SUBSCRIBABLE_EVENTS),
-    created_at: z.iso.datetime(),
-    account_id: z.string().nullable(),
-    channel: z.string().nullable(),
+    event: eventName,
+    created_at: createdAt,
+    account_id: z.string().nullable().meta({ description: 'The account; null on account.limit_reached' }),
+    channel: z.string().nullable().meta({ description: 'The account’s channel; null on account.limit_reached' }),
     account: z.object({
       id: z.string().nullable(),
       channel: z.string().nullable(),
-      identifier: z.string().nullable(),
-      status: z.string(),
-      reason: z.string().nullable(),
+      identifier: z.string().nullable().meta({ description: 'The phone number, or the beta @username when no number is known' }),
+      status: z.string().meta({ description: 'The account’s status after the event; `limited` on account.limit_reached' }),
+      reason: z.string().nullable().meta({
+        description: 'Why: e.g. `logged_out` (disconnected), `blocked_by_alpha` (restricted), `daily_send_cap` or `new_contact_cap` (limit reached)',
+      }),
     }),
   })
   .meta({ id: 'AccountEventPayload' })
@@ -100,7 +109,12 @@ export const AccountEventPayload = z
  * cannot be re-sent under another `X-Webhook-Delivery` (spec 6 allows extra fields). Receivers de-duplicate on
  * `delivery_id` (the same on every retry and replay) or `event_id` (one event, several subscriptions).
  */
-export const DeliveryIdentity = z.object({ event_id: z.string(), delivery_id: z.string() }).meta({ id: 'WebhookDeliveryIdentity' })
+export const DeliveryIdentity = z
+  .object({
+    event_id: z.string().meta({ description: 'The event; one event delivered to two subscriptions has one `event_id`' }),
+    delivery_id: z.string().meta({ description: 'Equal to `X-Webhook-Delivery`, the same on every retry and replay: de-duplicate on it' }),
+  })
+  .meta({ id: 'WebhookDeliveryIdentity' })
 
 export type MessageEvent = z.infer<typeof MessageEventPayload>
 export type AccountEvent = z.infer<typeof AccountEventPayload>

@@ -14,10 +14,14 @@ import { ApiError, errorResponse, onError } from './errors'
 import { adminToken } from './middleware/admin-token'
 import { mcpRoutes } from './mcp/handler'
 import { apiKeyAuth, clearAuthCache, keepingVouch } from './middleware/api-key'
+import { MAX_BODY_BYTES } from './lib/abuse-limits'
+import { MESSAGING_ROUTE_PREFIXES } from './lib/error-codes'
 import { requestLimits } from './lib/rate-limit'
 import { auditTrail } from './middleware/audit'
+import { idempotency } from './middleware/idempotency'
 import { keyScope } from './middleware/key-scope'
 import { mediaOriginOnly } from './middleware/media-origin'
+import { rateLimitHeaders } from './middleware/rate-limit-headers'
 import { accountsRoutes } from './routes/accounts'
 import { adminRoutes } from './routes/admin'
 import { adminMetricsRoutes } from './routes/admin-metrics'
@@ -37,17 +41,12 @@ import { usageRoutes } from './routes/usage'
 import { webhooksRoutes } from './routes/webhooks'
 
 /** Messaging and usage routes answer `{error_code: string, …}`; all others `{success: false, error_code: status}`. */
-const MESSAGING_PREFIXES = ['/v1/messages', '/v1/accounts', '/v1/usage', '/v1/audit']
-
 export function errorFamilyFor(path: string): ErrorFamily {
-  return MESSAGING_PREFIXES.some((p) => path === p || path.startsWith(`${p}/`)) ? 'messaging' : 'status'
+  return MESSAGING_ROUTE_PREFIXES.some((p) => path === p || path.startsWith(`${p}/`)) ? 'messaging' : 'status'
 }
 
-/**
- * Request bodies under /v1 and /admin stop here, streamed or not: the largest valid body (a send with a 4 KiB text,
- * a custom-channel push) is a few KiB, so 256 KiB refuses nothing real and caps what a parser is handed.
- */
-export const MAX_BODY_BYTES = 256 * 1024
+/** Request bodies under /v1 and /admin stop at MAX_BODY_BYTES, streamed or not (lib/abuse-limits.ts says why). */
+export { MAX_BODY_BYTES }
 const limitBody = keepingVouch(
   bodyLimit({
     maxSize: MAX_BODY_BYTES,
@@ -64,10 +63,16 @@ const errorFamily = createMiddleware<AppEnv>(async function errorFamily(c, next)
 
 export const v1 = new OpenAPIHono<AppEnv>()
 v1.get('/openapi.json', (c) => c.json(apiDocument(v1, openApiConfig(c.env, c.req.url))))
-v1.use('*', apiKeyAuth({ allowQuery: true }), requestLimits)
+// Outermost, so the answer of every later step (a refusal included) carries the limits noted for the request.
+v1.use('*', rateLimitHeaders, apiKeyAuth({ allowQuery: true }), requestLimits)
 // The audit trail wraps the scope check so refusals for the key are logged too (docs/agent-safety.md).
 v1.use('*', auditTrail)
 v1.use('*', keyScope('/v1'))
+// Creating POSTs whose definition declares Idempotency-Key: a retry gets the first answer (docs/idempotency.md).
+v1.use(
+  '*',
+  idempotency('/v1', () => v1.openAPIRegistry.definitions)
+)
 v1.route('/accounts', accountsRoutes)
 v1.route('/usage', usageRoutes)
 v1.route('/messages', messagesRoutes)

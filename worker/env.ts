@@ -34,6 +34,12 @@ export type AuditNote = {
   code?: string
 }
 
+/**
+ * One limit as a request's `RateLimit` headers state it (lib/rate-limit-state.ts): quota `q` per window `w` seconds,
+ * `r` left, `t` seconds until more.
+ */
+export type RateLimitState = { policy: string; quota: number; windowS: number; remaining: number; resetS: number }
+
 /** Which of the spec's two error body shapes a route family answers with (spec part 7; errors.ts renders them). */
 export type ErrorFamily = 'messaging' | 'status'
 
@@ -57,5 +63,7 @@ export type AppEnv = {
     tool: string
     /** What a route learned about the action (account, contact, message) for its audit entry. */
     audit: AuditNote
+    /** The limits checked for this request, for its RateLimit-Policy / RateLimit headers. */
+    rateLimits: RateLimitState[]
   }
 }

@@ -11,11 +11,13 @@ import type { Context } from 'hono'
 import { HTTPException } from 'hono/http-exception'
 import type { ContentfulStatusCode } from 'hono/utils/http-status'
 import type { AppEnv, ErrorFamily } from './env'
+import type { ErrorCode } from './lib/error-codes'
 
 export class ApiError extends Error {
   constructor(
     readonly status: ContentfulStatusCode,
-    readonly code: string,
+    /** One of the table in lib/error-codes.ts, which docs/errors.md is generated from. */
+    readonly code: ErrorCode,
     message: string,
     /** Seconds until the refused action can succeed; set on every daily-limit 429. */
     readonly retryAfterS?: number

@@ -1,7 +1,7 @@
 /**
- * The Worker entry: the Hono app serves every request, the cron runs the webhook sweeper, media retention and the
- * agent-safety sweep on every shard, and message retention over the directory's tenants; the Durable Object classes
- * are exported for their bindings.
+ * The Worker entry: the Hono app serves every request, the cron runs the webhook sweeper, media retention, the
+ * agent-safety sweep and the idempotency-key prune on every shard, and message retention over the directory's
+ * tenants; the Durable Object classes are exported for their bindings.
  */
 import { AccountObject } from './account/account-do'
 import { app } from './app'
@@ -10,6 +10,7 @@ import { channelRuntime } from './channels/registry'
 import type { Db } from './db/client'
 import { shardStats } from './db/shard-stats'
 import { shardCount, shardDb } from './db/shards'
+import { pruneIdempotencyKeys } from './db/idempotency'
 import { sweepExpiredMedia } from './media/retention'
 import { sweepRetention } from './messaging/retention'
 import { sweepSafety } from './messaging/safety-sweep'
@@ -35,6 +36,8 @@ const SHARD_SWEEPS: Array<{ name: string; run: (env: Env, db: Db, now: number) =
   // One indexed D1 read when nothing is due, nothing per account.
   { name: 'media retention', run: async (env, db, now) => ({ deleted: await sweepExpiredMedia(env.MEDIA, db, mediaConfig(env).retentionMs, now) }) },
   { name: 'safety sweep', run: (env, db, now) => sweepSafety(env, db, now) },
+  // Idempotency keys live 24 h: one indexed delete of the expired ones (db/idempotency.ts).
+  { name: 'idempotency keys pruned', run: async (_env, db, now) => ({ deleted: await pruneIdempotencyKeys(db, now) }) },
 ]
 
 /** Sweeps that go by the directory and reach the shards themselves. */

@@ -6,6 +6,7 @@ import { OpenAPIHono } from '@hono/zod-openapi'
 import { createMiddleware } from 'hono/factory'
 import type { z } from 'zod'
 import type { AppEnv } from './env'
+import type { ErrorCode } from './lib/error-codes'
 import { ApiError } from './errors'
 
 type ValidationResult = { success: true } | { success: false; error: z.ZodError }
@@ -16,7 +17,7 @@ function describe(issue: z.core.$ZodIssue): string {
 }
 
 /** `fieldCodes` maps a top-level field (query parameter or body member) to the error_code its failures carry. */
-export function validationHook(fieldCodes: Record<string, string> = {}) {
+export function validationHook(fieldCodes: Record<string, ErrorCode> = {}) {
   return (result: ValidationResult): void => {
     if (result.success) return
     const issues = result.error.issues
@@ -26,7 +27,7 @@ export function validationHook(fieldCodes: Record<string, string> = {}) {
 }
 
 /** A resource sub-app: OpenAPI-described routes validated by the hook above. */
-export function resourceApp(fieldCodes: Record<string, string> = {}): OpenAPIHono<AppEnv> {
+export function resourceApp(fieldCodes: Record<string, ErrorCode> = {}): OpenAPIHono<AppEnv> {
   return new OpenAPIHono<AppEnv>({ defaultHook: validationHook(fieldCodes) })
 }
 

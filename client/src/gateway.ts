@@ -50,7 +50,12 @@ export function createGateway(opts: GatewayOptions) {
     api,
     call,
     messages: {
-      send: (body: SendMessageBody) => call(api.POST('/messages', { body })),
+      /**
+       * Queues a message. Pass an `idempotencyKey` (one per message, e.g. `crypto.randomUUID()`) and send again with
+       * the same key after a lost answer: the gateway sends once and answers the first answer (docs/idempotency.md).
+       */
+      send: (body: SendMessageBody, options: { idempotencyKey?: string } = {}) =>
+        call(api.POST('/messages', { body, params: { header: options.idempotencyKey ? { 'Idempotency-Key': options.idempotencyKey } : {} } })),
       get: (id: string) => call(api.GET('/messages/{id}', { params: { path: { id } } })),
       wait,
       /** Every inbound message from now (or from `cursor`) on: `for await (const m of gw.messages.stream()) …`. */

@@ -147,7 +147,7 @@ export type paths = {
     put?: never
     /**
      * Approve a held message
-     * @description Sends a message held as `awaiting_approval` (extension of spec §3). Every limit runs at this moment: a limit hit fails the message with its code and answers that refusal (e.g. 429 `daily_send_cap`). Answers the message, now `queued`. Needs the owner’s key (full, every account, no approval, no expiry).
+     * @description Sends a message held as `awaiting_approval` (an extension of the message statuses). Every limit runs at this moment: a limit hit fails the message with its code and answers that refusal (e.g. 429 `daily_send_cap`). Answers the message, now `queued`. Needs the owner’s key (full, every account, no approval, no expiry).
      */
     post: operations['create_messages_approve']
     delete?: never
@@ -233,7 +233,7 @@ export type paths = {
     put?: never
     /**
      * Mint a narrower key
-     * @description Mints a key for an agent. Omitted fields copy the calling key; the new key can never be wider than it: scope at most its own, accounts among its own, expiry no later, reply window no longer, approval kept on. The key is in this answer only. Needs the owner’s key (full, every account, no approval, no expiry): an agent’s key cannot mint, list or revoke keys.
+     * @description Mints a key for an agent. Omitted fields copy the calling key; the new key can never be wider than it: scope at most its own, accounts among its own, expiry no later, reply window no longer, approval kept on. The key is in this answer only (and in its sealed replay for an `Idempotency-Key` retry, 24 h). Needs the owner’s key (full, every account, no approval, no expiry): an agent’s key cannot mint, list or revoke keys.
      */
     post: operations['create_keys']
     delete?: never
@@ -603,7 +603,7 @@ export type paths = {
      * Connect an Android SMS gateway
      * @description Connects an Android phone running the SMS Gateway app (cloud or local mode) so SMS go out from the user's own SIM; registers the webhooks for incoming SMS and delivery reports. When both SMS connections exist, sends use the phone (text only, no media).
      *
-     *     Checks the credentials with the gateway (cloud: the gateway’s cloud API; local: `base_url`, a public https URL reaching the phone), sets a fresh webhook signing key on the phone, and registers one webhook per event (sms:received, sms:sent, sms:delivered, sms:failed) at `webhook_url`. When the number also has Twilio, sends go out from the phone and inbound from either lands on the same account. The phone sends text only (no media). The password is stored sealed and never returned.
+     *     Checks the credentials with the gateway (cloud: the gateway’s cloud API; local: `base_url`, a public https URL reaching the phone), sets a fresh webhook signing key on the phone, and registers one webhook per event (sms:received, sms:sent, sms:delivered, sms:failed, mms:downloaded) at `webhook_url`. When the number also has Twilio, sends go out from the phone and inbound from either lands on the same account. The phone sends text only (no media). The password is stored sealed and never returned.
      */
     post: operations['connect_android_sms']
     delete?: never
@@ -1165,12 +1165,14 @@ export type components = {
       next_cursor: string | null
     }
     Message: {
+      /** @description `msg_…` */
       id: string
+      /** @description The account it was sent from or received on */
       account_id: string | null
       /** @enum {string} */
       direction: 'inbound' | 'outbound'
       text: string
-      /** @description One attachment (spec 2). Inbound media of alpha, SMS/MMS (Twilio) and the page inbox is kept in the media store (docs/media.md); an MMS or page message with several files arrives as one message per file, in order, the text on the first. */
+      /** @description One attachment. Inbound media of alpha, beta, SMS/MMS and the page inbox is kept in the media store (docs/media.md); an MMS or page message with several files arrives as one message per file, in order, the text on the first. */
       media: {
         url: string
         content_type: string | null
@@ -1187,20 +1189,28 @@ export type components = {
         unavailable?: boolean
         reason?: string | null
       } | null
-      /** @enum {string} */
+      /**
+       * @description Where the message is: see the lifecycle below
+       * @enum {string}
+       */
       status: 'queued' | 'sent' | 'delivered' | 'read' | 'failed' | 'received' | 'awaiting_approval'
+      /** @description Set when the status is `failed`; null otherwise */
       error: {
+        /** @description The upstream’s own code where it gives one (a Twilio ErrorCode, a Graph API error code) */
         code: number | null
+        /** @description Why, in one sentence */
         message: string | null
       } | null
       /**
        * Format: date-time
+       * @description When the message was sent (outbound: accepted) or received
        * @example 2026-11-21T12:00:00.000Z
        */
       timestamp: string
       contact: components['schemas']['MessageContact']
     }
     MessageContact: {
+      /** @description Reply with `to.contact_id`: works on every channel */
       id: string
       phone: string | null
       name: string | null
@@ -1576,7 +1586,7 @@ export type components = {
       /** @enum {string} */
       status: 'connected' | 'connecting' | 'disconnected' | 'restricted' | 'not_connected'
       /**
-       * @description The phone sends when both transports exist (spec 4.5)
+       * @description The phone sends when both transports exist
        * @enum {string|null}
        */
       sends_via: 'twilio' | 'android_gateway' | null
@@ -1685,7 +1695,7 @@ export type components = {
       /** @enum {string} */
       status: 'connected' | 'connecting' | 'disconnected' | 'restricted' | 'not_connected'
       /**
-       * @description The phone sends when both transports exist (spec 4.5)
+       * @description The phone sends when both transports exist
        * @enum {string|null}
        */
       sends_via: 'twilio' | 'android_gateway' | null
@@ -1917,7 +1927,7 @@ export type components = {
     WebhookEventList: {
       /** @enum {boolean} */
       success: true
-      /** @description The nine events of spec part 6 */
+      /** @description The nine standard events */
       events: (
         | 'message.received'
         | 'message.sent'
@@ -1929,7 +1939,7 @@ export type components = {
         | 'account.restricted'
         | 'account.limit_reached'
       )[]
-      /** @description Events beyond the spec, equally subscribable: message.approval_required (docs/agent-safety.md) */
+      /** @description Events beyond the standard nine, equally subscribable: message.approval_required (docs/agent-safety.md) */
       extension_events: 'message.approval_required'[]
       descriptions: {
         [key: string]: string
@@ -2496,7 +2506,10 @@ export interface operations {
   send_message: {
     parameters: {
       query?: never
-      header?: never
+      header?: {
+        /** @description A unique value per operation (a UUID). A retry with the same key and the same request within 24 h gets the first answer again, marked `Idempotent-Replayed: true`, and acts once; the same key with another body answers 422 `idempotency_key_reused`, and while the first request runs, 409 `idempotency_key_in_progress` with Retry-After. */
+        'Idempotency-Key'?: string
+      }
       path?: never
       cookie?: never
     }
@@ -2551,7 +2564,7 @@ export interface operations {
           'application/json': components['schemas']['MessagingError']
         }
       }
-      /** @description `no_connected_account` or `account_not_connected` */
+      /** @description `no_connected_account`, `account_not_connected`, or `idempotency_key_in_progress` (with Retry-After) */
       409: {
         headers: {
           [name: string]: unknown
@@ -2560,7 +2573,7 @@ export interface operations {
           'application/json': components['schemas']['MessagingError']
         }
       }
-      /** @description `contact_channel_mismatch`, `contact_do_not_disturb`, `contact_opted_out`, `contact_private`, `beta_requires_existing_contact` */
+      /** @description `contact_channel_mismatch`, `contact_do_not_disturb`, `contact_opted_out`, `contact_private`, `beta_requires_existing_contact`, or `idempotency_key_reused` */
       422: {
         headers: {
           [name: string]: unknown
@@ -3056,7 +3069,10 @@ export interface operations {
   create_keys: {
     parameters: {
       query?: never
-      header?: never
+      header?: {
+        /** @description A unique value per operation (a UUID). A retry with the same key and the same request within 24 h gets the first answer again, marked `Idempotent-Replayed: true`, and acts once; the same key with another body answers 422 `idempotency_key_reused`, and while the first request runs, 409 `idempotency_key_in_progress` with Retry-After. */
+        'Idempotency-Key'?: string
+      }
       path?: never
       cookie?: never
     }
@@ -3115,6 +3131,24 @@ export interface operations {
       }
       /** @description `key_scope`: not the owner’s key (or `key_account` for a key with an account list) */
       403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['StatusError']
+        }
+      }
+      /** @description Conflict (see error); on a creating POST also a retry while the first request with its Idempotency-Key still runs (Retry-After) */
+      409: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['StatusError']
+        }
+      }
+      /** @description Refused (see error); on a creating POST also an Idempotency-Key used before for a different request */
+      422: {
         headers: {
           [name: string]: unknown
         }
@@ -3243,7 +3277,10 @@ export interface operations {
   connect_alpha: {
     parameters: {
       query?: never
-      header?: never
+      header?: {
+        /** @description A unique value per operation (a UUID). A retry with the same key and the same request within 24 h gets the first answer again, marked `Idempotent-Replayed: true`, and acts once; the same key with another body answers 422 `idempotency_key_reused`, and while the first request runs, 409 `idempotency_key_in_progress` with Retry-After. */
+        'Idempotency-Key'?: string
+      }
       path?: never
       cookie?: never
     }
@@ -3289,8 +3326,17 @@ export interface operations {
           'application/json': components['schemas']['StatusError']
         }
       }
-      /** @description Conflict (see error) */
+      /** @description Conflict (see error); on a creating POST also a retry while the first request with its Idempotency-Key still runs (Retry-After) */
       409: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['StatusError']
+        }
+      }
+      /** @description Refused (see error); on a creating POST also an Idempotency-Key used before for a different request */
+      422: {
         headers: {
           [name: string]: unknown
         }
@@ -3778,7 +3824,10 @@ export interface operations {
   connect_beta: {
     parameters: {
       query?: never
-      header?: never
+      header?: {
+        /** @description A unique value per operation (a UUID). A retry with the same key and the same request within 24 h gets the first answer again, marked `Idempotent-Replayed: true`, and acts once; the same key with another body answers 422 `idempotency_key_reused`, and while the first request runs, 409 `idempotency_key_in_progress` with Retry-After. */
+        'Idempotency-Key'?: string
+      }
       path?: never
       cookie?: never
     }
@@ -3833,8 +3882,17 @@ export interface operations {
           'application/json': components['schemas']['StatusError']
         }
       }
-      /** @description Conflict (see error) */
+      /** @description Conflict (see error); on a creating POST also a retry while the first request with its Idempotency-Key still runs (Retry-After) */
       409: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['StatusError']
+        }
+      }
+      /** @description Refused (see error); on a creating POST also an Idempotency-Key used before for a different request */
+      422: {
         headers: {
           [name: string]: unknown
         }
@@ -4199,7 +4257,10 @@ export interface operations {
   connect_sms: {
     parameters: {
       query?: never
-      header?: never
+      header?: {
+        /** @description A unique value per operation (a UUID). A retry with the same key and the same request within 24 h gets the first answer again, marked `Idempotent-Replayed: true`, and acts once; the same key with another body answers 422 `idempotency_key_reused`, and while the first request runs, 409 `idempotency_key_in_progress` with Retry-After. */
+        'Idempotency-Key'?: string
+      }
       path?: never
       cookie?: never
     }
@@ -4336,7 +4397,10 @@ export interface operations {
   connect_android_sms: {
     parameters: {
       query?: never
-      header?: never
+      header?: {
+        /** @description A unique value per operation (a UUID). A retry with the same key and the same request within 24 h gets the first answer again, marked `Idempotent-Replayed: true`, and acts once; the same key with another body answers 422 `idempotency_key_reused`, and while the first request runs, 409 `idempotency_key_in_progress` with Retry-After. */
+        'Idempotency-Key'?: string
+      }
       path?: never
       cookie?: never
     }
@@ -4567,7 +4631,10 @@ export interface operations {
   connect_social_inbox: {
     parameters: {
       query?: never
-      header?: never
+      header?: {
+        /** @description A unique value per operation (a UUID). A retry with the same key and the same request within 24 h gets the first answer again, marked `Idempotent-Replayed: true`, and acts once; the same key with another body answers 422 `idempotency_key_reused`, and while the first request runs, 409 `idempotency_key_in_progress` with Retry-After. */
+        'Idempotency-Key'?: string
+      }
       path?: never
       cookie?: never
     }
@@ -4613,8 +4680,17 @@ export interface operations {
           'application/json': components['schemas']['StatusError']
         }
       }
-      /** @description `social_app_required`: save your app first */
+      /** @description `social_app_required`: save your app first, or `idempotency_key_in_progress` */
       409: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['StatusError']
+        }
+      }
+      /** @description Refused (see error); on a creating POST also an Idempotency-Key used before for a different request */
+      422: {
         headers: {
           [name: string]: unknown
         }
@@ -4712,7 +4788,10 @@ export interface operations {
   select_page: {
     parameters: {
       query?: never
-      header?: never
+      header?: {
+        /** @description A unique value per operation (a UUID). A retry with the same key and the same request within 24 h gets the first answer again, marked `Idempotent-Replayed: true`, and acts once; the same key with another body answers 422 `idempotency_key_reused`, and while the first request runs, 409 `idempotency_key_in_progress` with Retry-After. */
+        'Idempotency-Key'?: string
+      }
       path?: never
       cookie?: never
     }
@@ -4921,7 +5000,7 @@ export interface operations {
           'application/json': components['schemas']['StatusError']
         }
       }
-      /** @description Conflict (see error) */
+      /** @description Conflict (see error); on a creating POST also a retry while the first request with its Idempotency-Key still runs (Retry-After) */
       409: {
         headers: {
           [name: string]: unknown
@@ -4973,7 +5052,10 @@ export interface operations {
   push_custom_channel_message: {
     parameters: {
       query?: never
-      header?: never
+      header?: {
+        /** @description A unique value per operation (a UUID). A retry with the same key and the same request within 24 h gets the first answer again, marked `Idempotent-Replayed: true`, and acts once; the same key with another body answers 422 `idempotency_key_reused`, and while the first request runs, 409 `idempotency_key_in_progress` with Retry-After. */
+        'Idempotency-Key'?: string
+      }
       path?: never
       cookie?: never
     }
@@ -5019,7 +5101,7 @@ export interface operations {
           'application/json': components['schemas']['StatusError']
         }
       }
-      /** @description Conflict (see error) */
+      /** @description Conflict (see error); on a creating POST also a retry while the first request with its Idempotency-Key still runs (Retry-After) */
       409: {
         headers: {
           [name: string]: unknown
@@ -5028,7 +5110,7 @@ export interface operations {
           'application/json': components['schemas']['StatusError']
         }
       }
-      /** @description Refused (see error) */
+      /** @description Refused (see error); on a creating POST also an Idempotency-Key used before for a different request */
       422: {
         headers: {
           [name: string]: unknown
@@ -5127,7 +5209,10 @@ export interface operations {
   create_webhook: {
     parameters: {
       query?: never
-      header?: never
+      header?: {
+        /** @description A unique value per operation (a UUID). A retry with the same key and the same request within 24 h gets the first answer again, marked `Idempotent-Replayed: true`, and acts once; the same key with another body answers 422 `idempotency_key_reused`, and while the first request runs, 409 `idempotency_key_in_progress` with Retry-After. */
+        'Idempotency-Key'?: string
+      }
       path?: never
       cookie?: never
     }
@@ -5173,8 +5258,17 @@ export interface operations {
           'application/json': components['schemas']['StatusError']
         }
       }
-      /** @description Conflict (see error) */
+      /** @description Conflict (see error); on a creating POST also a retry while the first request with its Idempotency-Key still runs (Retry-After) */
       409: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['StatusError']
+        }
+      }
+      /** @description Refused (see error); on a creating POST also an Idempotency-Key used before for a different request */
+      422: {
         headers: {
           [name: string]: unknown
         }
@@ -5304,7 +5398,7 @@ export interface operations {
           'application/json': components['schemas']['StatusError']
         }
       }
-      /** @description Conflict (see error) */
+      /** @description Conflict (see error); on a creating POST also a retry while the first request with its Idempotency-Key still runs (Retry-After) */
       409: {
         headers: {
           [name: string]: unknown
@@ -5809,7 +5903,10 @@ export interface operations {
   replay_webhook: {
     parameters: {
       query?: never
-      header?: never
+      header?: {
+        /** @description A unique value per operation (a UUID). A retry with the same key and the same request within 24 h gets the first answer again, marked `Idempotent-Replayed: true`, and acts once; the same key with another body answers 422 `idempotency_key_reused`, and while the first request runs, 409 `idempotency_key_in_progress` with Retry-After. */
+        'Idempotency-Key'?: string
+      }
       path: {
         /** @description The subscription’s exact name (preferred) or its id, the 0-based position in the list, which shifts after a deletion */
         webhookId: string
@@ -5867,8 +5964,17 @@ export interface operations {
           'application/json': components['schemas']['StatusError']
         }
       }
-      /** @description Conflict (see error) */
+      /** @description Conflict (see error); on a creating POST also a retry while the first request with its Idempotency-Key still runs (Retry-After) */
       409: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['StatusError']
+        }
+      }
+      /** @description Refused (see error); on a creating POST also an Idempotency-Key used before for a different request */
+      422: {
         headers: {
           [name: string]: unknown
         }

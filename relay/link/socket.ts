@@ -111,7 +111,7 @@ export class RelayLink {
     return true
   }
 
-  /** Queues a reliable frame; resolves with the edge's answer, however many reconnects that takes. */
+  /** Queues a reliable frame; resolves with the edge's answer, however many reconnects that takes (`link_closed` once stopped). */
   request(frame: ReliableRelayFrame, coalesceKey: string | null = null): Promise<Reply> {
     const reply = this.outbox.push(frame, coalesceKey)
     this.flush()
@@ -128,6 +128,7 @@ export class RelayLink {
     this.state = 'stopped'
     this.since = this.now()
     this.clearTimers()
+    this.outbox.close()
     const ws = this.ws
     this.ws = null
     if (ws && ws.readyState === WebSocket.OPEN) ws.close(code, reason)

@@ -36,6 +36,7 @@ export class EdgeSessionStore implements SessionStore {
   async loadAll(): Promise<Map<string, string>> {
     const reply = await this.link.request({ type: 'session_load', id: this.nextId(), sid: this.sid, fence: this.fence })
     if (reply.type === 'reject') throw new LeaseLostError(this.sid)
+    if (reply.type === 'link_closed') throw new Error('the relay link is closed: the session cannot be loaded')
     if (reply.type !== 'session_data') throw new Error('unexpected answer to session_load')
     const out = new Map<string, string>()
     for (const [stored, sealed] of Object.entries(reply.entries)) {
@@ -86,7 +87,12 @@ export class EdgeSessionStore implements SessionStore {
     const reply = await this.link.request({ type: 'session_write', id: this.nextId(), sid: this.sid, fence: this.fence, clear: p.clear, changes })
     // Wiping a session the edge no longer has (the account was removed) has nothing left to do.
     const gone = reply.type === 'reject' && reply.reason === 'unknown_session' && p.clear && p.changes.size === 0
-    const err = reply.type === 'reject' && !gone ? new LeaseLostError(this.sid) : null
+    const err =
+      reply.type === 'link_closed'
+        ? new Error('the relay link is closed: the write did not reach the edge')
+        : reply.type === 'reject' && !gone
+          ? new LeaseLostError(this.sid)
+          : null
     for (const w of p.waiters) err ? w.reject(err) : w.resolve()
   }
 }

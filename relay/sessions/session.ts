@@ -310,6 +310,8 @@ export class RunningSession {
   /** Sends a reliable frame; true once the edge acked it. A refusal for a stale lease stops the session. */
   private async report(frame: ReliableRelayFrame, coalesceKey: string | null = null): Promise<boolean> {
     const reply = await this.deps.link.request(frame, coalesceKey)
+    // The link stopped for good (the relay is shutting down): the edge never got the frame.
+    if (reply.type === 'link_closed') return false
     if (reply.type === 'reject') {
       if (reply.reason !== 'invalid') this.deps.onLeaseLost(this.sid, this.fence)
       else this.log.error({ frame: frame.type }, 'the edge refused a frame as invalid')

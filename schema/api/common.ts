@@ -25,3 +25,28 @@ export const StatusError = z
   .meta({ id: 'StatusError' })
 
 export const SuccessFlag = z.literal(true)
+
+/** The header a creating POST takes (draft-ietf-httpapi-idempotency-key-header). */
+export const IDEMPOTENCY_HEADER = 'Idempotency-Key'
+
+/** The longest Idempotency-Key accepted (Stripe's limit; a UUID is 36). */
+export const IDEMPOTENCY_KEY_MAX = 255
+
+/**
+ * `Idempotency-Key` on a creating POST (docs/idempotency.md): a retry with the same key and request gets the first
+ * answer again instead of acting twice. The middleware (worker/middleware/idempotency.ts) reads and checks the header
+ * itself; this declaration names it in the OpenAPI document and in the route's MCP tool.
+ */
+export const IdempotencyKeyHeader = z.object({
+  [IDEMPOTENCY_HEADER]: z
+    .string()
+    .min(1)
+    .max(IDEMPOTENCY_KEY_MAX)
+    .regex(/^[\x21-\x7e]+$/, 'visible ASCII characters only')
+    .optional()
+    .meta({
+      description:
+        'A unique value per operation (a UUID). A retry with the same key and the same request within 24 h gets the first answer again, marked `Idempotent-Replayed: true`, and acts once; the same key with another body answers 422 `idempotency_key_reused`, and while the first request runs, 409 `idempotency_key_in_progress` with Retry-After.',
+      example: '7f3c1d2e-9a4b-4c8e-b1f0-2d6a5e7c9b10',
+    }),
+})

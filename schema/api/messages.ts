@@ -8,7 +8,7 @@ export const MAX_TEXT_CHARS = 4096
 
 export const MessageContact = z
   .object({
-    id: z.string(),
+    id: z.string().meta({ description: 'Reply with `to.contact_id`: works on every channel' }),
     phone: z.string().nullable(),
     name: z.string().nullable(),
     external_id: z.string().nullable().meta({ description: 'Custom channel: the sender id on your side (its fromId)' }),
@@ -26,17 +26,23 @@ export const MessageContact = z
 
 export const Message = z
   .object({
-    id: z.string(),
-    account_id: z.string().nullable(),
+    id: z.string().meta({ description: '`msg_…`' }),
+    account_id: z.string().nullable().meta({ description: 'The account it was sent from or received on' }),
     direction: z.enum(['inbound', 'outbound']),
     text: z.string(),
     media: MessageMedia.nullable().meta({
       description:
-        'One attachment (spec 2). Inbound media of alpha, SMS/MMS (Twilio) and the page inbox is kept in the media store (docs/media.md); an MMS or page message with several files arrives as one message per file, in order, the text on the first.',
+        'One attachment. Inbound media of alpha, beta, SMS/MMS and the page inbox is kept in the media store (docs/media.md); an MMS or page message with several files arrives as one message per file, in order, the text on the first.',
     }),
-    status: z.enum(MESSAGE_STATUSES),
-    error: z.object({ code: z.number().int().nullable(), message: z.string().nullable() }).nullable(),
-    timestamp: DateTime,
+    status: z.enum(MESSAGE_STATUSES).meta({ description: 'Where the message is: see the lifecycle below' }),
+    error: z
+      .object({
+        code: z.number().int().nullable().meta({ description: 'The upstream’s own code where it gives one (a Twilio ErrorCode, a Graph API error code)' }),
+        message: z.string().nullable().meta({ description: 'Why, in one sentence' }),
+      })
+      .nullable()
+      .meta({ description: 'Set when the status is `failed`; null otherwise' }),
+    timestamp: DateTime.meta({ description: 'When the message was sent (outbound: accepted) or received' }),
     contact: MessageContact,
   })
   .meta({ id: 'Message' })

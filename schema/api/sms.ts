@@ -93,7 +93,7 @@ export const SmsStatus = z
     phone_number: E164.nullable(),
     account_id: z.string().nullable(),
     status: z.enum(['connected', 'connecting', 'disconnected', 'restricted', 'not_connected']),
-    sends_via: z.enum(['twilio', 'android_gateway']).nullable().meta({ description: 'The phone sends when both transports exist (spec 4.5)' }),
+    sends_via: z.enum(['twilio', 'android_gateway']).nullable().meta({ description: 'The phone sends when both transports exist' }),
     twilio: TwilioTransportState.nullable(),
     android_gateway: AndroidTransportState.nullable(),
     connected_at: DateTime.nullable(),

@@ -115,10 +115,10 @@ export const WebhookIdParam = z.object({
 export const EventList = z
   .object({
     success: SuccessFlag,
-    events: z.array(z.enum(EVENT_TYPES)).meta({ description: 'The nine events of spec part 6' }),
+    events: z.array(z.enum(EVENT_TYPES)).meta({ description: 'The nine standard events' }),
     extension_events: z
       .array(z.enum(EXTENSION_EVENT_TYPES))
-      .meta({ description: 'Events beyond the spec, equally subscribable: message.approval_required (docs/agent-safety.md)' }),
+      .meta({ description: 'Events beyond the standard nine, equally subscribable: message.approval_required (docs/agent-safety.md)' }),
     descriptions: z.record(z.string(), z.string()),
   })
   .meta({ id: 'WebhookEventList' })

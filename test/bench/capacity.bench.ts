@@ -24,6 +24,8 @@ const HOOKED = 1000
 const SEND_TENANTS = 10
 const SENDS_PER_TENANT = 50
 const PEOPLE_PER_TENANT = 17
+/** Tenants whose 50 sends each carry an Idempotency-Key. */
+const KEYED_TENANTS = 5
 /** D1's ceiling per database (not raisable), and the share of it a plan should count on. */
 const DB_BYTES = 10 * 1000 ** 3
 const FILL = 0.8
@@ -110,6 +112,8 @@ type ByteFigures = {
   inbound: Map<string, { bytes: number; payload: number }>
   delivery: Map<string, { bytes: number; payload: number }>
   send: Map<string, { bytes: number; payload: number }>
+  /** What an Idempotency-Key adds to a send: its row in idempotency_keys (kept 24 h). */
+  idempotency: Map<string, { bytes: number; payload: number }>
 }
 
 async function measureBytes(): Promise<ByteFigures> {
@@ -144,34 +148,48 @@ async function measureBytes(): Promise<ByteFigures> {
     await until('delivery outcomes', () => countIn(file, "SELECT count(*) AS n FROM webhook_deliveries WHERE status = 'pending'") === 0)
     const s2 = sizes(file)
 
-    // Sends: 10 tenants, each with 17 people who wrote first and 50 replies (the free plan's daily cap), delivered.
-    const senders: { key: string; channel: string }[] = []
-    for (let t = 0; t < SEND_TENANTS; t++) {
-      const s = await server.newTenant()
-      await connect(s.key, `capacity-send-${t}`)
-      for (let p = 0; p < PEOPLE_PER_TENANT; p++) await push(s.key, p, `friend-${p}`)
-      senders.push({ ...s, channel: `capacity-send-${t}` })
+    /** `count` tenants, each with 17 people who wrote first, and their 50 replies (the free plan's daily cap), delivered. */
+    const sendingTenants = async (count: number, label: string) => {
+      const senders: { key: string; channel: string }[] = []
+      for (let t = 0; t < count; t++) {
+        const s = await server.newTenant()
+        await connect(s.key, `capacity-${label}-${t}`)
+        for (let p = 0; p < PEOPLE_PER_TENANT; p++) await push(s.key, p, `friend-${p}`)
+        senders.push({ ...s, channel: `capacity-${label}-${t}` })
+      }
+      const before = sizes(file)
+      await pool(count * SENDS_PER_TENANT, 8, async (i) => {
+        const s = senders[i % count]!
+        const res = await fetch(`${server.url}/v1/messages`, {
+          method: 'POST',
+          // Keyed sends carry their own Idempotency-Key each, as a careful client's do.
+          headers: { 'X-API-Key': s.key, 'Content-Type': 'application/json', ...(label === 'keyed' ? { 'Idempotency-Key': crypto.randomUUID() } : {}) },
+          body: JSON.stringify({
+            to: { external_id: `friend-${Math.floor(i / count) % PEOPLE_PER_TENANT}` },
+            text: `reply number ${i}, a line of ordinary length`,
+          }),
+        })
+        if (res.status !== 202) throw new Error(`POST /messages answered ${res.status}: ${await res.text()}`)
+      })
+      await until(`${label} sends delivered`, () => senders.every((s) => receiver.log(s.channel).length >= SENDS_PER_TENANT))
+      await until(`${label} sends settled`, () => countIn(file, "SELECT count(*) AS n FROM messages WHERE direction = 'outbound' AND status = 'queued'") === 0)
+      return before
     }
-    const s3 = sizes(file)
-    await pool(SEND_TENANTS * SENDS_PER_TENANT, 8, (i) => {
-      const s = senders[i % SEND_TENANTS]!
-      return ok(
-        server,
-        s.key,
-        'POST',
-        '/messages',
-        { to: { external_id: `friend-${Math.floor(i / SEND_TENANTS) % PEOPLE_PER_TENANT}` }, text: `reply number ${i}, a line of ordinary length` },
-        202
-      )
-    })
-    await until('sends delivered', () => senders.every((s) => receiver.log(s.channel).length >= SENDS_PER_TENANT))
-    await until('sends settled', () => countIn(file, "SELECT count(*) AS n FROM messages WHERE direction = 'outbound' AND status = 'queued'") === 0)
+
+    // Sends: 10 tenants' 50 replies each.
+    const s3 = await sendingTenants(SEND_TENANTS, 'send')
     const s4 = sizes(file)
+
+    // Sends with an Idempotency-Key: the same again from fresh tenants; a key is its row in idempotency_keys (the
+    // messages and events it sent are counted by the sends above).
+    const s5 = await sendingTenants(KEYED_TENANTS, 'keyed')
+    const s6 = sizes(file)
 
     // The webhook tenant's own messages, events and contacts grew too (as the inbound did): a delivery is its rows in
     // the webhook tables.
     const delivery = new Map([...perOperation(s1, s2, HOOKED)].filter(([t]) => t.startsWith('webhook')))
-    return { inbound: perOperation(s0, s1, INBOUND), delivery, send: perOperation(s3, s4, SEND_TENANTS * SENDS_PER_TENANT) }
+    const idempotency = new Map([...perOperation(s5, s6, KEYED_TENANTS * SENDS_PER_TENANT)].filter(([t]) => t === 'idempotency_keys'))
+    return { inbound: perOperation(s0, s1, INBOUND), delivery, send: perOperation(s3, s4, SEND_TENANTS * SENDS_PER_TENANT), idempotency }
   } finally {
     await Promise.all([server.stop(), receiver.close()])
   }
@@ -246,6 +264,7 @@ function writeDoc(report: BenchReport, bytes: ByteFigures, figures: StatementFig
   row('Webhook delivery (one subscription, answered 200)', delivery, `${B(sum(bytes.delivery))}: ${parts(bytes.delivery)}`)
   row('Send (queued → sent, custom channel)', send, `${B(sum(bytes.send))}: ${parts(bytes.send)}`)
   row('Wait answer (one message, from a cursor)', wait, '0 B (reads only)')
+  row('Idempotency-Key on a send (on top of the send; kept 24 h)', byName('idempotency key'), `${B(sum(bytes.idempotency))}: ${parts(bytes.idempotency)}`)
   lines.push(
     '',
     '| Retention | Bytes kept per inbound message a day (no webhook / one subscription) | Inbound messages a day one database holds (80 % of 10 GB, one subscription) |',
@@ -290,7 +309,11 @@ export const capacityBench: StandaloneBench = {
     rows.push(
       { metric: `bytes stored per inbound message (${INBOUND} pushes from ${SENDERS} people)`, value: `${B(sum(bytes.inbound))}: ${parts(bytes.inbound)}` },
       { metric: `bytes stored per webhook delivery (${HOOKED} deliveries)`, value: `${B(sum(bytes.delivery))}: ${parts(bytes.delivery)}` },
-      { metric: `bytes stored per send (${SEND_TENANTS * SENDS_PER_TENANT} sends, delivered)`, value: `${B(sum(bytes.send))}: ${parts(bytes.send)}` }
+      { metric: `bytes stored per send (${SEND_TENANTS * SENDS_PER_TENANT} sends, delivered)`, value: `${B(sum(bytes.send))}: ${parts(bytes.send)}` },
+      {
+        metric: `bytes an Idempotency-Key adds to a send (${KEYED_TENANTS * SENDS_PER_TENANT} keyed sends)`,
+        value: `${B(sum(bytes.idempotency))}: ${parts(bytes.idempotency)}`,
+      }
     )
     const report: BenchReport = {
       title: 'Capacity: D1 work and bytes per operation (issue 22 §5)',

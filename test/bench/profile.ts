@@ -39,9 +39,11 @@ class Inspector {
     })
   }
 
-  static async open(port: number): Promise<Inspector> {
+  /** `target`: wrangler dev's inspector port, or a DevTools WebSocket URL (a Node process under `--inspect`). */
+  static async open(target: number | string): Promise<Inspector> {
     // The inspector proxy admits local origins only; `ws` sends no User-Agent, so it takes this one.
-    const socket = new WebSocket(`ws://127.0.0.1:${port}/ws`, { origin: 'http://localhost', maxPayload: 1024 ** 3 })
+    const url = typeof target === 'number' ? `ws://127.0.0.1:${target}/ws` : target
+    const socket = new WebSocket(url, { origin: 'http://localhost', maxPayload: 1024 ** 3 })
     await new Promise<void>((resolve, reject) => {
       socket.once('open', () => resolve())
       socket.once('error', reject)
@@ -64,20 +66,66 @@ class Inspector {
 
 export type RunningProfile = { stop(): Promise<CpuProfile> }
 
-/** Starts sampling the isolate every `intervalUs` microseconds; `stop()` answers the profile. */
-export async function startProfile(inspectorPort: number, intervalUs = 250): Promise<RunningProfile> {
-  const inspector = await Inspector.open(inspectorPort)
-  await inspector.send('Profiler.enable')
-  await inspector.send('Profiler.setSamplingInterval', { interval: intervalUs })
-  await inspector.send('Profiler.start')
+/** Starts sampling the isolate (or Node process) every `intervalUs` microseconds; `stop()` answers the profile. */
+export async function startProfile(inspector: number | string, intervalUs = 250): Promise<RunningProfile> {
+  const session = await Inspector.open(inspector)
+  await session.send('Profiler.enable')
+  await session.send('Profiler.setSamplingInterval', { interval: intervalUs })
+  await session.send('Profiler.start')
   return {
     async stop() {
       try {
-        const result = (await inspector.send('Profiler.stop')) as { profile: CpuProfile }
-        await inspector.send('Profiler.disable')
+        const result = (await session.send('Profiler.stop')) as { profile: CpuProfile }
+        await session.send('Profiler.disable')
         return result.profile
       } finally {
-        inspector.close()
+        session.close()
+      }
+    },
+  }
+}
+
+type SamplingNode = { callFrame: CallFrame; selfSize: number; children: SamplingNode[] }
+export type AllocationSite = { name: string; where: string; selfBytes: number; inclusiveBytes: number }
+
+/**
+ * Samples allocations (the inspector's HeapProfiler sampling: one sample per `intervalBytes` allocated, garbage
+ * included) until `stop()`, which answers the bytes allocated per function, most first. Where a process's garbage
+ * comes from, which its live heap does not show.
+ */
+export async function startAllocationSampling(
+  inspector: number | string,
+  rawPath: string | null = null,
+  intervalBytes = 32 * 1024
+): Promise<{ stop(): Promise<AllocationSite[]> }> {
+  const session = await Inspector.open(inspector)
+  await session.send('HeapProfiler.enable')
+  await session.send('HeapProfiler.startSampling', {
+    samplingInterval: intervalBytes,
+    includeObjectsCollectedByMajorGC: true,
+    includeObjectsCollectedByMinorGC: true,
+  })
+  return {
+    async stop() {
+      try {
+        const { profile } = (await session.send('HeapProfiler.stopSampling')) as { profile: { head: SamplingNode } }
+        if (rawPath) writeFileSync(rawPath, JSON.stringify(profile))
+        const byFn = new Map<string, AllocationSite>()
+        const walk = (n: SamplingNode, stack: string[]) => {
+          const f = n.callFrame
+          const key = `${f.functionName || '(anonymous)'} ${f.url}:${f.lineNumber + 1}`
+          const cost = byFn.get(key) ?? { name: f.functionName || '(anonymous)', where: `${f.url}:${f.lineNumber + 1}`, selfBytes: 0, inclusiveBytes: 0 }
+          byFn.set(key, cost)
+          cost.selfBytes += n.selfSize
+          const total = (m: SamplingNode): number => m.selfSize + m.children.reduce((a, c) => a + total(c), 0)
+          if (!stack.includes(key)) cost.inclusiveBytes += total(n)
+          for (const c of n.children) walk(c, [...stack, key])
+        }
+        walk(profile.head, [])
+        return [...byFn.values()].sort((a, b) => b.selfBytes - a.selfBytes)
+      } finally {
+        await session.send('HeapProfiler.disable').catch(() => undefined)
+        session.close()
       }
     },
   }
@@ -205,12 +253,12 @@ export function formatSummary(s: ProfileSummary, top = 25): string {
 
 /** Profiles `work` and writes the raw profile to `rawPath` (open it in Chrome DevTools or speedscope). */
 export async function profiled<T>(
-  inspectorPort: number,
+  inspector: number | string,
   rawPath: string,
   bundle: string | undefined,
   work: () => Promise<T>
 ): Promise<{ result: T; summary: ProfileSummary }> {
-  const running = await startProfile(inspectorPort)
+  const running = await startProfile(inspector)
   let result: T
   try {
     result = await work()

@@ -5,11 +5,16 @@
  * memory with 1,000 idle sessions, and how long 1,000 sessions take to resume after a relay restart (graceful, and
  * after SIGKILL, which adds the lease).
  */
-import { readFileSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
+import { Session } from 'node:inspector/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { eventually, issueRelayToken, spawnRelay, startSim, type RelayProc } from '../e2e/relay-harness'
-import type { LocalServer } from '../e2e/local-server'
+import { repoRoot, treeCpuSeconds, type LocalServer } from '../e2e/local-server'
 import type { SimServer } from '../../relay/sim/network/server'
 import { ms, percentile, type Baseline, type Bench, type BenchRow } from './bench-kit'
+import { formatGrowth, heapGrowth, readHeapSnapshot } from './heap-snapshot'
+import { devBundle, formatSummary, profiled, startAllocationSampling, startProfile, summarize, type CpuProfile } from './profile'
 import {
   alphaChannel,
   betaChannel,
@@ -35,18 +40,161 @@ const THROUGHPUT_PER_ACCOUNT = Math.round(250 * SCALE)
 /** Send figures spread over accounts: the free plan allows 50 sends per account and day (SENDS_PER_ACCOUNT_MAX). */
 const SEND_LATENCY_ACCOUNTS = Math.max(2, Math.round(5 * SCALE))
 const SEND_ACCOUNTS = Math.max(2, Math.round(20 * SCALE))
-const IDLE_SESSIONS = 1000
+const IDLE_SESSIONS = Number(process.env.RELAY_BENCH_IDLE_SESSIONS ?? 1000)
 const SETUP_CONCURRENCY = 24
 /**
  * `RELAY_BENCH_PHASES=latency,throughput` runs only those (all by default). latency, throughput and sends measure
- * alpha; beta measures beta the same three ways; idle and resume are alpha's 1,000 sessions.
+ * alpha; beta measures beta the same three ways (beta-latency, beta-throughput, beta-sends one of them); idle and
+ * resume are alpha's 1,000 sessions (RELAY_BENCH_IDLE_SESSIONS for fewer).
  */
 const PHASES = new Set((process.env.RELAY_BENCH_PHASES ?? 'latency,throughput,sends,beta,idle,resume').split(','))
+/**
+ * Load-independent figures for a shared machine: `RELAY_BENCH_HEAP=1` writes a heap snapshot of the relay before and
+ * after the idle sessions are added and prints what grew per session (heap-snapshot.ts); `RELAY_BENCH_PROFILE=1`
+ * takes CPU profiles of the Worker's isolate and of the relay process during each inbound burst and prints where the
+ * CPU went (shares, which hold under load where times do not). Snapshots and raw profiles go to the temp directory.
+ */
+const HEAP = process.env.RELAY_BENCH_HEAP === '1'
+const PROFILE = process.env.RELAY_BENCH_PROFILE === '1'
+const diagnostics = HEAP || PROFILE ? mkdtempSync(join(tmpdir(), 'relay-bench-')) : null
+/**
+ * The relay dials the Worker directly, past wrangler dev's reload proxy, as every API call of the benchmarks does:
+ * that dev-only proxy (a Node process piping each WebSocket frame) is not there in production.
+ * `RELAY_BENCH_VIA_PROXY=1` dials through it (how the figures before issue 23 were taken), for comparison.
+ */
+const VIA_PROXY = process.env.RELAY_BENCH_VIA_PROXY === '1'
+/** Extra Node options for the relay process (`RELAY_BENCH_NODE_OPTIONS`), to compare runtime settings. */
+const nodeOptions = [
+  process.env.RELAY_BENCH_NODE_OPTIONS ?? '',
+  ...(diagnostics ? [`--diagnostic-dir=${diagnostics}`, HEAP ? '--heapsnapshot-signal=SIGUSR2' : '', PROFILE ? '--inspect=127.0.0.1:0' : ''] : []),
+]
+  .filter(Boolean)
+  .join(' ')
+function relayEnv(server: LocalServer): Record<string, string> {
+  return {
+    ...(VIA_PROXY ? {} : { GATEWAY_URL: server.directUrl }),
+    ...(nodeOptions ? { NODE_OPTIONS: nodeOptions } : {}),
+    ...(process.env.RELAY_BENCH_MALLOC_ARENA_MAX ? { MALLOC_ARENA_MAX: process.env.RELAY_BENCH_MALLOC_ARENA_MAX } : {}),
+  }
+}
+
+/** Signals the relay to write a heap snapshot (it forces a full GC first) and waits until the file is complete. */
+async function heapSnapshot(relay: RelayProc): Promise<string> {
+  const dir = diagnostics!
+  const before = new Set(readdirSync(dir))
+  relay.proc.kill('SIGUSR2')
+  const file = await eventually(() => readdirSync(dir).find((f) => f.endsWith('.heapsnapshot') && !before.has(f)), 120_000, 'heap snapshot started')
+  const path = join(dir, file)
+  let size = -1
+  await eventually(
+    async () => {
+      const now = statSync(path).size
+      const done = now === size && now > 0
+      size = now
+      if (!done) await new Promise((r) => setTimeout(r, 1000))
+      return done
+    },
+    300_000,
+    'heap snapshot written'
+  )
+  return path
+}
+
+/** Runs `work` while profiling the Worker's isolate and the relay process; prints both summaries. */
+function relayInspector(relay: RelayProc): string {
+  const url = [...relay.output().matchAll(/Debugger listening on (ws:\/\/\S+)/g)].at(-1)?.[1]
+  if (!url) throw new Error('the relay has no inspector (RELAY_BENCH_PROFILE spawns it with --inspect)')
+  return url
+}
+
+async function burstProfiled<T>(server: LocalServer, relay: RelayProc, what: string, work: () => Promise<T>): Promise<T> {
+  const stamp = `${what}-${Date.now()}`
+  const relayRun = await startProfile(relayInspector(relay))
+  // This process plays the upstream (the simulated network, beta's fake data centre): profiled too, in-process.
+  const self = new Session()
+  self.connect()
+  await self.post('Profiler.enable')
+  await self.post('Profiler.start')
+  const out = await profiled(server.inspectorPort, join(diagnostics!, `isolate-${stamp}.cpuprofile`), devBundle(repoRoot), async () => {
+    try {
+      return await work()
+    } finally {
+      const profile = await relayRun.stop()
+      writeFileSync(join(diagnostics!, `relay-${stamp}.cpuprofile`), JSON.stringify(profile))
+      console.log(`\n${what}: relay process CPU profile\n${formatSummary(summarize(profile))}`)
+      const upstream = (await self.post('Profiler.stop')).profile as unknown as CpuProfile
+      self.disconnect()
+      writeFileSync(join(diagnostics!, `upstream-${stamp}.cpuprofile`), JSON.stringify(upstream))
+      console.log(`\n${what}: upstream (simulator, this process) CPU profile\n${formatSummary(summarize(upstream))}`)
+    }
+  })
+  console.log(`\n${what}: Worker isolate CPU profile\n${formatSummary(out.summary)}\n\nraw profiles: ${diagnostics}/*-${stamp}.cpuprofile\n`)
+  return out.result
+}
 
 function rssMiB(pid: number): number {
   const kb = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? NaN)
   return kb / 1024
 }
+
+/** The relay's frame counters (relay_frames_total by direction and type, relay_acks_total), from its GET /metrics. */
+async function relayFrameCounts(relay: RelayProc): Promise<Map<string, number>> {
+  const text = await (await fetch(new URL('/metrics', await relay.healthUrl))).text()
+  const out = new Map<string, number>()
+  for (const m of text.matchAll(/^relay_(?:frames|acks)_total\{([^}]*)\} (\S+)$/gm)) out.set(m[1]!.replace(/"/g, ''), Number(m[2]))
+  return out
+}
+
+/** Frames per message over the link during `work` (load does not change counts). */
+async function framesPerMessage<T extends { total: number }>(relay: RelayProc, work: () => Promise<T>): Promise<T> {
+  const before = await relayFrameCounts(relay)
+  const result = await work()
+  const after = await relayFrameCounts(relay)
+  const per = [...after]
+    .map(([k, v]) => [k, (v - (before.get(k) ?? 0)) / result.total] as const)
+    .filter(([, v]) => v > 0)
+    .map(([k, v]) => `${k} ${v.toFixed(3)}`)
+  console.log(`relay link frames per message: ${per.join('; ')}`)
+  return result
+}
+
+/**
+ * CPU per message of each process on the path during `work`: wrangler dev's tree (workerd: the Worker, both Durable
+ * Objects and local D1), the relay, and this process, which plays the upstream (the simulated network and beta's fake
+ * data centre). CPU time, unlike wall time, holds still when other work shares the machine.
+ */
+async function cpuPerMessage<T extends { total: number }>(server: LocalServer, relay: RelayProc, work: () => Promise<T>) {
+  const bench = () => process.cpuUsage()
+  const before = { server: server.cpuSeconds(), relay: treeCpuSeconds(relay.proc.pid!), bench: bench() }
+  const result = await work()
+  const perMsg = (seconds: number) => (seconds * 1000) / result.total
+  const benchUsed = bench()
+  const cpu = {
+    server: perMsg(server.cpuSeconds() - before.server),
+    relay: perMsg(treeCpuSeconds(relay.proc.pid!) - before.relay),
+    upstream: perMsg((benchUsed.user + benchUsed.system - before.bench.user - before.bench.system) / 1e6),
+  }
+  return { result, cpu }
+}
+
+/** The relay's own memory figures from its GET /metrics (prom-client's process and heap gauges), in MiB. */
+async function relayMemory(relay: RelayProc): Promise<Record<'rss' | 'heapTotal' | 'heapUsed' | 'newSpace' | 'oldSpace' | 'external', number>> {
+  const text = await (await fetch(new URL('/metrics', await relay.healthUrl))).text()
+  const gauge = (name: string) => Number(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'm').exec(text)?.[1] ?? NaN) / 2 ** 20
+  return {
+    rss: gauge('process_resident_memory_bytes'),
+    heapTotal: gauge('nodejs_heap_size_total_bytes'),
+    heapUsed: gauge('nodejs_heap_size_used_bytes'),
+    newSpace: gauge('nodejs_heap_space_size_total_bytes\\{space="new"\\}'),
+    oldSpace: gauge('nodejs_heap_space_size_total_bytes\\{space="old"\\}'),
+    external: gauge('nodejs_external_memory_bytes'),
+  }
+}
+
+const mib = (m: Record<string, number>) =>
+  Object.entries(m)
+    .map(([k, v]) => `${k} ${v.toFixed(1)} MiB`)
+    .join(', ')
 
 /** Numbers by purpose: alpha's under +1557, beta's under +1558. */
 const phoneOf = (ch: BenchChannel, i: number) => `+${ch.name === 'alpha' ? '1557' : '1558'}${String(i).padStart(7, '0')}`
@@ -62,7 +210,13 @@ async function linkMany(ch: BenchChannel, count: number, from: number): Promise<
 }
 
 /** The four bridge figures of one channel, as report rows. */
-async function bridgeRows(server: LocalServer, ch: BenchChannel, baseline: Baseline, parts: { latency: boolean; throughput: boolean; sends: boolean }) {
+async function bridgeRows(
+  server: LocalServer,
+  relay: RelayProc,
+  ch: BenchChannel,
+  baseline: Baseline,
+  parts: { latency: boolean; throughput: boolean; sends: boolean }
+) {
   const rows: BenchRow[] = []
   const x = (v: number) => `${(v / baseline.usageP50Ms).toFixed(2)}x baseline`
   if (parts.latency) {
@@ -79,7 +233,9 @@ async function bridgeRows(server: LocalServer, ch: BenchChannel, baseline: Basel
     )
   }
   if (parts.throughput) {
-    const tp = await inboundThroughput(server, ch, await linkMany(ch, THROUGHPUT_ACCOUNTS, 100), THROUGHPUT_PER_ACCOUNT)
+    const accounts = await linkMany(ch, THROUGHPUT_ACCOUNTS, 100)
+    const burst = () => framesPerMessage(relay, () => inboundThroughput(server, ch, accounts, THROUGHPUT_PER_ACCOUNT))
+    const { result: tp, cpu } = await cpuPerMessage(server, relay, () => (PROFILE ? burstProfiled(server, relay, `${ch.name} inbound burst`, burst) : burst()))
     rows.push(
       {
         metric: `${ch.name}: bridge throughput over one relay link (${THROUGHPUT_ACCOUNTS} sessions, ${tp.total} messages, each stored in D1 with its event)`,
@@ -87,7 +243,11 @@ async function bridgeRows(server: LocalServer, ch: BenchChannel, baseline: Basel
         target: '≥ 1,000 msg/s',
         ok: tp.rate >= 1000,
       },
-      { metric: `${ch.name}: lost / duplicated`, value: `${tp.lost} / ${tp.duplicated}`, target: '0 / 0', ok: tp.lost === 0 && tp.duplicated === 0 }
+      { metric: `${ch.name}: lost / duplicated`, value: `${tp.lost} / ${tp.duplicated}`, target: '0 / 0', ok: tp.lost === 0 && tp.duplicated === 0 },
+      {
+        metric: `${ch.name}: CPU per message in the burst: server (workerd: Worker, hub, AccountDO, local D1) / relay / upstream (simulator in the bench process)`,
+        value: `${ms(cpu.server)} / ${ms(cpu.relay)} / ${ms(cpu.upstream)}`,
+      }
     )
   }
   if (parts.sends) {
@@ -128,6 +288,23 @@ async function idleSessions(
   await new Promise((r) => setTimeout(r, 3000))
   const beforeSessions = sim.network.all().filter((p) => p.open.size === 1).length
   const before = rssMiB(relay.proc.pid!)
+  console.log(`relay memory before the idle sessions: ${mib(await relayMemory(relay))}`)
+  // Diagnosis: memory over time with nothing added, so growth that comes with time is not booked to the sessions.
+  const soakS = Number(process.env.RELAY_BENCH_SOAK_S ?? 0)
+  const soakAllocations =
+    PROFILE && soakS > 0 ? await startAllocationSampling(relayInspector(relay), join(diagnostics!, `relay-idle-${Date.now()}.heapprofile`)) : null
+  for (let waited = 0; waited < soakS; waited += 10) {
+    await new Promise((r) => setTimeout(r, 10_000))
+    console.log(`relay memory ${waited + 10} s later: ${mib(await relayMemory(relay))}`)
+  }
+  if (soakAllocations) {
+    const sites = await soakAllocations.stop()
+    const kib = (b: number) => `${(b / 1024).toFixed(0).padStart(8)} KiB`
+    const list = (fs: typeof sites) => fs.map((f) => `${kib(f.selfBytes)} ${kib(f.inclusiveBytes)}  ${f.name}  ${f.where}`).join('\n')
+    console.log(`relay allocations while idle, garbage included (${soakS} s; self, inclusive, function), by self:\n${list(sites.slice(0, 20))}`)
+    console.log(`by inclusive:\n${list([...sites].sort((a, b) => b.inclusiveBytes - a.inclusiveBytes).slice(0, 40))}`)
+  }
+  const snapshotBefore = HEAP ? await heapSnapshot(relay) : null
   const started = performance.now()
   await pool(
     Array.from({ length: IDLE_SESSIONS - beforeSessions }, (_, i) => i),
@@ -136,7 +313,14 @@ async function idleSessions(
   )
   const setupS = (performance.now() - started) / 1000
   await new Promise((r) => setTimeout(r, 5000))
-  return { before, beforeSessions, rss: rssMiB(relay.proc.pid!), setupS, relay }
+  const rss = rssMiB(relay.proc.pid!)
+  console.log(`relay memory with ${IDLE_SESSIONS} idle sessions: ${mib(await relayMemory(relay))}`)
+  if (snapshotBefore) {
+    const after = await heapSnapshot(relay)
+    const growth = heapGrowth(readHeapSnapshot(snapshotBefore), readHeapSnapshot(after), IDLE_SESSIONS - beforeSessions)
+    console.log(`\nrelay heap snapshots: ${snapshotBefore} → ${after}\n${formatGrowth(growth)}\n`)
+  }
+  return { before, beforeSessions, rss, setupS, relay }
 }
 
 async function resume(sim: SimServer, kill: () => Promise<unknown>, start: () => RelayProc): Promise<{ seconds: number; relay: RelayProc }> {
@@ -157,7 +341,7 @@ export const relayBench: Bench = {
   async run({ server, baseline }) {
     const sim = await startSim()
     const { token } = await issueRelayToken(server)
-    let relay = spawnRelay(server, token, sim)
+    let relay = spawnRelay(server, token, sim, relayEnv(server))
     const rows: BenchRow[] = [{ metric: 'baseline GET /v1/usage round trip p50 / p99', value: `${ms(baseline.usageP50Ms)} / ${ms(baseline.usageP99Ms)}` }]
     let betaSessions = 0
     try {
@@ -166,10 +350,21 @@ export const relayBench: Bench = {
 
       const alpha = alphaChannel(server, sim)
       rows.push(
-        ...(await bridgeRows(server, alpha, baseline, { latency: PHASES.has('latency'), throughput: PHASES.has('throughput'), sends: PHASES.has('sends') }))
+        ...(await bridgeRows(server, relay, alpha, baseline, {
+          latency: PHASES.has('latency'),
+          throughput: PHASES.has('throughput'),
+          sends: PHASES.has('sends'),
+        }))
       )
-      if (PHASES.has('beta')) {
-        rows.push(...(await bridgeRows(server, betaChannel(server, sim), baseline, { latency: true, throughput: true, sends: true })))
+      const beta = (part: string) => PHASES.has('beta') || PHASES.has(`beta-${part}`)
+      if (beta('latency') || beta('throughput') || beta('sends')) {
+        rows.push(
+          ...(await bridgeRows(server, relay, betaChannel(server, sim), baseline, {
+            latency: beta('latency'),
+            throughput: beta('throughput'),
+            sends: beta('sends'),
+          }))
+        )
         betaSessions = 1 + THROUGHPUT_ACCOUNTS + SEND_LATENCY_ACCOUNTS + SEND_ACCOUNTS
       }
 
@@ -179,7 +374,7 @@ export const relayBench: Bench = {
             await resume(
               sim,
               () => relay.kill('SIGTERM'),
-              () => spawnRelay(server, token, sim)
+              () => spawnRelay(server, token, sim, relayEnv(server))
             )
           ).relay
         const idle = await idleSessions(alpha, sim, restart)
@@ -205,14 +400,14 @@ export const relayBench: Bench = {
         const graceful = await resume(
           sim,
           () => relay.kill('SIGTERM'),
-          () => spawnRelay(server, token, sim)
+          () => spawnRelay(server, token, sim, relayEnv(server))
         )
         relay = graceful.relay
         rows.push({ metric: `${IDLE_SESSIONS} sessions resumed after a relay restart (SIGTERM drain, new process)`, value: `${graceful.seconds.toFixed(1)} s` })
         const crash = await resume(
           sim,
           () => relay.kill('SIGKILL'),
-          () => spawnRelay(server, token, sim)
+          () => spawnRelay(server, token, sim, relayEnv(server))
         )
         relay = crash.relay
         rows.push({

@@ -9,34 +9,17 @@ import { randomBytes } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Page } from 'playwright-core'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startSimNetwork, type SimServer } from '../../relay/sim/network/server'
+import { describe, expect, it } from 'vitest'
+import { startSimNetwork } from '../../relay/sim/network/server'
 import { signToken } from '../../worker/lib/signed-token'
-import { startLocalServer, type LocalServer } from './local-server'
-import { openPhoneBrowser, type PhoneBrowser } from './phone-browser'
-import { eventually, issueRelayToken, simGet, simPost, spawnRelay, type RelayProc } from './relay-harness'
+import { connectPageSuite } from './connect-page-suite'
+import { eventually, simGet, simPost } from './relay-harness'
 
 /** Login tokens live 8 s here (beta's are 30 s), so a replacement shows within the test; the relay re-exports 2 s early. */
 const QR_MS = 8000
 const ENCRYPTION_KEY = randomBytes(32).toString('base64')
 
-let server: LocalServer
-let sim: SimServer
-let relay: RelayProc
-let device: PhoneBrowser
-
-beforeAll(async () => {
-  ;[server, sim] = await Promise.all([startLocalServer({ vars: { ENCRYPTION_KEY } }), startSimNetwork({ betaTiming: { qrMs: QR_MS } })])
-  relay = spawnRelay(server, (await issueRelayToken(server)).token, sim)
-  device = await openPhoneBrowser('beta-connect')
-  await relay.linked
-  // wrangler dev, a relay and Chromium start together: on a shared 2-core machine that can take minutes.
-}, 300_000)
-afterAll(async () => {
-  await device?.close()
-  await relay?.kill('SIGKILL')
-  await Promise.all([sim?.close(), server?.stop()])
-})
+const suite = connectPageSuite({ shots: 'beta-connect', vars: { ENCRYPTION_KEY }, startSim: () => startSimNetwork({ betaTiming: { qrMs: QR_MS } }) })
 
 let seq = 0
 const newPhone = () => `+1555${String(Date.now() % 100_000).padStart(5, '0')}${String(seq++ % 100).padStart(2, '0')}`
@@ -45,35 +28,35 @@ const enc = (phone: string) => encodeURIComponent(phone)
 type Started = { phone: string; url: string; tenantId: string; key: string; answer: Record<string, unknown> }
 
 async function connect(mode: 'code' | 'qr', phone = newPhone()): Promise<Started> {
-  const { tenantId, key } = await server.newTenant()
-  const res = await server.api(key, 'POST', '/channels/beta/connect', { phone_number: phone, mode })
+  const { tenantId, key } = await suite.server.newTenant()
+  const res = await suite.server.api(key, 'POST', '/channels/beta/connect', { phone_number: phone, mode })
   expect(res.status, JSON.stringify(res.json)).toBe(200)
   expect(res.json.connect_url).toEqual(expect.stringContaining('/v1/channels/beta/connect/page?token='))
   return { phone, url: res.json.connect_url as string, tenantId, key, answer: res.json }
 }
 
 async function shot(page: Page, name: string): Promise<void> {
-  const file = join(device.shotsDir, name)
+  const file = join(suite.device.shotsDir, name)
   await page.screenshot({ path: file, fullPage: true })
   expect(readFileSync(file).subarray(1, 4).toString()).toBe('PNG')
 }
 
 /** The code the simulated beta app received for the number's newest code login. */
 async function appCode(phone: string): Promise<string> {
-  return eventually(async () => (await simGet<{ code?: string }>(sim, `/beta/${enc(phone)}/code`)).code, 10_000, 'login code in the app')
+  return eventually(async () => (await simGet<{ code?: string }>(suite.sim, `/beta/${enc(phone)}/code`)).code, 10_000, 'login code in the app')
 }
 
 async function connected(page: Page, s: Started): Promise<void> {
   await page.getByRole('heading', { name: 'Connected' }).waitFor({ timeout: 20_000 })
-  const status = await server.api(s.key, 'GET', `/channels/beta/connect/${enc(s.phone)}/status`)
+  const status = await suite.server.api(s.key, 'GET', `/channels/beta/connect/${enc(s.phone)}/status`)
   expect(status.json).toMatchObject({ status: 'connected', telegram_user_id: expect.any(String) })
-  expect((await simGet(sim, `/beta/${enc(s.phone)}`)).logged_in_sessions).toBe(1)
+  expect((await simGet(suite.sim, `/beta/${enc(s.phone)}`)).logged_in_sessions).toBe(1)
 }
 
 describe('beta login page on a phone screen', { timeout: 120_000 }, () => {
   it('code: asks for the code the app received, then says connected', async () => {
     const s = await connect('code')
-    const page = await device.context.newPage()
+    const page = await suite.device.context.newPage()
     await page.goto(s.url)
     const input = page.locator('#code')
     await input.waitFor({ state: 'visible', timeout: 20_000 })
@@ -93,7 +76,7 @@ describe('beta login page on a phone screen', { timeout: 120_000 }, () => {
 
   it('code: a wrong code shows a clear error and the right one still logs in', async () => {
     const s = await connect('code')
-    const page = await device.context.newPage()
+    const page = await suite.device.context.newPage()
     await page.goto(s.url)
     await page.locator('#code').waitFor({ state: 'visible', timeout: 20_000 })
     const code = await appCode(s.phone)
@@ -111,9 +94,9 @@ describe('beta login page on a phone screen', { timeout: 120_000 }, () => {
 
   it('code + two-step password: shows the hint, refuses a wrong password, then logs in', async () => {
     const phone = newPhone()
-    expect((await simPost(sim, `/beta/${enc(phone)}/password`, { password: 'correct horse', hint: 'the stable' })).status).toBe(200)
+    expect((await simPost(suite.sim, `/beta/${enc(phone)}/password`, { password: 'correct horse', hint: 'the stable' })).status).toBe(200)
     const s = await connect('code', phone)
-    const page = await device.context.newPage()
+    const page = await suite.device.context.newPage()
     await page.goto(s.url)
     await page.locator('#code').waitFor({ state: 'visible', timeout: 20_000 })
     await page.fill('#code', await appCode(phone))
@@ -137,7 +120,7 @@ describe('beta login page on a phone screen', { timeout: 120_000 }, () => {
 
   it('QR: shows the login QR, replaces it before its token lapses, and connects once the phone scans it', async () => {
     const s = await connect('qr')
-    const page = await device.context.newPage()
+    const page = await suite.device.context.newPage()
     await page.goto(s.url)
     const qr = page.locator('#qr')
     await qr.waitFor({ state: 'visible', timeout: 20_000 })
@@ -153,19 +136,19 @@ describe('beta login page on a phone screen', { timeout: 120_000 }, () => {
     await expect.poll(() => qr.getAttribute('src'), { timeout: QR_MS + 10_000, interval: 250 }).not.toBe(first)
     expect(await qr.getAttribute('src')).toMatch(/^data:image\/png;base64,/)
 
-    expect((await simPost(sim, `/beta/${enc(s.phone)}/qr/accept`)).status).toBe(200)
+    expect((await simPost(suite.sim, `/beta/${enc(s.phone)}/qr/accept`)).status).toBe(200)
     await connected(page, s)
     await page.close()
   })
 
   it('QR + two-step password: after the scan the page asks for the password', async () => {
     const phone = newPhone()
-    expect((await simPost(sim, `/beta/${enc(phone)}/password`, { password: 'qr pass 2' })).status).toBe(200)
+    expect((await simPost(suite.sim, `/beta/${enc(phone)}/password`, { password: 'qr pass 2' })).status).toBe(200)
     const s = await connect('qr', phone)
-    const page = await device.context.newPage()
+    const page = await suite.device.context.newPage()
     await page.goto(s.url)
     await page.locator('#qr').waitFor({ state: 'visible', timeout: 20_000 })
-    expect((await simPost(sim, `/beta/${enc(phone)}/qr/accept`)).status).toBe(200)
+    expect((await simPost(suite.sim, `/beta/${enc(phone)}/qr/accept`)).status).toBe(200)
     const password = page.locator('#password')
     await password.waitFor({ state: 'visible', timeout: 15_000 })
     await shot(page, 'beta-connect-qr-password.png')
@@ -179,7 +162,7 @@ describe('beta login page on a phone screen', { timeout: 120_000 }, () => {
     const s = await connect('code')
     const token = await signToken(ENCRYPTION_KEY, 'beta-connect-page', { tenant: s.tenantId, account: s.phone }, Date.now() + 4000)
     const url = `${new URL(s.url).origin}/v1/channels/beta/connect/page?token=${encodeURIComponent(token)}`
-    const page = await device.context.newPage()
+    const page = await suite.device.context.newPage()
     await page.goto(url)
     await page.locator('#code').waitFor({ state: 'visible', timeout: 20_000 })
     await page.locator('#expired').waitFor({ state: 'visible', timeout: 15_000 })

@@ -1,33 +1,15 @@
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Page } from 'playwright-core'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { SimServer } from '../../relay/sim/network/server'
-import { startLocalServer, type LocalServer } from './local-server'
-import { openPhoneBrowser, type PhoneBrowser } from './phone-browser'
-import { issueRelayToken, simPost, spawnRelay, startSim, type RelayProc } from './relay-harness'
+import { describe, expect, it } from 'vitest'
+import { connectPageSuite } from './connect-page-suite'
+import { simPost, startSim } from './relay-harness'
 
-let server: LocalServer
-let sim: SimServer
-let relay: RelayProc
-let device: PhoneBrowser
-
-beforeAll(async () => {
-  ;[server, sim] = await Promise.all([startLocalServer(), startSim()])
-  relay = spawnRelay(server, (await issueRelayToken(server)).token, sim)
-  device = await openPhoneBrowser('connect')
-  await relay.linked
-  // wrangler dev, a relay and Chromium start together: on a shared 2-core machine that can take minutes.
-}, 300_000)
-afterAll(async () => {
-  await device?.close()
-  await relay?.kill('SIGKILL')
-  await Promise.all([sim?.close(), server?.stop()])
-})
+const suite = connectPageSuite({ shots: 'connect', startSim })
 
 async function connectUrl(json: Record<string, unknown>): Promise<string> {
-  const { key } = await server.newTenant()
-  const res = await fetch(`${server.url}/v1/channels/alpha-web/connections`, {
+  const { key } = await suite.server.newTenant()
+  const res = await fetch(`${suite.server.url}/v1/channels/alpha-web/connections`, {
     method: 'POST',
     headers: { 'X-API-Key': key, 'Content-Type': 'application/json' },
     body: JSON.stringify(json),
@@ -37,7 +19,7 @@ async function connectUrl(json: Record<string, unknown>): Promise<string> {
 }
 
 async function shot(page: Page, name: string): Promise<void> {
-  const file = join(device.shotsDir, name)
+  const file = join(suite.device.shotsDir, name)
   await page.screenshot({ path: file, fullPage: true })
   const png = readFileSync(file)
   expect(png.subarray(1, 4).toString()).toBe('PNG')
@@ -46,7 +28,7 @@ async function shot(page: Page, name: string): Promise<void> {
 describe('connect page on a phone screen', () => {
   it('shows a scannable QR code with instructions and a countdown, then the success state once the phone links', async () => {
     const phone = '+15559990001'
-    const page = await device.context.newPage()
+    const page = await suite.device.context.newPage()
     await page.goto(await connectUrl({ phone_number: phone }))
     const qr = page.locator('#qr')
     await qr.waitFor({ state: 'visible', timeout: 15_000 })
@@ -58,14 +40,14 @@ describe('connect page on a phone screen', () => {
     expect(await page.textContent('body')).toContain('Linked devices')
     await shot(page, 'connect-page-qr.png')
 
-    await simPost(sim, `/alpha/${encodeURIComponent(phone)}/link`)
+    await simPost(suite.sim, `/alpha/${encodeURIComponent(phone)}/link`)
     await page.getByRole('heading', { name: 'Connected' }).waitFor({ timeout: 15_000 })
     await shot(page, 'connect-page-connected.png')
     await page.close()
   })
 
   it('shows the pairing code split for reading, with how to type it on the phone', async () => {
-    const page = await device.context.newPage()
+    const page = await suite.device.context.newPage()
     await page.goto(await connectUrl({ phone_number: '+15559990002', link_method: 'pairing_code' }))
     const code = page.locator('#code')
     await code.waitFor({ state: 'visible', timeout: 15_000 })
@@ -76,7 +58,7 @@ describe('connect page on a phone screen', () => {
   })
 
   it('says the link expired for a tampered token', async () => {
-    const page = await device.context.newPage()
+    const page = await suite.device.context.newPage()
     const url = await connectUrl({ phone_number: '+15559990003' })
     const res = await page.goto(url.replace(/.{4}$/, '0000'))
     expect(res?.status()).toBe(403)

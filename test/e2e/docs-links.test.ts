@@ -12,6 +12,14 @@ describe('links between the pages', () => {
     expect(pages.flatMap((p) => brokenLinks(repoRoot, p.file, p.text))).toEqual([])
   })
 
+  it('name nothing a reader does not have: no spec sections or issue numbers', () => {
+    const privateRef = /\bspec (part|§|\d)|\bspec §|\bthe spec's\b|\bissue \d+|§\s?\d/i
+    const found = pages.flatMap((p) =>
+      p.text.split('\n').flatMap((line, i) => (privateRef.test(line) ? [`${p.file.slice(repoRoot.length + 1)}:${i + 1}: ${line.trim()}`] : []))
+    )
+    expect(found).toEqual([])
+  })
+
   it('reports a missing file and a missing anchor, and ignores links in code', () => {
     const md =
       '# Top\n\n## Trying alpha offline (`--sim`)\n\n[ok](#trying-alpha-offline---sim) [bad](#nope) [gone](docs/none.md)\n`[x](y.md)`\n```\n[z](z.md)\n```\n'

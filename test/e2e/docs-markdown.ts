@@ -1,7 +1,9 @@
 /**
- * Reads the project's Markdown for the docs test: the pages (README.md and docs/**), the fenced blocks marked
- * ```sh runnable, and the relative links with their #anchors (GitHub's heading slugs), so a page cannot point nowhere.
+ * Reads the project's Markdown for the docs tests: the pages (README.md and docs/**), the fenced blocks marked
+ * ```sh runnable (or another kind, such as the simulator's `runnable-sim`), and the relative links with their #anchors
+ * (GitHub's heading slugs), so a page cannot point nowhere. `runBlock` runs a block as a reader pastes it.
  */
+import { spawn } from 'node:child_process'
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
 import { dirname, join, relative, resolve } from 'node:path'
 
@@ -38,11 +40,12 @@ function proseLines(markdown: string): { line: number; text: string }[] {
   return out
 }
 
-export function runnableBlocks(file: string, markdown: string): RunnableBlock[] {
+export function runnableBlocks(file: string, markdown: string, kind = 'runnable'): RunnableBlock[] {
   const blocks: RunnableBlock[] = []
   const lines = markdown.split('\n')
+  const opening = new RegExp(`^\`\`\`(sh|bash)\\s+${kind}\\s*$`)
   for (let i = 0; i < lines.length; i++) {
-    if (!/^```(sh|bash)\s+runnable\s*$/.test(lines[i]!)) continue
+    if (!opening.test(lines[i]!)) continue
     const start = i
     const body: string[] = []
     for (i++; i < lines.length && !/^```\s*$/.test(lines[i]!); i++) body.push(lines[i]!)
@@ -50,6 +53,36 @@ export function runnableBlocks(file: string, markdown: string): RunnableBlock[] 
   }
   return blocks
 }
+
+/**
+ * Runs a block under `set -euo pipefail` with only PATH, HOME and `vars` in its environment, after replacing what a
+ * reader would replace by hand (`replace`: the local URL, key placeholders).
+ */
+export function runBlock(
+  code: string,
+  vars: Record<string, string>,
+  replace: ReadonlyArray<readonly [string, string]>,
+  timeoutMs = 30_000
+): Promise<{ status: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }> {
+  const script = `set -euo pipefail\n${replace.reduce((text, [from, to]) => text.replaceAll(from, to), code)}`
+  // Asynchronous: a server in this process (the simulator, a receiver) must keep answering while the block runs.
+  return new Promise((resolve, reject) => {
+    const child = spawn('bash', ['-c', script], {
+      cwd: join(import.meta.dirname, '../..'),
+      timeout: timeoutMs,
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, ...vars },
+    })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.on('data', (d) => (stdout += String(d)))
+    child.stderr.on('data', (d) => (stderr += String(d)))
+    child.on('error', reject)
+    child.on('close', (status, signal) => resolve({ status, signal, stdout, stderr }))
+  })
+}
+
+/** An error body of either of the API's shapes in what a block printed. */
+export const ERROR_BODY = /"success":\s*false|"error_code":\s*"/
 
 /** GitHub's anchor for a heading: lower case, punctuation dropped (not - or _), spaces to hyphens; repeats get -1, -2. */
 export function headingAnchors(markdown: string): Set<string> {

@@ -3,10 +3,9 @@
  * server (wrangler dev) with the tour's variables (GW, KEY, ADMIN_TOKEN) and the printed key substituted, and must
  * exit 0 without an error body. The links between the pages are checked in docs-links.test.ts (no server needed).
  */
-import { spawnSync } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { describe, expect, it } from 'vitest'
-import { docPages, runnableBlocks } from './docs-markdown'
+import { docPages, ERROR_BODY, runBlock, runnableBlocks } from './docs-markdown'
 import { repoRoot } from './local-server'
 import { localSuite } from './local-suite'
 
@@ -15,18 +14,12 @@ const pages = docPages(repoRoot).map((file) => ({ file, text: readFileSync(file,
 const blocks = pages.flatMap((p) => runnableBlocks(p.file.slice(repoRoot.length + 1), p.text))
 
 /** What a reader pastes by hand: the local URL npm start prints and the key / admin token placeholders. */
-function substitute(code: string, env: { base: string; key: string; adminToken: string }): string {
-  return code.replaceAll('http://127.0.0.1:8787', env.base).replaceAll('svc_live_...', env.key).replaceAll('adm_...', env.adminToken)
-}
-
-function runBlock(code: string, env: { base: string; key: string; adminToken: string }) {
-  const script = `set -euo pipefail\n${substitute(code, env)}`
-  return spawnSync('bash', ['-c', script], {
-    cwd: repoRoot,
-    encoding: 'utf8',
-    timeout: 30_000,
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, GW: `${env.base}/v1`, KEY: env.key, ADMIN_TOKEN: env.adminToken },
-  })
+function runDocBlock(code: string, env: { base: string; key: string; adminToken: string }) {
+  return runBlock(code, { GW: `${env.base}/v1`, KEY: env.key, ADMIN_TOKEN: env.adminToken }, [
+    ['http://127.0.0.1:8787', env.base],
+    ['svc_live_...', env.key],
+    ['adm_...', env.adminToken],
+  ])
 }
 
 describe('runnable blocks in the docs', () => {
@@ -42,17 +35,17 @@ describe('runnable blocks in the docs', () => {
     const env = { base: local.server.url, key, adminToken: local.server.adminToken }
     const failures: string[] = []
     for (const block of blocks) {
-      const r = runBlock(block.code, env)
+      const r = await runDocBlock(block.code, env)
       const out = `${r.stdout ?? ''}${r.stderr ?? ''}`
       if (r.status !== 0) failures.push(`${block.file}:${block.line} exited ${r.status ?? r.signal}\n${out}`)
-      else if (/"success":\s*false|"error_code":\s*"/.test(r.stdout)) failures.push(`${block.file}:${block.line} printed an error body\n${out}`)
+      else if (ERROR_BODY.test(r.stdout)) failures.push(`${block.file}:${block.line} printed an error body\n${out}`)
     }
     expect(failures).toEqual([])
   }, 300_000)
 
   it('a failing command fails its block (set -e, pipefail)', async () => {
     const env = { base: local.server.url, key: 'svc_live_not-a-key', adminToken: 'adm_wrong' }
-    expect(runBlock('curl -sf -H "Authorization: Bearer $KEY" $GW/usage', env).status).not.toBe(0)
-    expect(runBlock('false | cat\necho after', env).status).not.toBe(0)
+    expect((await runDocBlock('curl -sf -H "Authorization: Bearer $KEY" $GW/usage', env)).status).not.toBe(0)
+    expect((await runDocBlock('false | cat\necho after', env)).status).not.toBe(0)
   })
 })

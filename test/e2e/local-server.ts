@@ -67,7 +67,7 @@ function childEnv(): NodeJS.ProcessEnv {
 const CLOCK_TICKS_PER_S = 100
 
 /** CPU seconds of a process and all its descendants, from /proc (Linux only; NaN elsewhere). */
-function treeCpuSeconds(root: number): number {
+export function treeCpuSeconds(root: number): number {
   if (!existsSync('/proc')) return NaN
   const stats = new Map<number, { ppid: number; ticks: number }>()
   for (const entry of readdirSync('/proc')) {

@@ -43,6 +43,12 @@ export const SESSION_KEY = randomBytes(32).toString('base64')
 /** How long a relay may take to start and link; generous because e2e files share a 2-core machine with other suites. */
 const RELAY_START_MS = 60_000
 
+/**
+ * The relay's young generation is capped as in production (relay/Dockerfile, issue 23 §5); given through
+ * NODE_OPTIONS ahead of the caller's, so a benchmark can compare another size (the last value wins).
+ */
+const RELAY_NODE_OPTIONS = '--max-semi-space-size=16'
+
 export function spawnRelay(server: LocalServer, token: string, sim: SimServer, env: Record<string, string> = {}): RelayProc {
   // node with tsx as a loader, not the tsx CLI: the CLI runs the relay in a child process that a SIGKILL of the
   // CLI would leave running.
@@ -60,6 +66,7 @@ export function spawnRelay(server: LocalServer, token: string, sim: SimServer, e
       RELAY_DRAIN_TIMEOUT_MS: '5000',
       LOG_LEVEL: 'info',
       ...env,
+      NODE_OPTIONS: [process.env.NODE_OPTIONS ?? '', RELAY_NODE_OPTIONS, env.NODE_OPTIONS ?? ''].filter(Boolean).join(' '),
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   })

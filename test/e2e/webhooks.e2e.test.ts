@@ -1,44 +1,21 @@
 /**
  * Black box against the real local server (wrangler dev): subscribe to message.received with a signing secret,
  * push an inbound custom-channel message, and the receiver gets exactly one signed POST. The README's verification
- * snippets (docs/examples/webhooks, Node and Python) are run on that real delivery: they accept it and refuse a
+ * snippets (docs/examples/webhooks: Node and Python, Go and PHP where installed) are run on that real delivery: they accept it and refuse a
  * tampered body, a re-labelled delivery id (in the body or in the header) and a stale timestamp.
  */
 import { spawn } from 'node:child_process'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import type { Received } from '../fixtures/receiver-types'
 import { repoRoot } from './local-server'
 import { localSuite } from './local-suite'
+import { availableSnippets, snippetAccepts } from './signature-snippets'
 
 const local = localSuite()
 
 const api = local.api
 
-/**
- * Runs one of the published snippets on a delivery; true when it accepts the delivery. Asynchronous on purpose: a
- * blocking spawn would freeze the event loop, and a keep-alive socket the server closed meanwhile would then be
- * reused for the next API call ("other side closed").
- */
-function snippetAccepts(command: string[], secret: string, r: Pick<Received, 'headers' | 'body'>, nowS?: number): Promise<boolean> {
-  const [bin, ...args] = command
-  return new Promise((resolve, reject) => {
-    const child = spawn(bin!, args, { stdio: ['pipe', 'ignore', 'pipe'] })
-    let stderr = ''
-    child.stderr.on('data', (d) => {
-      stderr += String(d)
-    })
-    child.on('error', reject)
-    child.on('close', (code) => {
-      if (code !== 0 && code !== 1) reject(new Error(`${command.join(' ')} crashed (${code}): ${stderr}`))
-      else resolve(code === 0)
-    })
-    child.stdin.end(JSON.stringify({ secret, headers: r.headers, body: r.body, now_s: nowS }))
-  })
-}
-
-const NODE = [process.execPath, join(repoRoot, 'docs/examples/webhooks/verify-signature.mjs')]
-const PYTHON = ['python3', join(repoRoot, 'docs/examples/webhooks/verify_signature.py')]
+const snippets = availableSnippets()
 
 describe('webhooks end to end on the local server', () => {
   it('delivers one signed message.received POST that the published snippets verify', async () => {
@@ -77,17 +54,18 @@ describe('webhooks end to end on the local server', () => {
     })
     const otherDelivery = `dlv_${'z'.repeat(44)}`
 
-    for (const snippet of [NODE, PYTHON]) {
-      expect(await snippetAccepts(snippet, secret, r), `${snippet[1]} accepts the delivery`).toBe(true)
-      expect(await snippetAccepts(snippet, secret, { ...r, body: r.body.replace('Ping', 'Pong') }), `${snippet[1]} refuses a tampered body`).toBe(false)
-      expect(await snippetAccepts(snippet, 'whsec_wrong', r), `${snippet[1]} refuses another secret`).toBe(false)
-      const relabelled = { ...r, body: r.body.replace(r.headers['x-webhook-delivery']!, otherDelivery) }
+    const live = { secret, headers: r.headers, body: r.body }
+    for (const snippet of snippets) {
+      expect(await snippetAccepts(snippet, live), `${snippet.name} accepts the delivery`).toBe(true)
+      expect(await snippetAccepts(snippet, { ...live, body: r.body.replace('Ping', 'Pong') }), `${snippet.name} refuses a tampered body`).toBe(false)
+      expect(await snippetAccepts(snippet, { ...live, secret: 'whsec_wrong' }), `${snippet.name} refuses another secret`).toBe(false)
+      const relabelled = { ...live, body: r.body.replace(r.headers['x-webhook-delivery']!, otherDelivery) }
       expect(relabelled.body).not.toBe(r.body)
-      expect(await snippetAccepts(snippet, secret, relabelled), `${snippet[1]} refuses a body whose delivery id was changed`).toBe(false)
-      const reheaded = { ...r, headers: { ...r.headers, 'x-webhook-delivery': otherDelivery } }
-      expect(await snippetAccepts(snippet, secret, reheaded), `${snippet[1]} refuses the body under another delivery header`).toBe(false)
+      expect(await snippetAccepts(snippet, relabelled), `${snippet.name} refuses a body whose delivery id was changed`).toBe(false)
+      const reheaded = { ...live, headers: { ...r.headers, 'x-webhook-delivery': otherDelivery } }
+      expect(await snippetAccepts(snippet, reheaded), `${snippet.name} refuses the body under another delivery header`).toBe(false)
       const ts = Number(r.headers['x-webhook-timestamp'])
-      expect(await snippetAccepts(snippet, secret, r, ts + 301), `${snippet[1]} refuses a stale timestamp`).toBe(false)
+      expect(await snippetAccepts(snippet, { ...live, nowS: ts + 301 }), `${snippet.name} refuses a stale timestamp`).toBe(false)
     }
 
     const log = await api<{ deliveries: Array<{ delivery_id: string; status: string }> }>(key, 'GET', '/webhooks/agent/deliveries')

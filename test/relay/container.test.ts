@@ -63,7 +63,7 @@ describe('relay/Dockerfile', () => {
     expect(user).toBeDefined()
     expect(user).not.toMatch(/^(root|0)(:|$)/)
     expect(finalStage.find((o) => o.op === 'HEALTHCHECK')?.args).toContain('/healthz')
-    expect(finalStage.find((o) => o.op === 'ENTRYPOINT')?.args).toBe('["node", "--import", "tsx", "relay/main.ts"]')
+    expect(finalStage.find((o) => o.op === 'ENTRYPOINT')?.args).toBe('["node", "--max-semi-space-size=16", "--import", "tsx", "relay/main.ts"]')
     // tsx comes at the version package.json pins.
     expect(dockerfile).toContain("require('./package.json').devDependencies.tsx")
     expect(pkg.devDependencies.tsx).toMatch(/^\d+\.\d+\.\d+$/)

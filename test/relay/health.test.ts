@@ -1,6 +1,7 @@
 // The relay's /healthz report: link state, sessions by state and by problem, and problems only the operator can fix.
 import { describe, expect, it } from 'vitest'
 import { healthReport, type HealthSource } from '../../relay/health'
+import { openLinkStats } from './link/link-stats'
 
 function source(over: Partial<HealthSource> = {}): HealthSource {
   return {
@@ -8,16 +9,7 @@ function source(over: Partial<HealthSource> = {}): HealthSource {
     driver: 'alpha',
     version: 't',
     startedAt: Date.now(),
-    link: () => ({
-      state: 'open',
-      since: 0,
-      lastFrameInAt: null,
-      lastFrameOutAt: null,
-      lastPongAt: null,
-      unacked: 0,
-      reconnects: 0,
-      rejects: { total: 0, recent: 0, lastReason: null, lastAt: null, alarming: false },
-    }),
+    link: () => openLinkStats(),
     sessions: () => ({ connected: 3, disconnected: 2 }),
     draining: () => false,
     simUrl: null,

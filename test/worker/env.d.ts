@@ -4,3 +4,9 @@ declare namespace Cloudflare {
     TEST_MIGRATIONS: import('cloudflare:test').D1Migration[]
   }
 }
+
+// Vite's `?raw` imports: a docs page as text, for tests that hold a page to the code.
+declare module '*.md?raw' {
+  const text: string
+  export default text
+}

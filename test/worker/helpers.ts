@@ -119,3 +119,8 @@ let addressSeq = 0
 export function uniqueAddress(): string {
   return `2001:db8:${crypto.randomUUID().slice(0, 4)}::${(++addressSeq).toString(16)}`
 }
+
+/** A signed token with one hex digit of its signature changed (a fixed "00" suffix is the token itself once in 256). */
+export function alteredToken(token: string): string {
+  return `${token.slice(0, -1)}${token.endsWith('0') ? '1' : '0'}`
+}

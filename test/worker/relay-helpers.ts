@@ -3,9 +3,9 @@
  * every frame the edge sends (parsed with the shared protocol) and lets a test answer like a relay would.
  */
 import { exports } from 'cloudflare:workers'
-import { afterEach, vi } from 'vitest'
+import { afterEach, expect, vi } from 'vitest'
 import { EdgeFrame, FRAME_PROTOCOL_VERSION, type FrameOf, type RelayFrame } from '../../schema/frames'
-import { admin, body, ORIGIN } from './helpers'
+import { admin, body, call, newTenant, ORIGIN } from './helpers'
 
 type EdgeType = EdgeFrame['type']
 
@@ -36,6 +36,22 @@ export function closeRelaysAfterEach(): FakeRelay[] {
     for (const r of relays.splice(0)) r.close()
   })
   return relays
+}
+
+/**
+ * A new tenant with an alpha number assigned to a fresh fake relay that reported it connected: where the tests of
+ * relay frames start. The relay joins `relays` (closed after the test); `stateAnswer` is the edge's answer to the state.
+ */
+export async function linkedAlphaAccount(relays: FakeRelay[], phonePrefix: string) {
+  const t = await newTenant()
+  const { token } = await issueRelay(t.tenantId)
+  const relay = await FakeRelay.open(token)
+  relays.push(relay)
+  const phone = uniquePhone(phonePrefix)
+  expect((await call('/v1/channels/alpha-web/connections', { method: 'POST', key: t.key, json: { phone_number: phone } })).status).toBe(200)
+  const assign = await relay.next('assign', (a) => a.account.accountId === phone)
+  const stateAnswer = await relay.state(assign, { state: 'connected', identifier: phone, upstreamUserId: null })
+  return { t, relay, phone, assign, token, stateAnswer }
 }
 
 let instanceSeq = 0

@@ -96,5 +96,15 @@ export function setClock(at: string | number): void {
   vi.setSystemTime(new Date(at))
 }
 
+/**
+ * Freezes Date a whole second a year ahead and returns that instant: the real clock never gets there, so no Durable
+ * Object alarm fires on its own and each step is driven by the test.
+ */
+export function freezeClockYearAhead(): number {
+  const at = Math.floor((Date.now() + 365 * DAY_MS) / 1000) * 1000
+  setClock(at)
+  return at
+}
+
 export const HOUR_MS = 3_600_000
 export const DAY_MS = 86_400_000

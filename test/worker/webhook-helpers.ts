@@ -1,5 +1,6 @@
 /** Helpers for the webhook tests: subscriptions through the API, the delivery log, and the account's Durable Object. */
 import { env } from 'cloudflare:workers'
+import { expect } from 'vitest'
 import { body, call, type TestTenant } from './helpers'
 
 export type WireWebhook = {
@@ -84,4 +85,28 @@ export async function settledLog(t: TestTenant, webhookId: string, count: number
 
 export function accountObject(t: TestTenant, accountId = 'custom') {
   return env.ACCOUNT.getByName(`${t.tenantId}/${accountId}`)
+}
+
+/** What `POST /v1/webhooks/{webhookId}/test` (and MCP's test_webhook) answers when the receiver took the sample. */
+export const TEST_DELIVERED = {
+  success: true,
+  webhook_id: '0',
+  event: 'message.delivered',
+  delivery_id: expect.stringMatching(/^dlv_test_/),
+  delivered: true,
+  status_code: 200,
+  duration_ms: expect.any(Number),
+  failure_type: null,
+  error_message: null,
+}
+
+/** An account event's payload for a tenant's custom channel (its identifier is the caller's address in tests). */
+export function customAccountEvent(event: string, createdAt: unknown, status: string, reason: string | null) {
+  return {
+    event,
+    created_at: createdAt,
+    account_id: 'custom',
+    channel: 'custom',
+    account: { id: 'custom', channel: 'custom', identifier: '127.0.0.1', status, reason },
+  }
 }

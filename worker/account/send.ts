@@ -49,7 +49,10 @@ export type SendInput = {
   held?: boolean
 }
 
-export type SendOutcome = { ok: true; messageId: string } | { ok: false; refusal: Refusal }
+/** Today's sends of the account against its cap after this send (the route's `RateLimit` header for the daily cap). */
+export type SendsToday = { used: number; cap: number }
+
+export type SendOutcome = ({ ok: true; messageId: string } | { ok: false; refusal: Refusal }) & { sendsToday: SendsToday }
 
 /** Today's new-contact allowance and ramp day: channels with a warm-up (alpha) ramp up, the others get the plan cap. */
 export function allowanceFor(c: AccountContext, ref: AccountRef, planCap: number, now: number) {
@@ -82,7 +85,7 @@ export async function sendMessage(c: AccountContext, input: SendInput): Promise<
   if (!check.ok) {
     await recordRefusal(c, input, check.refusal, allowance, now)
     if (input.held) await failHeld(c, input, `${check.refusal.code}: ${check.refusal.message}`, now)
-    return check
+    return { ...check, sendsToday: { used: counters.sends, cap: plan.sendsPerDay } }
   }
 
   // Accepted: bookkeeping first, synchronously, so a concurrent send already sees it.
@@ -128,7 +131,7 @@ export async function sendMessage(c: AccountContext, input: SendInput): Promise<
   tally(c.store, { outbound: 1 })
 
   c.background(deliverMessage(c, input.messageId))
-  return { ok: true, messageId: input.messageId }
+  return { ok: true, messageId: input.messageId, sendsToday: { used: next.sends, cap: plan.sendsPerDay } }
 }
 
 /** An approved message that a limit refuses now fails with the limit's code (and message.failed). */

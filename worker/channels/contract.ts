@@ -19,6 +19,7 @@ import type { AccountRef } from '../account/storage'
 import type { AccountRow } from '../db/accounts'
 import type { Db } from '../db/client'
 import type { AppEnv } from '../env'
+import type { ErrorCode } from '../lib/error-codes'
 import type { ToolRow } from '../lib/tool-spec'
 
 /** The files of a channel folder, by its transport (docs/ARCHITECTURE.md, "How to add a channel"). */
@@ -75,7 +76,7 @@ export type Channel = ChannelRuntime & {
   /** The `to` member that names a new person here. */
   readonly address: AddressKind
   /** Whether a person who never wrote and is not in the account's address book may be messaged. */
-  readonly strangers: { allowed: true } | { allowed: false; status: 409 | 422; code: string; message: string }
+  readonly strangers: { allowed: true } | { allowed: false; status: 409 | 422; code: ErrorCode; message: string }
   /**
    * Whether a restriction with this reason still lets replies out (to people who wrote to the account): alpha's 463
    * forbids new chats only, and its relay judges each recipient. New contacts stay refused with account_restricted.

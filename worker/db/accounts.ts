@@ -105,10 +105,14 @@ export type AccountStatusPatch = {
 export function accountStatusUpdate(db: Db, tenantId: string, id: string, p: AccountStatusPatch) {
   const values: Partial<AccountRow> = { status: p.status, statusReason: p.reason, updatedAt: p.now }
   if (p.identifier !== undefined) values.identifier = p.identifier
-  values.connectedAt = p.status === 'connected' ? (p.connectedAt ?? p.now) : null
+  // A row already connected keeps the time it connected, also when a concurrent request read it before that.
+  const connectedAt =
+    p.status === 'connected'
+      ? sql`case when ${accounts.status} = 'connected' and ${accounts.connectedAt} is not null then ${accounts.connectedAt} else ${p.connectedAt ?? p.now} end`
+      : null
   return db
     .update(accounts)
-    .set(values)
+    .set({ ...values, connectedAt })
     .where(and(eq(accounts.tenantId, tenantId), eq(accounts.id, id)))
 }
 

@@ -6,7 +6,7 @@
  */
 import { and, asc, eq, inArray, isNull, lt, sql, type SQL } from 'drizzle-orm'
 import { z } from 'zod'
-import { contacts, events, messages, tenants, webhooks } from '../../schema/d1'
+import { accounts, contacts, events, messages, tenants, webhooks } from '../../schema/d1'
 import { OWNER_ONLY_EVENT, type EventPayload } from '../../schema/events'
 import { newId } from '../lib/ids'
 import type { Db } from './client'
@@ -88,13 +88,34 @@ export function insertEvent(db: Db, tenantId: string, accountId: string, payload
  * duplicate, a status move that a newer attempt may have overtaken).
  */
 export function insertEventIfMessage(db: Db, tenantId: string, accountId: string, payload: EventPayload, now: number, condition: SQL) {
+  return insertEventIfRow(db, tenantId, accountId, payload, now, messages, condition)
+}
+
+/**
+ * Inserts the event only if an account row matching `condition` exists when the batch runs: an account's status
+ * event is decided by the row as it is then (D1 runs one batch at a time), not by what the caller read before, so
+ * concurrent requests making the same move emit its event once.
+ */
+export function insertEventIfAccount(db: Db, tenantId: string, accountId: string, payload: EventPayload, now: number, condition: SQL) {
+  return insertEventIfRow(db, tenantId, accountId, payload, now, accounts, condition)
+}
+
+function insertEventIfRow(
+  db: Db,
+  tenantId: string,
+  accountId: string,
+  payload: EventPayload,
+  now: number,
+  from: typeof messages | typeof accounts,
+  condition: SQL
+) {
   const event = candidate(tenantId, accountId, payload, now)
   const statement = db
     .insert(events)
     .select(
       db
         .select(constantRow(events, event, { dispatchedAt: dispatchedUnlessSubscribed(tenantId, event.type, now) }))
-        .from(messages)
+        .from(from)
         .where(condition)
         .limit(1)
     )

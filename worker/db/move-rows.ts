@@ -19,6 +19,7 @@ import {
   contacts,
   cursorMaps,
   events,
+  idempotencyKeys,
   media,
   messageApprovals,
   messages,
@@ -66,6 +67,7 @@ export const MOVED_TABLES: MovedTable[] = [
   moved(messageApprovals),
   moved(socialFlows),
   moved(socialPages),
+  moved(idempotencyKeys),
   moved(cursorMaps),
 ]
 

@@ -15,6 +15,7 @@ export const SEALED_PLACES: Record<SealedColumn, Place> = {
   'social_apps.secret': { table: 'social_apps', column: 'secret', rowKey: 'tenant_id' },
   'social_flows.pages': { table: 'social_flows', column: 'pages', rowKey: 'id' },
   'social_pages.token': { table: 'social_pages', column: 'token', rowKey: 'account_id' },
+  'idempotency_keys.response': { table: 'idempotency_keys', column: 'response', rowKey: 'key_hash' },
 }
 
 export type SealedValue = { at: SealedAt; value: string }

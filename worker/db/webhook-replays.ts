@@ -4,10 +4,11 @@
  * counting as in flight after REPLAY_LEASE_MS.
  */
 import { sql } from 'drizzle-orm'
+import { REPLAYS_PER_HOUR } from '../lib/abuse-limits'
 import { newId } from '../lib/ids'
 import type { Db } from './client'
 
-export const REPLAYS_PER_HOUR = 20
+export { REPLAYS_PER_HOUR }
 export const REPLAY_LEASE_MS = 60_000
 const HOUR_MS = 3_600_000
 

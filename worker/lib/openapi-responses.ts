@@ -6,8 +6,8 @@ const DEFAULT_DESCRIPTIONS: Record<number, string> = {
   401: 'Missing or invalid key',
   403: 'Forbidden',
   404: 'Not found',
-  409: 'Conflict (see error)',
-  422: 'Refused (see error)',
+  409: 'Conflict (see error); on a creating POST also a retry while the first request with its Idempotency-Key still runs (Retry-After)',
+  422: 'Refused (see error); on a creating POST also an Idempotency-Key used before for a different request',
   429: 'Rate limited (README "Limits and abuse protection"); Retry-After says when to try again',
   507: 'No shard has room (docs/CAPACITY.md, "When a database fills")',
 }

@@ -1,42 +1,18 @@
 /**
- * Abuse limits on shared resources (issue 14 §2), on Cloudflare's Workers Rate Limiting binding: each `[[ratelimits]]`
- * entry of wrangler.toml is one (limit, period) counted per key. Counts are per Cloudflare location and approximate:
- * they keep one tenant from hurting the others, while exact per-plan quotas (daily caps) stay in the AccountDO.
- * RATE_LIMITS is the one table the middleware, the OpenAPI description and docs/security.md follow.
+ * Abuse limits on shared resources, on Cloudflare's Workers Rate Limiting binding: each `[[ratelimits]]` entry of
+ * wrangler.toml is one (limit, period) counted per key. Counts are per Cloudflare location and approximate: they
+ * keep one tenant from hurting the others, while exact per-plan quotas (daily caps) stay in the AccountDO.
+ * The table itself is lib/abuse-limits.ts. Every
+ * limit checked for a request is noted for its `RateLimit-Policy` / `RateLimit` headers (lib/rate-limit-state.ts).
  */
 import type { Context } from 'hono'
 import { createMiddleware } from 'hono/factory'
 import type { AppEnv } from '../env'
 import { ApiError } from '../errors'
+import { RATE_LIMITS, type RateLimitName } from './abuse-limits'
+import { noteRateLimit, rateLimitClock, seenLocally } from './rate-limit-state'
 
-export type RateLimitName =
-  | 'RL_API_KEY'
-  | 'RL_TENANT'
-  | 'RL_INBOUND'
-  | 'RL_CONNECT_NUMBER'
-  | 'RL_CONNECT_TENANT'
-  | 'RL_PAIRING_CODE'
-  | 'RL_WEBHOOK_TEST'
-  | 'RL_AUTH_FAILURES'
-  | 'RL_LOGIN_STEP'
-
-/** Mirrors wrangler.toml (a test checks they agree). `periodS` is 10 or 60: the binding offers nothing else. */
-export const RATE_LIMITS: Record<RateLimitName, { limit: number; periodS: 10 | 60; per: string; what: string }> = {
-  RL_API_KEY: { limit: 6000, periodS: 10, per: 'API key', what: 'requests under /v1' },
-  RL_TENANT: { limit: 12000, periodS: 10, per: 'tenant', what: 'requests under /v1, all keys together' },
-  RL_INBOUND: { limit: 6000, periodS: 10, per: 'tenant', what: 'POST /v1/channels/custom/inbound' },
-  RL_CONNECT_NUMBER: { limit: 5, periodS: 60, per: 'tenant and number', what: 'POST /v1/channels/alpha-web/connections' },
-  RL_CONNECT_TENANT: { limit: 20, periodS: 60, per: 'tenant', what: 'POST /v1/channels/alpha-web/connections' },
-  RL_PAIRING_CODE: { limit: 3, periodS: 60, per: 'phone number, across tenants', what: 'connects with link_method pairing_code (each prompts the phone)' },
-  RL_WEBHOOK_TEST: { limit: 10, periodS: 60, per: 'tenant', what: 'POST /v1/webhooks/{webhookId}/test' },
-  RL_AUTH_FAILURES: { limit: 20, periodS: 60, per: 'client address', what: 'wrong API keys and admin tokens' },
-  RL_LOGIN_STEP: {
-    limit: 10,
-    periodS: 60,
-    per: 'tenant and number',
-    what: 'beta login codes and passwords submitted (the verify routes and the hosted page together)',
-  },
-}
+export { RATE_LIMITS, type RateLimitName, type RateLimitRule } from './abuse-limits'
 
 /**
  * Counts one use of `name` for `key`; past the limit, a 429 in the route family's error shape with Retry-After (the
@@ -47,7 +23,9 @@ export async function enforce(c: Context<AppEnv>, name: RateLimitName, key: stri
   const binding = c.env[name] as RateLimit | undefined
   if (!binding) return
   const { success } = await binding.limit({ key })
-  if (!success) throw new ApiError(429, 'rate_limited', message, RATE_LIMITS[name].periodS)
+  const rule = RATE_LIMITS[name]
+  noteRateLimit(c, seenLocally(rule, `${name}:${key}`, success, rateLimitClock.now()))
+  if (!success) throw new ApiError(429, 'rate_limited', message, rule.periodS)
 }
 
 /**

@@ -1,6 +1,6 @@
 /**
  * Sealed secrets: AES-256-GCM values that must be read back (webhook signing secrets, channel credentials, the page
- * inbox's app secret and page tokens). A value is `v2.<key id>.<iv>.<ciphertext>`, and the place it belongs to
+ * inbox's app secret and page tokens, the kept answers of idempotent requests). A value is `v2.<key id>.<iv>.<ciphertext>`, and the place it belongs to
  * (column, tenant, row) is its associated data: a value copied to another row, tenant or column does not open.
  * The key id picks the key of the keyring (config.ts `keyring`), so keys rotate while every value still opens;
  * `v1.<iv>.<ciphertext>` values from before key ids (no associated data) still open and are re-sealed by
@@ -15,6 +15,7 @@ export const SEALED_COLUMNS = [
   'social_apps.secret',
   'social_flows.pages',
   'social_pages.token',
+  'idempotency_keys.response',
 ] as const
 export type SealedColumn = (typeof SEALED_COLUMNS)[number]
 

@@ -5,11 +5,12 @@
  *
  * One description per operation: a tool is read off its route's definition (`routeTools`): the name is the
  * operationId, the title the summary, the description the first paragraph of the route's description, the input the
- * route's own request schemas. Only what MCP needs beyond REST is written beside it (`ToolRow`: hints, a renderer).
+ * route's own request schemas (a declared `Idempotency-Key` header becomes `idempotency_key`). Only what MCP needs beyond REST is written beside it (`ToolRow`: hints, a renderer).
  */
 import type { OpenAPIHono, RouteConfig } from '@hono/zod-openapi'
 import type { CallToolResult } from '@modelcontextprotocol/server'
 import { z } from 'zod'
+import { IDEMPOTENCY_HEADER } from '../../schema/api/common'
 import type { AppEnv } from '../env'
 
 export const HTTP_METHODS = ['GET', 'POST', 'PUT', 'DELETE'] as const
@@ -53,10 +54,23 @@ export function pathParams(template: string): string[] {
   return [...template.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!)
 }
 
-/** A strict input object from path parameters, query parameters and an optional body. */
-export function toolInput(parts: { path?: Record<string, z.ZodType>; query?: z.ZodObject; body?: z.ZodType; bodyOptional?: boolean }): z.ZodObject {
+/** The argument of a creating tool that dispatch sends as the route's `Idempotency-Key` header (docs/idempotency.md). */
+export const IDEMPOTENCY_KEY_ARG = 'idempotency_key'
+
+/**
+ * A strict input object from path parameters, query parameters, an optional body and, for a route that declares
+ * `Idempotency-Key`, `idempotency_key` with the header's own schema.
+ */
+export function toolInput(parts: {
+  path?: Record<string, z.ZodType>
+  query?: z.ZodObject
+  body?: z.ZodType
+  bodyOptional?: boolean
+  idempotencyKey?: z.ZodType
+}): z.ZodObject {
   const shape: Record<string, z.ZodType> = { ...parts.path, ...parts.query?.shape }
   if (parts.body) shape.body = parts.bodyOptional ? parts.body.optional() : parts.body
+  if (parts.idempotencyKey) shape[IDEMPOTENCY_KEY_ARG] = parts.idempotencyKey
   return z.strictObject(shape)
 }
 
@@ -82,6 +96,7 @@ function toolOf(route: RouteConfig, base: string, row: ToolRow): ToolSpec {
       query: request.query instanceof z.ZodObject ? request.query : undefined,
       body,
       bodyOptional: request.body?.required === false,
+      idempotencyKey: request.headers instanceof z.ZodObject ? request.headers.shape[IDEMPOTENCY_HEADER] : undefined,
     }),
     method,
     path: route.path === '/' ? base : `${base}${route.path}`.replace(/\/$/, ''),

@@ -8,7 +8,7 @@ import { ProtocolError, ProtocolErrorCode, type CallToolResult } from '@modelcon
 import type { Tenant } from '../db/tenants'
 import type { KeyGrant } from '../safety/grant'
 import { vouchFor } from '../middleware/api-key'
-import { pathParams, type ToolSpec } from '../lib/tool-spec'
+import { IDEMPOTENCY_KEY_ARG, pathParams, type ToolSpec } from '../lib/tool-spec'
 
 /** Answers a request the way the Worker does (`app.fetch` with this request's env and execution context). */
 export type RestFetch = (request: Request) => Promise<Response>
@@ -49,8 +49,9 @@ export function restRequest(tool: ToolSpec, args: Record<string, unknown>, calle
     path = path.replace(`{${name}}`, encodeURIComponent(value))
   }
   const query = new URLSearchParams()
+  const idempotencyKey = accepted.includes(IDEMPOTENCY_KEY_ARG) ? scalar(args[IDEMPOTENCY_KEY_ARG]) : undefined
   for (const [key, value] of Object.entries(args)) {
-    if (key === 'body' || inPath.includes(key) || value === undefined || value === null) continue
+    if (key === 'body' || key === IDEMPOTENCY_KEY_ARG || inPath.includes(key) || value === undefined || value === null) continue
     const text = scalar(value)
     if (text === undefined) throw invalid(tool, `${key} must be a string, number or boolean`)
     query.set(key, text)
@@ -58,6 +59,8 @@ export function restRequest(tool: ToolSpec, args: Record<string, unknown>, calle
   const withBody = tool.method === 'POST' || tool.method === 'PUT'
   const headers = new Headers({ Authorization: `Bearer ${caller.apiKey}`, Accept: 'application/json' })
   if (withBody) headers.set('Content-Type', 'application/json')
+  // A creating tool's idempotency_key is the REST route's Idempotency-Key: a retried call acts once.
+  if (idempotencyKey !== undefined) headers.set('Idempotency-Key', idempotencyKey)
   const search = query.size ? `?${query}` : ''
   return new Request(`${caller.origin}/v1${path}${search}`, {
     method: tool.method,

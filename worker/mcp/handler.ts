@@ -23,12 +23,12 @@ import { requestLimits } from '../lib/rate-limit'
 import { mcpAuth, mcpCors, originGuard, refuseKeyInUrl } from './access'
 import { runTool } from './dispatch'
 import { buildServer } from './server'
+import { MCP_MAX_BODY_BYTES } from '../lib/abuse-limits'
 
 /** The Worker's own fetch (the Hono app), through which every tool runs its REST operation. */
 export type WorkerFetch = (request: Request, env: Env, ctx: ExecutionContext) => Response | Promise<Response>
 
-/** A tool call is a few hundred bytes; the SDK's 4 MiB default would only let a client make the Worker buffer more. */
-export const MCP_MAX_BODY_BYTES = 1024 * 1024
+export { MCP_MAX_BODY_BYTES }
 
 const RPC_CODES: Record<string, number> = { parse_error: -32700, batch_not_supported: -32600 }
 

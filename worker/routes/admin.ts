@@ -35,7 +35,7 @@ const CreateTenantBody = z.object({
 const PatchTenantBody = z
   .object({
     plan: z.enum(PLAN_NAMES).optional(),
-    status: z.literal('active').optional().meta({ description: 'Lifts a suspension (the service review of spec part 3)' }),
+    status: z.literal('active').optional().meta({ description: 'Lifts a suspension (the service’s review after an opener burst)' }),
     api_enabled: z.boolean().optional(),
     webhooks_enabled: z.boolean().optional(),
     message_retention_days: z

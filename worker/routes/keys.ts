@@ -6,6 +6,7 @@
 import { createRoute } from '@hono/zod-openapi'
 import { KeyFields, KeyIdPath, KeyList, MintedKey } from '../../schema/api/keys'
 import { AdminOk } from '../../schema/api/admin'
+import { IdempotencyKeyHeader } from '../../schema/api/common'
 import { getApiKey, issueApiKey, listApiKeys, revokeApiKey } from '../db/api-keys'
 import { directory } from '../db/shards'
 import { expireKeySubscriptions } from '../db/webhooks'
@@ -28,9 +29,12 @@ keysRoutes.openapi(
     tags: ['Keys'],
     summary: 'Mint a narrower key',
     description:
-      'Mints a key for an agent. Omitted fields copy the calling key; the new key can never be wider than it: scope at most its own, accounts among its own, expiry no later, reply window no longer, approval kept on. The key is in this answer only. Needs the owner’s key (full, every account, no approval, no expiry): an agent’s key cannot mint, list or revoke keys.',
-    request: { body: { required: false, content: { 'application/json': { schema: KeyFields } } } },
-    responses: { 201: { description: 'The new key', content: { 'application/json': { schema: MintedKey } } }, ...statusErrors([400, 401, 403], NOT_OWNER) },
+      'Mints a key for an agent. Omitted fields copy the calling key; the new key can never be wider than it: scope at most its own, accounts among its own, expiry no later, reply window no longer, approval kept on. The key is in this answer only (and in its sealed replay for an `Idempotency-Key` retry, 24 h). Needs the owner’s key (full, every account, no approval, no expiry): an agent’s key cannot mint, list or revoke keys.',
+    request: { headers: IdempotencyKeyHeader, body: { required: false, content: { 'application/json': { schema: KeyFields } } } },
+    responses: {
+      201: { description: 'The new key', content: { 'application/json': { schema: MintedKey } } },
+      ...statusErrors([400, 401, 403, 409, 422], NOT_OWNER),
+    },
   }),
   async (c) => {
     const db = directory(c.env)

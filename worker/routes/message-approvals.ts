@@ -28,7 +28,7 @@ for (const decision of ['approve', 'reject'] as const) {
       summary: decision === 'approve' ? 'Approve a held message' : 'Reject a held message',
       description:
         decision === 'approve'
-          ? 'Sends a message held as `awaiting_approval` (extension of spec §3). Every limit runs at this moment: a limit hit fails the message with its code and answers that refusal (e.g. 429 `daily_send_cap`). Answers the message, now `queued`. Needs the owner’s key (full, every account, no approval, no expiry).'
+          ? 'Sends a message held as `awaiting_approval` (an extension of the message statuses). Every limit runs at this moment: a limit hit fails the message with its code and answers that refusal (e.g. 429 `daily_send_cap`). Answers the message, now `queued`. Needs the owner’s key (full, every account, no approval, no expiry).'
           : 'Fails a message held as `awaiting_approval` with the reason `approval_rejected`; it is never sent. Needs the owner’s key (full, every account, no approval, no expiry).',
       request: { params: MessageIdParam },
       responses: {

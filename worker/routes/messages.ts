@@ -1,6 +1,6 @@
 /** /v1/messages (spec 4.2): send, list, long-poll wait, get one; the archive (routes/message-archive.ts) is mounted here, before `/{id}`. */
 import { createRoute } from '@hono/zod-openapi'
-import { MessagingError } from '../../schema/api/common'
+import { IdempotencyKeyHeader, MessagingError } from '../../schema/api/common'
 import { ListMessagesQuery, Message, MessageIdParam, MessageList, SendAccepted, SendMessageBody, WaitQuery, WaitResult } from '../../schema/api/messages'
 import { sendRulesFor } from '../channels/registry'
 import { accountStub } from '../lib/objects'
@@ -23,7 +23,13 @@ import { checkAccount } from '../safety/key-refusals'
 import { holdMessage } from '../messaging/approvals'
 import { accountAllowed } from '../safety/grant'
 import { checkReplyWindow } from '../safety/reply-window'
+import { noteRateLimit } from '../lib/rate-limit-state'
+import { secondsToNextUtcDay } from '../lib/time'
 import { resourceApp } from '../validate'
+
+/** The account's daily send cap as a RateLimit policy on every answer the account's object gave (docs/api.md). */
+export const DAILY_SENDS_POLICY = 'daily-sends'
+const DAY_S = 86_400
 
 export const messagesRoutes = resourceApp({
   to: 'invalid_recipient',
@@ -70,7 +76,7 @@ messagesRoutes.openapi(
         'approval on holds a send to someone who never wrote as `awaiting_approval` until the owner decides (docs/agent-safety.md).',
       ].join(' '),
     ].join('\n\n'),
-    request: { body: { required: true, content: { 'application/json': { schema: SendMessageBody } } } },
+    request: { headers: IdempotencyKeyHeader, body: { required: true, content: { 'application/json': { schema: SendMessageBody } } } },
     responses: {
       202: {
         description: 'Queued (or, for a key with approval on and a person who never wrote, `awaiting_approval`)',
@@ -81,10 +87,10 @@ messagesRoutes.openapi(
         MessagingError,
         "`account_suspended` (after an opener burst), `account_restricted`, or the key's `key_scope` (a read key; a reply key outside its window), `key_account`, `key_expired`"
       ),
-      409: json(MessagingError, '`no_connected_account` or `account_not_connected`'),
+      409: json(MessagingError, '`no_connected_account`, `account_not_connected`, or `idempotency_key_in_progress` (with Retry-After)'),
       422: json(
         MessagingError,
-        '`contact_channel_mismatch`, `contact_do_not_disturb`, `contact_opted_out`, `contact_private`, `beta_requires_existing_contact`'
+        '`contact_channel_mismatch`, `contact_do_not_disturb`, `contact_opted_out`, `contact_private`, `beta_requires_existing_contact`, or `idempotency_key_reused`'
       ),
       429: json(MessagingError, '`daily_send_cap`, `new_contact_cap`, `loop_guard` or `opener_burst`'),
     },
@@ -141,6 +147,13 @@ messagesRoutes.openapi(
       text: body.text,
       mediaUrl,
       mediaContentType,
+    })
+    noteRateLimit(c, {
+      policy: DAILY_SENDS_POLICY,
+      quota: outcome.sendsToday.cap,
+      windowS: DAY_S,
+      remaining: Math.max(0, outcome.sendsToday.cap - outcome.sendsToday.used),
+      resetS: secondsToNextUtcDay(Date.now()),
     })
     if (!outcome.ok) {
       const r = outcome.refusal

@@ -3,6 +3,7 @@
  * the spec: the delivery log (7 days) and replay. Mounted under webhooks.ts, behind its `webhooks_enabled` check.
  */
 import { createRoute } from '@hono/zod-openapi'
+import { IdempotencyKeyHeader } from '../../schema/api/common'
 import {
   DeliveriesQuery,
   DeliveryList,
@@ -274,8 +275,8 @@ webhookOperationsRoutes.openapi(
       `Re-sends the events of a window (body.since within the last ${RETENTION_DAYS} days, until default now) with their original delivery ids, by default only those not delivered (include_delivered true re-sends all), up to ${REPLAY_MAX_EVENTS} per call with next_since when more remain. Refused with HTTP 409 while the subscription is off or its URL paused: reenable_webhook first.`,
       `Queues every event of [since, until) that this subscription subscribes to and that was not delivered to it (or every one with include_delivered), with its original delivery id, for sending now; retries follow the subscription's setting. This is how you recover after a pause or an outage: re-enable, then replay. The window must start within the last 7 days; one call takes up to ${REPLAY_MAX_EVENTS} events and answers next_since when more remain. One replay runs at a time per subscription, at most ${REPLAYS_PER_HOUR} an hour (429 with Retry-After). Refused with 409 while the subscription is switched off or its URL is paused.`,
     ].join('\n\n'),
-    request: { params: WebhookIdParam, body: { required: true, content: { 'application/json': { schema: ReplayBody } } } },
-    responses: { 200: { description: 'Queued', content: { 'application/json': { schema: ReplayResult } } }, ...errors([400, 401, 403, 404, 409, 429]) },
+    request: { headers: IdempotencyKeyHeader, params: WebhookIdParam, body: { required: true, content: { 'application/json': { schema: ReplayBody } } } },
+    responses: { 200: { description: 'Queued', content: { 'application/json': { schema: ReplayResult } } }, ...errors([400, 401, 403, 404, 409, 422, 429]) },
   }),
   async (c) => {
     const tenant = c.get('tenant')

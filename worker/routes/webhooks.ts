@@ -15,6 +15,7 @@ import {
   WebhookIdParam,
   WebhookList,
 } from '../../schema/api/webhooks'
+import { IdempotencyKeyHeader } from '../../schema/api/common'
 import { EVENT_DESCRIPTIONS, EVENT_TYPES, EXTENSION_EVENT_TYPES } from '../../schema/events'
 import { urlPolicy } from '../config'
 import { deleteDeliveriesOf } from '../db/webhook-deliveries'
@@ -100,8 +101,8 @@ webhooksRoutes.openapi(
         'Needs the owner’s key (full, every account, no approval, no expiry), as does every change to a subscription: its deliveries carry every account’s events and, for `message.approval_required`, the links that approve held messages.',
       ].join(' '),
     ].join('\n\n'),
-    request: { body: { required: true, content: { 'application/json': { schema: CreateWebhookBody } } } },
-    responses: { 201: { description: 'Created', content: { 'application/json': { schema: WebhookCreated } } }, ...errors([400, 401, 403, 409]) },
+    request: { headers: IdempotencyKeyHeader, body: { required: true, content: { 'application/json': { schema: CreateWebhookBody } } } },
+    responses: { 201: { description: 'Created', content: { 'application/json': { schema: WebhookCreated } } }, ...errors([400, 401, 403, 409, 422]) },
   }),
   async (c) => {
     const body = c.req.valid('json')

@@ -37,6 +37,7 @@ import { directory, DIRECTORY_SHARD, shardCount, shardDb } from '../db/shards'
 import type { Db } from '../db/client'
 import { tenants } from '../../schema/d1'
 import { eq } from 'drizzle-orm'
+import type { ErrorCode } from '../lib/error-codes'
 import { accountStub } from '../lib/objects'
 import { AFTER_FLIP, type MoveState } from './move-state'
 
@@ -54,7 +55,7 @@ export const MAX_STEP_FAILURES = 20
 /** A failed step is tried again this much later. */
 export const STEP_RETRY_MS = 10_000
 
-export type MoveRefusal = { status: 400 | 404 | 409 | 507; code: string; message: string }
+export type MoveRefusal = { status: 400 | 404 | 409 | 507; code: ErrorCode; message: string }
 
 /** Checks a move and marks it begun in the directory; the steps do the rest. */
 export async function startMove(env: Env, id: string, tenantId: string, to: number, now: number): Promise<MoveState | MoveRefusal> {

@@ -19,6 +19,24 @@ async function connected(): Promise<Harness> {
   return h
 }
 
+/** The driver has opened its second socket: it opens, and the session shows connected again. */
+async function secondSocketConnects(h: Harness) {
+  expect(h.sockets.sockets).toHaveLength(2)
+  h.sockets.latest.open()
+  await settle()
+  expect(h.lastState()).toMatchObject({ state: 'connected' })
+}
+
+/** A bad-session close (500): the session shows connecting, and the next socket opens after the backoff. */
+async function badSessionCloseThenReopen(h: Harness) {
+  h.sockets.latest.close(500, 'Stream Errored (bad-session)')
+  await settle()
+  expect(h.lastState()).toEqual({ state: 'connecting' })
+  await vi.advanceTimersByTimeAsync(10_000)
+  h.sockets.latest.open()
+  await settle()
+}
+
 /** Advances in steps, answering every socket's keep-alive with a frame so the liveness watchdog stays quiet. */
 async function advanceAlive(h: Harness, ms: number) {
   for (let left = ms; left > 0; left -= 5_000) {
@@ -82,10 +100,7 @@ describe('alpha disconnects', () => {
     expect(h.sockets.sockets).toHaveLength(1)
     await vi.advanceTimersByTimeAsync(1_000)
     await settle()
-    expect(h.sockets.sockets).toHaveLength(2)
-    h.sockets.latest.open()
-    await settle()
-    expect(h.lastState()).toMatchObject({ state: 'connected' })
+    await secondSocketConnects(h)
   })
 
   it('stops and reports replaced on 440 instead of fighting the other client', async () => {
@@ -106,10 +121,7 @@ describe('alpha disconnects', () => {
     await vi.advanceTimersByTimeAsync(MIN_RECONNECT_MS - 1)
     expect(h.sockets.sockets).toHaveLength(1)
     await vi.advanceTimersByTimeAsync(1)
-    expect(h.sockets.sockets).toHaveLength(2)
-    h.sockets.latest.open()
-    await settle()
-    expect(h.lastState()).toMatchObject({ state: 'connected' })
+    await secondSocketConnects(h)
   })
 
   it('opens a new socket at once on a 515 restart', async () => {
@@ -332,12 +344,7 @@ describe('alpha close codes as Baileys means them', () => {
   it('stops with "link again" when a bad session (500) keeps failing right after it opens, keeping the session', async () => {
     const h = await connected()
     for (let i = 0; i < BAD_SESSION_CLOSES_MAX - 1; i++) {
-      h.sockets.latest.close(500, 'Stream Errored (bad-session)')
-      await settle()
-      expect(h.lastState()).toEqual({ state: 'connecting' })
-      await vi.advanceTimersByTimeAsync(10_000)
-      h.sockets.latest.open()
-      await settle()
+      await badSessionCloseThenReopen(h)
     }
     h.sockets.latest.close(500, 'Stream Errored (bad-session)')
     await settle()
@@ -352,12 +359,7 @@ describe('alpha close codes as Baileys means them', () => {
     const h = await connected()
     for (let i = 0; i < BAD_SESSION_CLOSES_MAX + 1; i++) {
       await advanceAlive(h, BAD_SESSION_WINDOW_MS)
-      h.sockets.latest.close(500, 'Stream Errored (bad-session)')
-      await settle()
-      expect(h.lastState()).toEqual({ state: 'connecting' })
-      await vi.advanceTimersByTimeAsync(10_000)
-      h.sockets.latest.open()
-      await settle()
+      await badSessionCloseThenReopen(h)
     }
     expect(h.lastState()).toMatchObject({ state: 'connected' })
   })

@@ -2,7 +2,6 @@
  * Runs the alpha driver against the scripted fake socket: fake clock (timers and Date), a sealed session store,
  * and everything the connector reports recorded in order. `settle()` lets queued event handling finish.
  */
-import { Writable } from 'node:stream'
 import type { WAMessage } from '@whiskeysockets/baileys'
 import pino from 'pino'
 import { vi } from 'vitest'
@@ -13,20 +12,16 @@ import type { FetchVersion } from '../../../relay/alpha/version'
 import type { Connector, ImportedContact, InboundMessage, LinkMethod, Receipt, SessionState } from '../../../relay/connector'
 import { fakeSockets } from '../../fixtures/alpha-socket'
 import { sealedSessionStore, type SealedSessionStore } from '../../fixtures/session-store'
+import { capturedLog, settleRounds, useFakeClock } from '../driver-harness'
 
 export const PHONE = '+15551234567'
 export const DIGITS = '15551234567'
 export const OWN_LID = '99000000000001'
 
-export function useFakeClock() {
-  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'] })
-  vi.setSystemTime(new Date('2026-09-01T10:00:00Z'))
-}
+export { useFakeClock }
 
 /** Lets the driver's event queue and the fake's next-tick emits run (setImmediate is not faked). */
-export async function settle(rounds = 5) {
-  for (let i = 0; i < rounds; i++) await new Promise((r) => setImmediate(r))
-}
+export const settle = (rounds = 5) => settleRounds(rounds)
 
 /** A store holding a session the phone already confirmed, as a previous relay process left it. */
 export async function linkedStore(digits = DIGITS): Promise<SealedSessionStore> {
@@ -59,16 +54,7 @@ export async function harness(
   const inbound: InboundMessage[] = []
   const receipts: Receipt[] = []
   const contacts: ImportedContact[][] = []
-  const logLines: string[] = []
-  const log = pino(
-    { level: opts.logLevel ?? 'silent' },
-    new Writable({
-      write(chunk, _enc, done) {
-        logLines.push(String(chunk))
-        done()
-      },
-    })
-  )
+  const { log, logLines } = capturedLog(opts.logLevel ?? 'silent')
   const store = opts.store ?? sealedSessionStore()
   const fetchMedia = opts.fetchMedia ?? vi.fn<FetchMedia>(async () => ({ bytes: Buffer.from('media'), contentType: 'image/jpeg', fileName: 'photo.jpg' }))
   const fetchVersion = opts.fetchVersion ?? vi.fn(builtInVersion)

@@ -3,28 +3,22 @@
  * Date), a sealed session store, every state, inbound message, receipt and contact list the connector reports
  * recorded in order, and the log kept so tests can check that no code or password is ever written.
  */
-import { Writable } from 'node:stream'
-import pino from 'pino'
 import { vi } from 'vitest'
 import { makeBetaDriver } from '../../../relay/beta/client'
 import type { FetchMedia } from '../../../relay/alpha/media-fetch'
 import type { Connector, ImportedContact, InboundMessage, LinkMethod, Receipt, SessionState } from '../../../relay/connector'
 import { FakeBetaNetwork } from '../../fixtures/beta-network'
 import { sealedSessionStore, type SealedSessionStore } from '../../fixtures/session-store'
+import { capturedLog, settleRounds, useFakeClock } from '../driver-harness'
 
 export const PHONE = '+15551230001'
 export const FRIEND = '+15551230002'
 export const STRANGER = '+15551230003'
 
-export function useFakeClock() {
-  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'] })
-  vi.setSystemTime(new Date('2026-09-01T10:00:00Z'))
-}
+export { useFakeClock }
 
 /** Lets the driver's queues and promise chains run (setImmediate is not faked). */
-export async function settle(rounds = 10) {
-  for (let i = 0; i < rounds; i++) await new Promise((r) => setImmediate(r))
-}
+export const settle = (rounds = 10) => settleRounds(rounds)
 
 export type BetaHarness = Awaited<ReturnType<typeof betaHarness>>
 
@@ -43,16 +37,7 @@ export async function betaHarness(
   const inbound: InboundMessage[] = []
   const receipts: Receipt[] = []
   const contacts: ImportedContact[][] = []
-  const logLines: string[] = []
-  const log = pino(
-    { level: 'trace' },
-    new Writable({
-      write(chunk, _enc, done) {
-        logLines.push(String(chunk))
-        done()
-      },
-    })
-  )
+  const { log, logLines } = capturedLog('trace')
   const store = opts.store ?? sealedSessionStore()
   const fetchMedia = opts.fetchMedia ?? vi.fn<FetchMedia>(async () => ({ bytes: Buffer.from('jpeg-bytes'), contentType: 'image/jpeg', fileName: 'photo.jpg' }))
   const driver = makeBetaDriver({ creds: net.creds, makeClient: net.makeClient, fetchMedia, now: () => Date.now(), contactsSyncMs: opts.contactsSyncMs })

@@ -50,6 +50,36 @@ describe('Outbox', () => {
     expect(box.due(0, 2).map((f) => f.id)).toEqual(['c'])
   })
 
+  it('puts a frame past its ack timeout back in queue order, ahead of newer unsent ones, within the window', () => {
+    const box = new Outbox()
+    for (const id of ['a', 'b']) void box.push(inbound(id))
+    box.markSent('a', 1000)
+    box.markSent('b', 5000)
+    for (const id of ['c', 'd']) void box.push(inbound(id))
+    // Nothing timed out: only the unsent ones, and the window counts what is on the wire.
+    expect(box.due(999, 3).map((f) => f.id)).toEqual(['c'])
+    // `a` timed out: it goes again first; `b` is still on the wire.
+    expect(box.due(2000, 3).map((f) => f.id)).toEqual(['a', 'c'])
+    box.markSent('a', 2000)
+    box.markSent('c', 2000)
+    expect(box.due(2000, 4).map((f) => f.id)).toEqual(['d'])
+    box.settle({ type: 'ack', ids: ['b'] })
+    expect(box.due(2000, 4).map((f) => f.id)).toEqual(['d'])
+  })
+
+  it('replaces an older state that is already on the wire, and sends the newer one', async () => {
+    const box = new Outbox()
+    const older = box.push(state('s1', 'connecting'), 'state:ses_1')
+    box.markSent('s1', 10)
+    const newer = box.push(state('s2', 'connected'), 'state:ses_1')
+    expect(box.size).toBe(1)
+    expect(box.due(0).map((f) => f.id)).toEqual(['s2'])
+    box.settle({ type: 'ack', ids: ['s1'] })
+    expect(box.size).toBe(1)
+    box.settle({ type: 'ack', ids: ['s2'] })
+    await expect(Promise.all([older, newer])).resolves.toMatchObject([{ type: 'ack' }, { type: 'ack' }])
+  })
+
   it('lets a newer state replace an unanswered older one, answering both', async () => {
     const box = new Outbox()
     const older = box.push(state('s1', 'connecting'), 'state:ses_1')
@@ -74,5 +104,17 @@ describe('Outbox', () => {
     const drained = box.drained(1000)
     box.settle({ type: 'ack', ids: ['a'] })
     expect(await drained).toBe(true)
+  })
+
+  it('answers link_closed, once closed, to every frame still waiting and to every later one, so no stop waits forever', async () => {
+    const box = new Outbox()
+    const waiting = box.push(inbound('a'))
+    const drained = box.drained(60_000)
+    box.close()
+    await expect(waiting).resolves.toEqual({ type: 'link_closed' })
+    expect(await drained).toBe(true)
+    await expect(box.push(inbound('b'))).resolves.toEqual({ type: 'link_closed' })
+    expect(box.size).toBe(0)
+    expect(box.due(0)).toEqual([])
   })
 })

@@ -3,6 +3,7 @@ import pino from 'pino'
 import { describe, expect, it } from 'vitest'
 import { healthReport } from '../../../relay/health'
 import { REJECTS_ALARM, REJECTS_WINDOW_MS, RejectLog } from '../../../relay/link/rejects'
+import { openLinkStats } from './link-stats'
 
 function logged() {
   const lines: Array<{ level: number; msg: string }> = []
@@ -37,16 +38,7 @@ describe('RejectLog', () => {
       driver: 'sim',
       version: 'test',
       startedAt: 0,
-      link: () => ({
-        state: 'open' as const,
-        since: 0,
-        lastFrameInAt: null,
-        lastFrameOutAt: null,
-        lastPongAt: null,
-        unacked: 0,
-        reconnects: 0,
-        rejects: stats,
-      }),
+      link: () => openLinkStats(stats),
       sessions: () => ({}),
       draining: () => false,
       simUrl: null,

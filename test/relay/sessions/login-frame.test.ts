@@ -1,55 +1,32 @@
 /** beta's login steps through the relay core: the real beta driver on the fake network, over a real RelayLink to a fake edge. */
-import { pino } from 'pino'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { makeBetaDriver } from '../../../relay/beta/client'
-import { connectUrlFor } from '../../../relay/config'
-import { SessionCrypto } from '../../../relay/crypto'
-import { RelayLink } from '../../../relay/link/socket'
-import { SessionManager } from '../../../relay/sessions/manager'
 import type { FrameOf } from '../../../schema/frames'
 import { FakeBetaNetwork } from '../../fixtures/beta-network'
-import { startFakeEdge, type FakeEdge } from '../../fixtures/fake-edge'
+import type { FakeEdge } from '../../fixtures/fake-edge'
+import { linkedManager } from './linked-manager'
 
 const TOKEN = `rly_${'b'.repeat(40)}`
 const PHONE = '+15557770001'
-const log = pino({ level: 'silent' })
 
 let edge: FakeEdge
-let link: RelayLink
-let manager: SessionManager
 let net: FakeBetaNetwork
+
+let stopLinked: () => Promise<void>
 
 beforeEach(async () => {
   net = new FakeBetaNetwork()
-  edge = await startFakeEdge({ token: TOKEN, leaseMs: 10_000, heartbeatMs: 100 })
-  const driver = makeBetaDriver({ creds: net.creds, makeClient: net.makeClient })
-  manager = new SessionManager({ driverFor: (ch) => (ch === 'beta' ? driver : null), crypto: new SessionCrypto('k'.repeat(40)), log })
-  link = new RelayLink({
-    url: connectUrlFor(edge.url),
+  const linked = await linkedManager({
     token: TOKEN,
-    log,
-    hello: () => ({
-      type: 'hello',
-      protocol: 1,
-      instance: 'inst-beta-1',
-      version: 't',
-      driver: 'beta',
-      channels: ['beta'],
-      sessions: manager.running(),
-      draining: false,
-    }),
-    onFrame: (f) => manager.onFrame(f),
-    onRefused: () => undefined,
+    instance: 'inst-beta-1',
+    driver: 'beta',
+    channel: 'beta',
+    makeDriver: () => makeBetaDriver({ creds: net.creds, makeClient: net.makeClient }),
   })
-  manager.attach(link)
-  link.start()
-  await edge.waitFor((f) => f.type === 'hello')
+  ;({ edge } = linked)
+  stopLinked = linked.stop
 })
-afterEach(async () => {
-  link.stop()
-  await manager.stopAll('test over')
-  await edge.close()
-})
+afterEach(async () => stopLinked())
 
 function assign(sid: string, linkMethod: 'code' | 'qr' = 'code'): FrameOf<'assign'> {
   return {

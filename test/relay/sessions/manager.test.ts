@@ -1,16 +1,13 @@
 /** SessionManager with a recording driver, over a real RelayLink to a fake edge. */
-import { pino } from 'pino'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { connectUrlFor } from '../../../relay/config'
 import { PermanentSendError, type Connector, type ConnectorOptions, type Driver, type OutboundMessage } from '../../../relay/connector'
-import { SessionCrypto } from '../../../relay/crypto'
-import { RelayLink } from '../../../relay/link/socket'
-import { SessionManager } from '../../../relay/sessions/manager'
+import type { RelayLink } from '../../../relay/link/socket'
+import type { SessionManager } from '../../../relay/sessions/manager'
 import type { FrameOf, RelayFrame } from '../../../schema/frames'
-import { startFakeEdge, type FakeEdge } from '../../fixtures/fake-edge'
+import type { FakeEdge } from '../../fixtures/fake-edge'
+import { linkedManager } from './linked-manager'
 
 const TOKEN = `rly_${'m'.repeat(40)}`
-const log = pino({ level: 'silent' })
 
 type Run = {
   opts: ConnectorOptions
@@ -48,30 +45,16 @@ function recordingDriver(): Driver {
 }
 
 async function setup(leaseMs = 10_000) {
-  edge = await startFakeEdge({ token: TOKEN, leaseMs, heartbeatMs: 100 })
   journal = []
   runs = []
-  manager = new SessionManager({ driverFor: (ch) => (ch === 'alpha_web' ? recordingDriver() : null), crypto: new SessionCrypto('k'.repeat(40)), log })
-  link = new RelayLink({
-    url: connectUrlFor(edge.url),
+  ;({ edge, link, manager } = await linkedManager({
     token: TOKEN,
-    log,
-    hello: () => ({
-      type: 'hello',
-      protocol: 1,
-      instance: 'inst-manager-1',
-      version: 't',
-      driver: 'sim',
-      channels: ['alpha_web'],
-      sessions: manager.running(),
-      draining: manager.isDraining,
-    }),
-    onFrame: (f) => manager.onFrame(f),
-    onRefused: () => undefined,
-  })
-  manager.attach(link)
-  link.start()
-  await edge.waitFor((f) => f.type === 'hello')
+    leaseMs,
+    instance: 'inst-manager-1',
+    driver: 'sim',
+    channel: 'alpha_web',
+    makeDriver: recordingDriver,
+  }))
 }
 
 beforeEach(async () => setup())

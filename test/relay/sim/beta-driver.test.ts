@@ -11,6 +11,7 @@ import { configureSim } from '../../../relay/sim/config'
 import { simBetaDriver } from '../../../relay/sim/driver'
 import { startSimNetwork, type SimServer } from '../../../relay/sim/network/server'
 import { sealedSessionStore } from '../../fixtures/session-store'
+import { simControl } from './sim-control'
 
 let sim: SimServer
 const PHONE = '+15559990001'
@@ -57,14 +58,7 @@ const until = async (cond: () => boolean, timeoutMs = 5000) => {
   }
 }
 const last = (r: Run) => r.states.at(-1)
-const control = async (method: string, path: string, body?: unknown) => {
-  const res = await fetch(`${sim.url}/sim${path}`, {
-    method,
-    headers: { 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  })
-  return (await res.json()) as Record<string, unknown>
-}
+const control = async (method: string, path: string, body?: unknown) => (await simControl(sim, method, path, body)).json
 const code = async () => String((await control('GET', `/beta/${P}/code`)).code)
 const login = (r: Run, step: LoginStep) => r.c.login!(step)
 

@@ -82,7 +82,7 @@ describe('AccountDO send: a failed D1 commit', () => {
       await expect(a).rejects.toThrow(/injected D1 failure/)
       return { b, counters: c.store.counters(), failed: c.store.contactGuard(failing.contact.id), kept: c.store.contactGuard(accepted.contact.id) }
     })
-    expect(after.b).toEqual({ ok: true, messageId: accepted.messageId })
+    expect(after.b).toMatchObject({ ok: true, messageId: accepted.messageId })
     expect(after.counters).toMatchObject({ sends: 1, newContacts: 1 })
     expect(after.kept).toMatchObject({ sendsSinceInbound: 1, firstSentAt: expect.any(Number) })
     // The person whose message never went out is new again: the next message to them is their opener.

@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest'
 import type { AccountEvent } from '../../../schema/events'
 import { admin, body, call, connectCustom, newTenant, pushInbound, send, type TestTenant } from '../helpers'
 import { contactRow, eventsOf, HOUR_MS, setClock } from '../state'
+import { customAccountEvent } from '../webhook-helpers'
 import { contactIdFor } from '../../../worker/lib/ids'
 
 afterEach(() => {
@@ -202,15 +203,7 @@ describe('opener burst', () => {
     expect(blocked.status).toBe(403)
     expect(blocked.body).toEqual({ error_code: 'account_suspended', error: expect.any(String) })
     const restricted = await eventsOf(t.tenantId, 'account.restricted')
-    expect(restricted.map((e) => e.payload)).toEqual([
-      {
-        event: 'account.restricted',
-        created_at: EVENING,
-        account_id: 'custom',
-        channel: 'custom',
-        account: { id: 'custom', channel: 'custom', identifier: '127.0.0.1', status: 'restricted', reason: 'opener_burst' },
-      },
-    ])
+    expect(restricted.map((e) => e.payload)).toEqual([customAccountEvent('account.restricted', EVENING, 'restricted', 'opener_burst')])
   })
 
   it('sends again after the service lifts the suspension, and emits account.connected', async () => {

@@ -37,6 +37,8 @@ async function drained(sql: string, ...params: unknown[]): Promise<void> {
 const INBOUND = 100
 const SENDS = 50
 const WAITS = 30
+/** Sends with and without a key, from one account: both counts stay under its daily cap of 50. */
+const KEYED_SENDS = 20
 
 describe('D1 work per operation', () => {
   it('stores an inbound message in one batch of 4 statements, with no read before it', async () => {
@@ -80,6 +82,30 @@ describe('D1 work per operation', () => {
       await drained("SELECT count(*) AS n FROM messages WHERE tenant_id = ? AND direction = 'outbound' AND status = 'queued'", t.tenantId)
     })
     figure('send (POST /v1/messages, delivered to the custom channel: queued → sent)', SENDS, totals)
+  })
+
+  it('adds one claim batch and one write to a send with an Idempotency-Key', async () => {
+    const t = await newTenant()
+    const bridge = await connectCustom(t)
+    for (let i = 0; i < 17; i++) await pushInbound(t, { body: 'hi', fromId: `p${i}` })
+    const sendAll = (keyed: boolean, from: number) =>
+      meter.measure(async () => {
+        for (let i = from; i < from + KEYED_SENDS; i++) {
+          const headers = keyed ? { 'Idempotency-Key': `capacity-${i}` } : undefined
+          const res = await call('/v1/messages', { method: 'POST', key: t.key, headers, json: { to: { external_id: `p${i % 17}` }, text: `reply ${i}` } })
+          expect(res.status).toBe(202)
+        }
+        await bridge.waitFor(from + KEYED_SENDS, 20_000)
+        await drained("SELECT count(*) AS n FROM messages WHERE tenant_id = ? AND direction = 'outbound' AND status = 'queued'", t.tenantId)
+      })
+    const plain = await sendAll(false, 0)
+    const keyed = await sendAll(true, KEYED_SENDS)
+    const extra: D1Totals = { statements: 0, roundTrips: 0, rowsRead: 0, rowsWritten: 0, changes: 0 }
+    for (const k of Object.keys(extra) as (keyof D1Totals)[]) extra[k] = keyed[k] - plain[k]
+    figure('idempotency key on a send (what the key adds to it)', KEYED_SENDS, extra)
+    // The claim (an upsert and its read, one batch) and the kept answer: 3 statements, 2 round trips per send.
+    expect(Math.round(extra.statements / KEYED_SENDS)).toBe(3)
+    expect(Math.round(extra.roundTrips / KEYED_SENDS)).toBe(2)
   })
 
   it('answers a wait from its cursor with a bounded read', async () => {

@@ -21,6 +21,7 @@ import * as edgeMetrics from '../../../worker/db/edge-metrics'
 import * as eventFeed from '../../../worker/db/event-feed'
 import * as events from '../../../worker/db/events'
 import * as fences from '../../../worker/db/fences'
+import * as idempotency from '../../../worker/db/idempotency'
 import * as media from '../../../worker/db/media'
 import * as messageRetention from '../../../worker/db/message-retention'
 import * as messages from '../../../worker/db/messages'
@@ -412,6 +413,14 @@ export const CATALOG: Record<string, Entry> = {
   'webhook-health.recordFailure': { path: 'hot', call: (db) => webhookHealth.recordFailure(db, T, 'https://x.example', failure, NOW) },
   'webhook-health.reenableHealth': { path: 'admin', call: (db) => webhookHealth.reenableHealth(db, T, 'https://x.example', NOW) },
   'webhook-health.resetHealth': { path: 'admin', call: (db) => webhookHealth.resetHealth(db, T, 'https://x.example') },
+
+  'idempotency.claimIdempotencyKey': {
+    path: 'hot',
+    call: (db) => idempotency.claimIdempotencyKey(db, { tenantId: T, keyHash: 'kh_1', fingerprint: 'fp_1', claim: 'idc_1', now: NOW }),
+  },
+  'idempotency.storeIdempotentAnswer': { path: 'hot', call: (db) => idempotency.storeIdempotentAnswer(db, T, 'kh_1', 'idc_1', 202, 'v2.x') },
+  'idempotency.releaseIdempotencyKey': { path: 'hot', call: (db) => idempotency.releaseIdempotencyKey(db, T, 'kh_1', 'idc_1') },
+  'idempotency.pruneIdempotencyKeys': { path: 'cron', call: (db) => idempotency.pruneIdempotencyKeys(db, NOW) },
 
   'webhook-replays.startReplay': { path: 'admin', call: (db) => webhookReplays.startReplay(db, 'wh_1', NOW) },
   'webhook-replays.finishReplay': { path: 'admin', call: (db) => webhookReplays.finishReplay(db, 'rep_1', NOW) },

@@ -53,4 +53,18 @@ describe('connected_at', () => {
     expect(statusChange(db, up.account, 'connected', null, Date.now()).statements).toHaveLength(0)
     expect((await eventsOf(t.tenantId, 'account.connected')).map((e) => e.accountId)).toEqual(['+15550002002'])
   })
+
+  it('emits the event once when two requests that read the same old status make the same move', async () => {
+    const t = await newTenant()
+    await addAccount(t.tenantId, { id: '+15550002003', channel: 'alpha_web', status: 'connecting' })
+    const stale = await getAccount(db, t.tenantId, '+15550002003')
+    if (!stale) throw new Error('no account')
+    const at = Date.parse('2026-03-01T10:00:00Z')
+    const first = statusChange(db, stale, 'connected', null, at)
+    const second = statusChange(db, stale, 'connected', null, at + 5_000)
+    await commit(first.statements)
+    await commit(second.statements)
+    expect(await eventsOf(t.tenantId, 'account.connected')).toHaveLength(1)
+    expect((await accountsOf(t))[0]).toMatchObject({ status: 'connected', connected_at: '2026-03-01T10:00:00.000Z' })
+  })
 })

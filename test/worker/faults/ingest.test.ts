@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest'
 import type { RelayFrame } from '../../../schema/frames'
 import { contactIdFor } from '../../../worker/lib/ids'
 import { body, call, connectCustom, newTenant, pushInbound, type TestTenant } from '../helpers'
-import { closeRelaysAfterEach, FakeRelay, issueRelay, uniquePhone } from '../relay-helpers'
+import { closeRelaysAfterEach, linkedAlphaAccount } from '../relay-helpers'
 import { contactRow } from '../state'
 import { failD1 } from './d1-fault'
 
@@ -77,14 +77,8 @@ describe('POST /v1/channels/custom/inbound while D1 fails mid-batch', () => {
 
 describe('relay inbound frames while D1 fails mid-batch', () => {
   it('are not acked when their commit failed, and their resend is stored once and acked', async () => {
-    const t = await newTenant()
-    const { token } = await issueRelay(t.tenantId)
-    const relay = await FakeRelay.open(token)
-    relays.push(relay)
-    const phone = uniquePhone('1667')
-    expect((await call('/v1/channels/alpha-web/connections', { method: 'POST', key: t.key, json: { phone_number: phone } })).status).toBe(200)
-    const a = await relay.next('assign', (x) => x.account.accountId === phone)
-    expect(await relay.state(a, { state: 'connected', identifier: phone, upstreamUserId: null })).toMatchObject({ type: 'ack' })
+    const { t, relay, assign: a, stateAnswer } = await linkedAlphaAccount(relays, '1667')
+    expect(stateAnswer).toMatchObject({ type: 'ack' })
 
     const fault = await failD1('messages', 'INSERT', `NEW.tenant_id = '${t.tenantId}' AND NEW.text = 'poison'`)
     const frame = (i: number, text: string): RelayFrame & { id: string } => ({

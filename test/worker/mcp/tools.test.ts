@@ -175,7 +175,10 @@ describe('the tool table', () => {
         const given = shape.body
         expect(route.body?.required === false ? given instanceof z.ZodOptional && given.unwrap() : given, `${tool.name}.body`).toBe(body)
       }
-      const expected = [...pathParams(tool.path), ...Object.keys(query), ...(body !== undefined ? ['body'] : [])]
+      // A route that declares Idempotency-Key gives its tool idempotency_key, the header's own schema.
+      const idempotency = shapeOf(route.headers)['Idempotency-Key']
+      if (idempotency !== undefined) expect(shape.idempotency_key, `${tool.name}.idempotency_key`).toBe(idempotency)
+      const expected = [...pathParams(tool.path), ...Object.keys(query), ...(body !== undefined ? ['body'] : []), ...(idempotency ? ['idempotency_key'] : [])]
       expect(Object.keys(shape).sort(), tool.name).toEqual(expected.sort())
     }
     // Messaging, the custom channel and webhooks: the check above ran on them, not only on placeholders.

@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest'
 import { TOOLS } from '../../../worker/mcp/tools'
 import { admin, connectCustom, newTenant, pushInbound, receiverChannel, type TestTenant } from '../helpers'
-import { api, settledLog, type WireDelivery, type WireWebhook } from '../webhook-helpers'
+import { api, settledLog, TEST_DELIVERED, type WireDelivery, type WireWebhook } from '../webhook-helpers'
 import { callTool, type ToolAnswer } from './rpc'
 
 const URL_A = 'https://hooks.example.com/a'
@@ -199,17 +199,7 @@ describe('test_webhook', () => {
     const tool = await callTool(t.key, 'test_webhook', { webhookId: 'probe' })
     expect(tool.status).toBe(200)
     expect(tool.isError).toBe(false)
-    expect(tool.json).toEqual({
-      success: true,
-      webhook_id: '0',
-      event: 'message.delivered',
-      delivery_id: expect.stringMatching(/^dlv_test_/),
-      delivered: true,
-      status_code: 200,
-      duration_ms: expect.any(Number),
-      failure_type: null,
-      error_message: null,
-    })
+    expect(tool.json).toEqual(TEST_DELIVERED)
     const [r] = await ch.waitFor(1)
     expect(r!.headers).toMatchObject({ 'x-webhook-test': 'true', 'x-webhook-event': 'message.delivered', 'x-webhook-delivery': tool.json.delivery_id })
     expect(r!.verified).toBe(true)

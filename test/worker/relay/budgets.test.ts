@@ -6,8 +6,7 @@ import { afterEach, describe, expect, it, onTestFinished, vi } from 'vitest'
 import { FRAME_PROTOCOL_VERSION, PING_TEXT, type FrameOf } from '../../../schema/frames'
 import { AccountObject } from '../../../worker/account/account-do'
 import { HELLO_SESSIONS_MAX, INBOUND_BUFFER_MAX, RELAY_LINKS_PER_TOKEN } from '../../../worker/relay/budgets'
-import { call, newTenant } from '../helpers'
-import { closeRelaysAfterEach, FakeRelay, issueRelay, relayConnect, uniquePhone } from '../relay-helpers'
+import { closeRelaysAfterEach, FakeRelay, issueRelay, linkedAlphaAccount, relayConnect } from '../relay-helpers'
 
 const relays = closeRelaysAfterEach()
 
@@ -47,14 +46,7 @@ describe('inbound frames buffered per session', () => {
   afterEach(() => vi.restoreAllMocks())
 
   it(`holds at most ${INBOUND_BUFFER_MAX} while the account commits, leaves the rest unacked, and hands every one to the account once when re-sent`, async () => {
-    const t = await newTenant()
-    const { token } = await issueRelay(t.tenantId)
-    const relay = await FakeRelay.open(token)
-    relays.push(relay)
-    const phone = uniquePhone('1555')
-    expect((await call('/v1/channels/alpha-web/connections', { method: 'POST', key: t.key, json: { phone_number: phone } })).status).toBe(200)
-    const assign = await relay.next('assign', (a) => a.account.accountId === phone)
-    await relay.state(assign, { state: 'connected', identifier: phone, upstreamUserId: null })
+    const { relay, assign } = await linkedAlphaAccount(relays, '1555')
     // Heartbeats, as a relay sends them: the flood takes longer than the lease on a loaded machine.
     const beat = setInterval(() => relay.ws.readyState === WebSocket.OPEN && relay.ws.send(PING_TEXT), 2_000)
     onTestFinished(() => clearInterval(beat))

@@ -8,7 +8,7 @@ import { createExecutionContext } from 'cloudflare:test'
 import { env } from 'cloudflare:workers'
 import { describe, expect, it } from 'vitest'
 import { app } from '../../../worker/app'
-import { ADMIN_TOKEN, admin, body, call, connectCustom, newTenant, ORIGIN, receiverChannel } from '../helpers'
+import { ADMIN_TOKEN, admin, body, call, connectCustom, newTenant, ORIGIN, receiverChannel, type TestTenant } from '../helpers'
 
 type Keys = { ENCRYPTION_KEY: string; ENCRYPTION_KEYS: string; ENCRYPTION_KEY_ID: string }
 
@@ -37,6 +37,13 @@ async function sealedValues(tenantId: string): Promise<string[]> {
     env.DB.prepare('SELECT config AS v FROM channel_connections WHERE tenant_id = ?').bind(tenantId),
   ])
   return rows.flatMap((r) => (r.results as Array<{ v: string }>).map((x) => x.v))
+}
+
+/** Copies tenant `from`'s sealed column onto tenant `to`'s matching row, as a mistaken restore or hand-written SQL would. */
+async function copySealed(table: string, column: string, row: string, from: TestTenant, to: TestTenant) {
+  await env.DB.prepare(`UPDATE ${table} SET ${column} = (SELECT ${column} FROM ${table} WHERE tenant_id = ?1 AND ${row}) WHERE tenant_id = ?2 AND ${row}`)
+    .bind(from.tenantId, to.tenantId)
+    .run()
 }
 
 describe('secret rotation', () => {
@@ -123,11 +130,7 @@ describe('a sealed value bound to its row', () => {
       })
       expect(res.status).toBe(201)
     }
-    await env.DB.prepare(
-      "UPDATE webhooks SET signing_secret = (SELECT signing_secret FROM webhooks WHERE tenant_id = ?1 AND name = 'h') WHERE tenant_id = ?2 AND name = 'h'"
-    )
-      .bind(a.tenantId, b.tenantId)
-      .run()
+    await copySealed('webhooks', 'signing_secret', "name = 'h'", a, b)
     const copied = await call('/v1/webhooks/h/signing-secret', { key: b.key })
     expect(copied.status).toBe(500)
     expect(await copied.text()).not.toContain('whsec_')
@@ -138,11 +141,7 @@ describe('a sealed value bound to its row', () => {
     const [a, b] = [await newTenant(), await newTenant()]
     await connectCustom(a, 'bound-a')
     await connectCustom(b, 'bound-b')
-    await env.DB.prepare(
-      "UPDATE channel_connections SET config = (SELECT config FROM channel_connections WHERE tenant_id = ?1 AND account_id = 'custom') WHERE tenant_id = ?2 AND account_id = 'custom'"
-    )
-      .bind(a.tenantId, b.tenantId)
-      .run()
+    await copySealed('channel_connections', 'config', "account_id = 'custom'", a, b)
     const got = await call('/v1/channels/custom', { key: b.key })
     expect(got.status).toBe(500)
     expect(await got.text()).not.toContain('bound-a')

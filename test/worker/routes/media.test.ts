@@ -11,21 +11,11 @@ import { mediaIdFor, mediaKey } from '../../../worker/media/ids'
 import { signedMediaUrl } from '../../../worker/media/links'
 import { sweepExpiredMedia } from '../../../worker/media/retention'
 import { body, call, newTenant, ORIGIN, type TestTenant } from '../helpers'
-import { closeRelaysAfterEach, FakeRelay, issueRelay, uniquePhone } from '../relay-helpers'
+import { closeRelaysAfterEach, linkedAlphaAccount } from '../relay-helpers'
 
 const relays = closeRelaysAfterEach()
 
-async function linkedAccount() {
-  const t = await newTenant()
-  const { token } = await issueRelay(t.tenantId)
-  const relay = await FakeRelay.open(token)
-  relays.push(relay)
-  const phone = uniquePhone('1667')
-  expect((await call('/v1/channels/alpha-web/connections', { method: 'POST', key: t.key, json: { phone_number: phone } })).status).toBe(200)
-  const assign = await relay.next('assign', (a) => a.account.accountId === phone)
-  await relay.state(assign, { state: 'connected', identifier: phone, upstreamUserId: null })
-  return { t, relay, phone, assign, token }
-}
+const linkedAccount = () => linkedAlphaAccount(relays, '1667')
 
 type Linked = Awaited<ReturnType<typeof linkedAccount>>
 

@@ -7,7 +7,7 @@ import { createHmac } from 'node:crypto'
 import { env } from 'cloudflare:workers'
 import { describe, expect, it } from 'vitest'
 import { admin, call, connectCustom, newTenant, pushInbound, receiverChannel, send, type TestTenant } from '../helpers'
-import { api, createWebhook, deliveries, health, settledLog, until } from '../webhook-helpers'
+import { api, createWebhook, customAccountEvent, deliveries, health, settledLog, TEST_DELIVERED, until } from '../webhook-helpers'
 import type { Received } from '../../fixtures/receiver-types'
 import { database } from '../../../worker/db/client'
 import { insertEvent } from '../../../worker/db/events'
@@ -267,22 +267,10 @@ describe('account events', () => {
     const bridge = receiverChannel('bridge')
     expect((await api(t, 'PUT', '/channels/custom', { webhook_url: bridge.url })).status).toBe(200)
     const [connected] = await ch.waitFor(1)
-    expect(payloadOf(connected!)).toEqual({
-      event: 'account.connected',
-      created_at: ISO,
-      account_id: 'custom',
-      channel: 'custom',
-      account: { id: 'custom', channel: 'custom', identifier: '127.0.0.1', status: 'connected', reason: null },
-    })
+    expect(payloadOf(connected!)).toEqual(customAccountEvent('account.connected', ISO, 'connected', null))
     expect((await api(t, 'DELETE', '/channels/custom')).status).toBe(200)
     const [, disconnected] = await ch.waitFor(2)
-    expect(payloadOf(disconnected!)).toEqual({
-      event: 'account.disconnected',
-      created_at: ISO,
-      account_id: 'custom',
-      channel: 'custom',
-      account: { id: 'custom', channel: 'custom', identifier: '127.0.0.1', status: 'disconnected', reason: 'removed' },
-    })
+    expect(payloadOf(disconnected!)).toEqual(customAccountEvent('account.disconnected', ISO, 'disconnected', 'removed'))
   })
 
   it('account.limit_reached hides the account: null ids, status limited', async () => {
@@ -306,13 +294,7 @@ describe('account events', () => {
     const { ch } = await subscribe(t, ['account.restricted'])
     for (let i = 0; i < 6; i++) await send(t, { to: { external_id: `burst-${i}` }, text: 'Same opener for everyone' })
     const [r] = await ch.waitFor(1)
-    expect(payloadOf(r!)).toEqual({
-      event: 'account.restricted',
-      created_at: ISO,
-      account_id: 'custom',
-      channel: 'custom',
-      account: { id: 'custom', channel: 'custom', identifier: '127.0.0.1', status: 'restricted', reason: 'opener_burst' },
-    })
+    expect(payloadOf(r!)).toEqual(customAccountEvent('account.restricted', ISO, 'restricted', 'opener_burst'))
   })
 })
 
@@ -322,17 +304,7 @@ describe('POST /v1/webhooks/{webhookId}/test', () => {
     const { ch, secret } = await subscribe(t, ['message.received'], { name: 'probe', generate_signing_secret: true })
     const res = await api<Record<string, unknown>>(t, 'POST', '/webhooks/probe/test')
     expect(res.status).toBe(200)
-    expect(res.body).toEqual({
-      success: true,
-      webhook_id: '0',
-      event: 'message.delivered',
-      delivery_id: expect.stringMatching(/^dlv_test_/),
-      delivered: true,
-      status_code: 200,
-      duration_ms: expect.any(Number),
-      failure_type: null,
-      error_message: null,
-    })
+    expect(res.body).toEqual(TEST_DELIVERED)
     const [r] = await ch.log()
     expect(r!.headers['x-webhook-test']).toBe('true')
     expect(r!.headers['x-webhook-delivery']).toBe(res.body.delivery_id)

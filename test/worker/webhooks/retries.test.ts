@@ -7,14 +7,13 @@ import { evictDurableObject, runDurableObjectAlarm, runInDurableObject } from 'c
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { connectCustom, newTenant, pushInbound, receiverChannel, type TestTenant } from '../helpers'
 import { accountObject, api, createWebhook, deliveries, health, settledLog } from '../webhook-helpers'
+import { freezeClockYearAhead } from '../state'
 
 const MIN = 60_000
 let T0 = 0
 
 beforeEach(() => {
-  vi.useFakeTimers({ toFake: ['Date'] })
-  T0 = Math.floor((Date.now() + 365 * 86_400_000) / 1000) * 1000
-  vi.setSystemTime(T0)
+  T0 = freezeClockYearAhead()
 })
 afterEach(() => {
   vi.useRealTimers()

@@ -3,6 +3,7 @@
  * status, disconnect it. Errors take the channel-connection shape `{success: false, error, error_code: <status>}`.
  */
 import { createRoute } from '@hono/zod-openapi'
+import { IdempotencyKeyHeader } from '../../../schema/api/common'
 import { AlphaConnectBody, AlphaConnectResult, AlphaDisconnected, AlphaPhoneParam, AlphaQr, AlphaStatus } from '../../../schema/api/alpha'
 import { relayAccount, removeRelayAccount } from '../relay-run/account'
 import { sessionStatus } from '../relay-run/session'
@@ -48,8 +49,11 @@ alphaRoutes.openapi(
         'already connected it changes nothing unless `force_new` discards the stored session.',
       ].join(' '),
     ].join('\n\n'),
-    request: { body: { required: true, content: { 'application/json': { schema: AlphaConnectBody } } } },
-    responses: { 200: { description: 'Linking started', content: { 'application/json': { schema: AlphaConnectResult } } }, ...errors([400, 401, 409, 429]) },
+    request: { headers: IdempotencyKeyHeader, body: { required: true, content: { 'application/json': { schema: AlphaConnectBody } } } },
+    responses: {
+      200: { description: 'Linking started', content: { 'application/json': { schema: AlphaConnectResult } } },
+      ...errors([400, 401, 409, 422, 429]),
+    },
   }),
   async (c) => {
     const body = c.req.valid('json')

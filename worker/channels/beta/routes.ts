@@ -4,6 +4,7 @@
  * login refusals each have their own status, and the error text starts with a stable code (docs/channels/beta.md).
  */
 import { createRoute } from '@hono/zod-openapi'
+import { IdempotencyKeyHeader } from '../../../schema/api/common'
 import {
   BetaCodeBody,
   BetaConnectBody,
@@ -51,10 +52,10 @@ betaRoutes.openapi(
         'the QR and replaces it before each token lapses (GET /channels/beta/connect/page).',
       ].join(' '),
     ].join('\n\n'),
-    request: { body: { required: true, content: { 'application/json': { schema: BetaConnectBody } } } },
+    request: { headers: IdempotencyKeyHeader, body: { required: true, content: { 'application/json': { schema: BetaConnectBody } } } },
     responses: {
       200: { description: 'Login started', content: { 'application/json': { schema: BetaConnectResult } } },
-      ...statusErrors([400, 401, 403, 404, 409, 429]),
+      ...statusErrors([400, 401, 403, 404, 409, 422, 429]),
     },
   }),
   async (c) => {

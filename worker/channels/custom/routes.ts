@@ -3,6 +3,7 @@
  * `custom` account, connected at once), GET reads its state, DELETE disconnects it, POST /inbound pushes a message in.
  */
 import { createRoute } from '@hono/zod-openapi'
+import { IdempotencyKeyHeader } from '../../../schema/api/common'
 import { CustomChannelRemoved, CustomChannelState, CustomInboundBody, CustomInboundResult, SetCustomWebhookBody } from '../../../schema/api/custom-channel'
 import { removeAccount } from '../lifecycle'
 import { keyring, urlPolicy } from '../../config'
@@ -99,7 +100,7 @@ customChannelRoutes.openapi(
       "Stores a message as if a person wrote it on the user's bridge (customData.body and fromId are required); it reaches wait_for_messages like any inbound message. Meant for bridges and tests; a repeated messageSid is stored once.",
       'Your bridge pushes a message a person sent on your side. The contact is created on its first message (external id = `fromId`). `mediaUrl` must be a public https URL. The message then reaches waits and `message.received` webhooks. A repeated push with the same `messageSid` is stored once and answers `duplicate: true`. Needs the owner’s key: a push is a person writing in, so an agent’s key could otherwise fake a first contact and skip approval and the new-contact rules (docs/agent-safety.md).',
     ].join('\n\n'),
-    request: { body: { required: true, content: { 'application/json': { schema: CustomInboundBody } } } },
+    request: { headers: IdempotencyKeyHeader, body: { required: true, content: { 'application/json': { schema: CustomInboundBody } } } },
     responses: { 200: { description: 'Stored', content: { 'application/json': { schema: CustomInboundResult } } }, ...errors([400, 401, 409, 422, 429]) },
   }),
   async (c) => {

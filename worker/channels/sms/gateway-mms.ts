@@ -9,9 +9,10 @@ import { partUpstreamId, type Attachment } from '../../account/inbound-queue.sha
 import { mediaConfig } from '../../config'
 import type { Db } from '../../db/client'
 import { ingestMediaBytes } from '../../media/ingest-inline'
+import { GATEWAY_WEBHOOK_MAX_BYTES } from '../../lib/abuse-limits'
 
-/** The largest webhook body the phone's route reads: 5 MiB of files base64-encoded (4/3) plus the JSON around them. */
-export const GATEWAY_WEBHOOK_MAX_BYTES = 8 * 1024 * 1024
+/** The largest webhook body the phone's route reads (lib/abuse-limits.ts). */
+export { GATEWAY_WEBHOOK_MAX_BYTES }
 
 /** spec 2 gives a message one `media`, and the queue takes 10 per message (Twilio's own limit). */
 const MAX_ATTACHMENTS = 10

@@ -5,6 +5,7 @@
  */
 import { createRoute } from '@hono/zod-openapi'
 import type { Context } from 'hono'
+import { IdempotencyKeyHeader } from '../../../schema/api/common'
 import {
   AndroidSmsConnected,
   AndroidSmsStatus,
@@ -23,6 +24,7 @@ import { checkAccount } from '../../safety/key-refusals'
 import type { KeyGrant } from '../../safety/grant'
 import { statusErrors } from '../../lib/openapi-responses'
 import { resourceApp } from '../../validate'
+import { GATEWAY_EVENTS } from './gateway-api'
 import { removeSmsAccount } from './account'
 import { readSmsConfig, transportsOf, writeSmsConfig, type SmsConfig, type Transport } from './config'
 import { connectAndroid, connectTwilio, type ConnectCtx } from './connect'
@@ -85,7 +87,7 @@ smsRoutes.openapi(
         'attachment, the text on the first, `media.too_large` over the cap, `media.unavailable` when Twilio does not serve it.',
       ].join(' '),
     ].join('\n\n'),
-    request: { body: { required: true, content: { 'application/json': { schema: ConnectSmsBody } } } },
+    request: { headers: IdempotencyKeyHeader, body: { required: true, content: { 'application/json': { schema: ConnectSmsBody } } } },
     responses: {
       200: json(SmsStatus, 'The number, connected'),
       ...statusErrors([400, 401, 404, 409, 422, 502], {
@@ -115,12 +117,12 @@ smsRoutes.openapi(
       [
         'Checks the credentials with the gateway (cloud: the gateway’s cloud API; local: `base_url`, a public https URL',
         'reaching the phone), sets a fresh webhook signing key on the phone, and registers one webhook per event',
-        '(sms:received, sms:sent, sms:delivered, sms:failed) at `webhook_url`. When the number also has Twilio, sends go',
+        `(${GATEWAY_EVENTS.join(', ')}) at \`webhook_url\`. When the number also has Twilio, sends go`,
         'out from the phone and inbound from either lands on the same account. The phone sends text only (no media).',
         'The password is stored sealed and never returned.',
       ].join(' '),
     ].join('\n\n'),
-    request: { body: { required: true, content: { 'application/json': { schema: ConnectAndroidSmsBody } } } },
+    request: { headers: IdempotencyKeyHeader, body: { required: true, content: { 'application/json': { schema: ConnectAndroidSmsBody } } } },
     responses: {
       200: json(AndroidSmsConnected, 'The number, connected, with the webhook URL registered on the gateway'),
       ...statusErrors([400, 401, 409, 422, 502], {

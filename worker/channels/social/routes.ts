@@ -4,6 +4,7 @@
  * (hosted page, OAuth callback, webhooks) are in public-routes.ts.
  */
 import { createRoute, type z } from '@hono/zod-openapi'
+import { IdempotencyKeyHeader } from '../../../schema/api/common'
 import {
   SelectPageBody,
   SetSocialAppBody,
@@ -67,8 +68,11 @@ socialRoutes.openapi(
         '409 `social_app_required`.',
       ].join(' '),
     ].join('\n\n'),
-    request: { body: { required: false, content: { 'application/json': { schema: SocialConnectBody } } } },
-    responses: { ...ok(SocialConnect, 'A connect link'), ...statusErrors([400, 401, 409], { 409: '`social_app_required`: save your app first' }) },
+    request: { headers: IdempotencyKeyHeader, body: { required: false, content: { 'application/json': { schema: SocialConnectBody } } } },
+    responses: {
+      ...ok(SocialConnect, 'A connect link'),
+      ...statusErrors([400, 401, 409, 422], { 409: '`social_app_required`: save your app first, or `idempotency_key_in_progress`' }),
+    },
   }),
   async (c) => {
     const flow = await startConnect(c.env, directory(c.env), c.var.db, c.req.url, c.get('tenant').id, Date.now())
@@ -132,7 +136,7 @@ socialRoutes.openapi(
         'once against the plan’s account cap. People are answered on the surface they wrote on.',
       ].join(' '),
     ].join('\n\n'),
-    request: { body: { required: true, content: { 'application/json': { schema: SelectPageBody } } } },
+    request: { headers: IdempotencyKeyHeader, body: { required: true, content: { 'application/json': { schema: SelectPageBody } } } },
     responses: {
       ...ok(SocialStatus, 'Connected'),
       ...statusErrors([400, 401, 404, 409, 422, 502], {

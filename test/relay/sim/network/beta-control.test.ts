@@ -5,6 +5,7 @@ import { computeCheck } from 'telegram/Password'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { SIM_BETA_CREDS } from '../../../../relay/sim/network/beta-network'
 import { startSimNetwork, type SimServer } from '../../../../relay/sim/network/server'
+import { simControl } from '../sim-control'
 import { gramClients, type GramClient } from '../../../fixtures/gram-client'
 
 let sim: SimServer
@@ -21,14 +22,7 @@ const PHONE = '+15557780001'
 const P = encodeURIComponent(PHONE)
 const FRIEND = '+15557780002'
 
-const control = async (method: string, path: string, body?: unknown) => {
-  const res = await fetch(`${sim.url}/sim${path}`, {
-    method,
-    headers: { 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  })
-  return { status: res.status, json: (await res.json()) as Record<string, unknown> }
-}
+const control = (method: string, path: string, body?: unknown) => simControl(sim, method, path, body)
 
 /** A connected client on a session minted through the control API, as the relay's sim driver gets one. */
 async function client(phone = PHONE): Promise<GramClient> {

@@ -3,6 +3,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { WebSocket } from 'ws'
 import { ServerMsg, SIM_CLOSE, type ClientMsg } from '../../../../relay/sim/network/protocol'
 import { startSimNetwork, type SimServer } from '../../../../relay/sim/network/server'
+import { simControl } from '../sim-control'
 
 let sim: SimServer
 beforeEach(async () => {
@@ -45,14 +46,7 @@ async function device(login: ClientMsg): Promise<Device> {
   }
 }
 
-const control = async (method: string, path: string, body?: unknown) => {
-  const res = await fetch(`${sim.url}/sim${path}`, {
-    method,
-    headers: { 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  })
-  return { status: res.status, json: (await res.json()) as Record<string, unknown> }
-}
+const control = (method: string, path: string, body?: unknown) => simControl(sim, method, path, body)
 
 const PHONE = '+15557770001'
 const P = encodeURIComponent(PHONE)

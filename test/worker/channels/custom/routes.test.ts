@@ -1,9 +1,9 @@
 /** /v1/channels/custom (spec 4.7): set, read and remove the webhook, the plan's account cap, and the inbound push's validation. */
 import { describe, expect, it } from 'vitest'
-import type { AccountEvent } from '../../../../schema/events'
 import { channelConnections } from '../../../../schema/d1'
 import { body, call, connectCustom, newTenant, pushInbound, receiverChannel, send, type TestTenant } from '../../helpers'
 import { addAccount, db, eventsOf } from '../../state'
+import { customAccountEvent } from '../../webhook-helpers'
 import { eq } from 'drizzle-orm'
 
 const INBOUND_URL = 'https://gateway.test/v1/channels/custom/inbound'
@@ -41,15 +41,7 @@ describe('PUT /v1/channels/custom', () => {
     await put(t, receiverChannel('a').url)
     await put(t, receiverChannel('b').url)
     const events = await eventsOf(t.tenantId, 'account.connected')
-    expect(events.map((e) => e.payload)).toEqual([
-      {
-        event: 'account.connected',
-        created_at: expect.any(String),
-        account_id: 'custom',
-        channel: 'custom',
-        account: { id: 'custom', channel: 'custom', identifier: '127.0.0.1', status: 'connected', reason: null },
-      } satisfies AccountEvent,
-    ])
+    expect(events.map((e) => e.payload)).toEqual([customAccountEvent('account.connected', expect.any(String), 'connected', null)])
   })
 
   it('sends later messages to the new URL after a change', async () => {

@@ -5,14 +5,14 @@
  * delivery, a file without content, and the route's body cap.
  */
 import { env } from 'cloudflare:workers'
-import { and, asc, eq } from 'drizzle-orm'
+import { eq } from 'drizzle-orm'
 import { describe, expect, it } from 'vitest'
-import { media as mediaTable, messages } from '../../../../schema/d1'
+import { media as mediaTable } from '../../../../schema/d1'
 import { GATEWAY_WEBHOOK_MAX_BYTES } from '../../../../worker/channels/sms/gateway-mms'
 import { mediaIdFor, mediaKey } from '../../../../worker/media/ids'
-import { body, call, newTenant, type TestTenant } from '../../helpers'
+import { call, newTenant, type TestTenant } from '../../helpers'
 import { db, eventsOf } from '../../state'
-import { connectPhone, gateway, post } from './sms-helpers'
+import { arrivedMessages, connectPhone, expectLinksServe, expectSignedLinkServes, gateway, inboundRows, post } from './sms-helpers'
 
 const NUMBER = '+447700900123'
 const FROM = '+447700900555'
@@ -27,25 +27,8 @@ type Listed = {
   media: { url: string; id: string; content_type: string | null; kind: string; size: number | null; unavailable: boolean; too_large: boolean } | null
 }
 
-async function inbound(t: TestTenant): Promise<Listed[]> {
-  const list = await body<{ messages: Listed[] }>(await call('/v1/messages?direction=inbound&limit=50', { key: t.key }))
-  return list.messages.reverse()
-}
-
-/** Waits (bounded by tries, not time) until the account stored `n` inbound messages: the queue runs after the answer. */
-async function arrived(t: TestTenant, n: number): Promise<Listed[]> {
-  for (let i = 0; i < 500; i++) {
-    const list = await inbound(t)
-    if (list.length >= n) return list
-    await new Promise((r) => setTimeout(r, 10))
-  }
-  return inbound(t)
-}
-
-async function fetchLink(url: string): Promise<Response> {
-  const u = new URL(url)
-  return call(`${u.pathname}${u.search}`)
-}
+/** Waits until the account stored `n` inbound messages: the queue runs after the answer. */
+const arrived = (t: TestTenant, n: number) => arrivedMessages<Listed>(t, n)
 
 type File = { contentType: string; bytes?: Buffer; name?: string }
 
@@ -68,14 +51,6 @@ function payload(text: string, files: File[], messageId = `mms-${crypto.randomUU
   }
 }
 
-async function inboundRows(tenantId: string) {
-  return db
-    .select()
-    .from(messages)
-    .where(and(eq(messages.tenantId, tenantId), eq(messages.direction, 'inbound')))
-    .orderBy(asc(messages.seq))
-}
-
 describe('inbound MMS from the phone', () => {
   it('stores a photo in the media store: the link serves the same bytes and type', async () => {
     const t = await newTenant()
@@ -91,11 +66,7 @@ describe('inbound MMS from the phone', () => {
       contact: { phone: FROM },
       media: { content_type: 'image/jpeg', kind: 'image', size: JPEG.length, too_large: false, unavailable: false },
     })
-    expect(m!.media!.url).toMatch(/\/media\/med_[0-9a-f]{24}\?expires=\d+&signature=[0-9a-f]+$/)
-    const bytes = await fetchLink(m!.media!.url)
-    expect(bytes.status).toBe(200)
-    expect(bytes.headers.get('content-type')).toBe('image/jpeg')
-    expect(Buffer.from(await bytes.arrayBuffer()).equals(JPEG)).toBe(true)
+    await expectSignedLinkServes(m!.media!.url, 'image/jpeg', JPEG)
     expect(await db.select().from(mediaTable).where(eq(mediaTable.id, m!.media!.id)).get()).toMatchObject({ fileName: 'photo.jpg', status: 'stored' })
     expect(await eventsOf(t.tenantId, 'message.received')).toHaveLength(1)
   })
@@ -116,12 +87,7 @@ describe('inbound MMS from the phone', () => {
       ['', 'image/png', PNG.length],
     ])
     expect((await inboundRows(t.tenantId)).map((r) => r.upstreamId)).toEqual(['gw-mms:mms-two', 'gw-mms:mms-two/1'])
-    for (const [m, bytes] of [
-      [list[0]!, JPEG],
-      [list[1]!, PNG],
-    ] as const) {
-      expect(Buffer.from(await (await fetchLink(m.media!.url)).arrayBuffer()).equals(bytes)).toBe(true)
-    }
+    await expectLinksServe([list[0]!, list[1]!], [JPEG, PNG])
   })
 
   it('refuses a forged signature with 403 and stores neither the message nor the file', async () => {

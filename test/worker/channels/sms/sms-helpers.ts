@@ -1,7 +1,7 @@
 /** Driving the fake Twilio and the fake SMS gateway from workerd tests, and connecting a tenant's SMS number. */
 import { env } from 'cloudflare:workers'
 import { expect } from 'vitest'
-import { eq } from 'drizzle-orm'
+import { and, asc, eq } from 'drizzle-orm'
 import { messages } from '../../../../schema/d1'
 import { body, call, type TestTenant } from '../../helpers'
 import { db } from '../../state'
@@ -125,4 +125,51 @@ export async function retrying(id: string) {
     await new Promise((res) => setTimeout(res, 10))
   }
   return db.select().from(messages).where(eq(messages.id, id)).get()
+}
+
+/** The tenant's inbound messages as the API lists them, oldest first. */
+export async function inboundMessages<T>(t: TestTenant): Promise<T[]> {
+  const list = await body<{ messages: T[] }>(await call('/v1/messages?direction=inbound&limit=50', { key: t.key }))
+  return list.messages.reverse()
+}
+
+/** Waits (bounded by tries, not time) until the account stored `n` inbound messages: media is stored after the answer. */
+export async function arrivedMessages<T>(t: TestTenant, n: number): Promise<T[]> {
+  for (let i = 0; i < 500; i++) {
+    const list = await inboundMessages<T>(t)
+    if (list.length >= n) return list
+    await new Promise((r) => setTimeout(r, 10))
+  }
+  return inboundMessages<T>(t)
+}
+
+/** The bytes behind a signed media.url, fetched without an API key. */
+export function fetchLink(url: string): Promise<Response> {
+  const u = new URL(url)
+  return call(`${u.pathname}${u.search}`)
+}
+
+/** The tenant's inbound message rows in D1, in the order the account stored them. */
+export function inboundRows(tenantId: string) {
+  return db
+    .select()
+    .from(messages)
+    .where(and(eq(messages.tenantId, tenantId), eq(messages.direction, 'inbound')))
+    .orderBy(asc(messages.seq))
+}
+
+/** The signed media.url of each message serves exactly the bytes at the same place in `bytes`. */
+export async function expectLinksServe(list: ReadonlyArray<{ media: { url: string } | null }>, bytes: readonly Buffer[]) {
+  for (const [i, m] of list.entries()) {
+    expect(Buffer.from(await (await fetchLink(m.media!.url)).arrayBuffer()).equals(bytes[i]!)).toBe(true)
+  }
+}
+
+/** A stored item's signed media.url: its form, and the type and bytes it serves without an API key. */
+export async function expectSignedLinkServes(url: string, contentType: string, bytes: Buffer) {
+  expect(url).toMatch(/\/media\/med_[0-9a-f]{24}\?expires=\d+&signature=[0-9a-f]+$/)
+  const res = await fetchLink(url)
+  expect(res.status).toBe(200)
+  expect(res.headers.get('content-type')).toBe(contentType)
+  expect(Buffer.from(await res.arrayBuffer()).equals(bytes)).toBe(true)
 }

@@ -7,14 +7,24 @@
  */
 import { runDurableObjectAlarm } from 'cloudflare:test'
 import { env } from 'cloudflare:workers'
-import { and, asc, eq } from 'drizzle-orm'
+import { and, eq } from 'drizzle-orm'
 import { afterEach, describe, expect, it, vi } from 'vitest'
-import { contacts, media as mediaTable, messages } from '../../../../schema/d1'
+import { contacts, media as mediaTable } from '../../../../schema/d1'
 import { MEDIA_RETRY_DELAYS_MS } from '../../../../worker/account/inbound-queue'
 import { accountStub } from '../../../../worker/lib/objects'
 import { body, call, newTenant, type TestTenant } from '../../helpers'
 import { db, eventsOf, setClock } from '../../state'
-import { connectTwilio, post, twilio, type FakeMmsMedia } from './sms-helpers'
+import {
+  arrivedMessages,
+  connectTwilio,
+  expectLinksServe,
+  expectSignedLinkServes,
+  inboundMessages,
+  inboundRows,
+  post,
+  twilio,
+  type FakeMmsMedia,
+} from './sms-helpers'
 
 const FROM = '+447700900555'
 const JPEG = Buffer.from('\xff\xd8\xff\xe0 a small jpeg for the test \xff\xd9', 'latin1')
@@ -36,26 +46,9 @@ type WireMedia = {
 }
 type Listed = { id: string; text: string; media: WireMedia | null }
 
-async function inbound(t: TestTenant): Promise<Listed[]> {
-  const list = await body<{ messages: Listed[] }>(await call('/v1/messages?direction=inbound&limit=50', { key: t.key }))
-  return list.messages.reverse()
-}
-
-/** Waits (bounded by tries, not time) until the account stored `n` inbound messages: the fetch runs after the answer. */
-async function arrived(t: TestTenant, n: number): Promise<Listed[]> {
-  for (let i = 0; i < 500; i++) {
-    const list = await inbound(t)
-    if (list.length >= n) return list
-    await new Promise((r) => setTimeout(r, 10))
-  }
-  return inbound(t)
-}
-
-/** The bytes behind a signed media.url, fetched without an API key. */
-async function fetchLink(url: string): Promise<Response> {
-  const u = new URL(url)
-  return call(`${u.pathname}${u.search}`)
-}
+const inbound = (t: TestTenant) => inboundMessages<Listed>(t)
+/** Waits until the account stored `n` inbound messages: the fetch runs after the answer. */
+const arrived = (t: TestTenant, n: number) => arrivedMessages<Listed>(t, n)
 
 async function mms(c: Awaited<ReturnType<typeof connectTwilio>>, text: string, media: FakeMmsMedia[], messageSid?: string) {
   const p = await twilio.inbound(c.account_sid, { to: c.number, from: FROM, body: text, media, ...(messageSid ? { message_sid: messageSid } : {}) })
@@ -75,11 +68,7 @@ describe('inbound MMS from Twilio', () => {
       text: 'look at this',
       media: { content_type: 'image/jpeg', kind: 'image', size: JPEG.length, too_large: false, unavailable: false },
     })
-    expect(m!.media!.url).toMatch(/\/media\/med_[0-9a-f]{24}\?tenant=ten_\w+&expires=\d+&signature=[0-9a-f]+$/)
-    const bytes = await fetchLink(m!.media!.url)
-    expect(bytes.status).toBe(200)
-    expect(bytes.headers.get('content-type')).toBe('image/jpeg')
-    expect(Buffer.from(await bytes.arrayBuffer()).equals(JPEG)).toBe(true)
+    await expectSignedLinkServes(m!.media!.url, 'image/jpeg', JPEG)
     const viaKey = await call(`/v1/media/${m!.media!.id}`, { key: t.key })
     expect(Buffer.from(await viaKey.arrayBuffer()).equals(JPEG)).toBe(true)
     const events = await eventsOf(t.tenantId, 'message.received')
@@ -103,19 +92,10 @@ describe('inbound MMS from Twilio', () => {
       ['', 'image/png', 'image', PNG.length],
       ['', 'application/pdf', 'document', pdf.length],
     ])
-    const rows = await db
-      .select({ upstreamId: messages.upstreamId })
-      .from(messages)
-      .where(and(eq(messages.tenantId, t.tenantId), eq(messages.direction, 'inbound')))
-      .orderBy(asc(messages.seq))
+    const rows = await inboundRows(t.tenantId)
     const sid = rows[0]!.upstreamId!
     expect(rows.map((r) => r.upstreamId)).toEqual([sid, `${sid}/1`, `${sid}/2`])
-    for (const [m, bytes] of [
-      [list[1]!, PNG],
-      [list[2]!, pdf],
-    ] as const) {
-      expect(Buffer.from(await (await fetchLink(m.media!.url)).arrayBuffer()).equals(bytes)).toBe(true)
-    }
+    await expectLinksServe([list[1]!, list[2]!], [PNG, pdf])
   })
 
   it('keeps an item over the 64 MiB cap as a message with media.too_large and the reason, without reading it', async () => {

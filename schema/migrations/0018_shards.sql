@@ -145,6 +145,15 @@ BEGIN SELECT RAISE(ABORT, 'tenant_moving'); END;--> statement-breakpoint
 CREATE TRIGGER `social_pages_fence_delete` BEFORE DELETE ON `social_pages`
 WHEN EXISTS (SELECT 1 FROM `tenant_fences` WHERE `tenant_id` = OLD.`tenant_id` AND `state` IN ('leaving'))
 BEGIN SELECT RAISE(ABORT, 'tenant_moving'); END;--> statement-breakpoint
+CREATE TRIGGER `idempotency_keys_fence_insert` BEFORE INSERT ON `idempotency_keys`
+WHEN EXISTS (SELECT 1 FROM `tenant_fences` WHERE `tenant_id` = NEW.`tenant_id` AND `state` IN ('leaving', 'left'))
+BEGIN SELECT RAISE(ABORT, 'tenant_moving'); END;--> statement-breakpoint
+CREATE TRIGGER `idempotency_keys_fence_update` BEFORE UPDATE ON `idempotency_keys`
+WHEN EXISTS (SELECT 1 FROM `tenant_fences` WHERE `tenant_id` = NEW.`tenant_id` AND `state` IN ('leaving', 'left'))
+BEGIN SELECT RAISE(ABORT, 'tenant_moving'); END;--> statement-breakpoint
+CREATE TRIGGER `idempotency_keys_fence_delete` BEFORE DELETE ON `idempotency_keys`
+WHEN EXISTS (SELECT 1 FROM `tenant_fences` WHERE `tenant_id` = OLD.`tenant_id` AND `state` IN ('leaving'))
+BEGIN SELECT RAISE(ABORT, 'tenant_moving'); END;--> statement-breakpoint
 CREATE TRIGGER `social_flows_fence_insert` BEFORE INSERT ON `social_flows`
 WHEN EXISTS (SELECT 1 FROM `tenant_fences` WHERE `tenant_id` = NEW.`tenant_id` AND `state` IN ('leaving', 'left'))
 BEGIN SELECT RAISE(ABORT, 'tenant_moving'); END;--> statement-breakpoint
