@@ -250,6 +250,10 @@ export const CATALOG: Record<string, Entry> = {
   'contacts.contactIdsByPhone': { path: 'hot', call: (db) => contacts.contactIdsByPhone(db, T, A, ['+15550002']) },
 
   'events.insertEvent': { path: 'hot', call: (db) => events.insertEvent(db, T, A, PAYLOAD, NOW) },
+  'events.insertEventIfAccount': {
+    path: 'hot',
+    call: (db) => events.insertEventIfAccount(db, T, A, PAYLOAD, NOW, sql`tenant_id = ${T} and id = ${A} and status <> 'connected'`),
+  },
   'events.insertEventIfMessage': { path: 'hot', call: (db) => events.insertEventIfMessage(db, T, A, PAYLOAD, NOW, sql`id = 'msg_plan'`) },
   'events.insertReceivedEvent': { path: 'hot', call: (db) => events.insertReceivedEvent(db, T, A, PAYLOAD, 'msg_plan_in', NOW) },
   'event-feed.readFeed': {
