@@ -104,7 +104,17 @@ export type ConnectorEvents = {
   receipt(r: Receipt): void
   /** Address-book and chat contacts, for `import_contacts` / `import_existing_chats`. */
   contacts?(c: ImportedContact[]): void
+  /** A person reacted to a message of the chat (issue 25); `emoji` '' removed the reaction. */
+  reaction?(r: InboundReaction): void
+  /** The network warned the account it is near or at one of its limits (issue 25), or lifted the warning. */
+  risk?(r: RiskReport): void
 }
+
+export type InboundReaction = z.infer<typeof Frames.InboundReaction>
+export type RiskReport = z.infer<typeof Frames.RiskReport>
+/** A reaction, typing, read marks or a lookup the edge asks of the session (issue 25), answered once. */
+export type ChatAction = Frames.ChatAction
+export type ActionOutcome = Frames.ActionOutcome
 
 /**
  * Persistence of one session's credentials and keys. Values are the driver's own serialisation (Baileys: BufferJSON);
@@ -151,6 +161,8 @@ export type Connector = {
   stop(): Promise<void>
   /** beta: answers the login step the session is waiting for (a code, then maybe a password); alpha: the passkey steps. */
   login?(step: LoginStep): Promise<LoginOutcome>
+  /** Carries out a chat action (issue 25); absent: the driver answers `unsupported` for every action. */
+  act?(action: ChatAction): Promise<ActionOutcome>
 }
 
 export type Driver = (opts: ConnectorOptions) => Connector

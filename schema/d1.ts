@@ -191,6 +191,13 @@ export const messages = sqliteTable(
     errorMessage: text('error_message'),
     /** The upstream's id: the custom channel's messageSid, the alpha message key id. De-duplicates re-sent inbound. */
     upstreamId: text('upstream_id'),
+    /**
+     * The message this one quotes (issue 25): our message id when the quoted message is stored, else the upstream's id
+     * for it (an inbound reply to something we never saw); null when it is not a reply.
+     */
+    replyTo: text('reply_to'),
+    /** JSON array of `{emoji, from, at}` (schema/api/messages.ts `Reaction`), one per sender; null when there are none. */
+    reactions: text('reactions'),
     attempts: integer('attempts').notNull().default(0),
     lastAttemptAt: integer('last_attempt_at'),
     createdAt: integer('created_at').notNull(),

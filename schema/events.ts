@@ -4,6 +4,7 @@
  */
 import { z } from 'zod'
 import { CHANNELS } from './d1'
+import { RISK_SIGNALS } from './frames'
 import { MessageMedia } from './media'
 import { E164 } from './phone'
 
@@ -22,7 +23,7 @@ export const EVENT_TYPES = [
  * Events beyond spec part 6's nine (docs/agent-safety.md). Subscribable like the others; GET /webhooks/events
  * keeps `events` at the spec's nine and names these under `extension_events`.
  */
-export const EXTENSION_EVENT_TYPES = ['message.approval_required'] as const
+export const EXTENSION_EVENT_TYPES = ['message.approval_required', 'message.reaction', 'account.at_risk'] as const
 export const SUBSCRIBABLE_EVENTS = [...EVENT_TYPES, ...EXTENSION_EVENT_TYPES] as const
 /** Delivered only to subscriptions the owner configured: its links decide a held message (docs/agent-safety.md). */
 export const OWNER_ONLY_EVENT = 'message.approval_required' satisfies EventType
@@ -33,6 +34,8 @@ export type AccountEventType = Extract<EventType, `account.${string}`>
 export const EVENT_DESCRIPTIONS: Record<EventType, string> = {
   'message.approval_required':
     'A key that holds first messages for approval sent to someone who never wrote; approval carries signed approve and reject links (extension)',
+  'message.reaction': 'A contact reacted to a message of the chat (either direction) or took the reaction back; reaction says which (extension)',
+  'account.at_risk': 'The network warned an account it is near or at one of its limits (signal, until, advice); new contacts pause while it lasts (extension)',
   'message.received': 'A contact sent a message to a connected account',
   'message.sent': 'A sent message left the account',
   'message.delivered': "A sent message reached the contact's phone",
@@ -63,6 +66,7 @@ export const MessageEventPayload = z
         description: '`received` on message.received; `sent`, `delivered`, `read`, `failed` on those events; `awaiting_approval` on message.approval_required',
       }),
       error: z.string().nullable().meta({ description: 'message.failed: why, in one sentence; null otherwise' }),
+      reply_to: z.string().optional().meta({ description: 'Extension, on a reply only: the message it quotes, by our id when stored, else the network’s' }),
     }),
     contact: z.object({
       id: z.string().meta({ description: 'Reply to this person with `to.contact_id`' }),
@@ -83,6 +87,10 @@ export const MessageEventPayload = z
       })
       .optional()
       .meta({ description: 'message.approval_required only' }),
+    reaction: z
+      .object({ emoji: z.string().nullable(), from: z.string(), at: z.iso.datetime() })
+      .optional()
+      .meta({ description: 'message.reaction only (extension): the emoji (null when taken back), the contact id who reacted, when' }),
   })
   .meta({ id: 'MessageEventPayload' })
 
@@ -101,6 +109,10 @@ export const AccountEventPayload = z
         description: 'Why: e.g. `logged_out` (disconnected), `blocked_by_alpha` (restricted), `daily_send_cap` or `new_contact_cap` (limit reached)',
       }),
     }),
+    /** `account.at_risk` only (issue 25): the signal, when it ends (null: until the network lifts it), and what to do. */
+    signal: z.enum(RISK_SIGNALS).optional(),
+    until: z.iso.datetime().nullable().optional(),
+    advice: z.string().optional(),
   })
   .meta({ id: 'AccountEventPayload' })
 

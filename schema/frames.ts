@@ -51,6 +51,21 @@ export const SESSION_PROBLEMS = [
 export const SessionProblem = z.enum(SESSION_PROBLEMS)
 export type SessionProblem = z.infer<typeof SessionProblem>
 
+/**
+ * Ban-risk signals (issue 25): what a network tells an account when it is near or at one of its limits. The relay's
+ * drivers report the network's own (`risk` frame); the edge adds the providers' (SMS carrier filtering, the page
+ * inbox's policy block). While one is in force the account takes no new contacts (docs/api.md, "Ban-risk signals").
+ * - reachout_timelock: alpha's reach-out time lock (no new chats until it ends);
+ * - new_chat_refused: alpha refused a new chat with error 463;
+ * - new_chat_cap: alpha's new-chat message cap warned or capped;
+ * - flood_wait: beta asked the account to slow down;
+ * - spam_flag: beta limited the account for messaging strangers (PEER_FLOOD);
+ * - carrier_filtering: a carrier filtered an SMS as spam (Twilio 30007);
+ * - policy_block: the social network blocked a send as abusive (Graph error 368).
+ */
+export const RISK_SIGNALS = ['reachout_timelock', 'new_chat_refused', 'new_chat_cap', 'flood_wait', 'spam_flag', 'carrier_filtering', 'policy_block'] as const
+export type RiskSignalName = (typeof RISK_SIGNALS)[number]
+
 export const SessionState = z.discriminatedUnion('state', [
   z.object({ state: z.literal('qr_pending'), qr: z.string().min(1).max(4096), expiresAt: EpochMs }),
   z.object({ state: z.literal('pairing_code'), code: z.string().min(1).max(16), expiresAt: EpochMs }),
@@ -102,6 +117,27 @@ export const InboundMessage = z.object({
   /** `url`: the upload's answer for stored media (`…/media/{id}`), or a link the upstream gave (older relays). */
   media: z.object({ url: z.string().max(4096), contentType: z.string().max(200).nullable(), stored: StoredMedia.optional() }).nullable(),
   sentAt: EpochMs,
+  /** The upstream id of the message this one quotes, when it is a reply (issue 25). */
+  replyTo: z.string().min(1).max(256).optional(),
+})
+
+/** A person's reaction to a message of the chat (either direction), by the message's upstream id; `emoji` '' removes it. */
+export const InboundReaction = z.object({
+  upstreamId: z.string().min(1).max(256),
+  from: Peer,
+  emoji: z.string().max(32),
+  at: EpochMs,
+})
+
+/**
+ * A ban-risk signal a driver heard from its network (RISK_SIGNALS): `active` false lifts it. `until` when the network
+ * said how long it lasts.
+ */
+export const RiskReport = z.object({
+  signal: z.enum(RISK_SIGNALS),
+  active: z.boolean(),
+  until: EpochMs.nullable(),
+  detail: z.string().max(1000),
 })
 
 export const Receipt = z.discriminatedUnion('status', [
@@ -114,8 +150,57 @@ export const OutboundMessage = z.object({
   to: z.object({ phone: z.string().max(32).nullable(), peerId: z.string().max(256).nullable() }),
   text: z.string().max(MAX_FRAME_TEXT_CHARS),
   mediaUrl: z.string().max(4096).nullable(),
+  /**
+   * The message this one quotes (issue 25): its upstream id, whether the account sent it, and its text (alpha shows
+   * the quoted text from the message itself). Absent from edges older than this field.
+   */
+  replyTo: z
+    .object({ upstreamId: z.string().min(1).max(256), fromMe: z.boolean(), text: z.string().max(MAX_FRAME_TEXT_CHARS) })
+    .nullable()
+    .optional(),
 })
 export type OutboundMessage = z.infer<typeof OutboundMessage>
+
+const ActionPeer = z.object({ phone: z.string().max(32).nullable(), peerId: z.string().max(256).nullable() })
+
+/**
+ * One thing the account does in a chat besides sending (issue 25), asked of the relay holding its session and answered
+ * once (`action_result`), never queued: a reaction (`emoji` '' removes ours), typing for a few seconds, read marks
+ * up to the given inbound messages, or whether a number is on the network.
+ */
+export const ChatAction = z.discriminatedUnion('kind', [
+  z.object({
+    kind: z.literal('react'),
+    to: ActionPeer,
+    target: z.object({ upstreamId: z.string().min(1).max(256), fromMe: z.boolean() }),
+    emoji: z.string().max(32),
+  }),
+  z.object({ kind: z.literal('typing'), to: ActionPeer }),
+  z.object({ kind: z.literal('read'), to: ActionPeer, upstreamIds: z.array(z.string().min(1).max(256)).min(1).max(100) }),
+  z.object({ kind: z.literal('lookup'), phone: z.string().min(2).max(32) }),
+])
+export type ChatAction = z.infer<typeof ChatAction>
+
+/**
+ * Why an action was not done: not_connected (the session cannot act now), unsupported (the driver has no such
+ * action), refused (the network said no; `message` says why), flood_wait (the network asked to wait `retryAfterS`).
+ */
+export const ACTION_ERRORS = ['not_connected', 'unsupported', 'refused', 'flood_wait'] as const
+export const ActionOutcome = z.discriminatedUnion('ok', [
+  z.object({
+    ok: z.literal(true),
+    /** lookup: whether the number is on the network, null when the driver cannot tell (`reason` says why). */
+    onNetwork: z.boolean().nullable().optional(),
+    reason: z.string().max(1000).nullable().optional(),
+  }),
+  z.object({
+    ok: z.literal(false),
+    error: z.enum(ACTION_ERRORS),
+    message: z.string().max(1000),
+    retryAfterS: z.number().int().min(0).nullable(),
+  }),
+])
+export type ActionOutcome = z.infer<typeof ActionOutcome>
 
 export const ImportedContact = Peer.extend({ hasChat: z.boolean() })
 
@@ -160,6 +245,10 @@ export const SendFailedFrame = z.object({
   error: z.string().max(1000),
   code: z.number().int().nullable(),
 })
+export const ReactionFrame = z.object({ type: z.literal('reaction'), id: FrameId, ...session, reaction: InboundReaction })
+export const RiskFrame = z.object({ type: z.literal('risk'), id: FrameId, ...session, risk: RiskReport })
+/** The answer to an `action` frame: sent once, not kept (the edge's request times out and the caller tries again). */
+export const ActionResultFrame = z.object({ type: z.literal('action_result'), id: FrameId, sid: SessionId, outcome: ActionOutcome })
 export const ContactsFrame = z.object({ type: z.literal('contacts'), id: FrameId, ...session, contacts: z.array(ImportedContact).max(20_000) })
 export const SessionLoadFrame = z.object({ type: z.literal('session_load'), id: FrameId, ...session })
 export const SessionWriteFrame = z.object({
@@ -246,6 +335,7 @@ export const LoginStep = z.discriminatedUnion('kind', [
 ])
 export type LoginStep = z.infer<typeof LoginStep>
 export const LoginFrame = z.object({ type: z.literal('login'), id: FrameId, ...session, step: LoginStep })
+export const ActionFrame = z.object({ type: z.literal('action'), id: FrameId, ...session, action: ChatAction })
 
 export const RelayFrame = z.discriminatedUnion('type', [
   HelloFrame,
@@ -262,6 +352,9 @@ export const RelayFrame = z.discriminatedUnion('type', [
   ReleasedFrame,
   ProbeResultFrame,
   LoginResultFrame,
+  ReactionFrame,
+  RiskFrame,
+  ActionResultFrame,
 ])
 export type RelayFrame = z.infer<typeof RelayFrame>
 
@@ -277,6 +370,7 @@ export const EdgeFrame = z.discriminatedUnion('type', [
   SessionDataFrame,
   ProbeFrame,
   LoginFrame,
+  ActionFrame,
 ])
 export type EdgeFrame = z.infer<typeof EdgeFrame>
 

@@ -21,6 +21,7 @@ import { auditTrail } from './middleware/audit'
 import { idempotency } from './middleware/idempotency'
 import { keyScope } from './middleware/key-scope'
 import { mediaOriginOnly } from './middleware/media-origin'
+import { accountActionRoutes } from './routes/account-actions'
 import { rateLimitHeaders } from './middleware/rate-limit-headers'
 import { accountsRoutes } from './routes/accounts'
 import { adminRoutes } from './routes/admin'
@@ -31,6 +32,7 @@ import { adminSecretRoutes } from './routes/admin-secrets'
 import { approvalPageRoutes } from './routes/approval-page'
 import { auditRoutes } from './routes/audit'
 import { keysRoutes } from './routes/keys'
+import { messageActionRoutes } from './routes/message-actions'
 import { messageApprovalRoutes } from './routes/message-approvals'
 import { apiDocument, DOCS_CSP, docsPage, openApiConfig } from './routes/docs'
 import { mediaRoutes } from './routes/media'
@@ -74,9 +76,11 @@ v1.use(
   idempotency('/v1', () => v1.openAPIRegistry.definitions)
 )
 v1.route('/accounts', accountsRoutes)
+v1.route('/accounts', accountActionRoutes)
 v1.route('/usage', usageRoutes)
 v1.route('/messages', messagesRoutes)
 v1.route('/messages', messageApprovalRoutes)
+v1.route('/messages', messageActionRoutes)
 v1.route('/media', mediaRoutes)
 v1.route('/keys', keysRoutes)
 v1.route('/audit', auditRoutes)

@@ -54,8 +54,16 @@ export function createGateway(opts: GatewayOptions) {
        * Queues a message. Pass an `idempotencyKey` (one per message, e.g. `crypto.randomUUID()`) and send again with
        * the same key after a lost answer: the gateway sends once and answers the first answer (docs/idempotency.md).
        */
-      send: (body: SendMessageBody, options: { idempotencyKey?: string } = {}) =>
-        call(api.POST('/messages', { body, params: { header: options.idempotencyKey ? { 'Idempotency-Key': options.idempotencyKey } : {} } })),
+      send: async (body: Omit<SendMessageBody, 'dry_run'>, options: { idempotencyKey?: string } = {}) => {
+        const answer = await call(
+          api.POST('/messages', { body, params: { header: options.idempotencyKey ? { 'Idempotency-Key': options.idempotencyKey } : {} } })
+        )
+        // Only a body with `dry_run: true` gets the dry run's answer, and this helper never sends one (use `check`).
+        if ('dry_run' in answer) throw new Error('the gateway answered a dry run to a send')
+        return answer
+      },
+      /** What a send would do (every limit checked), without sending, storing or counting anything. */
+      check: (body: Omit<SendMessageBody, 'dry_run'>) => call(api.POST('/messages/check', { body })),
       get: (id: string) => call(api.GET('/messages/{id}', { params: { path: { id } } })),
       wait,
       /** Every inbound message from now (or from `cursor`) on: `for await (const m of gw.messages.stream()) …`. */

@@ -11,9 +11,53 @@ export type paths = {
      * List accounts
      * @description Call this first: lists the user's accounts (id, channel, status) with today's sends and new contacts against their caps. The id is the account_id other tools take.
      *
-     *     Every account added to this API key (connected or not) with its daily limits. `ramp_day` is null for channels without a warm-up ramp.
+     *     Every account added to this API key (connected or not) with its daily limits. `ramp_day` is null for channels without a warm-up ramp. `risk` (an extension) lists the ban-risk signals the network gave the account (docs/api.md, "Ban-risk signals"); while one is in force `new_contacts_cap` is 0 and sends to new people answer `account_at_risk`.
      */
     get: operations['list_accounts']
+    put?: never
+    post?: never
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/accounts/{accountId}/typing': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * Show typing
+     * @description Shows the account as typing to a person it has a chat with, for a few seconds (call again to keep it showing while you write). Counts towards a per-minute limit, not the daily send caps.
+     *
+     *     alpha: presence `composing` (about 10 s); beta: SetTyping (about 5 s); page inbox: `typing_on` (about 20 s or until the next message); custom: an opted-in bridge gets `action: typing`. Checked like a send: a reply key only towards people within its window. At most 60 reactions, typing notices and read marks per account and minute (`rate_limited`). Channels that cannot answer 422 `unsupported_on_channel` (docs/api.md).
+     */
+    post: operations['send_typing']
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/accounts/{accountId}/lookup': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /**
+     * Look a number up
+     * @description Tells whether a phone number has an account on this account’s network before you write to it (alpha; beta only for numbers in the account’s address book). Rate-limited (60 a minute per account) and cached for a day; do not use it to sweep lists of numbers.
+     *
+     *     alpha asks the network (`onWhatsApp`-style contact query). beta answers from the account’s synced address book only: a number outside it gives `on_network: null` with a `reason`, because importing a stranger’s number to test it is how beta flags accounts, so the gateway never does. At most 60 lookups per account and minute reach the network (`rate_limited`); answers are reused for 24 h (`cached: true`, free). SMS, the page inbox and the custom channel answer 422 `unsupported_on_channel`.
+     */
+    get: operations['lookup_number']
     put?: never
     post?: never
     delete?: never
@@ -33,7 +77,7 @@ export type paths = {
      * Get usage
      * @description Today's (UTC) sends and new contacts against the plan caps, the account count, and whether sending is suspended; check it before a series of sends.
      *
-     *     Sends and new contacts of the current UTC day against the plan caps, summed over your accounts (each account has its own caps; a key limited to some accounts sees theirs). `status` is `suspended` after an opener burst until the service reviews it. `retention` (an extension) says how long messages, media, audit entries and webhook logs are kept for you; messages past theirs are archived (GET /messages/archive) and deleted.
+     *     Sends and new contacts of the current UTC day against the plan caps, summed over your accounts (each account has its own caps; a key limited to some accounts sees theirs). `status` is `suspended` after an opener burst until the service reviews it. `retention` (an extension) says how long messages, media, audit entries and webhook logs are kept for you; messages past theirs are archived (GET /messages/archive) and deleted. `risk` (an extension) lists the accounts a network warned (ban-risk signals, docs/api.md): new contacts pause on them while it lasts.
      */
     get: operations['get_usage']
     put?: never
@@ -83,9 +127,33 @@ export type paths = {
      * Send a message
      * @description Queues a message from one of the user’s accounts to a person (address a reply by the contact id of their message); check delivery with get_message. Only message people who wrote first or whom the user asked you to contact; the service refuses beyond 50 sends and 10 new contacts per account per UTC day and after 3 messages to one person who has not replied (loop_guard).
      *
-     *     Queues a message from one of your accounts; read its status with GET /messages/{id}. Limits that protect your number are enforced and cannot be switched off: 50 sends per account and UTC day (`daily_send_cap`), 10 new contacts per UTC day (`new_contact_cap`; a new contact is someone who never wrote to the account and was never messaged by it; replies never count), 3 messages to one person since their last message (`loop_guard`), and the same first message to more than 5 never-written people within 30 minutes (`opener_burst`, which suspends sending until the service reviews it). An alpha number warms up: 0 new contacts on its first two active days, then one more per day up to the cap. `media_url` must be a public https URL (private, loopback, link-local and internal addresses are refused). Daily-limit refusals carry `retry_after_s`, the seconds until the next UTC day. A refused send changes no counter. A `reply` key may send only to people who wrote to the account within its reply window (default 24 h); a key with approval on holds a send to someone who never wrote as `awaiting_approval` until the owner decides (docs/agent-safety.md).
+     *     Queues a message from one of your accounts; read its status with GET /messages/{id}. Limits that protect your number are enforced and cannot be switched off: 50 sends per account and UTC day (`daily_send_cap`), 10 new contacts per UTC day (`new_contact_cap`; a new contact is someone who never wrote to the account and was never messaged by it; replies never count), 3 messages to one person since their last message (`loop_guard`), and the same first message to more than 5 never-written people within 30 minutes (`opener_burst`, which suspends sending until the service reviews it). An alpha number warms up: 0 new contacts on its first two active days, then one more per day up to the cap. `media_url` must be a public https URL (private, loopback, link-local and internal addresses are refused). Daily-limit refusals carry `retry_after_s`, the seconds until the next UTC day. A refused send changes no counter. A `reply` key may send only to people who wrote to the account within its reply window (default 24 h); a key with approval on holds a send to someone who never wrote as `awaiting_approval` until the owner decides (docs/agent-safety.md). Extensions (docs/api.md): `reply_to` quotes a message of the same account and person; while the network reports a ban-risk signal (GET /accounts `risk`) new contacts are refused with `account_at_risk`.
+     *
+     *     A dry run (`dry_run: true` here, or POST /messages/check) runs every check of a send in the same code: caps, new-contact allowance, warm-up day, loop guard, opt-out and do-not-disturb, the 24 h window, the key's scope and approval, the quoted message, and answers 200 with a `SendCheck`: `would_send`, `would_queue_for_approval`, or `would_fail` with the exact error the send would get, plus what is left today. Nothing is sent, stored or counted, and no audit entry is written.
      */
     post: operations['send_message']
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/messages/check': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * Check a send
+     * @description Asks whether a send would go through without sending it: answers would_send, would_queue_for_approval, or would_fail with the exact error, plus the sends and new contacts left today. Takes the same body as send_message; nothing is sent, stored or counted.
+     *
+     *     A dry run (`dry_run: true` here, or POST /messages/check) runs every check of a send in the same code: caps, new-contact allowance, warm-up day, loop guard, opt-out and do-not-disturb, the 24 h window, the key's scope and approval, the quoted message, and answers 200 with a `SendCheck`: `would_send`, `would_queue_for_approval`, or `would_fail` with the exact error the send would get, plus what is left today. Nothing is sent, stored or counted, and no audit entry is written.
+     */
+    post: operations['check_send']
     delete?: never
     options?: never
     head?: never
@@ -170,6 +238,56 @@ export type paths = {
      * @description Fails a message held as `awaiting_approval` with the reason `approval_rejected`; it is never sent. Needs the owner’s key (full, every account, no approval, no expiry).
      */
     post: operations['create_messages_reject']
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/messages/{id}/reactions': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * React to a message
+     * @description Reacts to a message of a chat (one the person sent or one the account sent) with one emoji, replacing the account’s earlier reaction to it. Counts towards a per-minute limit, not the daily send caps.
+     *
+     *     Sends the account's reaction to the message through its channel; the reaction then shows in the message's `reactions` as `me`. Checked like a send: a reply key only in chats within its window. At most 60 reactions, typing notices and read marks per account and minute (`rate_limited`). Channels that cannot answer 422 `unsupported_on_channel` (docs/api.md, "Replies, reactions, typing and read marks").
+     */
+    post: operations['react_to_message']
+    /**
+     * Remove a reaction
+     * @description Takes the account’s reaction to a message back.
+     *
+     *     Removes the account's reaction through its channel (`me` leaves the message's `reactions`); counted like a reaction. Channels that cannot answer 422 `unsupported_on_channel` (docs/api.md, "Replies, reactions, typing and read marks").
+     */
+    delete: operations['remove_reaction']
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/messages/{id}/read': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * Mark a message read
+     * @description Marks a received message (and the chat before it) as read, so the person sees it was read; the gateway never does this on its own. Counts towards a per-minute limit, not the daily send caps.
+     *
+     *     Sends read marks up to this inbound message through its channel (alpha: readMessages; beta: ReadHistory; page inbox: mark_seen, the whole conversation; custom: an opted-in bridge gets `action: read`). The gateway never marks messages read by itself. Channels that cannot answer 422 `unsupported_on_channel` (docs/api.md, "Replies, reactions, typing and read marks").
+     */
+    post: operations['mark_read']
     delete?: never
     options?: never
     head?: never
@@ -1074,6 +1192,12 @@ export type components = {
        */
       connected_at: string | null
       limits: components['schemas']['AccountLimits']
+      /** @description Extension: ban-risk signals the network gave this account, and whether the gateway tightened its limits for them */
+      risk?: {
+        /** @description true while a signal is in force; new contacts are then paused (0 today) and replies still go out */
+        at_risk: boolean
+        signals: components['schemas']['RiskSignal'][]
+      }
     }
     AccountLimits: {
       sends_today: number
@@ -1084,6 +1208,26 @@ export type components = {
       /** @description Warm-up day of an alpha number (1 = first active day); null for channels without a ramp */
       ramp_day: number | null
     }
+    RiskSignal: {
+      /**
+       * @description What the network (or the provider) reported
+       * @enum {string}
+       */
+      signal: 'reachout_timelock' | 'new_chat_refused' | 'new_chat_cap' | 'flood_wait' | 'spam_flag' | 'carrier_filtering' | 'policy_block'
+      /**
+       * Format: date-time
+       * @example 2026-11-21T12:00:00.000Z
+       */
+      since: string
+      /**
+       * Format: date-time
+       * @description When it ends, if the network said; null: until the network lifts it
+       * @example 2026-11-21T12:00:00.000Z
+       */
+      until: string | null
+      /** @description What to do meanwhile, in one sentence */
+      advice: string
+    }
     MessagingError: {
       /** @description Stable machine-readable code, e.g. daily_send_cap */
       error_code: string
@@ -1091,6 +1235,52 @@ export type components = {
       error: string
       /** @description Seconds until the next UTC day; on every daily-limit 429 */
       retry_after_s?: number
+    }
+    ActionDone: {
+      /** @enum {string} */
+      action: 'react' | 'unreact' | 'typing' | 'read'
+      account_id: string
+      /** @description The message reacted to or marked read; null for typing */
+      message_id: string | null
+      contact_id: string
+      /**
+       * Format: date-time
+       * @example 2026-11-21T12:00:00.000Z
+       */
+      at: string
+    }
+    /** @description The person the account is typing to, named as a send names them */
+    TypingBody: {
+      /** @description Exactly one member names the recipient */
+      to: {
+        /**
+         * @description alpha, SMS: a new number creates the contact. beta: existing contacts only
+         * @example +15551234567
+         */
+        phone?: string
+        contact_id?: string
+        /** @description Custom channel: the fromId of the person */
+        external_id?: string
+        /** @description Page inbox: the person id from their inbound message */
+        social_id?: string
+      }
+    }
+    LookupResult: {
+      account_id: string
+      channel: string
+      phone: string
+      /** @description true: the number has an account on the channel; false: it has none; null: the channel did not say (beta answers only for numbers in the account’s address book, see `reason`) */
+      on_network: boolean | null
+      /** @description Why `on_network` is null */
+      reason: string | null
+      /** @description Answered from the account’s lookup cache (24 h) without asking the network */
+      cached: boolean
+      /**
+       * Format: date-time
+       * @description When the network answered
+       * @example 2026-11-21T12:00:00.000Z
+       */
+      checked_at: string
     }
     Usage: {
       plan: string
@@ -1117,6 +1307,18 @@ export type components = {
       /** @description Accounts that may hold a place at once: connected, connecting or restricted ones do; a disconnected account does not block connecting another */
       accounts_cap: number
       retention?: components['schemas']['Retention']
+      /** @description Extension: ban-risk signals in force on your accounts (GET /accounts shows them per account) */
+      risk?: {
+        /** @description true when any of your accounts has a signal in force */
+        at_risk: boolean
+        /** @description The accounts with a signal in force */
+        accounts: {
+          account_id: string
+          /** @enum {string} */
+          channel: 'alpha_web' | 'beta' | 'sms' | 'social' | 'custom'
+          signals: components['schemas']['RiskSignal'][]
+        }[]
+      }
     }
     Retention: {
       /** @description Days messages (and contacts only they referred to) are kept, then archived to `GET /messages/archive` and deleted; 0 = kept forever */
@@ -1127,6 +1329,44 @@ export type components = {
       audit_days: number
       /** @description Days events and webhook delivery logs are kept (the replay window) */
       webhook_log_days: number
+    }
+    SendCheck: {
+      /** @enum {boolean} */
+      dry_run: true
+      /**
+       * @description `would_send`: the send would be queued; `would_queue_for_approval`: it would be held for the owner; `would_fail`: it would be refused with `error`
+       * @enum {string}
+       */
+      verdict: 'would_send' | 'would_queue_for_approval' | 'would_fail'
+      /** @description The exact error the send would get; null unless `would_fail` */
+      error: {
+        /** @description The HTTP status the send would answer */
+        status: number
+        error_code: string
+        error: string
+        retry_after_s?: number
+      } | null
+      /** @description The account that would send; null when none could be picked */
+      account_id: string | null
+      /** @description The recipient’s contact id (existing, or the one a send would create) */
+      contact_id: string | null
+      /** @description Whether the send would count as a new contact; null when the check stopped before */
+      new_contact: boolean | null
+      /** @description What is left before this send; null when no account could be picked */
+      allowances: {
+        /** @description The UTC day the figures are for, YYYY-MM-DD */
+        day: string
+        /** @description Sends left today on this account */
+        sends_left: number
+        /** @description New contacts left today (0 while the account is at risk or warming up) */
+        new_contacts_left: number
+        /** @description Messages left to this person before they reply (loop guard); null when the check did not reach the person */
+        sends_to_contact_left: number | null
+        /** @description Warm-up day of an alpha number; null for channels without a ramp */
+        ramp_day: number | null
+        /** @description A ban-risk signal is active (GET /accounts `risk`): new contacts are paused */
+        at_risk: boolean
+      } | null
     }
     SendAccepted: {
       message_id: string
@@ -1159,6 +1399,10 @@ export type components = {
        * @description https URL of one image, video, audio file or document
        */
       media_url?: string
+      /** @description Extension: the id of a message of the same account and person to quote (a quoted reply). Not on SMS (422 `unsupported_on_channel`); the quoted message must have reached the network (422 `invalid_reply_to` otherwise) */
+      reply_to?: string
+      /** @description Extension: true runs every check a send goes through and answers 200 with what would happen (a `SendCheck`), sending, storing and counting nothing (the MCP tool is check_send) */
+      dry_run?: boolean
     }
     MessageList: {
       messages: components['schemas']['Message'][]
@@ -1208,6 +1452,10 @@ export type components = {
        */
       timestamp: string
       contact: components['schemas']['MessageContact']
+      /** @description Extension, present only on a reply: the message it quotes, by our id when that message is stored, else by the id the network gave it (docs/api.md, "Replies, reactions, typing and read marks") */
+      reply_to?: string
+      /** @description Extension, present only when someone reacted: the latest reaction of each sender */
+      reactions?: components['schemas']['Reaction'][]
     }
     MessageContact: {
       /** @description Reply with `to.contact_id`: works on every channel */
@@ -1221,11 +1469,32 @@ export type components = {
       /** @description Set on contacts imported with pause_ai_for_imported_contacts: your agent should leave them to you. The gateway itself runs no AI; this is a flag for your client. */
       ai_paused: boolean
     }
+    Reaction: {
+      /**
+       * @description The emoji, as the sender chose it
+       * @example 👍
+       */
+      emoji: string
+      /** @description The contact id of the person who reacted, or `me` for the account’s own reaction */
+      from: string
+      /**
+       * Format: date-time
+       * @example 2026-11-21T12:00:00.000Z
+       */
+      at: string
+    }
     WaitResult: {
       /** @description Inbound messages newer than the cursor, oldest first, at most 50 */
       messages: components['schemas']['Message'][]
       /** @description Pass to the next wait */
       cursor: string
+    }
+    ReactionBody: {
+      /**
+       * @description One emoji; it replaces the account’s earlier reaction to the message
+       * @example 👍
+       */
+      emoji: string
     }
     StatusError: {
       /** @enum {boolean} */
@@ -1880,6 +2149,8 @@ export type components = {
        * @example 2026-11-21T12:00:00.000Z
        */
       connected_at: string | null
+      /** @description Extension: the bridge takes reactions, typing and read marks */
+      actions?: boolean
     }
     SetCustomWebhookBody: {
       /**
@@ -1887,6 +2158,8 @@ export type components = {
        * @example https://bridge.example.com/gateway?token=s3cret
        */
       webhook_url: string
+      /** @description Extension: true when your bridge also takes reactions, typing and read marks, POSTed to the same URL with an `action` field (docs/channels/custom.md); omitted keeps the current setting (off at first), so a bridge written for spec 4.7 never receives one */
+      actions?: boolean
     }
     CustomChannelRemoved: {
       /** @enum {boolean} */
@@ -1903,6 +2176,11 @@ export type components = {
       contact_id: string
       /** @description true when this messageSid was already stored; nothing new was created */
       duplicate: boolean
+      /**
+       * @description Extension: the push was a reaction, now on the message `message_id` (that message’s id, not a new one)
+       * @enum {string}
+       */
+      reaction?: 'applied'
     }
     CustomInboundBody: {
       customData: {
@@ -1922,6 +2200,17 @@ export type components = {
         firstName?: string
         lastName?: string
         email?: string
+        /** @description Extension: the message this one quotes, by your messageSid for it or by the messageId the gateway POSTed to you */
+        replyTo?: string | number
+        /** @description Extension: instead of a message, the person (fromId) reacted to one; it lands on that message and as `message.reaction` (body may then be empty) */
+        reaction?: {
+          /** @description The gateway’s id of the message reacted to (as POSTed to your bridge) */
+          messageId?: string
+          /** @description Or your own messageSid of a message you pushed */
+          messageSid?: string | number
+          /** @description The emoji; null (or empty) takes the person’s reaction back */
+          emoji: string | null
+        }
       }
     }
     WebhookEventList: {
@@ -1940,7 +2229,7 @@ export type components = {
         | 'account.limit_reached'
       )[]
       /** @description Events beyond the standard nine, equally subscribable: message.approval_required (docs/agent-safety.md) */
-      extension_events: 'message.approval_required'[]
+      extension_events: ('message.approval_required' | 'message.reaction' | 'account.at_risk')[]
       descriptions: {
         [key: string]: string
       }
@@ -1974,6 +2263,8 @@ export type components = {
         | 'account.restricted'
         | 'account.limit_reached'
         | 'message.approval_required'
+        | 'message.reaction'
+        | 'account.at_risk'
       )[]
       /**
        * Format: date-time
@@ -2033,6 +2324,8 @@ export type components = {
         | 'account.restricted'
         | 'account.limit_reached'
         | 'message.approval_required'
+        | 'message.reaction'
+        | 'account.at_risk'
       )[]
       /**
        * @description Defaults to a timestamped name such as webhook-20261121-120000
@@ -2078,6 +2371,8 @@ export type components = {
         | 'account.restricted'
         | 'account.limit_reached'
         | 'message.approval_required'
+        | 'message.reaction'
+        | 'account.at_risk'
       )[]
       /**
        * @description Unique among your subscriptions; usable as webhookId
@@ -2111,6 +2406,8 @@ export type components = {
         | 'account.restricted'
         | 'account.limit_reached'
         | 'message.approval_required'
+        | 'message.reaction'
+        | 'account.at_risk'
       /** @description The X-Webhook-Delivery of the test request (starts with dlv_test_) */
       delivery_id: string
       delivered: boolean
@@ -2140,6 +2437,8 @@ export type components = {
         | 'account.restricted'
         | 'account.limit_reached'
         | 'message.approval_required'
+        | 'message.reaction'
+        | 'account.at_risk'
     }
     WebhookHealthAnswer: {
       /** @enum {boolean} */
@@ -2341,6 +2640,221 @@ export interface operations {
       }
     }
   }
+  send_typing: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        /** @description The account id (the E.164 number for alpha, beta and SMS; `custom`; the page account’s id) */
+        accountId: string
+      }
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['TypingBody']
+      }
+    }
+    responses: {
+      /** @description Shown */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ActionDone']
+        }
+      }
+      /** @description Invalid request (error_code names the field) */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['MessagingError']
+        }
+      }
+      /** @description Missing or invalid API key */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['MessagingError']
+        }
+      }
+      /** @description `key_scope` (a read key; a reply key outside its window), `key_account`, `key_expired`, `account_suspended` */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['MessagingError']
+        }
+      }
+      /** @description `message_not_found`, `account_not_found` or `contact_not_found` */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['MessagingError']
+        }
+      }
+      /** @description `account_not_connected` */
+      409: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['MessagingError']
+        }
+      }
+      /** @description `unsupported_on_channel` (the channel cannot do this; the message names it), `message_not_on_network`, `message_not_inbound`, `action_refused` (the network said no) */
+      422: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['MessagingError']
+        }
+      }
+      /** @description `rate_limited`: the account’s own limit for these actions (or the network asked to wait); `retry_after_s` says when */
+      429: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['MessagingError']
+        }
+      }
+      /** @description `action_refused`: a custom channel bridge did not take it */
+      502: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['MessagingError']
+        }
+      }
+      /** @description `relay_unavailable`: no relay holding the account answered; try again after `retry_after_s` */
+      503: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['MessagingError']
+        }
+      }
+    }
+  }
+  lookup_number: {
+    parameters: {
+      query: {
+        /** @description The number to look up, E.164 */
+        phone: string
+      }
+      header?: never
+      path: {
+        /** @description The account id (the E.164 number for alpha, beta and SMS; `custom`; the page account’s id) */
+        accountId: string
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description The answer */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['LookupResult']
+        }
+      }
+      /** @description Invalid request (error_code names the field) */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['MessagingError']
+        }
+      }
+      /** @description Missing or invalid API key */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['MessagingError']
+        }
+      }
+      /** @description `key_scope` (a read key; a reply key outside its window), `key_account`, `key_expired`, `account_suspended` */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['MessagingError']
+        }
+      }
+      /** @description `message_not_found`, `account_not_found` or `contact_not_found` */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['MessagingError']
+        }
+      }
+      /** @description `account_not_connected` */
+      409: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['MessagingError']
+        }
+      }
+      /** @description `unsupported_on_channel` (the channel cannot do this; the message names it), `message_not_on_network`, `message_not_inbound`, `action_refused` (the network said no) */
+      422: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['MessagingError']
+        }
+      }
+      /** @description `rate_limited`: the account’s own limit for these actions (or the network asked to wait); `retry_after_s` says when */
+      429: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['MessagingError']
+        }
+      }
+      /** @description `action_refused`: a custom channel bridge did not take it */
+      502: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['MessagingError']
+        }
+      }
+      /** @description `relay_unavailable`: no relay holding the account answered; try again after `retry_after_s` */
+      503: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['MessagingError']
+        }
+      }
+    }
+  }
   get_usage: {
     parameters: {
       query?: never
@@ -2519,6 +3033,15 @@ export interface operations {
       }
     }
     responses: {
+      /** @description A dry run (`dry_run: true`): what the send would do */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['SendCheck']
+        }
+      }
       /** @description Queued (or, for a key with approval on and a person who never wrote, `awaiting_approval`) */
       202: {
         headers: {
@@ -2573,7 +3096,7 @@ export interface operations {
           'application/json': components['schemas']['MessagingError']
         }
       }
-      /** @description `contact_channel_mismatch`, `contact_do_not_disturb`, `contact_opted_out`, `contact_private`, `beta_requires_existing_contact`, or `idempotency_key_reused` */
+      /** @description `contact_channel_mismatch`, `contact_do_not_disturb`, `contact_opted_out`, `contact_private`, `beta_requires_existing_contact`, or `idempotency_key_reused`; `invalid_reply_to` or `unsupported_on_channel` for a `reply_to` (extension) */
       422: {
         headers: {
           [name: string]: unknown
@@ -2582,8 +3105,68 @@ export interface operations {
           'application/json': components['schemas']['MessagingError']
         }
       }
-      /** @description `daily_send_cap`, `new_contact_cap`, `loop_guard` or `opener_burst` */
+      /** @description `daily_send_cap`, `new_contact_cap`, `loop_guard` or `opener_burst`; `account_at_risk` while a ban-risk signal is in force (extension) */
       429: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['MessagingError']
+        }
+      }
+    }
+  }
+  check_send: {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['SendMessageBody']
+      }
+    }
+    responses: {
+      /** @description What the send would do */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['SendCheck']
+        }
+      }
+      /** @description Invalid request (error_code names the field: invalid_recipient, invalid_text, invalid_limit, …) */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['MessagingError']
+        }
+      }
+      /** @description Missing or invalid API key */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['MessagingError']
+        }
+      }
+      /** @description The key may not send at all (`key_scope` for a read key, `key_expired`): refused like the send */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['MessagingError']
+        }
+      }
+      /** @description The API is not enabled for this account, or the named resource does not exist */
+      404: {
         headers: {
           [name: string]: unknown
         }
@@ -2869,6 +3452,322 @@ export interface operations {
       }
       /** @description A limit refused the approved message (`daily_send_cap`, `new_contact_cap`, `loop_guard`, `opener_burst`); the message failed */
       429: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['MessagingError']
+        }
+      }
+    }
+  }
+  react_to_message: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        /** @description The message id (message_id from a send, or id from a listed message) */
+        id: string
+      }
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['ReactionBody']
+      }
+    }
+    responses: {
+      /** @description Done */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ActionDone']
+        }
+      }
+      /** @description Invalid request (error_code names the field) */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['MessagingError']
+        }
+      }
+      /** @description Missing or invalid API key */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['MessagingError']
+        }
+      }
+      /** @description `key_scope` (a read key; a reply key outside its window), `key_account`, `key_expired`, `account_suspended` */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['MessagingError']
+        }
+      }
+      /** @description `message_not_found`, `account_not_found` or `contact_not_found` */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['MessagingError']
+        }
+      }
+      /** @description `account_not_connected` */
+      409: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['MessagingError']
+        }
+      }
+      /** @description `unsupported_on_channel` (the channel cannot do this; the message names it), `message_not_on_network`, `message_not_inbound`, `action_refused` (the network said no) */
+      422: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['MessagingError']
+        }
+      }
+      /** @description `rate_limited`: the account’s own limit for these actions (or the network asked to wait); `retry_after_s` says when */
+      429: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['MessagingError']
+        }
+      }
+      /** @description `action_refused`: a custom channel bridge did not take it */
+      502: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['MessagingError']
+        }
+      }
+      /** @description `relay_unavailable`: no relay holding the account answered; try again after `retry_after_s` */
+      503: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['MessagingError']
+        }
+      }
+    }
+  }
+  remove_reaction: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        /** @description The message id (message_id from a send, or id from a listed message) */
+        id: string
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description Done */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ActionDone']
+        }
+      }
+      /** @description Invalid request (error_code names the field) */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['MessagingError']
+        }
+      }
+      /** @description Missing or invalid API key */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['MessagingError']
+        }
+      }
+      /** @description `key_scope` (a read key; a reply key outside its window), `key_account`, `key_expired`, `account_suspended` */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['MessagingError']
+        }
+      }
+      /** @description `message_not_found`, `account_not_found` or `contact_not_found` */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['MessagingError']
+        }
+      }
+      /** @description `account_not_connected` */
+      409: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['MessagingError']
+        }
+      }
+      /** @description `unsupported_on_channel` (the channel cannot do this; the message names it), `message_not_on_network`, `message_not_inbound`, `action_refused` (the network said no) */
+      422: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['MessagingError']
+        }
+      }
+      /** @description `rate_limited`: the account’s own limit for these actions (or the network asked to wait); `retry_after_s` says when */
+      429: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['MessagingError']
+        }
+      }
+      /** @description `action_refused`: a custom channel bridge did not take it */
+      502: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['MessagingError']
+        }
+      }
+      /** @description `relay_unavailable`: no relay holding the account answered; try again after `retry_after_s` */
+      503: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['MessagingError']
+        }
+      }
+    }
+  }
+  mark_read: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        /** @description The message id (message_id from a send, or id from a listed message) */
+        id: string
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description Done */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ActionDone']
+        }
+      }
+      /** @description Invalid request (error_code names the field) */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['MessagingError']
+        }
+      }
+      /** @description Missing or invalid API key */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['MessagingError']
+        }
+      }
+      /** @description `key_scope` (a read key; a reply key outside its window), `key_account`, `key_expired`, `account_suspended` */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['MessagingError']
+        }
+      }
+      /** @description `message_not_found`, `account_not_found` or `contact_not_found` */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['MessagingError']
+        }
+      }
+      /** @description `account_not_connected` */
+      409: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['MessagingError']
+        }
+      }
+      /** @description `unsupported_on_channel` (the channel cannot do this; the message names it), `message_not_on_network`, `message_not_inbound`, `action_refused` (the network said no) */
+      422: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['MessagingError']
+        }
+      }
+      /** @description `rate_limited`: the account’s own limit for these actions (or the network asked to wait); `retry_after_s` says when */
+      429: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['MessagingError']
+        }
+      }
+      /** @description `action_refused`: a custom channel bridge did not take it */
+      502: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['MessagingError']
+        }
+      }
+      /** @description `relay_unavailable`: no relay holding the account answered; try again after `retry_after_s` */
+      503: {
         headers: {
           [name: string]: unknown
         }

@@ -22,6 +22,7 @@ import { makePeerDirectory } from './peers'
 import { makeRecentSends } from './recent-sends'
 import { makeNumberLookup, newChatRefusal } from './recipients'
 import { makeRestriction } from './restriction'
+import { alphaAct } from './actions'
 import { alphaAttachment } from './media-download'
 import { errText, makeSender, withTimeout } from './send'
 import { SendError } from './send-error'
@@ -114,16 +115,24 @@ export function createAlphaConnector(opts: ConnectorOptions, deps: AlphaDeps): C
         .putEntry(name, value)
         .catch((err) => log.warn({ err: errText(err) }, 'alpha: writing driver state to the session failed; the store retries it')),
   }
-  const restriction = makeRestriction({ now: deps.now, emit: (state) => emit(state), isOpen: () => session?.open === true, connectedState, entries })
+  const restriction = makeRestriction({
+    now: deps.now,
+    emit: (state) => emit(state),
+    isOpen: () => session?.open === true,
+    connectedState,
+    entries,
+    risk: (r) => handoff.events.risk?.(r),
+  })
   const recent = makeRecentSends({ now: deps.now, entries, log })
   const pendingMedia = makePendingMedia({ entries, log })
   /** Kept media messages read at start, handed over with the first socket's events. */
   let replay: WAMessage[] = []
+  const numbers = makeNumberLookup(deps.now)
   const sender = makeSender({
     fetchMedia: deps.fetchMedia,
     log,
     openSocket: () => (session?.open ? session.sock : null),
-    lookup: makeNumberLookup(deps.now),
+    lookup: numbers,
     recent,
     blocked() {
       if (!banned || (banned.until !== null && banned.until <= deps.now())) return null
@@ -470,6 +479,7 @@ export function createAlphaConnector(opts: ConnectorOptions, deps: AlphaDeps): C
       if (!link) return { status: 'refused', error: 'no_login_pending', message: 'This session is not linking a device.', retryAfterS: null }
       return link.submit(step)
     },
+    act: (a) => alphaAct({ openSocket: () => (session?.open ? session.sock : null), lookup: numbers }, a),
     async logout() {
       const s = stopSocket('logout')
       phase = 'stopped'

@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto'
 import { normalizeMessageContent, toNumber, WAMessageStatus } from '@whiskeysockets/baileys'
 import type { AnyMessageContent, proto, WAMessage, WAMessageUpdate } from '@whiskeysockets/baileys'
-import type { InboundMessage, Receipt } from '../connector'
+import type { InboundMessage, InboundReaction, Receipt } from '../connector'
 import type { PeerDirectory } from './peers'
 import { SendError } from './send-error'
 import { SEND_ERROR_RESTRICTED } from './state'
@@ -50,6 +50,7 @@ export async function toInbound(msg: WAMessage, peers: PeerDirectory, nowMs: num
   const read = readContent(content)
   if (!read) return { ok: false, reason: `unsupported content ${contentField(content)}` }
   const seconds = toNumber(msg.messageTimestamp ?? 0)
+  const replyTo = quotedIdOf(content)
   return {
     ok: true,
     kind: read.kind,
@@ -60,8 +61,34 @@ export async function toInbound(msg: WAMessage, peers: PeerDirectory, nowMs: num
       // The bytes are not a URL: the driver attaches them (media-download.ts) and the relay core stores them first.
       media: null,
       sentAt: seconds > 0 ? seconds * 1000 : nowMs,
+      ...(replyTo ? { replyTo } : {}),
     },
   }
+}
+
+/** The id of the message a reply quotes: `contextInfo.stanzaId` of whichever content part carries it. */
+function quotedIdOf(content: proto.IMessage): string | null {
+  for (const part of Object.values(content)) {
+    if (part && typeof part === 'object' && 'contextInfo' in part) {
+      const info: proto.IContextInfo | null | undefined = part.contextInfo
+      if (info?.stanzaId && info.quotedMessage) return info.stanzaId
+    }
+  }
+  return null
+}
+
+/**
+ * A person's reaction (a `reactionMessage` upsert: Baileys emits reactions as messages, and `messages.reaction` only
+ * for the ones it stores) as the gateway's reaction, or null when the message is not one. `text` '' removes it.
+ */
+export async function toReaction(msg: WAMessage, peers: PeerDirectory, nowMs: number): Promise<InboundReaction | null> {
+  if (msg.key.fromMe) return null
+  const r = normalizeMessageContent(msg.message)?.reactionMessage
+  if (!r?.key?.id) return null
+  const from = await peers.resolve(msg.key.remoteJid, msg.key.remoteJidAlt, msg.pushName)
+  if (!from) return null
+  const at = toNumber(r.senderTimestampMs ?? 0)
+  return { upstreamId: r.key.id, from, emoji: r.text ?? '', at: at > 0 ? at : nowMs }
 }
 
 function sendErrorText(code: number | null, restrictedText: string | null): string {

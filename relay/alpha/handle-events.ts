@@ -6,7 +6,7 @@
 import type { BaileysEventMap, ConnectionState, Contact, WAMessage, WAMessageUpdate } from '@whiskeysockets/baileys'
 import type { Logger } from 'pino'
 import type { ConnectorEvents, ImportedContact, InboundAttachment, InboundMessage } from '../connector'
-import { toInbound, toReceipt } from './convert'
+import { toInbound, toReaction, toReceipt } from './convert'
 import { isLidJid, jidToPhone, personJid } from './ids'
 import type { PeerDirectory } from './peers'
 
@@ -104,6 +104,11 @@ async function handleUpsert(upsert: BaileysEventMap['messages.upsert'], ctx: Eve
       if (msg.status !== undefined && msg.status !== null)
         handleReceipt({ key: msg.key, update: { status: msg.status, messageStubParameters: msg.messageStubParameters } }, ctx)
       skipped['own message'] = (skipped['own message'] ?? 0) + 1
+      continue
+    }
+    const reaction = await toReaction(msg, ctx.peers, ctx.now())
+    if (reaction) {
+      ctx.events.reaction?.(reaction)
       continue
     }
     const result = await toInbound(msg, ctx.peers, ctx.now())

@@ -7,7 +7,7 @@
  */
 import type { ReachoutTimelockState } from '@whiskeysockets/baileys'
 import { z } from 'zod'
-import type { SessionState } from '../connector'
+import type { RiskReport, SessionState } from '../connector'
 import type { DriverEntries } from './auth-store'
 import type { AlphaSocket } from './socket'
 import { PROBLEM_MESSAGES, SEND_ERROR_RESTRICTED } from './state'
@@ -29,6 +29,8 @@ export type RestrictionDeps = {
   isOpen(): boolean
   connectedState(): SessionState
   entries: DriverEntries
+  /** Reports the restriction as a ban-risk signal (issue 25): set with its end, and lifted. */
+  risk?(r: RiskReport): void
 }
 
 export type Restriction = {
@@ -66,13 +68,26 @@ export function makeRestriction(deps: RestrictionDeps): Restriction {
     deps.emit({ state: 'restricted', problem: 'blocked_by_alpha', message: PROBLEM_MESSAGES.blocked_by_alpha, until: active.until })
   }
 
+  function signal(source: Active['source'], on: boolean, until: number | null) {
+    const name = source === 'timelock' ? 'reachout_timelock' : 'new_chat_refused'
+    const detail = on
+      ? source === 'timelock'
+        ? 'alpha set a reach-out time lock: no new chats until it ends.'
+        : 'alpha refused a new chat with error 463: the number may not start new chats for now.'
+      : 'The restriction on new chats was lifted.'
+    deps.risk?.({ signal: name, active: on, until: on ? until : null, detail })
+  }
+
   function apply(source: Active['source'], until: number | null) {
+    if (active && active.source !== source) signal(active.source, false, null)
     set({ source, until })
+    signal(source, true, until)
     void deps.entries.write(ENTRY, JSON.stringify(active))
     if (deps.isOpen()) report()
   }
 
   function lift() {
+    if (active) signal(active.source, false, null)
     set(null)
     void deps.entries.write(ENTRY, null)
     if (deps.isOpen()) report()

@@ -3,7 +3,7 @@
  * (Baileys only ever gets a Buffer), the message parts with their stable upstream ids, a deadline, and what was sent
  * kept (recent-sends.ts) so Baileys can re-encrypt a message when a recipient's device asks for it again.
  */
-import type { proto, WAMessageKey } from '@whiskeysockets/baileys'
+import type { proto, WAMessage, WAMessageKey } from '@whiskeysockets/baileys'
 import type { Logger } from 'pino'
 import type { OutboundMessage } from '../connector'
 import { outboundContents, upstreamIdFor } from './convert'
@@ -49,6 +49,11 @@ async function resolveRecipient(to: OutboundMessage['to'], sock: AlphaSocket, lo
   return found
 }
 
+/** The message a reply quotes, as Baileys' `quoted` option takes it (key and content; it builds the contextInfo). */
+export function quotedMessage(jid: string, q: NonNullable<OutboundMessage['replyTo']>): WAMessage {
+  return { key: { remoteJid: jid, fromMe: q.fromMe, id: q.upstreamId }, message: { conversation: q.text } }
+}
+
 export type Sender = {
   send(m: OutboundMessage): Promise<{ upstreamId: string }>
   /** Baileys' `getMessage`: the content of a recent send, for a recipient device that could not decrypt it. */
@@ -81,12 +86,14 @@ export function makeSender(deps: SenderDeps): Sender {
       const parts = outboundContents(m.text, media)
       const sock = deps.openSocket()
       if (!sock) throw new SendError('not_connected', 'the alpha session closed while the media was fetched')
+      // The first part quotes (alpha shows the quoted text from the message itself, so the edge hands it over).
+      const quoted = m.replyTo ? quotedMessage(jid, m.replyTo) : null
       for (const [i, content] of parts.entries()) {
         // The last part carries the gateway message's upstream id; a leading text part gets an id of its own.
         const messageId = upstreamIdFor(m.messageId, parts.length - 1 - i)
         try {
           const sent = await withTimeout(
-            sock.sendMessage(jid, content, sendOptions(messageId)),
+            sock.sendMessage(jid, content, { ...sendOptions(messageId), ...(quoted && i === 0 ? { quoted } : {}) }),
             SEND_TIMEOUT_MS,
             () => new SendError('upstream_timeout', 'alpha did not take the message in time')
           )

@@ -64,6 +64,10 @@ export type AlphaSocket = {
   /** USync contact lookup: the numbers that have an account, with their JID; numbers without one are left out. */
   onWhatsApp(...phoneNumber: string[]): Promise<Array<{ jid: string; exists: boolean }> | undefined>
   fetchAccountReachoutTimelock(): Promise<ReachoutTimelockState>
+  /** Read receipts for the given inbound messages (issue 25; only ever on request, never automatic). */
+  readMessages(keys: WAMessageKey[]): Promise<void>
+  /** `composing` shows the account typing in the chat (issue 25). */
+  sendPresenceUpdate(type: 'composing' | 'paused' | 'available' | 'unavailable' | 'recording', toJid?: string): Promise<void>
   logout(msg?: string): Promise<void>
   end(error: Error | undefined): void | Promise<void>
 }

@@ -19,6 +19,8 @@ import { makeOutbox, OUTBOX_KEY } from './outbox'
 import { makePeerDirectory } from './peers'
 import { makeStateFilter } from '../state-filter'
 import { makeSender } from './send'
+import { betaAct, type BetaActionDeps } from './actions'
+import { makeRiskSignals } from './risk-signals'
 import { withDeadline } from './deadlines'
 import { makeGramClient, type BetaClient, type BetaCredentials, type MakeClient } from './socket'
 import { classifyError, LOGIN_MESSAGES, PROBLEM_MESSAGES, rpcMessage, type ErrorVerdict } from './state'
@@ -70,6 +72,7 @@ export function createBetaConnector(opts: ConnectorOptions, deps: BetaDeps): Con
         outbox,
         onLoginToken: () => login?.onLoginToken(),
         onContactsChanged: () => live?.contacts.changed(),
+        onReaction: (r) => opts.events.reaction?.(r),
         client: () => client,
       }),
     events: opts.events,
@@ -95,13 +98,32 @@ export function createBetaConnector(opts: ConnectorOptions, deps: BetaDeps): Con
     now: deps.now,
     log,
     bookLoaded: () => (live ? live.contacts.loaded(CONTACTS_FIRST_SYNC_WAIT_MS) : Promise.resolve(false)),
-    onSlowed: (until) => emit({ state: 'slowed', problem: 'flood_wait', message: PROBLEM_MESSAGES.flood_wait, until }),
-    onResumed: () => phase === 'running' && emit(connectedState()),
+    onSlowed: (until) => {
+      risk.raise('flood_wait', until, 'beta asked the account to slow down (FLOOD_WAIT).')
+      emit({ state: 'slowed', problem: 'flood_wait', message: PROBLEM_MESSAGES.flood_wait, until })
+    },
+    onResumed: () => {
+      risk.lift('flood_wait')
+      if (phase === 'running') emit(connectedState())
+    },
     onFatal: (v) => onFatal(v),
     // The session stays up (inbound and receipts still flow, mutual contacts can still be written to).
-    onRestricted: () => phase === 'running' && emit({ state: 'restricted', problem: 'stranger_flag', message: PROBLEM_MESSAGES.stranger_flag, until: null }),
-    onSent: () => phase === 'running' && emit(connectedState()),
+    onRestricted: () => {
+      risk.raise('spam_flag', null, 'beta limited the account for messaging people who do not know it (PEER_FLOOD).')
+      if (phase === 'running') emit({ state: 'restricted', problem: 'stranger_flag', message: PROBLEM_MESSAGES.stranger_flag, until: null })
+    },
+    onSent: () => {
+      risk.lift('spam_flag')
+      if (phase === 'running') emit(connectedState())
+    },
   })
+  const risk = makeRiskSignals((r) => opts.events.risk?.(r))
+  const actionDeps: BetaActionDeps = {
+    client: () => (phase === 'running' ? client : null),
+    peers,
+    bookLoaded: () => (live ? live.contacts.loaded(CONTACTS_FIRST_SYNC_WAIT_MS) : Promise.resolve(false)),
+    onFlood: (seconds) => risk.raise('flood_wait', deps.now() + seconds * 1000, 'beta asked the account to slow down (FLOOD_WAIT).'),
+  }
 
   function connectedState(): SessionState {
     const phone = me?.phone ? `+${me.phone}` : null
@@ -270,6 +292,7 @@ export function createBetaConnector(opts: ConnectorOptions, deps: BetaDeps): Con
       return starting
     },
     send: (m) => sender.send(m),
+    act: (a) => betaAct(actionDeps, a),
     async login(step: LoginStep) {
       if (phase !== 'login' || !login) return { status: 'refused', error: 'no_login_pending', message: LOGIN_MESSAGES.no_login_pending, retryAfterS: null }
       return login.submit(step)

@@ -7,7 +7,7 @@
 import type bigInt from 'big-integer'
 import { Api } from 'telegram'
 import { extensionFromContentType } from '../../common/media'
-import type { InboundAttachment, InboundMessage, Peer } from '../connector'
+import type { InboundAttachment, InboundMessage, InboundReaction, Peer } from '../connector'
 
 /** A caption-less message with media the gateway does not store (a location, a contact) still reaches the agent, named by its kind. */
 function mediaLabel(media: Api.TypeMessageMedia | undefined): string | null {
@@ -30,7 +30,35 @@ export function privateSenderId(message: Api.TypeMessage): string | null {
 export function toInbound(message: Api.Message, from: Peer, attachment: InboundAttachment | null = null): InboundMessage {
   const caption = message.message && message.message.length > 0 ? message.message : null
   const text = caption ?? (attachment ? '' : (mediaLabel(message.media) ?? ''))
-  return { upstreamId: String(message.id), from, text, media: null, ...(attachment ? { attachment } : {}), sentAt: message.date * 1000 }
+  const replyTo = replyToOf(message.replyTo)
+  return {
+    upstreamId: String(message.id),
+    from,
+    text,
+    media: null,
+    ...(attachment ? { attachment } : {}),
+    sentAt: message.date * 1000,
+    ...(replyTo ? { replyTo } : {}),
+  }
+}
+
+/** The id of the message a reply quotes (MessageReplyHeader.replyToMsgId), when it is a reply in the same chat. */
+function replyToOf(header: Api.TypeMessageReplyHeader | undefined): string | null {
+  if (!(header instanceof Api.MessageReplyHeader) || header.replyToMsgId === undefined || header.replyToPeerId) return null
+  return String(header.replyToMsgId)
+}
+
+/**
+ * A person's reaction in a private chat (UpdateMessageReactions, which carries the message's reactions as they now
+ * are): theirs from `recentReactions`, or '' when they have none left (they removed it). Null when the update is not
+ * about a private chat.
+ */
+export function toReaction(update: Api.UpdateMessageReactions, from: Peer, nowMs: number): InboundReaction | null {
+  if (!(update.peer instanceof Api.PeerUser)) return null
+  const userId = update.peer.userId.toString()
+  const theirs = (update.reactions.recentReactions ?? []).find((r) => r.peerId instanceof Api.PeerUser && r.peerId.userId.toString() === userId)
+  const emoji = theirs?.reaction instanceof Api.ReactionEmoji ? theirs.reaction.emoticon : ''
+  return { upstreamId: String(update.msgId), from, emoji, at: theirs ? theirs.date * 1000 : nowMs }
 }
 
 /**
@@ -66,5 +94,6 @@ export function outboundFileName(fileName: string | null, contentType: string | 
 
 /** An UpdateShortMessage is a private text message in short form (no users attached). */
 export function shortToInbound(update: Api.UpdateShortMessage, from: Peer): InboundMessage {
-  return { upstreamId: String(update.id), from, text: update.message, media: null, sentAt: update.date * 1000 }
+  const replyTo = replyToOf(update.replyTo)
+  return { upstreamId: String(update.id), from, text: update.message, media: null, sentAt: update.date * 1000, ...(replyTo ? { replyTo } : {}) }
 }

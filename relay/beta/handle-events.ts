@@ -8,7 +8,7 @@
 import type { Logger } from 'pino'
 import { Api } from 'telegram'
 import type { ConnectorEvents } from '../connector'
-import { privateSenderId, shortToInbound, toInbound } from './convert'
+import { privateSenderId, shortToInbound, toInbound, toReaction } from './convert'
 import type { Outbox } from './outbox'
 import { betaAttachment } from './media-download'
 import type { PeerDirectory } from './peers'
@@ -18,6 +18,8 @@ export type EventDeps = {
   log: Logger
   /** Where this update's messages and receipts go (catch-up.ts tracks when the edge stored them). */
   events: Pick<ConnectorEvents, 'inbound' | 'receipt'>
+  /** A person's reaction (issue 25): not tracked for commit (a lost reaction is not worth holding the update state). */
+  onReaction?: ConnectorEvents['reaction']
   peers: PeerDirectory
   outbox: Outbox
   onLoginToken(): void
@@ -52,6 +54,12 @@ export async function handleUpdate(update: unknown, users: Api.TypeUser[], deps:
     if (!(update.peer instanceof Api.PeerUser)) return
     const read = await deps.outbox.readUpTo(update.peer.userId.toString(), update.maxId)
     for (const id of read) deps.events.receipt({ upstreamId: String(id), status: 'read' })
+    return
+  }
+  if (update instanceof Api.UpdateMessageReactions && update.peer instanceof Api.PeerUser) {
+    const from = deps.peers.byUserId(update.peer.userId.toString())
+    const reaction = from ? toReaction(update, from, Date.now()) : null
+    if (reaction) deps.onReaction?.(reaction)
     return
   }
   if (update instanceof Api.UpdateLoginToken) return deps.onLoginToken()

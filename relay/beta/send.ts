@@ -94,6 +94,8 @@ export function makeSender(deps: SenderDeps): Sender {
     const upload = media
       ? startUpload({ name: outboundFileName(media.fileName, media.contentType), bytes: media.bytes, contentType: bareContentType(media.contentType) })
       : null
+    // A quoted reply: beta takes the quoted message's id in this chat.
+    const replyTo = m.replyTo ? new Api.InputReplyToMessage({ replyToMsgId: Number(m.replyTo.upstreamId) }) : undefined
     let uploadedAgain = false
     for (;;) {
       await waitOutPause()
@@ -104,8 +106,8 @@ export function makeSender(deps: SenderDeps): Sender {
         let answer: unknown
         if (upload) {
           await upload.sendParts(client)
-          answer = await client.invoke(new Api.messages.SendMedia({ peer, media: upload.media(), message: m.text, randomId }), m.messageId)
-        } else answer = await client.invoke(new Api.messages.SendMessage({ peer, message: m.text, randomId, noWebpage: true }), m.messageId)
+          answer = await client.invoke(new Api.messages.SendMedia({ peer, media: upload.media(), message: m.text, randomId, replyTo }), m.messageId)
+        } else answer = await client.invoke(new Api.messages.SendMessage({ peer, message: m.text, randomId, noWebpage: true, replyTo }), m.messageId)
         const id = sentMessageId(answer, randomId)
         // Sent, but the answer does not say as what: a retry of the same random_id gets beta's answer again.
         if (id === null) throw new Error('beta: the send was answered without the message it made')

@@ -117,6 +117,16 @@ export class SessionManager {
         void answer.then((outcome) => this.link?.send({ type: 'login_result', id: frame.id, sid: frame.sid, outcome }))
         return
       }
+      case 'action': {
+        // Answered once, never queued: a late typing notice or read mark is worse than none (worker/relay/control.ts).
+        const s = this.find(frame.sid)
+        const answer =
+          s && s.fence === frame.fence
+            ? s.act(frame.action)
+            : Promise.resolve({ ok: false, error: 'not_connected', message: 'This relay does not hold that session.', retryAfterS: null } as const)
+        void answer.then((outcome) => this.link?.send({ type: 'action_result', id: frame.id, sid: frame.sid, outcome }))
+        return
+      }
       case 'probe':
         this.link?.send({ type: 'probe_result', id: frame.id, sid: frame.sid, state: this.find(frame.sid)?.snapshot() ?? null })
         return

@@ -13,6 +13,8 @@ import type { FrameOf, OutboundMessage, RelayChannel, SessionState } from '../..
 import {
   isPermanentSendError,
   PermanentSendError,
+  type ActionOutcome,
+  type ChatAction,
   type Connector,
   type Driver,
   type ImportedContact,
@@ -107,6 +109,8 @@ export class RunningSession {
         inbound: (m) => this.onInbound(m),
         receipt: (r) => this.onReceipt(r),
         contacts: (c) => this.onContacts(c),
+        reaction: (reaction) => void this.report({ type: 'reaction', id: this.deps.nextId(), sid: this.sid, fence: this.fence, reaction }),
+        risk: (risk) => void this.report({ type: 'risk', id: this.deps.nextId(), sid: this.sid, fence: this.fence, risk }),
       },
     })
     this.log.info({ link_method: this.assign.linkMethod, force_new: this.assign.forceNew }, 'session starting')
@@ -165,6 +169,22 @@ export class RunningSession {
     }
   }
 
+  /** A chat action (issue 25): answered once; a driver error becomes `refused` with its message, never a crash. */
+  async act(action: ChatAction): Promise<ActionOutcome> {
+    if (this.stopped || this.state?.state !== 'connected')
+      return { ok: false, error: 'not_connected', message: 'The session is not connected on this relay.', retryAfterS: null }
+    if (!this.connector?.act) return { ok: false, error: 'unsupported', message: `This relay's ${this.channel} driver cannot do this.`, retryAfterS: null }
+    try {
+      const outcome = await this.connector.act(action)
+      this.log.info({ action: action.kind, ok: outcome.ok, error: outcome.ok ? undefined : outcome.error }, 'chat action answered')
+      return outcome
+    } catch (err) {
+      const message = err instanceof Error ? err.message : String(err)
+      this.log.warn({ action: action.kind, err: message }, 'chat action failed')
+      return { ok: false, error: 'refused', message: message.slice(0, 1000), retryAfterS: null }
+    }
+  }
+
   send(message: OutboundMessage, expiresAt: number): void {
     if (this.stopped) return
     const known = this.sent.get(message.messageId)
@@ -197,7 +217,13 @@ export class RunningSession {
     const started = performance.now()
     const took = (outcome: 'sent' | 'refused' | 'failed') => this.deps.meter?.sendDone(this.channel, outcome, (performance.now() - started) / 1000)
     try {
-      const { upstreamId } = await this.connector.send({ messageId: message.messageId, to: message.to, text: message.text, mediaUrl: message.mediaUrl })
+      const { upstreamId } = await this.connector.send({
+        messageId: message.messageId,
+        to: message.to,
+        text: message.text,
+        mediaUrl: message.mediaUrl,
+        ...(message.replyTo ? { replyTo: message.replyTo } : {}),
+      })
       took('sent')
       this.sent.set(message.messageId, upstreamId)
       if (this.sent.size > SENT_MEMORY) this.sent.delete(this.sent.keys().next().value!)

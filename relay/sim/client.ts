@@ -11,10 +11,20 @@
  * paths as the network, not kinder ones: a relay process killed after an acknowledgement loses that message.
  */
 import { WebSocket } from 'ws'
-import { PermanentSendError, type Connector, type ConnectorEvents, type ConnectorOptions, type OutboundMessage, type SessionState } from '../connector'
+import {
+  PermanentSendError,
+  type ActionOutcome,
+  type ChatAction,
+  type Connector,
+  type ConnectorEvents,
+  type ConnectorOptions,
+  type OutboundMessage,
+  type SessionState,
+} from '../connector'
 import { makeHandoff, STOP_HANDOFF_MS } from '../handoff'
 import { MAX_RECONNECT_MS, MIN_RECONNECT_MS, reconnectDelayMs } from '../link/backoff'
 import { simDeviceUrl } from './config'
+import { SimActions } from './actions'
 import { toNetSend } from './convert'
 import { handleEvent } from './handle-events'
 import { Device, NetMessage, ServerMsg, type ClientMsg } from './network/protocol'
@@ -43,6 +53,7 @@ function parseJson(text: string): unknown {
 export class SimClient implements Connector, SimSession {
   pairing = { requested: false }
   readonly knownPeers = new Set<string>()
+  readonly actions = new SimActions()
   private ws: WebSocket | null = null
   private creds: Device | null = null
   private stopped = false
@@ -90,6 +101,14 @@ export class SimClient implements Connector, SimSession {
       this.transmit(msg)
     })
     return { upstreamId: msg.id }
+  }
+
+  act(a: ChatAction): Promise<ActionOutcome> {
+    return this.actions.run(a, (msg) => {
+      if (!this.open || this.ws?.readyState !== WebSocket.OPEN) return false
+      this.ws.send(JSON.stringify(msg))
+      return true
+    })
   }
 
   async logout(): Promise<void> {
@@ -207,6 +226,7 @@ export class SimClient implements Connector, SimSession {
     this.flush()
     this.ws = null
     this.open = false
+    this.actions.closeAll()
     for (const [id, s] of this.sends) {
       clearTimeout(s.timer)
       s.reject(new Error('the connection closed before the send was confirmed'))

@@ -1,5 +1,5 @@
 /** Conversion between the simulated network's messages and the connector's types, by direction. */
-import type { ImportedContact, InboundMessage, OutboundMessage } from '../connector'
+import type { ImportedContact, InboundMessage, InboundReaction, OutboundMessage } from '../connector'
 import type { ClientMsg, ServerMsg } from './network/protocol'
 import { digits, LID_SUFFIX, phoneJid, upstreamIdFor } from './ids'
 import { simAttachment } from './media-download'
@@ -20,7 +20,12 @@ export function fromNetMessage(m: NetMessage): InboundMessage {
     media: m.mediaUrl ? { url: m.mediaUrl, contentType: m.mediaType } : null,
     ...(m.media ? { attachment: simAttachment(m.media) } : {}),
     sentAt: m.ts,
+    ...(m.replyTo ? { replyTo: m.replyTo } : {}),
   }
+}
+
+export function fromNetReaction(r: Extract<ServerMsg, { t: 'reaction' }>): InboundReaction {
+  return { upstreamId: r.target, from: peer(r.from), emoji: r.emoji, at: r.ts }
 }
 
 export function fromNetContact(c: NetContact): ImportedContact {
@@ -29,5 +34,13 @@ export function fromNetContact(c: NetContact): ImportedContact {
 
 export function toNetSend(m: OutboundMessage): Extract<ClientMsg, { t: 'send' }> {
   const lid = m.to.peerId?.endsWith(LID_SUFFIX) ? m.to.peerId : null
-  return { t: 'send', id: upstreamIdFor(m.messageId), messageId: m.messageId, to: { phone: m.to.phone, lid }, text: m.text, mediaUrl: m.mediaUrl }
+  return {
+    t: 'send',
+    id: upstreamIdFor(m.messageId),
+    messageId: m.messageId,
+    to: { phone: m.to.phone, lid },
+    text: m.text,
+    mediaUrl: m.mediaUrl,
+    quoted: m.replyTo ? { id: m.replyTo.upstreamId, fromMe: m.replyTo.fromMe } : null,
+  }
 }

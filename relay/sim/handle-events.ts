@@ -2,7 +2,7 @@
 import { createHash, randomBytes } from 'node:crypto'
 import type { ServerMsg } from './network/protocol'
 import type { SimSession } from './session'
-import { fromNetContact, fromNetMessage } from './convert'
+import { fromNetContact, fromNetMessage, fromNetReaction } from './convert'
 import { onPaired, onPairingCode, onPasskeyRequired, onQr } from './login'
 
 export async function handleEvent(s: SimSession, msg: ServerMsg): Promise<void> {
@@ -34,6 +34,24 @@ export async function handleEvent(s: SimSession, msg: ServerMsg): Promise<void> 
       return s.settleSend(msg.id, null)
     case 'send_error':
       return s.settleSend(msg.id, { code: msg.code, reason: msg.reason })
+    case 'reaction':
+      // Acknowledged as it arrives, like a message (Baileys emits a reaction as a message upsert).
+      s.transmit({ t: 'ack', ids: [msg.id] })
+      s.receive(msg.offline, () => s.events.reaction?.(fromNetReaction(msg)))
+      return
+    case 'action_ack':
+      return s.actions.ack(msg.rid, msg.onNetwork)
+    case 'action_error':
+      return s.actions.error(msg.rid, msg.code, msg.reason)
+    case 'timelock':
+      // Baileys: connection.update { reachoutTimeLock } from NotificationUserReachoutTimelockUpdate.
+      s.events.risk?.({
+        signal: 'reachout_timelock',
+        active: msg.active,
+        until: msg.active ? msg.until : null,
+        detail: msg.active ? 'The network put a reach-out time lock on the account: no new chats until it ends.' : 'The reach-out time lock was lifted.',
+      })
+      return
   }
 }
 

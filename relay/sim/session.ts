@@ -3,6 +3,7 @@
  * In a module of its own so the handlers and the client do not import each other.
  */
 import type { ConnectorEvents, ConnectorOptions, SessionState } from '../connector'
+import type { SimActions } from './actions'
 import type { ClientMsg, Device, ServerMsg } from './network/protocol'
 
 /** What the event handlers may do with a session. */
@@ -12,6 +13,8 @@ export type SimSession = {
   events: ConnectorEvents
   pairing: { requested: boolean }
   knownPeers: Set<string>
+  /** Chat actions waiting for the network's answer. */
+  actions: SimActions
   transmit(msg: ClientMsg): void
   /** Hands an acknowledged item over now, or holds it in the buffer while an offline backlog drains. */
   receive(offline: boolean, deliver: () => void): void

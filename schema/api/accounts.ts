@@ -1,6 +1,7 @@
 /** Account and usage shapes (spec 2 and 4.1). */
 import { z } from 'zod'
 import { ACCOUNT_STATUSES, CHANNELS } from '../d1'
+import { RISK_SIGNALS } from '../frames'
 import { DateTime } from './common'
 
 export const AccountLimits = z
@@ -13,6 +14,23 @@ export const AccountLimits = z
   })
   .meta({ id: 'AccountLimits' })
 
+/** A ban-risk signal in force on an account (issue 25, docs/api.md "Ban-risk signals"). */
+export const RiskSignal = z
+  .object({
+    signal: z.enum(RISK_SIGNALS).meta({ description: 'What the network (or the provider) reported' }),
+    since: DateTime,
+    until: DateTime.nullable().meta({ description: 'When it ends, if the network said; null: until the network lifts it' }),
+    advice: z.string().meta({ description: 'What to do meanwhile, in one sentence' }),
+  })
+  .meta({ id: 'RiskSignal' })
+
+export const AccountRisk = z
+  .object({
+    at_risk: z.boolean().meta({ description: 'true while a signal is in force; new contacts are then paused (0 today) and replies still go out' }),
+    signals: z.array(RiskSignal),
+  })
+  .meta({ id: 'AccountRisk' })
+
 export const Account = z
   .object({
     id: z.string().meta({ description: 'The E.164 number for alpha_web; `custom` for the custom channel' }),
@@ -24,6 +42,9 @@ export const Account = z
       description: 'When the account became connected; null in every other status (connecting, disconnected, restricted)',
     }),
     limits: AccountLimits,
+    risk: AccountRisk.optional().meta({
+      description: 'Extension: ban-risk signals the network gave this account, and whether the gateway tightened its limits for them',
+    }),
   })
   .meta({ id: 'Account' })
 
@@ -59,5 +80,14 @@ export const Usage = z
         'Accounts that may hold a place at once: connected, connecting or restricted ones do; a disconnected account does not block connecting another',
     }),
     retention: Retention.optional(),
+    risk: z
+      .object({
+        at_risk: z.boolean().meta({ description: 'true when any of your accounts has a signal in force' }),
+        accounts: z.array(z.object({ account_id: z.string(), channel: z.enum(CHANNELS), signals: z.array(RiskSignal) })).meta({
+          description: 'The accounts with a signal in force',
+        }),
+      })
+      .optional()
+      .meta({ description: 'Extension: ban-risk signals in force on your accounts (GET /accounts shows them per account)' }),
   })
   .meta({ id: 'Usage' })

@@ -8,6 +8,10 @@ export const SetCustomWebhookBody = z
       description: 'Public https URL that receives outbound messages; put your shared secret in it (the POST is not signed)',
       example: 'https://bridge.example.com/gateway?token=s3cret',
     }),
+    actions: z.boolean().optional().meta({
+      description:
+        'Extension: true when your bridge also takes reactions, typing and read marks, POSTed to the same URL with an `action` field (docs/channels/custom.md); omitted keeps the current setting (off at first), so a bridge written for spec 4.7 never receives one',
+    }),
   })
   .meta({ id: 'SetCustomWebhookBody' })
 
@@ -22,6 +26,7 @@ export const CustomChannelState = z
     webhook_url: z.string().nullable().meta({ description: 'Masked: origin only, the secret part is hidden' }),
     inbound_url: z.string().meta({ description: 'Where your bridge POSTs inbound messages' }),
     connected_at: DateTime.nullable(),
+    actions: z.boolean().optional().meta({ description: 'Extension: the bridge takes reactions, typing and read marks' }),
   })
   .meta({ id: 'CustomChannelState' })
 
@@ -47,8 +52,26 @@ export const CustomData = z
     firstName: z.string().max(200).optional(),
     lastName: z.string().max(200).optional(),
     email: z.string().max(320).optional(),
+    replyTo: id.optional().meta({
+      description: 'Extension: the message this one quotes, by your messageSid for it or by the messageId the gateway POSTed to you',
+    }),
+    reaction: z
+      .object({
+        messageId: z.string().min(1).max(64).optional().meta({ description: 'The gateway’s id of the message reacted to (as POSTed to your bridge)' }),
+        messageSid: id.optional().meta({ description: 'Or your own messageSid of a message you pushed' }),
+        emoji: z.string().max(32).nullable().meta({ description: 'The emoji; null (or empty) takes the person’s reaction back' }),
+      })
+      .refine((r) => (r.messageId === undefined) !== (r.messageSid === undefined), { message: 'name the message with exactly one of messageId, messageSid' })
+      .optional()
+      .meta({
+        description:
+          'Extension: instead of a message, the person (fromId) reacted to one; it lands on that message and as `message.reaction` (body may then be empty)',
+      }),
   })
-  .refine((d) => d.body.length > 0 || d.mediaUrl, { message: 'body must not be empty unless mediaUrl is set', path: ['body'] })
+  .refine((d) => d.body.length > 0 || d.mediaUrl || d.reaction, {
+    message: 'body must not be empty unless mediaUrl or reaction is set',
+    path: ['body'],
+  })
 
 export const CustomInboundBody = z.object({ customData: CustomData }).meta({ id: 'CustomInboundBody' })
 
@@ -58,6 +81,10 @@ export const CustomInboundResult = z
     message_id: z.string(),
     contact_id: z.string(),
     duplicate: z.boolean().meta({ description: 'true when this messageSid was already stored; nothing new was created' }),
+    reaction: z
+      .literal('applied')
+      .optional()
+      .meta({ description: 'Extension: the push was a reaction, now on the message `message_id` (that message’s id, not a new one)' }),
   })
   .meta({ id: 'CustomInboundResult' })
 
@@ -71,4 +98,19 @@ export const CustomOutboundPayload = z.object({
   mediaContentType: z.string().optional(),
   mediaFileName: z.string().optional(),
   isVoiceNote: z.boolean(),
+  /** Extension (issue 25), only on a quoted reply: the quoted message by our id, and by your messageSid when it has one. */
+  replyTo: z.object({ messageId: z.string(), messageSid: z.string().nullable() }).optional(),
+})
+
+/**
+ * What the gateway POSTs for a chat action (issue 25) once the bridge opted in (`actions: true`): `action` tells it
+ * from a message; `messageId`/`messageSid` name the message reacted to or read up to.
+ */
+export const CustomActionPayload = z.object({
+  action: z.enum(['react', 'unreact', 'typing', 'read']),
+  contactId: z.string(),
+  toId: z.string().nullable(),
+  messageId: z.string().optional(),
+  messageSid: z.string().nullable().optional(),
+  emoji: z.string().optional(),
 })

@@ -24,6 +24,15 @@ export const MessageContact = z
   })
   .meta({ id: 'MessageContact' })
 
+/** One reaction on a message (issue 25): the latest of each sender; an extension of spec 2's message. */
+export const Reaction = z
+  .object({
+    emoji: z.string().meta({ description: 'The emoji, as the sender chose it', example: '👍' }),
+    from: z.string().meta({ description: 'The contact id of the person who reacted, or `me` for the account’s own reaction' }),
+    at: DateTime,
+  })
+  .meta({ id: 'Reaction' })
+
 export const Message = z
   .object({
     id: z.string().meta({ description: '`msg_…`' }),
@@ -44,6 +53,11 @@ export const Message = z
       .meta({ description: 'Set when the status is `failed`; null otherwise' }),
     timestamp: DateTime.meta({ description: 'When the message was sent (outbound: accepted) or received' }),
     contact: MessageContact,
+    reply_to: z.string().optional().meta({
+      description:
+        'Extension, present only on a reply: the message it quotes, by our id when that message is stored, else by the id the network gave it (docs/api.md, "Replies, reactions, typing and read marks")',
+    }),
+    reactions: z.array(Reaction).optional().meta({ description: 'Extension, present only when someone reacted: the latest reaction of each sender' }),
   })
   .meta({ id: 'Message' })
 
@@ -72,6 +86,14 @@ export const SendMessageBody = z
       .max(2048)
       .optional()
       .meta({ description: 'https URL of one image, video, audio file or document' }),
+    reply_to: z.string().min(1).max(64).optional().meta({
+      description:
+        'Extension: the id of a message of the same account and person to quote (a quoted reply). Not on SMS (422 `unsupported_on_channel`); the quoted message must have reached the network (422 `invalid_reply_to` otherwise)',
+    }),
+    dry_run: z.boolean().optional().meta({
+      description:
+        'Extension: true runs every check a send goes through and answers 200 with what would happen (a `SendCheck`), sending, storing and counting nothing (the MCP tool is check_send)',
+    }),
   })
   .meta({ id: 'SendMessageBody' })
 

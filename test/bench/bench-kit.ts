@@ -20,7 +20,11 @@ export type BenchContext = {
   baseline: Baseline
 }
 
-export type BenchRow = { metric: string; value: string; target?: string; ok?: boolean }
+/**
+ * One figure. `ratio` compares it with the same run's baseline named by `base` (the bare GET's round trip p50, or
+ * its server CPU per call); the runner prints that baseline, the ratio, the target and met/not met beside it.
+ */
+export type BenchRow = { metric: string; value: string; target?: string; ok?: boolean; ratio?: number; base?: 'round trip' | 'cpu' }
 export type BenchReport = { title: string; rows: BenchRow[]; notes?: string[] }
 export type Bench = { name: string; run(ctx: BenchContext): Promise<BenchReport> }
 /** A benchmark that needs no local server (it runs its own harness, e.g. workerd on an injected clock). */

@@ -81,16 +81,26 @@ export const inboundBench: Bench = {
 
     const wakeP50 = percentile(afterAnswer, 50)
     const wakeP99 = percentile(afterAnswer, 99)
+    const e2eP50 = percentile(endToEnd, 50)
     const rate = INGEST_MESSAGES / elapsed
     const wakeRows: BenchRow[] = [
+      // The headline: what an agent sees. Timed from the push's answer, the wake hides the wait's own D1 work.
       {
-        metric: `wake latency p50 (push answered → wait returned, ${WAKE_SAMPLES} messages)`,
-        value: `${ms(wakeP50)} (${(wakeP50 / baseline.usageP50Ms).toFixed(2)}x baseline)`,
+        metric: `push sent → wait returned p50 (${WAKE_SAMPLES} messages)`,
+        value: ms(e2eP50),
+        ratio: e2eP50 / baseline.usageP50Ms,
+        base: 'round trip',
         target: '≤ 2x baseline',
-        ok: wakeP50 <= 2 * baseline.usageP50Ms,
+        ok: e2eP50 <= 2 * baseline.usageP50Ms,
       },
+      {
+        metric: 'push sent → wait returned p99',
+        value: ms(percentile(endToEnd, 99)),
+        ratio: percentile(endToEnd, 99) / baseline.usageP50Ms,
+        base: 'round trip',
+      },
+      { metric: 'wake latency p50 (push answered → wait returned)', value: ms(wakeP50), ratio: wakeP50 / baseline.usageP50Ms, base: 'round trip' },
       { metric: 'wake latency p99', value: ms(wakeP99), target: '< 25 ms', ok: wakeP99 < 25 },
-      { metric: 'push sent → wait returned p50 / p99', value: `${ms(percentile(endToEnd, 50))} / ${ms(percentile(endToEnd, 99))}` },
     ]
     return {
       title: 'Inbound: wake latency and ingest (issue #2)',
@@ -99,14 +109,19 @@ export const inboundBench: Bench = {
         ...(afterAnswer.length > 0 ? wakeRows : []),
         {
           metric: `ingest throughput (${INGEST_CLIENTS} clients, ${INGEST_MESSAGES} messages, consumer draining)`,
-          value: `${rate.toFixed(0)} msg/s (${((rate * baseline.usageP50Ms) / 1000).toFixed(2)} per baseline round trip)`,
+          value: `${rate.toFixed(0)} msg/s`,
+          // Messages stored per baseline round trip.
+          ratio: (rate * baseline.usageP50Ms) / 1000,
+          base: 'round trip',
           target: '≥ 500 msg/s',
           ok: rate >= 500,
         },
         // CPU time, unlike throughput, does not move much when other work shares the machine.
         {
           metric: 'server CPU per ingested message (wrangler dev + workerd: Worker, Durable Objects, local D1; consumer included)',
-          value: `${ms(cpuMsPerMessage)} (${(cpuMsPerMessage / baseline.usageCpuMs).toFixed(2)}x the ${ms(baseline.usageCpuMs)} of a bare GET /v1/usage)`,
+          value: ms(cpuMsPerMessage),
+          ratio: cpuMsPerMessage / baseline.usageCpuMs,
+          base: 'cpu',
         },
         { metric: 'lost / duplicated (received by the consumer)', value: `${lost} / ${duplicated}`, target: '0 / 0', ok: lost === 0 && duplicated === 0 },
       ],

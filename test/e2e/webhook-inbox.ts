@@ -5,7 +5,7 @@
  * hold the receiver's log against the gateway's own delivery log to show every event arrived exactly once.
  */
 import { expect } from 'vitest'
-import { EVENT_TYPES, type EventType } from '../../schema/events'
+import { EVENT_TYPES, SUBSCRIBABLE_EVENTS, type EventType } from '../../schema/events'
 import { WEBHOOK_USER_AGENT } from '../../worker/webhooks/post'
 import type { Receiver } from '../fixtures/receiver'
 import type { Received } from '../fixtures/receiver-types'
@@ -36,7 +36,7 @@ export const ISO_DATE_TIME = expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{
 const SIGNATURE_TOLERANCE_S = 300
 const DELIVERY_TIMEOUT_MS = 10_000
 
-const isEventType = (s: unknown): s is EventType => typeof s === 'string' && (EVENT_TYPES as readonly string[]).includes(s)
+const isEventType = (s: unknown): s is EventType => typeof s === 'string' && (SUBSCRIBABLE_EVENTS as readonly string[]).includes(s)
 
 type DeliveryLogRow = { delivery_id: string; event: string; status: string; attempts: number }
 
@@ -44,7 +44,14 @@ type DeliveryLogRow = { delivery_id: string; event: string; status: string; atte
  * Subscribes the tenant of `key` to all nine events with a freshly minted signing secret, and gives the receiver
  * channel `name` that secret so it verifies each delivery as a real receiver would.
  */
-export async function subscribeInbox(server: LocalServer, receiver: Receiver, key: string, name: string): Promise<WebhookInbox> {
+/** `events`: what the webhook subscribes to; the spec's events by default (the extensions only when a test asks). */
+export async function subscribeInbox(
+  server: LocalServer,
+  receiver: Receiver,
+  key: string,
+  name: string,
+  events: readonly EventType[] = EVENT_TYPES
+): Promise<WebhookInbox> {
   const call = async (method: string, path: string, body?: unknown) => {
     const res = await fetch(`${server.url}/v1${path}`, {
       method,
@@ -53,7 +60,7 @@ export async function subscribeInbox(server: LocalServer, receiver: Receiver, ke
     })
     return { status: res.status, json: (await res.json()) as Record<string, unknown> }
   }
-  const created = await call('POST', '/webhooks', { url: `${receiver.url}/r/${name}`, subscribed_to: [...EVENT_TYPES], name, generate_signing_secret: true })
+  const created = await call('POST', '/webhooks', { url: `${receiver.url}/r/${name}`, subscribed_to: [...events], name, generate_signing_secret: true })
   expect(created.status, JSON.stringify(created.json)).toBe(201)
   const secret = created.json.signing_secret
   expect(secret).toMatch(/^whsec_/)

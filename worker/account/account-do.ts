@@ -13,8 +13,8 @@
 import { DurableObject } from 'cloudflare:workers'
 import type { BatchItem, BatchResponse } from 'drizzle-orm/batch'
 import type { z } from 'zod'
-import type { AccountLimits } from '../../schema/api/accounts'
-import type { ImportedContact, InboundMessage, QueuedSend, Receipt, SessionState } from '../../schema/frames'
+import type { AccountLimits, AccountRisk } from '../../schema/api/accounts'
+import type { ImportedContact, InboundMessage, InboundReaction, QueuedSend, Receipt, RiskReport as RiskReportFrame, SessionState } from '../../schema/frames'
 import type { Db } from '../db/client'
 import { tenantPlacement } from '../db/placement'
 import { directory, shardBinding, shardDb } from '../db/shards'
@@ -23,7 +23,10 @@ import { GroupCommit } from '../db/group-commit'
 import { eventOf, eventsWritten, type EventOwner } from '../db/events'
 import { WebhookOutbox } from '../webhooks/outbox'
 import { planOf } from '../plans'
-import type { AccountContext, ChannelLookup } from './context'
+import type { MessageWithContact } from '../db/messages'
+import { act, type ActOutcome } from './actions'
+import type { AccountContext, ChannelAction, ChannelLookup } from './context'
+import { receiveReaction, type ReactionInput } from './reactions'
 import { failQueued, recordRelayOutcome, sweepDeliveries } from './delivery'
 import { countersFor } from './guards'
 import { ingestMessage, type InboundInput, type IngestOutcome } from './ingest'
@@ -42,14 +45,15 @@ import {
 import { claimPasskey, type PasskeyClaim } from './session/passkey'
 import { SessionSignal } from './session/state'
 import { applyReceipt, type ReceiptOutcome } from './receipts'
-import { onRelayContacts, onRelayInbound, sessionEntriesFor, writeSessionEntries, type SessionWriteRefusal } from './session/inbound'
+import { onRelayContacts, onRelayInbound, onRelayReaction, sessionEntriesFor, writeSessionEntries, type SessionWriteRefusal } from './session/inbound'
 import { queuedSends } from './session/outbound'
 import { NEW_RAMP, rampConnected, rampDisconnected } from './ramp'
-import { allowanceFor, sendMessage, type SendInput, type SendOutcome } from './send'
+import { recordRisk, riskView, storedRisk, type RiskReport } from './risk'
+import { allowanceFor, probeSend, sendMessage, type ProbeOutcome, type SendInput, type SendOutcome, type SendProbe } from './send'
 import { AccountStore, type AccountPlacement, type AccountRef, type TimerName } from './storage'
 import { totalsOf, type Totals } from './totals'
 import { serveWait } from './wait'
-import { WaitRoom } from './waits'
+import { WaitRoom, type CommittedInbound } from './waits'
 
 /** A timer whose work failed runs again this much later (rather than the runtime's own alarm retries, which give up). */
 export const TIMER_RETRY_MS = 10_000
@@ -58,7 +62,7 @@ export const MOVE_HOLD_MS = 10_000
 
 export class AccountObject extends DurableObject<Env> {
   private readonly store: AccountStore
-  private readonly waits = new WaitRoom()
+  private readonly waits = new WaitRoom<CommittedInbound>()
   private readonly sessionSignal = new SessionSignal()
   private readonly context: AccountContext
   private readonly webhooks: WebhookOutbox
@@ -92,6 +96,11 @@ export class AccountObject extends DurableObject<Env> {
     return this.writing(() => sendMessage(this.context, input))
   }
 
+  /** A dry run of `send` (issue 25): the guards' verdict and today's allowances, nothing written. */
+  async probeSend(probe: SendProbe): Promise<ProbeOutcome> {
+    return probeSend(this.context, probe)
+  }
+
   async ingest(input: InboundInput): Promise<IngestOutcome> {
     return this.writing(() => ingestMessage(this.context, input))
   }
@@ -114,19 +123,43 @@ export class AccountObject extends DurableObject<Env> {
     return this.writing(() => applyReceipt(this.context, ref, receipt))
   }
 
-  /** The account's `limits` object for GET /accounts and GET /usage. */
+  /** The account's `limits` object for GET /accounts and GET /usage; the new-contact cap is 0 while a ban-risk signal is in force. */
   async limits(ref: AccountRef, plan: string): Promise<z.infer<typeof AccountLimits>> {
+    return (await this.standing(ref, plan)).limits
+  }
+
+  /** The account's `limits` and `risk` (issue 25) for GET /accounts and GET /usage, read together. */
+  async standing(ref: AccountRef, plan: string): Promise<{ limits: z.infer<typeof AccountLimits>; risk: z.infer<typeof AccountRisk> }> {
     const now = Date.now()
     const p = planOf(plan)
     const counters = countersFor(this.store.counters(), now)
     const { allowance, rampDay } = allowanceFor(this.context, ref, p.newContactsPerDay, now)
+    const risk = riskView(storedRisk(this.context), now)
     return {
-      sends_today: counters.sends,
-      sends_cap: p.sendsPerDay,
-      new_contacts_today: counters.newContacts,
-      new_contacts_cap: allowance,
-      ramp_day: rampDay,
+      limits: {
+        sends_today: counters.sends,
+        sends_cap: p.sendsPerDay,
+        new_contacts_today: counters.newContacts,
+        new_contacts_cap: risk.at_risk ? 0 : allowance,
+        ramp_day: rampDay,
+      },
+      risk,
     }
+  }
+
+  /** A chat action (issue 25): counted against the account's own limits, then carried out by its channel. */
+  async act(ref: AccountRef, action: ChannelAction, row: MessageWithContact | null): Promise<ActOutcome> {
+    return act(this.context, ref, action, row)
+  }
+
+  /** A person's reaction a direct channel brought in (page inbox webhook, custom bridge push). */
+  async reaction(ref: AccountRef, input: ReactionInput): Promise<string | null> {
+    return receiveReaction(this.context, ref, input)
+  }
+
+  /** A ban-risk signal a provider reported (SMS carrier filtering; the page inbox's is recorded inside delivery). */
+  async riskReport(ref: AccountRef, report: RiskReport): Promise<void> {
+    await recordRisk(this.context, ref, report, Date.now())
   }
 
   /** Lifetime tallies for GET /admin/metrics: one read of this object's storage (account/totals.ts). */
@@ -209,6 +242,16 @@ export class AccountObject extends DurableObject<Env> {
 
   async relaySendFailed(ref: AccountRef, _sid: string, messageId: string, error: string, code: number | null): Promise<void> {
     await this.writing(() => recordRelayOutcome(this.context, ref, messageId, { ok: false, code, error }))
+  }
+
+  /** A person's reaction the session's driver saw (relay `reaction` frame). */
+  async relayReaction(ref: AccountRef, sid: string, r: z.infer<typeof InboundReaction>): Promise<void> {
+    await onRelayReaction(this.context, ref, sid, r)
+  }
+
+  /** A ban-risk signal the session's driver heard from its network (relay `risk` frame). */
+  async relayRisk(ref: AccountRef, _sid: string, report: z.infer<typeof RiskReportFrame>): Promise<void> {
+    await recordRisk(this.context, ref, report, Date.now())
   }
 
   async relayContacts(ref: AccountRef, sid: string, contacts: z.infer<typeof ImportedContact>[]): Promise<number> {

@@ -7,9 +7,10 @@ import type { BatchItem, BatchResponse } from 'drizzle-orm/batch'
 import type { Db } from '../db/client'
 import type { GroupCommit } from '../db/group-commit'
 import type { MessageWithContact } from '../db/messages'
+import type { ErrorCode } from '../lib/error-codes'
 import type { SessionSignal } from './session/state'
 import type { AccountRef, AccountStore, TimerName } from './storage'
-import type { WaitRoom } from './waits'
+import type { CommittedInbound, WaitRoom } from './waits'
 
 export type AccountContext = {
   env: Env
@@ -17,7 +18,7 @@ export type AccountContext = {
   channels: ChannelLookup
   db: Db
   store: AccountStore
-  waits: WaitRoom
+  waits: WaitRoom<CommittedInbound>
   /** Wakes callers waiting for the alpha/beta session to change (the pairing-code wait of a connect call). */
   sessionSignal: SessionSignal
   /** Sets a named timer; the object's single alarm always points at the earliest one. */
@@ -50,6 +51,31 @@ export type DeliveryResult =
   | { retry: true; at: number; error: string }
   | { pending: true }
 
+/** The person an action is for, as the channel addresses them (a contact row's addresses). */
+export type ActionContact = { id: string; phone: string | null; peerId: string | null; socialId: string | null; externalId: string | null }
+
+/**
+ * A chat action as a channel carries it out (issue 25), already checked by the route (the message is the account's,
+ * the key may act on it) and counted by the object's per-account limits (account/actions.ts): a reaction to a
+ * message by its upstream id (`emoji` null takes the account's back; the custom channel's bridge also gets our id, and a
+ * message it pushed without a messageSid has none upstream), typing to a person, read marks up to an inbound message,
+ * and whether a number is on the network.
+ */
+export type ChannelAction =
+  | { kind: 'react'; contact: ActionContact; target: { messageId: string; upstreamId: string | null; fromMe: boolean }; emoji: string | null }
+  | { kind: 'typing'; contact: ActionContact }
+  | { kind: 'read'; contact: ActionContact; target: { messageId: string; upstreamId: string | null } }
+  | { kind: 'lookup'; phone: string }
+
+/**
+ * What an action came to: done (a lookup's answer, `onNetwork` null when the channel cannot tell and `reason` says
+ * why), or refused with the error the route answers (`unsupported_on_channel`, `account_not_connected`,
+ * `relay_unavailable`, `rate_limited`, `action_refused`, …).
+ */
+export type ActionResult =
+  | { ok: true; onNetwork?: boolean | null; reason?: string | null }
+  | { ok: false; status: 409 | 422 | 429 | 502 | 503; code: ErrorCode; message: string; retryAfterS?: number }
+
 /**
  * A direct channel sends by itself, from inside this object: `deliver` (the channel's outbound.ts) makes one attempt,
  * and an attempt the object did not finish (evicted mid-call) is tried again up to MAX_DELIVERY_ATTEMPTS times.
@@ -63,6 +89,8 @@ export type DirectTransport = {
    * then fails with (the last `retry` error is added to it). Absent: a `retry` is never given up on by time.
    */
   readonly patience?: { ms: number; error: string }
+  /** Carries out a chat action (issue 25) the channel supports (its `actions` table); absent: none. */
+  act?(c: AccountContext, ref: AccountRef, action: ChannelAction): Promise<ActionResult>
 }
 
 /**

@@ -35,7 +35,7 @@ export function countersFor(stored: Counters | undefined, now: number): Counters
 
 export type Refusal = {
   status: 403 | 429
-  code: 'account_suspended' | 'daily_send_cap' | 'new_contact_cap' | 'loop_guard' | 'opener_burst'
+  code: 'account_suspended' | 'daily_send_cap' | 'new_contact_cap' | 'account_at_risk' | 'loop_guard' | 'opener_burst'
   message: string
   retryAfterS?: number
   /** The daily limit behind this refusal (fires account.limit_reached once a day). */
@@ -55,6 +55,11 @@ export type SendCheckInput = {
   rampDay: number | null
   /** How many times this exact first message already went to never-written people in the window. */
   sameOpenerCount: number
+  /**
+   * A ban-risk signal in force on the account (account/risk.ts), or null: while one is, new contacts are refused
+   * (`account_at_risk`, retry after the signal's end when the network gave one); replies still go out.
+   */
+  risk: { signal: string; until: number | null } | null
 }
 
 export type SendCheck = { ok: true; newContact: boolean } | { ok: false; refusal: Refusal }
@@ -83,6 +88,15 @@ export function checkSend(i: SendCheckInput): SendCheck {
     })
   }
   const newContact = isNewContact(i.contact)
+  if (newContact && i.risk) {
+    const until = i.risk.until
+    return refuse({
+      status: 429,
+      code: 'account_at_risk',
+      message: `The network reported ${i.risk.signal}${until === null ? '' : ` until ${new Date(until).toISOString()}`}: new contacts are paused while it lasts; replies to people who wrote still work`,
+      ...(until === null ? {} : { retryAfterS: Math.max(1, Math.ceil((until - i.now) / 1000)) }),
+    })
+  }
   if (newContact && i.counters.newContacts >= i.newContactAllowance) {
     const warmingUp = i.rampDay !== null && i.newContactAllowance < i.plan.newContactsPerDay
     return refuse({

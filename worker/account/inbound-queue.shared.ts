@@ -41,6 +41,8 @@ export const QueuedInbound = z.object({
   origin: z.string(),
   /** An opt-out the provider decided (Twilio's OptOutType), applied once the message is stored. */
   optOut: z.enum(['stop', 'start']).nullable(),
+  /** The provider's id of the message this one quotes (the page inbox's `reply_to.mid`; issue 25). */
+  replyTo: z.string().min(1).max(512).nullish(),
 })
 export type QueuedInbound = z.infer<typeof QueuedInbound>
 

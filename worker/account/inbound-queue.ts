@@ -41,7 +41,14 @@ async function applyOptOut(c: AccountContext, ref: AccountRef, item: QueuedInbou
 }
 
 function textOnly(item: QueuedInbound): InboundItem {
-  return { contact: item.contact satisfies ContactSeed, text: item.text, mediaUrl: null, mediaContentType: null, upstreamId: item.upstreamId }
+  return {
+    contact: item.contact satisfies ContactSeed,
+    text: item.text,
+    mediaUrl: null,
+    mediaContentType: null,
+    upstreamId: item.upstreamId,
+    replyTo: item.replyTo ?? null,
+  }
 }
 
 /**
@@ -121,6 +128,8 @@ export async function drainInboundQueue(c: AccountContext, clock: () => number):
             mediaContentType: m.contentType,
             stored: m.item,
             upstreamId: partUpstreamId(item.upstreamId, i),
+            // The reply is the first part; the rest are the same message's other files.
+            replyTo: i === 0 ? (item.replyTo ?? null) : null,
           }))
     const outcomes = await ingestMessages(c, ref, items)
     await applyOptOut(c, ref, item, outcomes[0], now)

@@ -11,7 +11,8 @@ import type { StoredItem } from '../media/inbound'
 import { getAccount } from '../db/accounts'
 import { upsertInboundContact, type ContactSeed } from '../db/contacts'
 import { insertReceivedEvent } from '../db/events'
-import { findInbound, insertInboundUnlessPrivate } from '../db/messages'
+import { findInbound, FoundInbound, insertInboundUnlessPrivate } from '../db/messages'
+import { toWireMessage, type WireContactFacts } from '../db/wire'
 import { messageEventPayload } from '../events/payloads'
 import { newId } from '../lib/ids'
 import type { AccountContext } from './context'
@@ -19,7 +20,7 @@ import type { AccountRef } from './storage'
 import { tally } from './totals'
 
 /** What `findInbound` reads back, as raw D1 rows. */
-const StoredInbound = z.object({ results: z.array(z.object({ id: z.string(), contact_id: z.string() })) })
+const StoredInbound = z.object({ results: z.array(FoundInbound) })
 
 export type InboundItem = {
   contact: ContactSeed
@@ -30,6 +31,8 @@ export type InboundItem = {
   stored?: StoredItem | null
   /** The upstream's id for this message; a second delivery with the same id is a duplicate. */
   upstreamId: string | null
+  /** The upstream id of the message this one quotes, when it is a reply (issue 25). */
+  replyTo?: string | null
 }
 
 export type InboundInput = InboundItem & { ref: AccountRef }
@@ -96,6 +99,7 @@ function ingestOne(c: AccountContext, ref: AccountRef, item: InboundItem, now: n
     mediaError: item.stored?.error ?? null,
     mediaStatus: item.stored?.status ?? null,
     upstreamId: item.upstreamId,
+    replyTo: item.replyTo ?? null,
   }
   const facts = { ...row, direction: 'inbound' as const, status: 'received' as const, errorMessage: null }
   // The contact part is filled in by SQL from the stored contact row (insertReceivedEvent).
@@ -106,16 +110,41 @@ function ingestOne(c: AccountContext, ref: AccountRef, item: InboundItem, now: n
     insertReceivedEvent(c.db, ref.tenantId, ref.accountId, payload, row.id, now),
     findInbound(c.db, ref.tenantId, ref.accountId, item.upstreamId, row.id),
   ])
-  return written.then((results): IngestOutcome => {
-    const stored = StoredInbound.parse(results[3]).results[0]
-    if (!stored) return { stored: false, contactId: seed.id, reason: 'contact_private' }
-    if (stored.id !== row.id) {
-      c.store.recordDuplicateInbound(stored.contact_id)
-      return { stored: true, messageId: stored.id, contactId: stored.contact_id, duplicate: true }
+  return written.then(
+    (results): IngestOutcome => {
+      const stored = StoredInbound.parse(results[3]).results[0]
+      if (!stored) return { stored: false, contactId: seed.id, reason: 'contact_private' }
+      if (stored.id !== row.id) {
+        // Usually a re-push of an old message; but it may be this message's own earlier batch that landed although
+        // its answer was lost (and was retried): then open waits never got it, so they read D1 again.
+        c.waits.unsure()
+        c.store.recordDuplicateInbound(stored.contact_id)
+        return { stored: true, messageId: stored.id, contactId: stored.contact_id, duplicate: true }
+      }
+      c.store.recordInbound(seed.id)
+      tally(c.store, { inbound: 1 })
+      // Open waits are answered from this commit (its wire shape, with the contact as the batch left it): no re-read.
+      c.waits.committed([{ seq: stored.seq, message: toWireMessage({ message: { ...facts, errorCode: null, createdAt: now }, contact: contactOf(stored) }) }])
+      return { stored: true, messageId: row.id, contactId: seed.id, duplicate: false }
+    },
+    (err: unknown) => {
+      // The batch may have landed: waits cannot know what it wrote, so they read D1 again.
+      c.waits.unsure()
+      throw err
     }
-    c.store.recordInbound(seed.id)
-    tally(c.store, { inbound: 1 })
-    c.waits.wakeAll()
-    return { stored: true, messageId: row.id, contactId: seed.id, duplicate: false }
-  })
+  )
+}
+
+function contactOf(f: FoundInbound): WireContactFacts | null {
+  if (f.c_channel === null) return null
+  return {
+    phone: f.c_phone,
+    name: f.c_name,
+    firstName: f.c_first_name,
+    lastName: f.c_last_name,
+    externalId: f.c_external_id,
+    channel: f.c_channel,
+    username: f.c_username,
+    aiPaused: f.c_ai_paused === 1,
+  }
 }

@@ -11,6 +11,8 @@ import { insertMessage } from '../db/messages'
 import { directory } from '../db/shards'
 import { suspendTenant } from '../db/tenants'
 import type { BatchItem } from 'drizzle-orm/batch'
+import type { z } from 'zod'
+import type { SendAllowances } from '../../schema/api/actions'
 import { failHeldMessage, releaseHeldMessage } from '../db/approvals'
 import { accountEventPayload, limitReachedPayload, messageEventPayload } from '../events/payloads'
 import { planOf } from '../plans'
@@ -23,12 +25,16 @@ import {
   EMPTY_GUARD,
   giveBackCounters,
   giveBackGuard,
+  isNewContact,
   limitsToFire,
+  LOOP_GUARD_SENDS,
   OPENER_WINDOW_MS,
   openerKey,
   type ContactGuard,
   type Refusal,
+  type SendCheck,
 } from './guards'
+import { governingRisk, storedRisk } from './risk'
 import { rampAllowance, rampDay, NEW_RAMP } from './ramp'
 import type { AccountRef } from './storage'
 import { tally } from './totals'
@@ -42,6 +48,8 @@ export type SendInput = {
   text: string
   mediaUrl: string | null
   mediaContentType: string | null
+  /** The message this one quotes (issue 25: our id, checked by the route). */
+  replyTo?: string | null
   /**
    * The message already exists as `awaiting_approval` (docs/agent-safety.md) and its owner approved it: every
    * limit runs now; accepted, it becomes `queued`; refused, it fails with the limit's code.
@@ -54,6 +62,12 @@ export type SendsToday = { used: number; cap: number }
 
 export type SendOutcome = ({ ok: true; messageId: string } | { ok: false; refusal: Refusal }) & { sendsToday: SendsToday }
 
+/** A dry run's question (issue 25): a send as the route would hand it over, without an id; no contact when the route stopped before. */
+export type SendProbe = Pick<SendInput, 'ref' | 'tenant' | 'text'> & { contact: SendInput['contact'] | null }
+
+/** What a dry run answers: the guards' verdict and whether the person would be a new contact (null without a person), and what is left today. */
+export type ProbeOutcome = { check: SendCheck | null; newContact: boolean | null; allowances: z.infer<typeof SendAllowances> }
+
 /** Today's new-contact allowance and ramp day: channels with a warm-up (alpha) ramp up, the others get the plan cap. */
 export function allowanceFor(c: AccountContext, ref: AccountRef, planCap: number, now: number) {
   if (!c.channels(ref.channel).warmUp) return { allowance: planCap, rampDay: null }
@@ -61,16 +75,18 @@ export function allowanceFor(c: AccountContext, ref: AccountRef, planCap: number
   return { allowance: rampAllowance(ramp, now, planCap), rampDay: rampDay(ramp, now) }
 }
 
-export async function sendMessage(c: AccountContext, input: SendInput): Promise<SendOutcome> {
-  const now = Date.now()
+/**
+ * The guards' decision for a send from this object's state as it is now, and everything it was made from. A real send
+ * and a dry run both take it from here, so a dry run answers what the send would: it only reads.
+ */
+function evaluateSend(c: AccountContext, input: SendProbe & { contact: SendInput['contact'] }, now: number) {
   const { ref, contact } = input
   const plan = planOf(input.tenant.plan)
-  c.store.setRef(ref)
-
   const counters = countersFor(c.store.counters(), now)
   const guard: ContactGuard = c.store.contactGuard(contact.id) ?? { ...EMPTY_GUARD, hasInbound: contact.hasInbound }
   const { allowance, rampDay } = allowanceFor(c, ref, plan.newContactsPerDay, now)
   const opener = openerKey(input.text)
+  const risk = governingRisk(storedRisk(c), now)
   const check = checkSend({
     now,
     plan,
@@ -80,7 +96,44 @@ export async function sendMessage(c: AccountContext, input: SendInput): Promise<
     newContactAllowance: allowance,
     rampDay,
     sameOpenerCount: c.store.countOpeners(opener, now - OPENER_WINDOW_MS),
+    risk,
   })
+  return { plan, counters, guard, allowance, rampDay, opener, risk, check }
+}
+
+/** What is left today before a send (a dry run's `allowances`): read, never written. */
+function allowancesNow(c: AccountContext, ref: AccountRef, planName: string, guard: ContactGuard | null, now: number): z.infer<typeof SendAllowances> {
+  const plan = planOf(planName)
+  const counters = countersFor(c.store.counters(), now)
+  const { allowance, rampDay } = allowanceFor(c, ref, plan.newContactsPerDay, now)
+  const atRisk = governingRisk(storedRisk(c), now) !== null
+  return {
+    day: counters.day,
+    sends_left: Math.max(0, plan.sendsPerDay - counters.sends),
+    new_contacts_left: atRisk ? 0 : Math.max(0, allowance - counters.newContacts),
+    sends_to_contact_left: guard === null ? null : Math.max(0, LOOP_GUARD_SENDS - guard.sendsSinceInbound),
+    ramp_day: rampDay,
+    at_risk: atRisk,
+  }
+}
+
+/**
+ * A dry run (issue 25): the guards' decision `sendMessage` would take now, and what is left, with nothing written: no
+ * counter, no refusal tally, no limit event, no suspension.
+ */
+export function probeSend(c: AccountContext, probe: SendProbe): ProbeOutcome {
+  const now = Date.now()
+  if (!probe.contact) return { check: null, newContact: null, allowances: allowancesNow(c, probe.ref, probe.tenant.plan, null, now) }
+  const e = evaluateSend(c, { ...probe, contact: probe.contact }, now)
+  return { check: e.check, newContact: isNewContact(e.guard), allowances: allowancesNow(c, probe.ref, probe.tenant.plan, e.guard, now) }
+}
+
+export async function sendMessage(c: AccountContext, input: SendInput): Promise<SendOutcome> {
+  const now = Date.now()
+  const { ref, contact } = input
+  c.store.setRef(ref)
+
+  const { plan, counters, guard, allowance, opener, check } = evaluateSend(c, input, now)
 
   if (!check.ok) {
     await recordRefusal(c, input, check.refusal, allowance, now)
@@ -112,6 +165,7 @@ export async function sendMessage(c: AccountContext, input: SendInput): Promise<
             text: input.text,
             mediaUrl: input.mediaUrl,
             mediaContentType: input.mediaContentType,
+            replyTo: input.replyTo ?? null,
             status: 'queued',
             createdAt: now,
             updatedAt: now,

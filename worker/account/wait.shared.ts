@@ -21,9 +21,31 @@ export const WaitParams = z.object({
 /** The object's status for a wait it cannot hold: the tenant is moving, or the caller and it disagree on where it lives. */
 export const WAIT_MOVING_STATUS = 503
 
-/** The object's answer, parsed with this shape where it is read (it crosses the Durable Object boundary as JSON). */
-export const WaitAnswer = z.object({ messages: z.array(Message), last_seq: z.number().int().nullable() })
-export type WaitAnswer = z.infer<typeof WaitAnswer>
+/**
+ * The object's answer: its body is the messages' JSON array, already in wire form, and its facts ride in headers, so
+ * the Worker can pass a body that needs no media link signed straight into its own answer, never parsing and
+ * re-serialising it. A body that is parsed is parsed with WaitMessages.
+ */
+export const WAIT_HEADERS = { count: 'x-wait-count', lastSeq: 'x-wait-last-seq', media: 'x-wait-media' } as const
+
+const Count = z.string().regex(/^\d+$/).transform(Number)
+const WaitHead = z.object({ count: Count, lastSeq: Count.nullable(), media: z.enum(['0', '1']).transform((v) => v === '1') })
+export type WaitHead = z.infer<typeof WaitHead>
+
+export const WaitMessages = z.array(Message)
+
+export function waitHeaders(count: number, lastSeq: number | null, media: boolean): Record<string, string> {
+  return {
+    'Content-Type': 'application/json',
+    [WAIT_HEADERS.count]: String(count),
+    ...(lastSeq === null ? {} : { [WAIT_HEADERS.lastSeq]: String(lastSeq) }),
+    [WAIT_HEADERS.media]: media ? '1' : '0',
+  }
+}
+
+export function waitHead(headers: Headers): WaitHead {
+  return WaitHead.parse({ count: headers.get(WAIT_HEADERS.count), lastSeq: headers.get(WAIT_HEADERS.lastSeq), media: headers.get(WAIT_HEADERS.media) })
+}
 
 /** The URL the Worker fetches the wait at (a fetch, not RPC: only a fetch sees its caller leave). */
 export function waitUrl(tenantId: string, accountId: string, afterSeq: number, placement: number, timeoutMs: number): string {

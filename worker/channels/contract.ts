@@ -13,6 +13,7 @@
  * registry, never a switch on the channel name. Adding one: docs/ARCHITECTURE.md, "How to add a channel".
  */
 import type { OpenAPIHono } from '@hono/zod-openapi'
+import type { ChatActionName } from '../../schema/api/actions'
 import type { Hono } from 'hono'
 import type { ChannelRuntime } from '../account/context'
 import type { AccountRef } from '../account/storage'
@@ -84,7 +85,13 @@ export type Channel = ChannelRuntime & {
   repliesWhileRestricted?(reason: string | null): boolean
   /** Channel rules checked at send time (24-hour window, A2P, media the transport cannot carry); throws ApiError. */
   checkSend?(check: SendCheck): Promise<void>
+  /**
+   * Which chat actions the network supports (issue 25): quoted replies, reactions, typing, read marks, the on-network
+   * lookup. The routes answer 422 `unsupported_on_channel` for the others; docs/api.md's table is this one (a test
+   * compares them). A direct channel carries its actions out in `act`, a relay-run one through its relay session.
+   */
+  readonly actions: Readonly<Record<ChatActionName, boolean>>
 }
 
 /** What the send path needs of a channel to resolve a recipient and check a send. */
-export type SendRules = Pick<Channel, 'title' | 'address' | 'strangers' | 'checkSend' | 'repliesWhileRestricted'>
+export type SendRules = Pick<Channel, 'title' | 'address' | 'strangers' | 'checkSend' | 'repliesWhileRestricted' | 'actions'>

@@ -148,7 +148,9 @@ const receivedEventInsert = compiled<ReceivedEventValues>((db) => {
   const contact = sql`case when ${contacts.channel} = 'beta'
     then json_object('id', ${contacts.id}, 'phone', ${contacts.phone}, 'name', ${name}, 'username', ${contacts.username})
     else json_object('id', ${contacts.id}, 'phone', ${contacts.phone}, 'name', ${name}) end`
-  const withContact = sql`json_set(${p.payload}, '$.contact', ${contact})`
+  // A reply carries what it quotes as the insert stored it (our id, or the network's): only then, so other payloads keep the spec's fields.
+  const withContact = sql`case when ${messages.replyTo} is null then json_set(${p.payload}, '$.contact', ${contact})
+    else json_set(${p.payload}, '$.contact', ${contact}, '$.message.reply_to', ${messages.replyTo}) end`
   return db
     .insert(events)
     .select(

@@ -3,11 +3,14 @@
  * the contact so rows convert straight into the wire shape.
  */
 import { and, asc, desc, eq, gt, inArray, isNull, lt, lte, max, or, sql, type SQL } from 'drizzle-orm'
+import { z } from 'zod'
 import { contacts, messages, type MediaKind, type MessageStatus } from '../../schema/d1'
+import { alias } from 'drizzle-orm/sqlite-core'
 import type { Db } from './client'
 import { accountFigures } from './account-stats'
 import { compiled, compiledVariants, placeholders } from './compiled'
 import { constantRow } from './constant-row'
+import { inJsonList } from './json-list'
 import type { ContactRow } from './contacts'
 
 export type MessageRow = typeof messages.$inferSelect
@@ -105,6 +108,8 @@ type InboundRowValues = {
   mediaError: string | null
   mediaStatus: MessageRow['mediaStatus']
   upstreamId: string | null
+  /** The upstream id of the message this one quotes (issue 25); stored as our id when we have that message. */
+  replyTo: string | null
   now: number
 }
 
@@ -130,11 +135,26 @@ const inboundInsert = compiled<InboundRowValues>((db) => {
     createdAt: p.now,
     updatedAt: p.now,
   }
+  // The quoted message by our id when it is stored (either direction), else the network's id for it.
+  const quoted = alias(messages, 'quoted')
+  const ours = db
+    .select({ id: quoted.id })
+    .from(quoted)
+    .where(
+      and(
+        eq(quoted.tenantId, p.tenantId),
+        eq(quoted.accountId, p.accountId),
+        inArray(quoted.direction, ['inbound', 'outbound']),
+        eq(quoted.upstreamId, p.replyTo)
+      )
+    )
+    .limit(1)
+  const replyTo = sql`case when ${p.replyTo} is null then null else coalesce((${ours}), ${p.replyTo}) end`
   return db
     .insert(messages)
     .select(
       db
-        .select(constantRow(messages, row))
+        .select(constantRow(messages, row, { replyTo }))
         .from(contacts)
         .where(and(eq(contacts.id, p.contactId), eq(contacts.private, false)))
     )
@@ -155,16 +175,47 @@ type FindInboundValues = { tenantId: string; accountId: string; upstreamId: stri
 const inboundLookup = compiledVariants<boolean, FindInboundValues>((db, byUpstreamId) => {
   const p = placeholders<FindInboundValues>()
   const match = byUpstreamId ? and(eq(messages.direction, 'inbound'), eq(messages.upstreamId, p.upstreamId)) : eq(messages.id, p.id)
+  // Aliased: both tables have `id`, `channel` and `name`-like columns, and a bound statement answers raw rows.
   return db
-    .select({ id: messages.id, contactId: messages.contactId })
+    .select({
+      id: messages.id,
+      contactId: messages.contactId,
+      seq: messages.seq,
+      phone: sql`${contacts.phone}`.as('c_phone'),
+      name: sql`${contacts.name}`.as('c_name'),
+      firstName: sql`${contacts.firstName}`.as('c_first_name'),
+      lastName: sql`${contacts.lastName}`.as('c_last_name'),
+      externalId: sql`${contacts.externalId}`.as('c_external_id'),
+      channel: sql`${contacts.channel}`.as('c_channel'),
+      username: sql`${contacts.username}`.as('c_username'),
+      aiPaused: sql`${contacts.aiPaused}`.as('c_ai_paused'),
+    })
     .from(messages)
+    .leftJoin(contacts, eq(contacts.id, messages.contactId))
     .where(and(eq(messages.tenantId, p.tenantId), eq(messages.accountId, p.accountId), match))
     .limit(1)
 })
 
+/** What `findInbound` answers: the stored message's id, contact and seq, and the contact's wire columns (raw names). */
+export const FoundInbound = z.object({
+  id: z.string(),
+  contact_id: z.string(),
+  seq: z.number().int(),
+  c_phone: z.string().nullable(),
+  c_name: z.string().nullable(),
+  c_first_name: z.string().nullable(),
+  c_last_name: z.string().nullable(),
+  c_external_id: z.string().nullable(),
+  c_channel: z.enum(contacts.channel.enumValues).nullable(),
+  c_username: z.string().nullable(),
+  c_ai_paused: z.number().nullable(),
+})
+export type FoundInbound = z.infer<typeof FoundInbound>
+
 /**
- * The stored inbound message with this upstream id (or, without one, this id): how a batch learns what it inserted.
- * Answers raw rows: `{ id, contact_id }`.
+ * The stored inbound message with this upstream id (or, without one, this id): how a batch learns what it inserted,
+ * its seq and its contact as stored after the batch's upsert, so the AccountDO hands the wire message to open waits
+ * without reading it again. Answers raw rows (FoundInbound).
  */
 export function findInbound(db: Db, tenantId: string, accountId: string, upstreamId: string | null, id: string): D1PreparedStatement {
   return inboundLookup(db, upstreamId !== null).bind(db, { tenantId, accountId, upstreamId: upstreamId ?? '', id })
@@ -180,6 +231,34 @@ export async function findByUpstreamId(
   return selectWithContact(db)
     .where(and(eq(messages.tenantId, tenantId), eq(messages.accountId, accountId), eq(messages.direction, direction), eq(messages.upstreamId, upstreamId)))
     .get()
+}
+
+/** The message of an account the network knows by `upstreamId`, either direction (a reaction or a quote names it so). */
+export async function findByUpstreamIdAnyDirection(db: Db, tenantId: string, accountId: string, upstreamId: string): Promise<MessageWithContact | undefined> {
+  return selectWithContact(db)
+    .where(
+      and(
+        eq(messages.tenantId, tenantId),
+        eq(messages.accountId, accountId),
+        inArray(messages.direction, ['inbound', 'outbound']),
+        eq(messages.upstreamId, upstreamId)
+      )
+    )
+    .get()
+}
+
+/** The messages `ids` quote, by id, with what a channel needs to quote them (issue 25): their upstream id, direction and text. */
+export async function quotedMessages(
+  db: Db,
+  tenantId: string,
+  ids: string[]
+): Promise<Map<string, Pick<MessageRow, 'id' | 'upstreamId' | 'direction' | 'text'>>> {
+  if (ids.length === 0) return new Map()
+  const rows = await db
+    .select({ id: messages.id, upstreamId: messages.upstreamId, direction: messages.direction, text: messages.text })
+    .from(messages)
+    .where(and(eq(messages.tenantId, tenantId), inJsonList(messages.id, ids)))
+  return new Map(rows.map((r) => [r.id, r]))
 }
 
 /** Queued outbound messages of one account whose last delivery attempt is older than `staleBefore` (or never made). */

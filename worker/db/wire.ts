@@ -2,14 +2,25 @@
 import type { z } from 'zod'
 import type { Message } from '../../schema/api/messages'
 import { displayName, type ContactRow } from './contacts'
-import type { MessageWithContact } from './messages'
+import type { MessageRow } from './messages'
 import { iso } from '../lib/time'
-import { wireMedia } from './wire-media'
+import { parseReactions } from './reactions'
+import { wireMedia, type MediaFacts } from './wire-media'
 
 export type WireMessage = z.infer<typeof Message>
 export type WireContact = WireMessage['contact']
 
-export function toWireContact(contact: ContactRow | null, contactId: string): WireContact {
+/** What a wire contact is made of: a stored contact row, or the columns a commit read back (account/ingest.ts). */
+export type WireContactFacts = Pick<ContactRow, 'phone' | 'name' | 'firstName' | 'lastName' | 'externalId' | 'channel' | 'username' | 'aiPaused'>
+/** What a wire message is made of. */
+export type WireMessageFacts = {
+  message: Pick<MessageRow, 'id' | 'accountId' | 'contactId' | 'direction' | 'text' | 'status' | 'errorCode' | 'errorMessage' | 'createdAt' | 'replyTo'> &
+    Partial<Pick<MessageRow, 'reactions'>> &
+    MediaFacts
+  contact: WireContactFacts | null
+}
+
+export function toWireContact(contact: WireContactFacts | null, contactId: string): WireContact {
   return {
     id: contactId,
     phone: contact?.phone ?? null,
@@ -20,7 +31,8 @@ export function toWireContact(contact: ContactRow | null, contactId: string): Wi
   }
 }
 
-export function toWireMessage({ message: m, contact }: MessageWithContact): WireMessage {
+export function toWireMessage({ message: m, contact }: WireMessageFacts): WireMessage {
+  const reactions = parseReactions(m.reactions ?? null)
   return {
     id: m.id,
     account_id: m.accountId,
@@ -31,5 +43,8 @@ export function toWireMessage({ message: m, contact }: MessageWithContact): Wire
     error: m.errorCode !== null || m.errorMessage !== null ? { code: m.errorCode, message: m.errorMessage } : null,
     timestamp: iso(m.createdAt),
     contact: toWireContact(contact, m.contactId),
+    // Extensions (issue 25), present only when they say something, so every other message keeps spec 2's fields.
+    ...(m.replyTo ? { reply_to: m.replyTo } : {}),
+    ...(reactions.length > 0 ? { reactions: reactions.map((r) => ({ emoji: r.emoji, from: r.from, at: iso(r.at) })) } : {}),
   }
 }

@@ -1,14 +1,17 @@
 /** Builds the exact webhook payloads of spec part 6. */
 import type { AccountEvent, AccountEventType, MessageEvent, MessageEventType } from '../../schema/events'
+import type { RiskSignalName } from '../../schema/frames'
 import type { AccountRow } from '../db/accounts'
 import type { MessageRow, MessageWithContact } from '../db/messages'
 import { iso } from '../lib/time'
+import { RISK_ADVICE } from './risk-advice'
 import { toWireContact, type WireContact } from '../db/wire'
 import { wireMedia, type MediaFacts } from '../db/wire-media'
 
 type MessageFacts = Pick<MessageRow, 'id' | 'accountId' | 'direction' | 'text' | 'status' | 'errorMessage'> &
   Partial<MediaFacts> &
-  Pick<MessageRow, 'mediaUrl' | 'mediaContentType'>
+  Pick<MessageRow, 'mediaUrl' | 'mediaContentType'> &
+  Partial<Pick<MessageRow, 'replyTo'>>
 
 export function messageEventPayload(
   type: MessageEventType,
@@ -29,6 +32,8 @@ export function messageEventPayload(
       media: wireMedia({ mediaId: null, mediaKind: null, mediaSize: null, mediaFileName: null, mediaError: null, mediaStatus: null, ...m }),
       status: m.status,
       error: m.errorMessage,
+      // Present only on a reply (issue 25), so the spec's payload is unchanged for every other message.
+      ...(m.replyTo ? { reply_to: m.replyTo } : {}),
     },
     contact: { id: contact.id, phone: contact.phone, name: contact.name, ...(contact.username === undefined ? {} : { username: contact.username }) },
   }
@@ -58,5 +63,25 @@ export function limitReachedPayload(reason: string, now: number): AccountEvent {
     account_id: null,
     channel: null,
     account: { id: null, channel: null, identifier: null, status: 'limited', reason },
+  }
+}
+
+/** `message.reaction` (issue 25): the message reacted to, the person, and their reaction (`emoji` null: taken back). */
+export function reactionEventPayload(
+  row: MessageWithContact,
+  channel: string,
+  reaction: { emoji: string | null; from: string; at: number },
+  now: number
+): MessageEvent {
+  return { ...messageEventFromRow('message.reaction', row, channel, now), reaction: { emoji: reaction.emoji, from: reaction.from, at: iso(reaction.at) } }
+}
+
+/** `account.at_risk` (issue 25): the account event with the signal, its end and the advice at the top level. */
+export function riskEventPayload(account: AccountFacts, risk: { signal: RiskSignalName; until: number | null }, now: number): AccountEvent {
+  return {
+    ...accountEventPayload('account.at_risk', account, risk.signal, now),
+    signal: risk.signal,
+    until: risk.until === null ? null : iso(risk.until),
+    advice: RISK_ADVICE[risk.signal],
   }
 }

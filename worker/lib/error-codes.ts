@@ -133,6 +133,35 @@ export const ERROR_CODES = {
     family: M,
     when: 'The same first message went to too many never-written people in a short time (the opener burst); sending is then suspended',
   },
+  account_at_risk: {
+    status: [429],
+    family: M,
+    when: 'Extension: the network reported a ban-risk signal for the account (GET /v1/accounts `risk`); new contacts pause while it lasts, replies still go out; `retry_after_s` when the end is known',
+  },
+  invalid_reply_to: {
+    status: [400, 422],
+    family: M,
+    when: 'Extension: `reply_to` is malformed (400), or names no message of this account and person that reached the network (422)',
+  },
+  // ── chat actions (extensions: reactions, typing, read marks, lookups) ─────────────────────────────────────────
+  unsupported_on_channel: {
+    status: [422],
+    family: M,
+    when: 'Extension: the account’s channel cannot do this (a quoted reply, reaction, typing, read mark or lookup); the message names the channel (docs/api.md support table)',
+  },
+  message_not_on_network: {
+    status: [422],
+    family: M,
+    when: 'Extension: a reaction or read mark names a message that never reached the network (queued, failed, held)',
+  },
+  message_not_inbound: { status: [422], family: M, when: 'Extension: a read mark names a message the account sent; only a person’s messages are marked read' },
+  action_refused: {
+    status: [422, 502],
+    family: M,
+    when: 'Extension: the network refused the reaction, typing notice, read mark or lookup; the message says why',
+  },
+  invalid_emoji: { status: [400], family: M, when: 'Extension: `emoji` is not exactly one emoji' },
+  invalid_phone: { status: [400], family: M, when: 'Extension: `phone` of a lookup is not an E.164 number' },
   not_awaiting_approval: { status: [409], family: M, when: 'Approve or reject on a message that is not (or no longer) awaiting approval' },
   approval_expired: { status: [409], family: M, when: 'The approval of a held message expired (24 h); the message failed' },
 
@@ -182,7 +211,11 @@ export const ERROR_CODES = {
   number_banned: { status: [403], family: S, when: 'beta: the number is banned' },
   no_login_pending: { status: [409], family: S, when: 'beta: a code or password was sent while no login waits for one' },
   login_failed: { status: [502], family: S, when: 'beta: the login failed upstream for another reason (the message says which)' },
-  relay_unavailable: { status: [503], family: S, when: 'No relay runs the session right now, so the login step cannot be passed on' },
+  relay_unavailable: {
+    status: [503],
+    family: MS,
+    when: 'No relay runs the session right now, so the login step (or, an extension, the chat action) cannot be passed on',
+  },
   invalid_provider_credentials: { status: [400], family: S, when: 'SMS: Twilio or the SMS gateway refused the credentials' },
   provider_account_inactive: { status: [422], family: S, when: 'SMS: the Twilio account is not active' },
   number_not_found: { status: [404], family: S, when: 'SMS: the number is not on this Twilio account' },

@@ -37,6 +37,8 @@ export type HoldInput = {
   text: string
   mediaUrl: string | null
   mediaContentType: string | null
+  /** The message this one quotes (issue 25), kept on the held message and sent with it once approved. */
+  replyTo?: string | null
 }
 
 /** Stores the held message, its approval and the `message.approval_required` event in one batch. */
@@ -65,7 +67,7 @@ export async function holdMessage(env: Env, db: Db, requestUrl: string, h: HoldI
   }
   await commitEvents(env, db, [
     insertContactIfMissing(db, h.contact, now),
-    insertMessage(db, { ...message, tenantId: h.tenantId, contactId: h.contact.id, createdAt: now, updatedAt: now }),
+    insertMessage(db, { ...message, tenantId: h.tenantId, contactId: h.contact.id, replyTo: h.replyTo ?? null, createdAt: now, updatedAt: now }),
     insertApproval(db, { messageId: h.messageId, tenantId: h.tenantId, accountId: h.account.id, keyId: h.grant.id, expiresAt, createdAt: now }),
     insertEvent(db, h.tenantId, h.account.id, event, now),
   ])

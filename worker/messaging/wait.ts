@@ -6,12 +6,19 @@
  * client is told to repeat the wait (503 with Retry-After) with the cursor it has, which stays good.
  */
 import { accountStub } from '../lib/objects'
-import { WAIT_BATCH, WAIT_MOVING_STATUS, WaitAnswer, waitUrl } from '../account/wait.shared'
+import { WAIT_BATCH, WAIT_MOVING_STATUS, waitHead, WaitMessages, waitUrl, type WaitHead } from '../account/wait.shared'
 import type { AccountRow } from '../db/accounts'
 import type { Db } from '../db/client'
 import { inboundAfter } from '../db/messages'
 import { ApiError, tenantMovingError } from '../errors'
+import { firstNews } from './wait-across'
 import { toWireMessage, type WireMessage } from '../db/wire'
+
+/**
+ * The messages of an answer: objects, or (one account, no store media to sign) the object's JSON array as it came,
+ * which the route puts into its answer as it is.
+ */
+export type WaitResult = { messages: WireMessage[]; lastSeq: number } | { messagesJson: string; lastSeq: number }
 
 const waitConcurrency = () => new ApiError(429, 'wait_concurrency', 'At most 2 waits may be open per account; close one first')
 
@@ -29,7 +36,14 @@ const objectReset = (err: unknown) => err instanceof Error && (Reflect.get(err, 
 /** Where a wait counts: the tenant and its placement (the `placement` of its row). */
 export type WaitPlace = { tenantId: string; placement: number }
 
-async function waitOne(env: Env, at: WaitPlace, accountId: string, afterSeq: number, timeoutMs: number, signal: AbortSignal): Promise<WaitAnswer> {
+async function waitOne(
+  env: Env,
+  at: WaitPlace,
+  accountId: string,
+  afterSeq: number,
+  timeoutMs: number,
+  signal: AbortSignal
+): Promise<WaitHead & { body: string }> {
   const deadline = Date.now() + timeoutMs
   for (let resets = 0; ; resets++) {
     let res: Response
@@ -43,7 +57,7 @@ async function waitOne(env: Env, at: WaitPlace, accountId: string, afterSeq: num
     if (res.status === 429) throw waitConcurrency()
     if (res.status === WAIT_MOVING_STATUS) throw tenantMovingError()
     if (!res.ok) throw new Error(`account wait failed with HTTP ${res.status}`)
-    return WaitAnswer.parse(await res.json())
+    return { ...waitHead(res.headers), body: await res.text() }
   }
 }
 
@@ -63,7 +77,7 @@ export async function waitForInbound(
   afterSeq: number,
   timeoutMs: number,
   clientSignal: AbortSignal
-): Promise<{ messages: WireMessage[]; lastSeq: number }> {
+): Promise<WaitResult> {
   const [only] = targets
   if (targets.length === 0 || !only) {
     await idle(timeoutMs, clientSignal)
@@ -71,26 +85,15 @@ export async function waitForInbound(
   }
   if (targets.length === 1) {
     const answer = await waitOne(env, at, only.id, afterSeq, timeoutMs, clientSignal)
-    return { messages: answer.messages, lastSeq: answer.last_seq ?? afterSeq }
+    const lastSeq = answer.lastSeq ?? afterSeq
+    return answer.media ? { messages: WaitMessages.parse(JSON.parse(answer.body)), lastSeq } : { messagesJson: answer.body, lastSeq }
   }
 
-  const stop = new AbortController()
-  const onClientGone = () => stop.abort()
-  clientSignal.addEventListener('abort', onClientGone, { once: true })
-  try {
-    await new Promise<void>((resolve, reject) => {
-      let pending = targets.length
-      for (const a of targets) {
-        waitOne(env, at, a.id, afterSeq, timeoutMs, stop.signal).then(
-          (answer) => (answer.messages.length > 0 || --pending === 0 ? resolve() : undefined),
-          (err: unknown) => (err instanceof ApiError ? reject(err) : stop.signal.aborted ? resolve() : reject(err))
-        )
-      }
-    })
-  } finally {
-    stop.abort()
-    clientSignal.removeEventListener('abort', onClientGone)
-  }
+  await firstNews(
+    targets.map((a) => a.id),
+    async (id, signal) => ({ news: (await waitOne(env, at, id, afterSeq, timeoutMs, signal)).count > 0 }),
+    clientSignal
+  )
   const rows = await inboundAfter(
     db,
     at.tenantId,

@@ -4,8 +4,9 @@
  * outright (it leaks into logs and histories) and answers with MCP's own status for a disabled API.
  *
  * Lookups are cached per isolate for AUTH_CACHE_TTL_MS: every request would otherwise spend a D1 round trip on
- * the key (the dominant cost of small calls such as an inbound push). The admin API clears this isolate's cache on
- * every change, so a revocation or a switch takes effect at once here and within the TTL everywhere else.
+ * the key (the dominant cost of small calls such as an inbound push). The admin API and key revocation clear this
+ * isolate's cache on every change, so a revocation or a switch takes effect at once here and within
+ * AUTH_CACHE_TTL_MS (5 s) in every other isolate (tested on an injected clock: test/worker/middleware/api-key.test.ts).
  */
 import type { Context, MiddlewareHandler } from 'hono'
 import { createMiddleware } from 'hono/factory'
@@ -38,8 +39,7 @@ export function clearAuthCache(): void {
  * The tenant owning `key`, the key's grant and its reference, through this isolate's short-lived cache (REST and MCP
  * both authenticate here). An unknown key is remembered too, longer, so guessing costs no D1 read each time.
  */
-export async function authenticateKey(db: Db, key: string): Promise<(KeyOwner & { ref: string }) | undefined> {
-  const now = Date.now()
+export async function authenticateKey(db: Db, key: string, now = Date.now()): Promise<(KeyOwner & { ref: string }) | undefined> {
   const hit = cache.get(key)
   if (hit && hit.until > now) return hit.owner ? { ...hit.owner, ref: hit.ref } : undefined
   const owner = await ownerOfApiKey(db, key)

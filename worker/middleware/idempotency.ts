@@ -79,6 +79,15 @@ function checkedKey(raw: string): string {
   return raw
 }
 
+function isDryRun(text: string): boolean {
+  try {
+    const body: unknown = JSON.parse(text)
+    return typeof body === 'object' && body !== null && 'dry_run' in body && body.dry_run === true
+  } catch {
+    return false
+  }
+}
+
 function replay(status: number, kept: z.infer<typeof KeptAnswer>): Response {
   const headers = new Headers(kept.headers)
   headers.set(IDEMPOTENT_REPLAYED_HEADER, 'true')
@@ -143,7 +152,13 @@ async function idempotent(c: Context<AppEnv>, next: Next, raw: string): Promise<
   // The tenant's shard: its keys live with its other rows (and move with them).
   const db = c.var.db
   const keyHash = await sha256Hex(key)
-  const fingerprint = await requestFingerprint(c.req.method, c.req.url, c.get('key').id, await c.req.raw.clone().text())
+  const text = await c.req.raw.clone().text()
+  // A dry run (`dry_run: true`, issue 25) writes nothing, so it claims no key either; its answer is computed afresh.
+  if (isDryRun(text)) {
+    await next()
+    return undefined
+  }
+  const fingerprint = await requestFingerprint(c.req.method, c.req.url, c.get('key').id, text)
   const claim = newId('idc', 16)
   const row = await claimIdempotencyKey(db, { tenantId, keyHash, fingerprint, claim, now: Date.now() })
   const at: SealedAt = { column: 'idempotency_keys.response', tenantId, rowId: keyHash }

@@ -1,7 +1,7 @@
 /**
  * Holds every /v1 call to its key's grant (docs/agent-safety.md) with the decision table (worker/safety/scopes.ts):
  * expiry; every account the request names (query `account_id`/`phone_number`, JSON body `account_id`/
- * `phone_number`, the path's `{phoneNumber}` or the custom channel's path); the route's rule, with HEAD decided as
+ * `phone_number`, the path's `{phoneNumber}` or `{accountId}`, or the custom channel's path); the route's rule, with HEAD decided as
  * GET and a request that no route answers refused below the owner; a tenant-wide route refused to a key with an
  * account list; the scope. The route is the one Hono itself runs for the request (its matched routes), so the check
  * and the handler never disagree about which operation this is. Routes that read an item (a message, a media item,
@@ -72,9 +72,13 @@ export function noteAudit(c: Context<AppEnv>, note: AuditNote): void {
   c.set('audit', { ...c.get('audit'), ...note })
 }
 
-/** The account a route's path names: `{phoneNumber}`, or the custom channel's one account. */
+/** The account a route's path names: `{phoneNumber}`, `{accountId}` (an account's actions), or the custom channel's one account. */
 function pathAccount(route: RouteMatch): string | undefined {
-  return route.params.phoneNumber ?? (route.template === '/channels/custom' || route.template.startsWith('/channels/custom/') ? CUSTOM_ACCOUNT_ID : undefined)
+  return (
+    route.params.phoneNumber ??
+    route.params.accountId ??
+    (route.template === '/channels/custom' || route.template.startsWith('/channels/custom/') ? CUSTOM_ACCOUNT_ID : undefined)
+  )
 }
 
 /** Every account the query and the JSON body name; read only for keys with an account list. */

@@ -2,7 +2,16 @@
  * What the rest of the Worker asks of the hub (AccountDOs and the admin API, by RPC): open or restart a session,
  * hand a send to the relay holding it, log it out, probe it live, list and cut relay links.
  */
-import { CLOSE, type EdgeFrame, type LoginOutcome, type LoginStep, type OutboundMessage, type SessionState } from '../../schema/frames'
+import {
+  CLOSE,
+  type ActionOutcome,
+  type ChatAction,
+  type EdgeFrame,
+  type LoginOutcome,
+  type LoginStep,
+  type OutboundMessage,
+  type SessionState,
+} from '../../schema/frames'
 import { newId } from '../lib/ids'
 import type { HubContext, Pending } from './hub-context'
 import type { SessionSpec } from './hub-store'
@@ -89,6 +98,20 @@ export async function loginStep(c: HubContext, sid: string, step: LoginStep, tim
   if (!link) return null
   const id = newId('lgn', 16)
   return ask(c.logins, link, id, { type: 'login', id, sid, fence: row.fence, step }, timeoutMs)
+}
+
+/**
+ * A chat action (issue 25: a reaction, typing, a read mark, a lookup) for the relay holding the session, answered once;
+ * null when no relay holds it or none answers within `timeoutMs`. Never queued: a late typing or read mark is worse
+ * than none, and the caller may repeat a reaction.
+ */
+export async function chatAction(c: HubContext, sid: string, action: ChatAction, timeoutMs: number): Promise<ActionOutcome | null> {
+  const row = c.store.bySid(sid)
+  if (!row || row.leaseUntil !== null) return null
+  const link = linkOf(c.ctx, row)
+  if (!link || link.att.draining) return null
+  const id = newId('act', 16)
+  return ask(c.actions, link, id, { type: 'action', id, sid, fence: row.fence, action }, timeoutMs)
 }
 
 export type RelayLinkView = {

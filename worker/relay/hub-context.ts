@@ -1,5 +1,5 @@
 /** What the RelayHubDO hands its procedures (placement, leases, the frame inbox, the session RPCs). */
-import type { FrameOf, LoginOutcome, SessionState } from '../../schema/frames'
+import type { ActionOutcome, FrameOf, LoginOutcome, SessionState } from '../../schema/frames'
 import type { Db } from '../db/client'
 import type { HubStore } from './hub-store'
 import type { Link } from './links'
@@ -33,6 +33,8 @@ export type HubContext = {
   probes: Map<string, Pending<SessionState>>
   /** Open beta login steps by frame id (the answer carries no secret; the step itself is never kept). */
   logins: Map<string, Pending<LoginOutcome>>
+  /** Open chat actions (reactions, typing, read marks, lookups; issue 25) by frame id. */
+  actions: Map<string, Pending<ActionOutcome>>
   /** Last frame (other than the heartbeat) per relay process. */
   framesSeen: Map<string, number>
   /** Points the object's alarm at the next lease check. */

@@ -5,11 +5,31 @@
  * Frames are routed to the AccountDOs by RPC. A singleton (`relayHub(env)`): docs/ARCHITECTURE.md says why.
  */
 import { DurableObject } from 'cloudflare:workers'
-import { PING_TEXT, PONG_TEXT, type LoginOutcome, type LoginStep, type OutboundMessage, type SessionState } from '../../schema/frames'
+import {
+  PING_TEXT,
+  PONG_TEXT,
+  type ActionOutcome,
+  type ChatAction,
+  type LoginOutcome,
+  type LoginStep,
+  type OutboundMessage,
+  type SessionState,
+} from '../../schema/frames'
 import { relayConfig } from '../config'
 import { directory } from '../db/shards'
 import { tenantsWithOwnRelays } from '../db/relays'
-import { cutRelay, dispatchSend, loginStep, logoutSession, openSession, probeSession, relayLinks, type OpenOutcome, type RelayLinkView } from './control'
+import {
+  chatAction,
+  cutRelay,
+  dispatchSend,
+  loginStep,
+  logoutSession,
+  openSession,
+  probeSession,
+  relayLinks,
+  type OpenOutcome,
+  type RelayLinkView,
+} from './control'
 import type { HubContext } from './hub-context'
 import { HubStore, type SessionSpec } from './hub-store'
 import { onRelayMessage } from './inbox'
@@ -35,6 +55,7 @@ export class RelayHubDO extends DurableObject<Env> {
       inbound: new Map(),
       probes: new Map(),
       logins: new Map(),
+      actions: new Map(),
       framesSeen: new Map(),
       rearm: () => this.rearm(),
       log: (event, fields) => console.log(JSON.stringify({ at: new Date().toISOString(), component: 'relay-hub', event, ...fields })),
@@ -130,6 +151,10 @@ export class RelayHubDO extends DurableObject<Env> {
 
   async loginStep(sid: string, step: LoginStep, timeoutMs: number): Promise<LoginOutcome | null> {
     return loginStep(this.c, sid, step, timeoutMs)
+  }
+
+  async chatAction(sid: string, action: ChatAction, timeoutMs: number): Promise<ActionOutcome | null> {
+    return chatAction(this.c, sid, action, timeoutMs)
   }
 
   async relayLinks(): Promise<RelayLinkView[]> {

@@ -14,7 +14,7 @@ import type { SessionRow } from './hub-store'
 import { closeLink, openLinks, sendFrame, setAttachment, type Link } from './links'
 import { inScope, placeWaiting } from './placement'
 
-type SessionFrame = Exclude<RelayFrame, { type: 'hello' | 'ping' | 'draining' | 'probe_result' | 'login_result' }>
+type SessionFrame = Exclude<RelayFrame, { type: 'hello' | 'ping' | 'draining' | 'probe_result' | 'login_result' | 'action_result' }>
 
 export function refOf(row: SessionRow): AccountRef {
   return { tenantId: row.tenantId, accountId: row.accountId, channel: row.channel }
@@ -67,6 +67,8 @@ export async function onRelayMessage(c: HubContext, link: Link, raw: string | Ar
       return answer(c, c.probes, link, frame.id, frame.state)
     case 'login_result':
       return answer(c, c.logins, link, frame.id, frame.outcome)
+    case 'action_result':
+      return answer(c, c.actions, link, frame.id, frame.outcome)
     default:
       return onSessionFrame(c, link, frame)
   }
@@ -134,7 +136,7 @@ async function onHello(c: HubContext, link: Link, hello: FrameOf<'hello'>): Prom
  * moved: it is accepted from an earlier holder in scope (ids de-duplicate it), so nothing is lost in a failover.
  * Everything that steers the session (state, session writes, contacts, release) is for the current holder only.
  */
-const DATA_FRAMES: ReadonlySet<SessionFrame['type']> = new Set(['inbound', 'receipt', 'sent', 'send_failed'])
+const DATA_FRAMES: ReadonlySet<SessionFrame['type']> = new Set(['inbound', 'receipt', 'sent', 'send_failed', 'reaction', 'risk'])
 
 /** The frame comes from the process holding the session's lease, under its current fencing number. */
 function isHolder(row: SessionRow, link: Link, frame: SessionFrame): boolean {
@@ -253,6 +255,12 @@ async function handle(c: HubContext, link: Link, row: SessionRow, frame: Exclude
       return ack()
     case 'contacts':
       await account.relayContacts(ref, row.sid, frame.contacts)
+      return ack()
+    case 'reaction':
+      await account.relayReaction(ref, row.sid, frame.reaction)
+      return ack()
+    case 'risk':
+      await account.relayRisk(ref, row.sid, frame.risk)
       return ack()
     case 'session_load': {
       const entries = await account.relaySessionLoad(ref, row.sid)

@@ -1,19 +1,23 @@
-/** /v1/messages (spec 4.2): send, list, long-poll wait, get one; the archive (routes/message-archive.ts) is mounted here, before `/{id}`. */
+/**
+ * /v1/messages (spec 4.2): send (and its dry run, POST /messages/check: issue 25), list, long-poll wait, get one; the
+ * archive (routes/message-archive.ts) is mounted here, before `/{id}`.
+ */
 import { createRoute } from '@hono/zod-openapi'
+import type { Context } from 'hono'
+import type { z } from 'zod'
+import { SendCheck } from '../../schema/api/actions'
 import { IdempotencyKeyHeader, MessagingError } from '../../schema/api/common'
 import { ListMessagesQuery, Message, MessageIdParam, MessageList, SendAccepted, SendMessageBody, WaitQuery, WaitResult } from '../../schema/api/messages'
-import { sendRulesFor } from '../channels/registry'
+import type { AppEnv } from '../env'
 import { accountStub } from '../lib/objects'
-import { urlPolicy } from '../config'
-import { listAccounts, tenantAndAccounts } from '../db/accounts'
+import { listAccounts } from '../db/accounts'
 import { getMessage, latestSeq, listMessages } from '../db/messages'
 import { seqHere } from '../db/cursor-maps'
 import { ApiError } from '../errors'
 import { decodeCursor, encodeCursor } from '../lib/cursor'
 import { newId } from '../lib/ids'
-import { checkPublicUrl } from '../../common/public-url'
-import { contentTypeFromUrl } from '../../common/media'
-import { refuseNewChatIfRestricted, resolveAccount, resolveRecipient } from '../messaging/resolve'
+import { checkSendRequest, refusalError } from '../messaging/send-check'
+import { planSend, type SendRequest } from '../messaging/send-plan'
 import { waitForInbound } from '../messaging/wait'
 import { toWireMessage } from '../db/wire'
 import { messageArchiveRoutes } from './message-archive'
@@ -22,10 +26,10 @@ import { noteAudit } from '../middleware/key-scope'
 import { checkAccount } from '../safety/key-refusals'
 import { holdMessage } from '../messaging/approvals'
 import { accountAllowed } from '../safety/grant'
-import { checkReplyWindow } from '../safety/reply-window'
 import { noteRateLimit } from '../lib/rate-limit-state'
 import { secondsToNextUtcDay } from '../lib/time'
 import { resourceApp } from '../validate'
+import { rawJson } from '../lib/raw-json'
 
 /** The account's daily send cap as a RateLimit policy on every answer the account's object gave (docs/api.md). */
 export const DAILY_SENDS_POLICY = 'daily-sends'
@@ -41,6 +45,8 @@ export const messagesRoutes = resourceApp({
   before: 'invalid_cursor',
   cursor: 'invalid_cursor',
   timeout_s: 'invalid_timeout',
+  reply_to: 'invalid_reply_to',
+  dry_run: 'invalid_request',
 })
 
 // Before `/{id}`, or the archive would be looked up as the message "archive".
@@ -52,6 +58,43 @@ const errors = {
   401: json(MessagingError, 'Missing or invalid API key'),
   404: json(MessagingError, 'The API is not enabled for this account, or the named resource does not exist'),
 }
+
+/** The send's checks as the request states them (messaging/send-plan.ts), for the send and its dry run alike. */
+function sendRequest(c: Context<AppEnv>, body: z.infer<typeof SendMessageBody>): SendRequest {
+  return {
+    env: c.env,
+    db: c.var.db,
+    tenant: c.get('tenant'),
+    grant: c.get('key'),
+    requestUrl: c.req.url,
+    body,
+    now: Date.now(),
+    note: (n) => noteAudit(c, n),
+  }
+}
+
+const SEND_REFUSALS = {
+  403: json(
+    MessagingError,
+    "`account_suspended` (after an opener burst), `account_restricted`, or the key's `key_scope` (a read key; a reply key outside its window), `key_account`, `key_expired`"
+  ),
+  409: json(MessagingError, '`no_connected_account`, `account_not_connected`, or `idempotency_key_in_progress` (with Retry-After)'),
+  422: json(
+    MessagingError,
+    '`contact_channel_mismatch`, `contact_do_not_disturb`, `contact_opted_out`, `contact_private`, `beta_requires_existing_contact`, or `idempotency_key_reused`; `invalid_reply_to` or `unsupported_on_channel` for a `reply_to` (extension)'
+  ),
+  429: json(
+    MessagingError,
+    '`daily_send_cap`, `new_contact_cap`, `loop_guard` or `opener_burst`; `account_at_risk` while a ban-risk signal is in force (extension)'
+  ),
+}
+
+const DRY_RUN_TEXT = [
+  'A dry run (`dry_run: true` here, or POST /messages/check) runs every check of a send in the same code: caps, new-contact',
+  "allowance, warm-up day, loop guard, opt-out and do-not-disturb, the 24 h window, the key's scope and approval, the",
+  'quoted message, and answers 200 with a `SendCheck`: `would_send`, `would_queue_for_approval`, or `would_fail` with the',
+  'exact error the send would get, plus what is left today. Nothing is sent, stored or counted, and no audit entry is written.',
+].join(' ')
 
 messagesRoutes.openapi(
   createRoute({
@@ -74,66 +117,49 @@ messagesRoutes.openapi(
         'the seconds until the next UTC day. A refused send changes no counter.',
         'A `reply` key may send only to people who wrote to the account within its reply window (default 24 h); a key with',
         'approval on holds a send to someone who never wrote as `awaiting_approval` until the owner decides (docs/agent-safety.md).',
+        'Extensions (docs/api.md): `reply_to` quotes a message of the same account and person; while the network reports a',
+        'ban-risk signal (GET /accounts `risk`) new contacts are refused with `account_at_risk`.',
       ].join(' '),
+      DRY_RUN_TEXT,
     ].join('\n\n'),
     request: { headers: IdempotencyKeyHeader, body: { required: true, content: { 'application/json': { schema: SendMessageBody } } } },
     responses: {
+      200: { description: 'A dry run (`dry_run: true`): what the send would do', content: { 'application/json': { schema: SendCheck } } },
       202: {
         description: 'Queued (or, for a key with approval on and a person who never wrote, `awaiting_approval`)',
         content: { 'application/json': { schema: SendAccepted } },
       },
       ...errors,
-      403: json(
-        MessagingError,
-        "`account_suspended` (after an opener burst), `account_restricted`, or the key's `key_scope` (a read key; a reply key outside its window), `key_account`, `key_expired`"
-      ),
-      409: json(MessagingError, '`no_connected_account`, `account_not_connected`, or `idempotency_key_in_progress` (with Retry-After)'),
-      422: json(
-        MessagingError,
-        '`contact_channel_mismatch`, `contact_do_not_disturb`, `contact_opted_out`, `contact_private`, `beta_requires_existing_contact`, or `idempotency_key_reused`'
-      ),
-      429: json(MessagingError, '`daily_send_cap`, `new_contact_cap`, `loop_guard` or `opener_burst`'),
+      ...SEND_REFUSALS,
     },
   }),
   async (c) => {
     const body = c.req.valid('json')
-    // The channel (or a relay) fetches the attachment on the user's behalf: the one SSRF guard vets it first.
-    const media = body.media_url === undefined ? undefined : checkPublicUrl(body.media_url, urlPolicy(c.env, c.req.url))
-    if (media && !media.ok) throw new ApiError(400, 'invalid_media_url', `media_url is not allowed: ${media.reason}`)
-    const db = c.var.db
-    const fresh = await tenantAndAccounts(db, c.get('tenant').id)
-    const tenant = fresh.tenant ?? c.get('tenant')
-    const grant = c.get('key')
-    // A key limited to some accounts may not send from another, named or picked as the only connected one.
-    checkAccount(grant, body.account_id)
-    const account = resolveAccount(tenant, fresh.accounts, body.account_id, (a) => sendRulesFor(a.channel)?.repliesWhileRestricted?.(a.statusReason) ?? false)
-    checkAccount(grant, account.id)
-    noteAudit(c, { accountId: account.id })
-    const channel = sendRulesFor(account.channel)
-    if (!channel) throw new ApiError(501, 'not_implemented', `Sending on the ${account.channel} channel is not available yet`)
-    const { known, lastInboundAt, ...contact } = await resolveRecipient(db, tenant.id, account, channel, body.to)
-    noteAudit(c, { contactId: contact.id })
-    refuseNewChatIfRestricted(account, contact)
-    if (grant.scope === 'reply') checkReplyWindow(grant, lastInboundAt, Date.now())
-    await channel.checkSend?.({
-      env: c.env,
-      db,
-      account,
-      contact: { id: contact.id, known, hasInbound: contact.hasInbound, lastInboundAt },
-      mediaUrl: body.media_url ?? null,
-      now: Date.now(),
-    })
+    const request = sendRequest(c, body)
+    if (body.dry_run) return c.json(await checkSendRequest(request), 200)
+    const plan = await planSend(request)
+    const { tenant, account, contact } = plan
     const messageId = newId('msg')
     noteAudit(c, { messageId })
-    const mediaUrl = body.media_url ?? null
-    const mediaContentType = body.media_url ? contentTypeFromUrl(body.media_url) : null
-    if (grant.approval && !contact.hasInbound) {
-      const { hasInbound: _, ...seed } = contact
+    const { known: _known, lastInboundAt: _lastInboundAt, ...recipient } = contact
+    const replyTo = body.reply_to ?? null
+    if (plan.hold) {
+      const { hasInbound: _, ...seed } = recipient
       await holdMessage(
         c.env,
-        db,
+        request.db,
         c.req.url,
-        { tenantId: tenant.id, account, contact: seed, grant, messageId, text: body.text, mediaUrl, mediaContentType },
+        {
+          tenantId: tenant.id,
+          account,
+          contact: seed,
+          grant: request.grant,
+          messageId,
+          text: body.text,
+          mediaUrl: plan.mediaUrl,
+          mediaContentType: plan.mediaContentType,
+          replyTo,
+        },
         Date.now()
       )
       noteAudit(c, { code: 'awaiting_approval' })
@@ -143,10 +169,11 @@ messagesRoutes.openapi(
       ref: { tenantId: tenant.id, accountId: account.id, channel: account.channel },
       tenant: { plan: tenant.plan, suspended: tenant.status === 'suspended' },
       messageId,
-      contact,
+      contact: recipient,
       text: body.text,
-      mediaUrl,
-      mediaContentType,
+      mediaUrl: plan.mediaUrl,
+      mediaContentType: plan.mediaContentType,
+      replyTo,
     })
     noteRateLimit(c, {
       policy: DAILY_SENDS_POLICY,
@@ -155,12 +182,30 @@ messagesRoutes.openapi(
       remaining: Math.max(0, outcome.sendsToday.cap - outcome.sendsToday.used),
       resetS: secondsToNextUtcDay(Date.now()),
     })
-    if (!outcome.ok) {
-      const r = outcome.refusal
-      throw new ApiError(r.status, r.code, r.message, r.retryAfterS)
-    }
+    if (!outcome.ok) throw refusalError(outcome.refusal)
     return c.json({ message_id: outcome.messageId, status: 'queued' as const }, 202)
   }
+)
+
+messagesRoutes.openapi(
+  createRoute({
+    method: 'post',
+    path: '/check',
+    operationId: 'check_send',
+    tags: ['Messages'],
+    summary: 'Check a send',
+    description: [
+      'Asks whether a send would go through without sending it: answers would_send, would_queue_for_approval, or would_fail with the exact error, plus the sends and new contacts left today. Takes the same body as send_message; nothing is sent, stored or counted.',
+      DRY_RUN_TEXT,
+    ].join('\n\n'),
+    request: { body: { required: true, content: { 'application/json': { schema: SendMessageBody } } } },
+    responses: {
+      200: { description: 'What the send would do', content: { 'application/json': { schema: SendCheck } } },
+      ...errors,
+      403: json(MessagingError, 'The key may not send at all (`key_scope` for a read key, `key_expired`): refused like the send'),
+    },
+  }),
+  async (c) => c.json(await checkSendRequest(sendRequest(c, c.req.valid('json'))), 200)
 )
 
 messagesRoutes.openapi(
@@ -239,17 +284,12 @@ messagesRoutes.openapi(
     const after = q.cursor === undefined ? { seq: now ?? 0, placement: tenant.placement } : decodeCursor('wait', q.cursor)
     if (after === null) throw new ApiError(400, 'invalid_cursor', 'cursor: not a cursor returned by GET /messages/wait')
     const afterSeq = await seqHere(db, tenant, 'messages', after, 'after')
-    const result = await waitForInbound(
-      c.env,
-      db,
-      { tenantId: tenant.id, placement: tenant.placement },
-      targets,
-      afterSeq,
-      q.timeout_s * 1000,
-      c.req.raw.signal
-    )
-    const messages = await signMessages(mediaSigner(c.env, tenant.id, Date.now()), result.messages)
-    return c.json({ messages, cursor: encodeCursor('wait', result.lastSeq, tenant.placement) }, 200)
+    const place = { tenantId: tenant.id, placement: tenant.placement }
+    const result = await waitForInbound(c.env, db, place, targets, afterSeq, q.timeout_s * 1000, c.req.raw.signal)
+    const cursor = encodeCursor('wait', result.lastSeq, tenant.placement)
+    // The object's wire-shaped JSON goes out as it came (messaging/wait.ts): no parse and re-serialisation.
+    if ('messagesJson' in result) return rawJson<z.infer<typeof WaitResult>>(`{"messages":${result.messagesJson},"cursor":${JSON.stringify(cursor)}}`)
+    return c.json({ messages: await signMessages(mediaSigner(c.env, tenant.id, Date.now()), result.messages), cursor }, 200)
   }
 )
 

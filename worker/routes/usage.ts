@@ -26,7 +26,7 @@ usageRoutes.openapi(
     summary: 'Get usage',
     description: [
       "Today's (UTC) sends and new contacts against the plan caps, the account count, and whether sending is suspended; check it before a series of sends.",
-      'Sends and new contacts of the current UTC day against the plan caps, summed over your accounts (each account has its own caps; a key limited to some accounts sees theirs). `status` is `suspended` after an opener burst until the service reviews it. `retention` (an extension) says how long messages, media, audit entries and webhook logs are kept for you; messages past theirs are archived (GET /messages/archive) and deleted.',
+      'Sends and new contacts of the current UTC day against the plan caps, summed over your accounts (each account has its own caps; a key limited to some accounts sees theirs). `status` is `suspended` after an opener burst until the service reviews it. `retention` (an extension) says how long messages, media, audit entries and webhook logs are kept for you; messages past theirs are archived (GET /messages/archive) and deleted. `risk` (an extension) lists the accounts a network warned (ban-risk signals, docs/api.md): new contacts pause on them while it lasts.',
     ].join('\n\n'),
     responses: {
       200: { description: 'Usage of the current UTC day', content: { 'application/json': { schema: Usage } } },
@@ -59,6 +59,10 @@ usageRoutes.openapi(
           media_days: Math.round(mediaConfig(c.env).retentionMs / DAY_MS),
           audit_days: AUDIT_RETENTION_DAYS,
           webhook_log_days: WEBHOOK_LOG_RETENTION_MS / DAY_MS,
+        },
+        risk: {
+          at_risk: accounts.some((a) => a.risk.at_risk),
+          accounts: accounts.filter((a) => a.risk.at_risk).map((a) => ({ account_id: a.id, channel: a.channel, signals: a.risk.signals })),
         },
       },
       200

@@ -16,7 +16,7 @@ export type Needs = KeyScope | 'owner'
 /**
  * Where the account a call touches comes from, for a key limited to some accounts:
  * - `listed`: the answer covers only the key's accounts (lists, waits, usage, the audit log).
- * - `named`: the request names it (path `{phoneNumber}`, the custom channel's path), or the route resolves the only
+ * - `named`: the request names it (path `{phoneNumber}` or `{accountId}`, the custom channel's path), or the route resolves the only
  *   one (a send without `account_id`, SMS without `phone_number`) and checks it.
  * - `resource`: the path names a stored item (a message, a media item, the connected page) and the route checks
  *   that item's own account.
@@ -48,6 +48,14 @@ export const SCOPE_RULES: readonly ScopeRule[] = [
   { method: 'GET', path: '/messages/{id}', needs: 'read', accounts: 'resource', what: 'reading a message' },
   // A reply key may send, but only to people who wrote within its window (checked in routes/messages.ts).
   { method: 'POST', path: '/messages', needs: 'reply', accounts: 'named', what: 'sending a message' },
+  // Issue 25. A dry run is decided as the send it checks; reactions, read marks and typing act in a chat like a send
+  // (a reply key within its window, checked in messaging/actions.ts); a lookup reads, for an account the key may use.
+  { method: 'POST', path: '/messages/check', needs: 'reply', accounts: 'named', what: 'checking a send' },
+  { method: 'POST', path: '/messages/{id}/reactions', needs: 'reply', accounts: 'resource', what: 'reacting to a message' },
+  { method: 'DELETE', path: '/messages/{id}/reactions', needs: 'reply', accounts: 'resource', what: 'removing a reaction' },
+  { method: 'POST', path: '/messages/{id}/read', needs: 'reply', accounts: 'resource', what: 'marking a message read' },
+  { method: 'POST', path: '/accounts/{accountId}/typing', needs: 'reply', accounts: 'named', what: 'showing typing' },
+  { method: 'GET', path: '/accounts/{accountId}/lookup', needs: 'read', accounts: 'named', what: 'looking a number up' },
   // Approval means the owner: no agent key decides a held message, whatever it may otherwise do.
   { method: 'POST', path: '/messages/{id}/approve', needs: 'owner', accounts: 'resource', what: 'approving a held message' },
   { method: 'POST', path: '/messages/{id}/reject', needs: 'owner', accounts: 'resource', what: 'rejecting a held message' },

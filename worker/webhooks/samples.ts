@@ -5,7 +5,7 @@
  */
 import type { EventPayload, EventType } from '../../schema/events'
 import type { AccountRow } from '../db/accounts'
-import { accountEventPayload, limitReachedPayload, messageEventPayload } from '../events/payloads'
+import { accountEventPayload, limitReachedPayload, messageEventPayload, riskEventPayload } from '../events/payloads'
 
 const ACCOUNT_REASONS: Record<string, string | null> = {
   'account.connected': null,
@@ -18,12 +18,34 @@ export function samplePayload(event: EventType, account: AccountRow | undefined,
   switch (event) {
     case 'account.limit_reached':
       return limitReachedPayload('daily_send_cap', now)
+    case 'account.at_risk':
+      return riskEventPayload({ ...acc, status: acc.status === 'restricted' ? 'restricted' : 'connected' }, { signal: 'flood_wait', until: now + 60_000 }, now)
     case 'account.connected':
     case 'account.disconnected':
     case 'account.restricted': {
       const status = event === 'account.connected' ? 'connected' : event === 'account.disconnected' ? 'disconnected' : 'restricted'
       return accountEventPayload(event, { ...acc, status }, ACCOUNT_REASONS[event] ?? null, now)
     }
+    case 'message.reaction':
+      return {
+        ...messageEventPayload(
+          event,
+          {
+            id: 'test_message',
+            accountId: acc.id,
+            direction: 'outbound',
+            text: 'This is a test event from the messaging gateway.',
+            mediaUrl: null,
+            mediaContentType: null,
+            status: 'read',
+            errorMessage: null,
+          },
+          { id: 'test_contact', phone: null, name: 'Test Contact' },
+          acc.channel,
+          now
+        ),
+        reaction: { emoji: '👍', from: 'test_contact', at: new Date(now).toISOString() },
+      }
     default: {
       const inbound = event === 'message.received'
       const status = inbound ? 'received' : (event.slice('message.'.length) as 'sent' | 'delivered' | 'read' | 'failed')

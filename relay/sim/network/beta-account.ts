@@ -7,6 +7,12 @@
 import type { Api } from 'telegram'
 import { UpdateBox } from './beta-updates'
 
+/** A reaction, typing notice or read mark an account's session made (GET /sim/beta/{phone}/actions). */
+export type BetaActionEntry =
+  | { kind: 'react'; to: string; message_id: number; emoji: string; at: number }
+  | { kind: 'typing'; to: string; at: number }
+  | { kind: 'read'; to: string; max_id: number; at: number }
+
 export type BetaFile = { contentType: string; fileName: string | null; bytes: Buffer }
 
 export type BetaOutboxEntry = {
@@ -23,6 +29,8 @@ export type BetaOutboxEntry = {
   randomId: string | null
   /** The update the send took in the sender's box: a repeat of the same random_id is answered with it. */
   own: Api.UpdateNewMessage | null
+  /** The id of the message this send quoted (InputReplyToMessage), if any. */
+  replyTo: number | null
 }
 
 export class BetaAccount {
@@ -52,6 +60,8 @@ export class BetaAccount {
   withhold = 0
   /** Errors the next calls of a method answer instead (the control API's rpc-error). */
   readonly scriptedErrors: Array<{ method: string; message: string; code: number }> = []
+  /** What the account's sessions did besides sending (beta-chat-actions.ts), in order. */
+  readonly actions: BetaActionEntry[] = []
 
   constructor(
     /** E.164. */

@@ -18,10 +18,14 @@
  *   POST /sim/beta/{phone}/forget          {count}   the oldest updates leave the log (GetDifference: too long)
  *   POST /sim/beta/{phone}/rpc-error       {method, error, code?}   the next call of that method answers the error
  *   GET  /sim/beta/{phone}/outbox          what people received
+ *   POST /sim/beta/{phone}/react           {from, message_id, emoji}   `from` reacts to a message of the chat ('' removes)
+ *   GET  /sim/beta/{phone}/actions         the reactions, typing notices and read marks the account's sessions made
+ *   (`inbound` takes `reply_to`: the id, in the account's numbering, of the message the person quotes)
  */
 import { z } from 'zod'
 import { E164, SimMediaBody, simFileOf } from './bodies'
 import type { BetaAccount } from './beta-account'
+import { betaContactReacts } from './beta-chat-actions'
 import type { BetaDataCentre } from './beta-dc/server'
 import type { SimBetaNetwork } from './beta-network'
 import { SimError } from './network'
@@ -40,7 +44,9 @@ export const BetaInboundBody = z.object({
   media: SimMediaBody.optional(),
   /** UpdateShortMessage (no user attached), as beta sends messages from people the session should know. */
   short: z.boolean().default(false),
+  reply_to: z.coerce.number().int().positive().optional(),
 })
+const BetaReactBody = z.object({ from: E164, message_id: z.coerce.number().int().positive(), emoji: z.string().max(32) })
 export const BetaReceiptBody = z.object({ message_id: z.string().min(1), status: z.literal('read') })
 export const BetaFloodBody = z.object({ seconds: z.number().int().min(1).max(86_400) })
 export const BetaCountBody = z.object({ count: z.number().int().min(1).max(100_000) })
@@ -113,8 +119,16 @@ export async function betaRoute(
       if (b.username) from.username = b.username
       from.phoneHidden = b.phone_hidden
       const file = b.media ? simFileOf(b.media) : null
-      return { message_id: String(net.inbound(from, a, b.text, file, b.short)) }
+      return { message_id: String(net.inbound(from, a, b.text, file, b.short, b.reply_to ?? null)) }
     }
+    case 'POST react': {
+      const b = parse(BetaReactBody, await body())
+      if (!betaContactReacts(net, net.account(b.from), a, b.message_id, b.emoji))
+        throw new SimError(404, `no message ${b.message_id} in the chat of ${a.phone} with ${b.from}`)
+      return { reacted: true }
+    }
+    case 'GET actions':
+      return { actions: a.actions }
     case 'POST receipt': {
       const b = parse(BetaReceiptBody, await body())
       const sent = a.outbox.find((e) => e.messageId === b.message_id || String(e.id) === b.message_id)
@@ -161,6 +175,7 @@ export async function betaRoute(
           to: e.to,
           text: e.text,
           media_url: e.file ? net.mediaUrl(e.file.key) : null,
+          reply_to: e.replyTo === null ? null : String(e.replyTo),
           media_content_type: e.file?.contentType ?? null,
           sent_at: e.sentAt,
         })),

@@ -16,6 +16,7 @@ import { Api, errors } from 'telegram'
 import { contactsHash, upstreamPhoneToE164 } from '../../beta/ids'
 import type { BetaCredentials } from '../../beta/socket'
 import { BetaAccount, type BetaFile, type BetaOutboxEntry } from './beta-account'
+import { betaChatAction, quotedId } from './beta-chat-actions'
 import { SrpVerifier } from './beta-srp'
 import { DIFFERENCE_SLICE, UPDATE_LOG_MAX, type DifferenceOptions } from './beta-updates'
 
@@ -105,7 +106,7 @@ export class SimBetaNetwork {
   now(): number {
     return (this.opts.now ?? Date.now)()
   }
-  private nowS(): number {
+  nowS(): number {
     return Math.floor(this.now() / 1000)
   }
 
@@ -248,9 +249,16 @@ export class SimBetaNetwork {
    * gets it as Updates with `from` attached, or in short form (UpdateShortMessage, no user: `short`), as beta sends
    * messages from people the session is expected to know.
    */
-  inbound(from: BetaAccount, to: BetaAccount, text: string, file: (BetaFile & { voiceNote: boolean }) | null = null, short = false): number {
+  inbound(
+    from: BetaAccount,
+    to: BetaAccount,
+    text: string,
+    file: (BetaFile & { voiceNote: boolean }) | null = null,
+    short = false,
+    replyTo: number | null = null
+  ): number {
     const media = file ? this.storeMedia(file) : undefined
-    const id = this.deliver(from, to, text, media, short)
+    const id = this.deliver(from, to, text, media, short, replyTo)
     // The sender's other sessions see their own message (when the sender is an account someone runs).
     const mine = new Api.Message({ id: from.nextMessageId++, peerId: this.peerOf(to), date: this.nowS(), message: text, out: true, media })
     const own = this.recordMessage(from, mine, [to.userId])
@@ -259,15 +267,24 @@ export class SimBetaNetwork {
   }
 
   /** The recipient's copy of a message `from` wrote: its own id, a pts event in its box, pushed to its sessions. */
-  private deliver(from: BetaAccount, to: BetaAccount, text: string, media: Api.TypeMessageMedia | undefined, short: boolean): number {
+  private deliver(
+    from: BetaAccount,
+    to: BetaAccount,
+    text: string,
+    media: Api.TypeMessageMedia | undefined,
+    short: boolean,
+    replyTo: number | null = null
+  ): number {
     const date = this.nowS()
     const id = to.nextMessageId++
-    const message = new Api.Message({ id, peerId: this.peerOf(from), fromId: this.peerOf(from), date, message: text, out: false, media })
+    // A quoted reply names the quoted message by its id in the recipient's own numbering (each account numbers its chats).
+    const header = replyTo === null ? undefined : new Api.MessageReplyHeader({ replyToMsgId: replyTo })
+    const message = new Api.Message({ id, peerId: this.peerOf(from), fromId: this.peerOf(from), date, message: text, out: false, media, replyTo: header })
     const update = this.recordMessage(to, message, [from.userId])
     this.push(
       to,
       short && !media
-        ? new Api.UpdateShortMessage({ id, userId: bigInt(from.userId), message: text, pts: update.pts, ptsCount: 1, date })
+        ? new Api.UpdateShortMessage({ id, userId: bigInt(from.userId), message: text, pts: update.pts, ptsCount: 1, date, replyTo: header })
         : new Api.Updates({ updates: [update], users: [this.userAs(to.userId, from)], chats: [], date, seq: 0 })
     )
     return id
@@ -294,12 +311,12 @@ export class SimBetaNetwork {
     return update
   }
 
-  private peerOf(a: BetaAccount): Api.PeerUser {
+  peerOf(a: BetaAccount): Api.PeerUser {
     return new Api.PeerUser({ userId: bigInt(a.userId) })
   }
 
   /** Delivers to the sessions of the account connected now; nothing is kept for the others (they ask for the difference). */
-  private push(a: BetaAccount, updates: Api.TypeUpdates): void {
+  push(a: BetaAccount, updates: Api.TypeUpdates): void {
     if (a.withhold > 0) {
       a.withhold -= 1
       return
@@ -458,14 +475,18 @@ export class SimBetaNetwork {
       return true
     }
     if (request instanceof Api.upload.GetFile) return this.getFile(request, rpc)
+    const action = betaChatAction(this, me, request, rpc)
+    if (action !== undefined) return action
     if (request instanceof Api.messages.SendMessage) {
       const to = this.recipient(me, request.peer, rpc)
       const { entry, own } = this.send(me, to, request.message, null, ref, request.randomId)
+      entry.replyTo = quotedId(request.replyTo)
       return new Api.UpdateShortSentMessage({ out: true, id: entry.id, pts: own.pts, ptsCount: 1, date: Math.floor(entry.sentAt / 1000) })
     }
     if (request instanceof Api.messages.SendMedia) {
       const to = this.recipient(me, request.peer, rpc)
       const { entry, own } = this.send(me, to, request.message, () => this.takeUpload(k, request.media, rpc), ref, request.randomId)
+      entry.replyTo = quotedId(request.replyTo)
       return new Api.Updates({
         updates: [new Api.UpdateMessageID({ id: entry.id, randomId: request.randomId }), own],
         users: [],
@@ -579,7 +600,7 @@ export class SimBetaNetwork {
    * The checks every send goes through: slow-down, the peer and its access hash, then the spam flag, which spares
    * mutual contacts (a spam-limited account may still write to people who have it in their address book too).
    */
-  private recipient(me: BetaAccount, peer: unknown, rpc: (m: string, c?: number) => Error): BetaAccount {
+  recipient(me: BetaAccount, peer: unknown, rpc: (m: string, c?: number) => Error): BetaAccount {
     const wait = Math.ceil((me.floodUntil - this.now()) / 1000)
     if (wait > 0) throw rpc(`FLOOD_WAIT_${wait}`, 420)
     if (!(peer instanceof Api.InputPeerUser)) throw rpc('PEER_ID_INVALID')
@@ -620,6 +641,7 @@ export class SimBetaNetwork {
       sentAt: this.now(),
       randomId: randomId?.toString() ?? null,
       own: null,
+      replyTo: null,
     }
     me.outbox.push(entry)
     return entry

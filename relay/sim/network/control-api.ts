@@ -5,6 +5,10 @@
  *        {content_type, file_name?, data_base64, voice_note?} is an attachment the relay downloads and stores
  *   GET  /sim/media/{id}               the network's media server (what the relay downloads attachments from)
  *   POST /sim/alpha/{phone}/receipt   {message_id, status}    the recipient's phone reports delivered / read
+ *   POST /sim/alpha/{phone}/react     {from, message_id, emoji}   a contact reacts to a message of the chat ('' removes)
+ *   POST /sim/alpha/{phone}/timelock  {active, until_ms?}     the network sets or lifts the reach-out time lock
+ *   GET  /sim/alpha/{phone}/actions   what the device did besides sending (reactions, typing, read marks, lookups)
+ *   (`inbound` takes `reply_to`: the network id of the message the contact quotes)
  *   POST /sim/alpha/{phone}/logout    the session is logged out from the phone
  *   POST /sim/alpha/{phone}/ban       the number is restricted
  *   GET  /sim/alpha/{phone}/outbox    what the contacts received
@@ -17,6 +21,7 @@ import { E164, SimMediaBody, simFileOf } from './bodies'
 import { betaRoute, betaView } from './beta-control'
 import { dcRoute } from './beta-dc/control'
 import type { BetaDataCentre } from './beta-dc/server'
+import { contactReacts, setTimelock } from './chat-actions'
 import { SimError, type SimNetwork } from './network'
 
 const LinkBody = z.object({
@@ -40,7 +45,10 @@ const InboundBody = z.object({
   media_url: z.url().optional(),
   media: SimMediaBody.optional(),
   lid: z.string().max(100).optional(),
+  reply_to: z.string().min(1).max(128).optional(),
 })
+const ReactBody = z.object({ from: E164, message_id: z.string().min(1).max(128), emoji: z.string().max(32) })
+const TimelockBody = z.object({ active: z.boolean(), until_ms: z.number().int().positive().optional() })
 const ReceiptBody = z.object({ message_id: z.string().min(1), status: z.enum(['delivered', 'read']) })
 
 async function readJson(req: IncomingMessage): Promise<unknown> {
@@ -99,13 +107,35 @@ export async function handleControl(net: SimNetwork, dc: BetaDataCentre, req: In
         return reply(
           res,
           200,
-          net.inbound(phone, { from: b.from, text: b.text, name: b.name ?? null, mediaUrl: b.media_url ?? null, lid: b.lid ?? null, attachment })
+          net.inbound(phone, {
+            from: b.from,
+            text: b.text,
+            name: b.name ?? null,
+            mediaUrl: b.media_url ?? null,
+            lid: b.lid ?? null,
+            attachment,
+            ...(b.reply_to ? { replyTo: b.reply_to } : {}),
+          })
         )
       }
       case 'POST receipt': {
         const b = parse(ReceiptBody, await readJson(req))
         return reply(res, 200, net.receipt(phone, b.message_id, b.status))
       }
+      case 'POST react': {
+        const b = parse(ReactBody, await readJson(req))
+        const p = net.known(phone)
+        const done = contactReacts(p, { from: b.from, messageId: b.message_id, emoji: b.emoji })
+        if (!done) throw new SimError(404, `no message ${b.message_id} in the chat of ${phone} with ${b.from}`)
+        return reply(res, 200, done)
+      }
+      case 'POST timelock': {
+        const b = parse(TimelockBody, await readJson(req))
+        setTimelock(net.known(phone), { active: b.active, until: b.until_ms ?? null })
+        return reply(res, 200, { active: b.active, until_ms: net.known(phone).timelock?.until ?? null })
+      }
+      case 'GET actions':
+        return reply(res, 200, { actions: net.known(phone).actions })
       case 'POST logout':
         net.logout(net.known(phone))
         return reply(res, 200, { logged_out: true })

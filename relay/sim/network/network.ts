@@ -8,6 +8,7 @@
  */
 import { randomBytes } from 'node:crypto'
 import { DEFAULT_BETA_TIMING, SIM_BETA_CREDS, SimBetaNetwork, type BetaTiming } from './beta-network'
+import { onChatAction, timelocked } from './chat-actions'
 import type { ClientMsg, SimMedia } from './protocol'
 import { SIM_CLOSE } from './protocol'
 import { pairingCode, SimPhone, upstreamMessageId, type Conn, type SimContact } from './phone'
@@ -53,6 +54,16 @@ export class SimNetwork {
     this.beta = new SimBetaNetwork({ creds: SIM_BETA_CREDS, timing: betaTiming, autoRegister: true })
   }
 
+  /** Who is on the network (`onWhatsApp`): every simulated phone, everyone who wrote to one, every address-book entry. */
+  isRegistered(number: string): boolean {
+    const e164 = number.startsWith('+') ? number : `+${number}`
+    if (this.phones.has(e164) || this.writers.has(e164)) return true
+    return this.all().some((p) => p.addressBook.some((c) => c.phone === e164))
+  }
+
+  /** Numbers that wrote to a simulated phone: they are on the network. */
+  private readonly writers = new Set<string>()
+
   phone(number: string): SimPhone {
     let p = this.phones.get(number)
     if (!p) {
@@ -93,7 +104,14 @@ export class SimNetwork {
         for (const id of msg.ids) {
           bound.backlog.delete(id)
           bound.receipts.delete(id)
+          bound.reactions.delete(id)
         }
+        return bound
+      case 'react':
+      case 'presence':
+      case 'read':
+      case 'lookup':
+        onChatAction(conn, bound, msg, this)
         return bound
       case 'send':
         this.deviceSend(conn, bound, msg)
@@ -133,7 +151,9 @@ export class SimNetwork {
       }
       for (const m of p.backlog.values()) conn.send({ ...m, offline: true })
       for (const r of p.receipts.values()) conn.send({ ...r, offline: true })
-      const count = p.backlog.size + p.receipts.size
+      for (const r of p.reactions.values()) conn.send({ ...r, offline: true })
+      if (p.timelock) conn.send({ t: 'timelock', active: true, until: p.timelock.until })
+      const count = p.backlog.size + p.receipts.size + p.reactions.size
       setTimeout(() => p.open.has(conn) && conn.send({ t: 'offline', count }), this.timing.offlineEndMs).unref()
       return p
     }
@@ -176,10 +196,16 @@ export class SimNetwork {
       conn.send({ t: 'send_error', id: msg.id, code: 400, reason: 'no recipient' })
       return
     }
+    // The reach-out time lock refuses new chats with 463 (Baileys: NACK_REASONS.SenderReachoutTimelocked).
+    if (timelocked(p, to)) {
+      conn.send({ t: 'send_error', id: msg.id, code: 463, reason: 'reach-out time lock: the account may not start new chats now' })
+      return
+    }
     // The same message id twice is one message (a resend after a reconnect).
     if (!p.outbox.some((e) => e.id === msg.id)) {
-      p.outbox.push({ id: msg.id, message_id: msg.messageId, to, text: msg.text, media_url: msg.mediaUrl, at: Date.now() })
+      p.outbox.push({ id: msg.id, message_id: msg.messageId, to, text: msg.text, media_url: msg.mediaUrl, quoted: msg.quoted?.id ?? null, at: Date.now() })
     }
+    p.chats.add(to)
     conn.send({ t: 'send_ack', id: msg.id })
   }
 
@@ -210,10 +236,18 @@ export class SimNetwork {
 
   inbound(
     number: string,
-    m: { from: string; text: string; name: string | null; mediaUrl: string | null; lid: string | null; attachment?: SimAttachment }
+    m: { from: string; text: string; name: string | null; mediaUrl: string | null; lid: string | null; attachment?: SimAttachment; replyTo?: string }
   ): { id: string } {
     const p = this.known(number)
     if (!p.linked) throw new SimError(409, `${number} has no linked device`)
+    // A quoted reply names the quoted message by its network id: one of this chat (sent to them, or by them).
+    const quoted = m.replyTo
+      ? (p.outbox.find((e) => (e.id === m.replyTo || e.message_id === m.replyTo) && e.to === m.from)?.id ??
+        (p.received.get(m.replyTo) === m.from ? m.replyTo : null))
+      : null
+    if (m.replyTo && !quoted) throw new SimError(404, `no message ${m.replyTo} in the chat of ${number} with ${m.from}`)
+    this.writers.add(m.from)
+    p.chats.add(m.from)
     if (m.lid) p.lidToPhone.set(m.lid, m.from)
     let media: SimMedia | null = null
     if (m.attachment) {
@@ -232,7 +266,9 @@ export class SimNetwork {
       media,
       ts: Date.now(),
       offline: false,
+      replyTo: quoted,
     }
+    p.received.set(msg.id, m.from)
     p.backlog.set(msg.id, msg)
     p.deliver(msg)
     return { id: msg.id }

@@ -13,8 +13,16 @@ export type SimContact = z.infer<typeof SimPeer> & { hasChat: boolean }
 
 export type PendingInbound = Extract<ServerMsg, { t: 'message' }>
 export type PendingReceipt = Extract<ServerMsg, { t: 'receipt' }>
+export type PendingReaction = Extract<ServerMsg, { t: 'reaction' }>
 
-export type OutboxEntry = { id: string; message_id: string; to: string; text: string; media_url: string | null; at: number }
+/** What the device did, in order: GET /sim/alpha/{phone}/actions. */
+export type ActionEntry =
+  | { kind: 'react'; to: string; target: string; emoji: string; at: number }
+  | { kind: 'presence'; to: string; state: 'composing' | 'paused'; at: number }
+  | { kind: 'read'; to: string; ids: string[]; at: number }
+  | { kind: 'lookup'; phone: string; on_network: boolean; at: number }
+
+export type OutboxEntry = { id: string; message_id: string; to: string; text: string; media_url: string | null; quoted: string | null; at: number }
 
 export type LinkInProgress = {
   conn: Conn
@@ -51,6 +59,16 @@ export class SimPhone {
   readonly outbox: OutboxEntry[] = []
   readonly lidToPhone = new Map<string, string>()
   logins = 0
+  /** Contacts' reactions the device has not acknowledged yet (sent again on every login, like the backlog). */
+  readonly reactions = new Map<string, PendingReaction>()
+  /** Messages contacts sent, by network id: who sent each (what read marks and reactions may point at). */
+  readonly received = new Map<string, string>()
+  /** Everyone the account has a chat with (they wrote, or it wrote to them): the time lock does not block these. */
+  readonly chats = new Set<string>()
+  /** What the device did besides sending (chat-actions.ts). */
+  readonly actions: ActionEntry[] = []
+  /** The reach-out time lock in force, if any. */
+  timelock: { until: number } | null = null
 
   constructor(readonly phone: string) {}
 
@@ -72,6 +90,8 @@ export class SimPhone {
       pending_inbound: this.backlog.size,
       pending_receipts: this.receipts.size,
       outbox_count: this.outbox.length,
+      pending_reactions: this.reactions.size,
+      timelock_until: this.timelock?.until ?? null,
     }
   }
 

@@ -19,6 +19,8 @@ export const SimMedia = z.object({
 })
 export type SimMedia = z.infer<typeof SimMedia>
 
+const SimTo = z.object({ phone: z.string().nullable(), lid: z.string().nullable() })
+
 export const ClientMsg = z.discriminatedUnion('t', [
   z.object({ t: z.literal('login'), phone: z.string().min(2).max(32), device: Device.nullable() }),
   z.object({ t: z.literal('pairing_code') }),
@@ -30,8 +32,27 @@ export const ClientMsg = z.discriminatedUnion('t', [
     to: z.object({ phone: z.string().nullable(), lid: z.string().nullable() }),
     text: z.string(),
     mediaUrl: z.string().nullable(),
+    /** The message this one quotes (alpha's `quoted`): its network id and whether the account sent it. */
+    quoted: z
+      .object({ id: z.string().min(1), fromMe: z.boolean() })
+      .nullable()
+      .optional(),
   }),
   z.object({ t: z.literal('logout') }),
+  /**
+   * Chat actions (issue 25), each answered with `action_ack` or `action_error` by `rid`: a reaction ('' removes it),
+   * `composing` presence, read receipts, and the on-network query for a number (alpha's `onWhatsApp`).
+   */
+  z.object({
+    t: z.literal('react'),
+    rid: z.string().min(1),
+    to: SimTo,
+    target: z.object({ id: z.string().min(1), fromMe: z.boolean() }),
+    emoji: z.string().max(32),
+  }),
+  z.object({ t: z.literal('presence'), rid: z.string().min(1), to: SimTo, state: z.enum(['composing', 'paused']) }),
+  z.object({ t: z.literal('read'), rid: z.string().min(1), to: SimTo, ids: z.array(z.string().min(1)).min(1) }),
+  z.object({ t: z.literal('lookup'), rid: z.string().min(1), phone: z.string().min(2).max(32) }),
 ])
 export type ClientMsg = z.infer<typeof ClientMsg>
 
@@ -45,6 +66,19 @@ export const NetMessage = z.object({
   mediaType: z.string().nullable(),
   /** An attachment on the network's media server (like the real CDN): the device downloads it from `url`. */
   media: SimMedia.nullable().optional(),
+  ts: z.number(),
+  offline: z.boolean(),
+  /** The network id of the message this one quotes (a reply; alpha's `contextInfo.stanzaId`). */
+  replyTo: z.string().nullable().optional(),
+})
+
+/** A contact reacted to a message of the chat (alpha's `reactionMessage`); '' removed it. Kept until acknowledged. */
+export const NetReaction = z.object({
+  t: z.literal('reaction'),
+  id: z.string(),
+  from: SimPeer,
+  target: z.string(),
+  emoji: z.string(),
   ts: z.number(),
   offline: z.boolean(),
 })
@@ -62,6 +96,14 @@ export const ServerMsg = z.discriminatedUnion('t', [
   z.object({ t: z.literal('send_ack'), id: z.string() }),
   z.object({ t: z.literal('send_error'), id: z.string(), code: z.number().int(), reason: z.string() }),
   z.object({ t: z.literal('passkey_required') }),
+  NetReaction,
+  z.object({ t: z.literal('action_ack'), rid: z.string(), onNetwork: z.boolean().nullable().optional() }),
+  z.object({ t: z.literal('action_error'), rid: z.string(), code: z.number().int(), reason: z.string() }),
+  /**
+   * The network's reach-out time lock (alpha's `fetchAccountReachoutTimelock` answer, pushed here when it changes):
+   * while active the account may not start new chats (463 on a send to someone without a chat).
+   */
+  z.object({ t: z.literal('timelock'), active: z.boolean(), until: z.number().nullable() }),
 ])
 export type ServerMsg = z.infer<typeof ServerMsg>
 

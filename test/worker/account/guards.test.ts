@@ -22,7 +22,18 @@ const fresh: Counters = { day: '2026-05-10', sends: 0, newContacts: 0, fired: []
 const wroteFirst = { hasInbound: true, sendsSinceInbound: 0, firstSentAt: null }
 
 function input(over: Partial<SendCheckInput> = {}): SendCheckInput {
-  return { now: NOW, plan, suspended: false, counters: fresh, contact: EMPTY_GUARD, newContactAllowance: 10, rampDay: null, sameOpenerCount: 0, ...over }
+  return {
+    now: NOW,
+    plan,
+    suspended: false,
+    counters: fresh,
+    contact: EMPTY_GUARD,
+    newContactAllowance: 10,
+    rampDay: null,
+    sameOpenerCount: 0,
+    risk: null,
+    ...over,
+  }
 }
 
 function refusal(i: SendCheckInput) {

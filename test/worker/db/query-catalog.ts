@@ -27,6 +27,7 @@ import * as messageRetention from '../../../worker/db/message-retention'
 import * as messages from '../../../worker/db/messages'
 import * as moveRows from '../../../worker/db/move-rows'
 import * as placement from '../../../worker/db/placement'
+import * as reactions from '../../../worker/db/reactions'
 import * as relays from '../../../worker/db/relays'
 import * as sealedValues from '../../../worker/db/sealed-values'
 import * as shardStats from '../../../worker/db/shard-stats'
@@ -62,6 +63,8 @@ export const NOT_QUERIES = new Set([
   'channel-connections.connectionSealedAt',
   'contacts.optOutChange',
   'contacts.displayName',
+  'reactions.parseReactions',
+  'reactions.reactionChanges',
   'event-filter.passesFilter',
   'event-filter.filterText',
   'events.eventOf',
@@ -123,6 +126,7 @@ const inbound = {
   mediaError: null,
   mediaStatus: null,
   upstreamId: 'up_1',
+  replyTo: 'up_2',
 }
 const owner = { tenantId: T, accountId: A }
 const failure = {
@@ -313,6 +317,8 @@ export const CATALOG: Record<string, Entry> = {
   'messages.insertInboundUnlessPrivate': { path: 'hot', call: (db) => messages.insertInboundUnlessPrivate(db, inbound, NOW) },
   'messages.findInbound': { path: 'hot', call: (db) => messages.findInbound(db, T, A, 'up_1', 'msg_plan_in') },
   'messages.findByUpstreamId': { path: 'hot', call: (db) => messages.findByUpstreamId(db, T, A, 'outbound', 'up_2') },
+  'messages.findByUpstreamIdAnyDirection': { path: 'hot', call: (db) => messages.findByUpstreamIdAnyDirection(db, T, A, 'up_2') },
+  'messages.quotedMessages': { path: 'hot', call: (db) => messages.quotedMessages(db, T, ['msg_plan']) },
   'messages.queuedMessages': { path: 'hot', call: (db) => messages.queuedMessages(db, T, A, NOW) },
   'messages.hasQueued': { path: 'hot', call: (db) => messages.hasQueued(db, T, A) },
   'messages.markAttempt': { path: 'hot', call: (db) => messages.markAttempt(db, 'msg_plan', NOW) },
@@ -334,6 +340,8 @@ export const CATALOG: Record<string, Entry> = {
   'sealed-values.resealStatement': { path: 'admin', call: (db) => sealedValues.resealStatement(db.$client, sealedAt, 'a', 'b') },
   'sealed-values.countNotCurrent': { path: 'admin', call: (db) => sealedValues.countNotCurrent(db.$client, 'webhooks.signing_secret', 'v2:') },
   'sealed-values.resealPage': { path: 'admin', call: (db) => sealedValues.resealPage([db.$client], keyring(env), sealedValues.RESEAL_START, 10) },
+
+  'reactions.mergeReaction': { path: 'hot', call: (db) => reactions.mergeReaction(db, T, 'msg_plan', { from: 'ct_plan', emoji: '👍', at: NOW }) },
 
   'sms.setContactOptedOut': { path: 'hot', call: (db) => sms.setContactOptedOut(db, T, 'ct_plan', true, NOW) },
   'sms.lastMessageTimes': { path: 'hot', call: (db) => sms.lastMessageTimes(db, T, A) },

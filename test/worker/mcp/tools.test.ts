@@ -57,6 +57,8 @@ const SPEC_TOOLS = [
 ]
 /** The webhook operations of 4.8 the project added beyond the spec's tool table (deliveries log, replay), and media (issue 13). */
 const PROJECT_TOOLS = ['list_webhook_deliveries', 'replay_webhook', 'get_media']
+/** Issue 25: what an agent does in a conversation, each read off its route. */
+const CONVERSATION_TOOLS = ['check_send', 'react_to_message', 'remove_reaction', 'mark_read', 'send_typing', 'lookup_number']
 
 type ListedTool = {
   name: string
@@ -80,7 +82,7 @@ describe('tools/list', () => {
   it('lists exactly the tools of the spec, each once', async () => {
     const names = (await listTools()).map((t) => t.name)
     expect(new Set(names).size).toBe(names.length)
-    expect([...names].sort()).toEqual([...SPEC_TOOLS, ...PROJECT_TOOLS].sort())
+    expect([...names].sort()).toEqual([...SPEC_TOOLS, ...PROJECT_TOOLS, ...CONVERSATION_TOOLS].sort())
   })
 
   it('gives every tool an input schema that is valid draft-07 JSON Schema and compiles in strict mode', async () => {
@@ -211,8 +213,8 @@ describe('the tool table', () => {
     }
   })
 
-  it('marks exactly the GET operations read-only', () => {
-    for (const tool of TOOLS) expect(tool.hints.readOnlyHint, tool.name).toBe(tool.method === 'GET')
+  it('marks exactly the GET operations read-only, and the dry run of a send (a POST that changes nothing)', () => {
+    for (const tool of TOOLS) expect(tool.hints.readOnlyHint, tool.name).toBe(tool.method === 'GET' || tool.name === 'check_send')
   })
 
   it('maps no two tools to the same REST operation', () => {

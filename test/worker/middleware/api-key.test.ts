@@ -7,11 +7,11 @@ import { env } from 'cloudflare:workers'
 import { Hono } from 'hono'
 import { describe, expect, it } from 'vitest'
 import { app } from '../../../worker/app'
-import { tenantForApiKey } from '../../../worker/db/api-keys'
+import { revokeApiKey, tenantForApiKey } from '../../../worker/db/api-keys'
 import { database } from '../../../worker/db/client'
 import type { AppEnv } from '../../../worker/env'
 import { onError } from '../../../worker/errors'
-import { apiKeyAuth, keyFromHeaders, vouchFor } from '../../../worker/middleware/api-key'
+import { AUTH_CACHE_TTL_MS, apiKeyAuth, authenticateKey, keyFromHeaders, vouchFor } from '../../../worker/middleware/api-key'
 import { randomBase62 } from '../../../worker/lib/crypto'
 import { ORIGIN, body, call, newTenant, type KeyPlace } from '../helpers'
 
@@ -102,5 +102,36 @@ describe('vouched in-process requests', () => {
   it('still asks an identical request that was not vouched for its key', async () => {
     const res = await inProcess(new Request(`${ORIGIN}/v1/accounts`))
     expect(res.status).toBe(401)
+  })
+})
+
+describe('the isolate cache of key lookups', () => {
+  it('keeps a revoked key working at most AUTH_CACHE_TTL_MS in an isolate that did not revoke it', async () => {
+    const t = await newTenant()
+    const db = database(env.DB)
+    const t0 = 10_000_000_000_000 + Math.floor(Math.random() * 1e9)
+    expect((await authenticateKey(db, t.key, t0))?.tenant.id).toBe(t.tenantId)
+    // Revoked in D1 directly, as another isolate's request would: this isolate's cache is not cleared.
+    expect(await revokeApiKey(db, t.keyId, Date.now())).toBe(true)
+    expect((await authenticateKey(db, t.key, t0 + AUTH_CACHE_TTL_MS - 1))?.tenant.id).toBe(t.tenantId)
+    expect(await authenticateKey(db, t.key, t0 + AUTH_CACHE_TTL_MS)).toBeUndefined()
+  })
+
+  it('answers from the cache within the TTL without asking D1, and asks again after it', async () => {
+    const t = await newTenant()
+    const db = database(env.DB)
+    const t0 = 20_000_000_000_000 + Math.floor(Math.random() * 1e9)
+    let queries = 0
+    const counting = new Proxy(db, {
+      get: (target, prop, receiver) => {
+        if (prop === 'select') queries++
+        return Reflect.get(target, prop, receiver)
+      },
+    })
+    await authenticateKey(counting, t.key, t0)
+    await authenticateKey(counting, t.key, t0 + AUTH_CACHE_TTL_MS - 1)
+    expect(queries).toBe(1)
+    await authenticateKey(counting, t.key, t0 + AUTH_CACHE_TTL_MS)
+    expect(queries).toBe(2)
   })
 })

@@ -37,6 +37,8 @@ describe('GET /v1/accounts', () => {
         status_reason: null,
         connected_at: '2030-04-01T09:30:00.000Z',
         limits: { sends_today: 2, sends_cap: 50, new_contacts_today: 1, new_contacts_cap: 10, ramp_day: null },
+        // Extension (issue 25): no network warned this account.
+        risk: { at_risk: false, signals: [] },
       },
     ])
   })

@@ -32,6 +32,7 @@ describe('GET /v1/usage', () => {
         accounts_connected: 0,
         accounts_cap: 1,
         retention: { messages_days: 90, media_days: 30, audit_days: 90, webhook_log_days: 7 },
+        risk: { at_risk: false, accounts: [] },
       },
     })
   })

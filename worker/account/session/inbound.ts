@@ -3,10 +3,11 @@
  * path, de-duplicated on the upstream id), contacts to import, and the encrypted session it persists here.
  */
 import { z } from 'zod'
-import type { ImportedContact, InboundMessage } from '../../../schema/frames'
+import type { ImportedContact, InboundMessage, InboundReaction } from '../../../schema/frames'
 import type { AccountContext } from '../context'
 import { importContacts } from './contacts-import'
 import { ingestMessages, type InboundItem } from '../ingest'
+import { receiveReaction } from '../reactions'
 import { currentSession } from './lifecycle'
 import { SESSION_KEY, SESSION_FENCE_KEY } from './state'
 import { contactIdsByPhone } from '../../db/contacts'
@@ -38,12 +39,19 @@ export async function onRelayInbound(c: AccountContext, ref: AccountRef, sid: st
       text: m.text,
       ...(await inboundMedia(ref, m)),
       upstreamId: m.upstreamId,
+      replyTo: m.replyTo ?? null,
     })
   }
   await ingestMessages(c, ref, items)
   // Stored at most every few seconds: every storage write holds the reply back until it is durable.
   const now = Date.now()
   if (now - (record.lastActivityAt ?? 0) > ACTIVITY_WRITE_EVERY_MS) c.store.put(SESSION_KEY, { ...record, lastActivityAt: now })
+}
+
+/** A person's reaction in the session's chats: applied to the message it names (account/reactions.ts). */
+export async function onRelayReaction(c: AccountContext, ref: AccountRef, sid: string, r: z.infer<typeof InboundReaction>): Promise<void> {
+  if (currentSession(c)?.sid !== sid) return
+  await receiveReaction(c, ref, { upstreamId: r.upstreamId, emoji: r.emoji || null, at: r.at })
 }
 
 export async function onRelayContacts(c: AccountContext, ref: AccountRef, sid: string, contacts: z.infer<typeof ImportedContact>[]): Promise<number> {

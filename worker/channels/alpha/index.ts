@@ -21,4 +21,6 @@ export const alphaChannel: Channel = {
   // alpha's 463 forbids starting chats, not replying; the relay refuses what the restriction really blocks (a ban).
   repliesWhileRestricted: (reason) => reason === 'blocked_by_alpha',
   transport: 'relay',
+  // Baileys: `quoted`, `react`, presence `composing`, `readMessages`, `onWhatsApp` (relay/alpha/actions.ts).
+  actions: { reply: true, react: true, typing: true, read: true, lookup: true },
 }

@@ -27,4 +27,7 @@ export const betaChannel: Channel = {
   // PEER_FLOOD limits the account to mutual contacts: replies still go to the relay, which beta judges one by one.
   repliesWhileRestricted: (reason) => reason === 'stranger_flag',
   transport: 'relay',
+  // GramJS: `replyTo`, messages.SendReaction, SetTyping, ReadHistory; lookups answer from the address book only
+  // (importing a stranger's number to test it is how beta flags accounts), relay/beta/actions.ts.
+  actions: { reply: true, react: true, typing: true, read: true, lookup: true },
 }

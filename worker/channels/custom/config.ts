@@ -4,7 +4,8 @@ import { z } from 'zod'
 export const CUSTOM_ACCOUNT_ID = 'custom' as const
 export const CUSTOM_KIND = 'custom'
 
-export const CustomConfig = z.object({ webhook_url: z.string() })
+/** `actions`: the bridge opted in to reactions, typing and read marks (issue 25); absent in configs stored before. */
+export const CustomConfig = z.object({ webhook_url: z.string(), actions: z.boolean().optional() })
 export type CustomConfig = z.infer<typeof CustomConfig>
 
 /** `https://bridge.example.com/***`: the origin stays visible, the path and query (where secrets live) do not. */

@@ -14,7 +14,7 @@ import { isoOrNull } from '../../lib/time'
 import { commitEvents } from '../../webhooks/emit'
 import { CUSTOM_ACCOUNT_ID, CUSTOM_KIND, maskUrl } from './config'
 
-export function customState(env: Env, requestUrl: string, account: AccountRow | undefined, webhookUrl: string | null) {
+export function customState(env: Env, requestUrl: string, account: AccountRow | undefined, webhookUrl: string | null, actions = false) {
   return {
     success: true as const,
     account_id: CUSTOM_ACCOUNT_ID,
@@ -23,15 +23,16 @@ export function customState(env: Env, requestUrl: string, account: AccountRow | 
     webhook_url: webhookUrl ? maskUrl(webhookUrl) : null,
     inbound_url: `${publicOrigin(env, requestUrl)}/v1/channels/custom/inbound`,
     connected_at: isoOrNull(account?.connectedAt),
+    actions,
   }
 }
 
 /** Adds (or updates) the custom account with its sealed webhook URL; answers the account as it now is. */
-export async function setCustomWebhook(env: Env, db: Db, tenant: Tenant, webhookUrl: string, host: string): Promise<AccountRow> {
+export async function setCustomWebhook(env: Env, db: Db, tenant: Tenant, webhookUrl: string, host: string, actions: boolean): Promise<AccountRow> {
   const now = Date.now()
   // Added as `connecting`: it turns `connected` (with its event) in the same batch that stores the URL.
   const { account } = await addAccount(db, tenant, { id: CUSTOM_ACCOUNT_ID, channel: 'custom', identifier: host, status: 'connecting' }, now)
-  const sealed = await sealConnectionConfig(keyring(env), tenant.id, CUSTOM_ACCOUNT_ID, { webhook_url: webhookUrl })
+  const sealed = await sealConnectionConfig(keyring(env), tenant.id, CUSTOM_ACCOUNT_ID, { webhook_url: webhookUrl, actions })
   // A URL change never lifts a restriction (only the service's review does); a disconnected account reconnects.
   const change = statusChange(
     db,

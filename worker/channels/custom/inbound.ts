@@ -1,8 +1,15 @@
-/** A message a bridge pushes in (spec 4.7 `customData`) as the AccountDO's inbound input: the sender becomes a contact keyed by `fromId`. */
+/**
+ * A message a bridge pushes in (spec 4.7 `customData`) as the AccountDO's inbound input: the sender becomes a contact
+ * keyed by `fromId`. A push may quote a message (`replyTo`) or carry a reaction instead (issue 25).
+ */
 import type { z } from 'zod'
 import type { CustomInboundBody } from '../../../schema/api/custom-channel'
 import type { InboundInput } from '../../account/ingest'
+import type { Db } from '../../db/client'
+import { getMessage } from '../../db/messages'
+import { ApiError } from '../../errors'
 import { contactIdFor } from '../../lib/ids'
+import { accountStub } from '../../lib/objects'
 import { CUSTOM_ACCOUNT_ID } from './config'
 
 export const customRef = (tenantId: string) => ({ tenantId, accountId: CUSTOM_ACCOUNT_ID, channel: 'custom' as const })
@@ -24,5 +31,26 @@ export async function customInbound(tenantId: string, d: z.infer<typeof CustomIn
     mediaUrl: d.mediaUrl ?? null,
     mediaContentType: d.mediaContentType ?? null,
     upstreamId: d.messageSid ?? null,
+    replyTo: d.replyTo ?? null,
   }
+}
+
+type CustomData = z.infer<typeof CustomInboundBody>['customData']
+
+/**
+ * A reaction the bridge pushes: the person (`fromId`) reacted to a message of their chat, named by our id or the
+ * bridge's messageSid; it lands on that message and as `message.reaction`.
+ */
+export async function customReaction(env: Env, db: Db, tenantId: string, d: CustomData, r: NonNullable<CustomData['reaction']>) {
+  const contactId = await contactIdFor(tenantId, CUSTOM_ACCOUNT_ID, { kind: 'external', value: d.fromId })
+  const byId = r.messageId === undefined ? undefined : await getMessage(db, tenantId, r.messageId)
+  const upstreamId = r.messageSid ?? byId?.message.upstreamId ?? null
+  const known = byId ? byId.message.accountId === CUSTOM_ACCOUNT_ID && byId.message.contactId === contactId : r.messageSid !== undefined
+  const target = byId ? { messageId: byId.message.id } : upstreamId ? { upstreamId } : null
+  const messageId =
+    known && target
+      ? await accountStub(env, tenantId, CUSTOM_ACCOUNT_ID).reaction(customRef(tenantId), { ...target, emoji: r.emoji || null, at: Date.now() })
+      : null
+  if (messageId === null) throw new ApiError(404, 'message_not_found', `No message of ${d.fromId}'s chat is ${r.messageId ?? r.messageSid}`)
+  return { success: true as const, message_id: messageId, contact_id: contactId, duplicate: false, reaction: 'applied' as const }
 }

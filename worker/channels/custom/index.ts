@@ -1,6 +1,6 @@
 /** The custom channel (spec 4.7) as a Channel: the user's own bridge, reached by webhook both ways. */
 import type { Channel } from '../contract'
-import { deliverCustom } from './outbound'
+import { actCustom, deliverCustom } from './outbound'
 import { customChannelRoutes } from './routes'
 import { customChannelTools } from './tools'
 
@@ -15,4 +15,7 @@ export const customChannel: Channel = {
   warmUp: false,
   transport: 'direct',
   deliver: deliverCustom,
+  // Passed to the bridge: quotes always (`replyTo` on the message), the rest once it opted in (`actions: true`).
+  actions: { reply: true, react: true, typing: true, read: true, lookup: false },
+  act: actCustom,
 }

@@ -16,7 +16,7 @@ import { checkPublicUrl } from '../../../common/public-url'
 import { resourceApp } from '../../validate'
 import { CUSTOM_ACCOUNT_ID, CustomConfig } from './config'
 import { customState, setCustomWebhook } from './connect'
-import { customInbound } from './inbound'
+import { customInbound, customReaction } from './inbound'
 import { enforce } from '../../lib/rate-limit'
 
 export const customChannelRoutes = resourceApp()
@@ -38,11 +38,15 @@ customChannelRoutes.openapi(
     responses: { 200: { description: 'The channel state', content: { 'application/json': { schema: CustomChannelState } } }, ...errors([400, 401, 409]) },
   }),
   async (c) => {
-    const { webhook_url } = c.req.valid('json')
+    const { webhook_url, actions: given } = c.req.valid('json')
     const check = checkPublicUrl(webhook_url, urlPolicy(c.env, c.req.url))
     if (!check.ok) throw new ApiError(400, 'invalid_webhook_url', `webhook_url is not allowed: ${check.reason}`)
-    const account = await setCustomWebhook(c.env, c.var.db, c.get('tenant'), webhook_url, check.url.hostname)
-    return c.json(customState(c.env, c.req.url, account, webhook_url), 200)
+    const db = c.var.db
+    const tenant = c.get('tenant')
+    // Omitted, the bridge's opt-in to chat actions stays as it was (issue 25).
+    const actions = given ?? (await readConnectionConfig(db, keyring(c.env), tenant.id, CUSTOM_ACCOUNT_ID, CustomConfig))?.actions ?? false
+    const account = await setCustomWebhook(c.env, db, tenant, webhook_url, check.url.hostname, actions)
+    return c.json(customState(c.env, c.req.url, account, webhook_url, actions), 200)
   }
 )
 
@@ -62,7 +66,7 @@ customChannelRoutes.openapi(
     const db = c.var.db
     const account = await getAccount(db, tenant.id, CUSTOM_ACCOUNT_ID)
     const config = account ? await readConnectionConfig(db, keyring(c.env), tenant.id, CUSTOM_ACCOUNT_ID, CustomConfig) : undefined
-    return c.json(customState(c.env, c.req.url, account, config?.webhook_url ?? null), 200)
+    return c.json(customState(c.env, c.req.url, account, config?.webhook_url ?? null, config?.actions ?? false), 200)
   }
 )
 
@@ -110,6 +114,7 @@ customChannelRoutes.openapi(
     const media = d.mediaUrl === undefined ? undefined : checkPublicUrl(d.mediaUrl, urlPolicy(c.env, c.req.url))
     if (media && !media.ok) throw new ApiError(400, 'invalid_media_url', `customData.mediaUrl is not allowed: ${media.reason}`)
     const tenant = c.get('tenant')
+    if (d.reaction) return c.json(await customReaction(c.env, c.var.db, tenant.id, d, d.reaction), 200)
     const outcome = await accountStub(c.env, tenant.id, CUSTOM_ACCOUNT_ID).ingest(await customInbound(tenant.id, d))
     if (!outcome.stored && outcome.reason === 'account_not_found') {
       throw new ApiError(409, 'channel_not_connected', 'The custom channel is not connected; set its webhook with PUT /channels/custom first')

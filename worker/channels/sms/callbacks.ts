@@ -14,7 +14,7 @@ import { numberFromSegment, readSmsConfig, writeSmsConfig } from './config'
 import { GATEWAY_WEBHOOK_MAX_BYTES, MmsDownloaded, mmsText, storeMmsFiles } from './gateway-mms'
 import { verifyGatewaySignature } from './gateway-signature'
 import { ingestSms, normalizeSender, twilioAttachments } from './inbound'
-import { applySmsReport, twilioReport } from './status'
+import { applySmsReport, reportCarrierFiltering, twilioReport } from './status'
 import { formParams, verifyTwilioSignature } from './twilio-signature'
 import { statusTokenValid } from './urls'
 
@@ -83,7 +83,8 @@ smsCallbacks.post('/twilio/:tenantId/:number/status/:messageId', async (c) => {
   if (!(await verifyTwilioSignature(t.auth_token, c.req.header('X-Twilio-Signature'), signed, params))) throw forged()
   const code = Number(one(params.ErrorCode))
   const report = twilioReport(one(params.MessageStatus) ?? one(params.SmsStatus) ?? '', Number.isInteger(code) && code > 0 ? code : null)
-  if (report) await applySmsReport(c.env, db, tenantId, number, messageId, report, Date.now())
+  if (report && (await applySmsReport(c.env, db, tenantId, number, messageId, report, Date.now())) === 'applied')
+    await reportCarrierFiltering(c.env, tenantId, number, report)
   return c.body(null, 204)
 })
 

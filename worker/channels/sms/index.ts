@@ -29,4 +29,6 @@ export const smsChannel: Channel = {
   checkSend: checkSmsSend,
   deliver: deliverSms,
   mediaHeaders: smsMediaHeaders,
+  // SMS has no quotes, reactions, typing or read marks (Twilio and the phone's gateway alike), and every number is "on" it.
+  actions: { reply: false, react: false, typing: false, read: false, lookup: false },
 }

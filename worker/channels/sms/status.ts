@@ -11,6 +11,7 @@ import { insertEventIfMessage } from '../../db/events'
 import { getMessage, updateMessageStatus, type MessageWithContact } from '../../db/messages'
 import { messageEventFromRow } from '../../events/payloads'
 import { commitEvents } from '../../webhooks/emit'
+import { accountStub } from '../../lib/objects'
 
 export type SmsReport = { status: 'sent' | 'delivered' | 'read' } | { status: 'failed'; code: number | null; error: string }
 
@@ -44,6 +45,18 @@ export function twilioReport(status: string, errorCode: number | null): SmsRepor
 }
 
 export type ReportOutcome = 'applied' | 'unchanged' | 'unknown_message'
+
+/** Twilio's "Message filtered" (carrier spam filtering): a ban-risk signal for the number (issue 25). */
+export const TWILIO_CARRIER_FILTERED = 30007
+
+/** A failure the carrier filtered as spam is reported to the account as `carrier_filtering` (new contacts pause for a day). */
+export async function reportCarrierFiltering(env: Env, tenantId: string, accountId: string, report: SmsReport): Promise<void> {
+  if (report.status !== 'failed' || report.code !== TWILIO_CARRIER_FILTERED) return
+  await accountStub(env, tenantId, accountId).riskReport(
+    { tenantId, accountId, channel: 'sms' },
+    { signal: 'carrier_filtering', active: true, until: null, detail: report.error }
+  )
+}
 
 export async function applySmsReport(
   env: Env,

@@ -7,10 +7,21 @@ import { z } from 'zod'
 import { graphConfig } from '../../config'
 
 /** The webhook fields the page subscribes the app to (upstreams 5.2). */
-export const PAGE_FIELDS = ['messages', 'messaging_postbacks', 'message_deliveries', 'message_reads', 'message_echoes'] as const
+export const PAGE_FIELDS = ['messages', 'messaging_postbacks', 'message_deliveries', 'message_reads', 'message_echoes', 'message_reactions'] as const
 
 /** Graph's "invalid or expired token" (upstreams 5.4): the connection needs the user to log in again. */
 export const TOKEN_INVALID_CODE = 190
+/** Graph's "the action attempted has been deemed abusive or is otherwise disallowed": a ban-risk signal (issue 25). */
+export const POLICY_BLOCK_CODE = 368
+/** Graph's rate limits (upstreams 5.4): calls exceeded, application or user request limit. */
+export const RATE_LIMIT_CODES: readonly number[] = [4, 32, 613]
+
+/** The Send API's sender actions (Page Messages reference): typing, the seen mark, and reacting to a message. */
+export type SenderAction =
+  | { action: 'typing_on' }
+  | { action: 'mark_seen' }
+  | { action: 'react'; mid: string; emoji: string }
+  | { action: 'unreact'; mid: string }
 
 const GraphErrorBody = z.object({
   error: z.object({ message: z.string(), type: z.string().optional(), code: z.number().int(), error_subcode: z.number().int().optional() }),
@@ -46,6 +57,7 @@ const PagesAnswer = z.object({ data: z.array(GraphPage), paging: z.object({ next
 const SuccessAnswer = z.object({ success: z.boolean() })
 const ProfileAnswer = z.object({ name: z.string().optional(), username: z.string().optional() })
 const SendAnswer = z.object({ recipient_id: z.string().optional(), message_id: z.string() })
+const SenderActionAnswer = z.object({ recipient_id: z.string().optional() })
 
 /** At most this many pages of /me/accounts are read (25 pages each): more than anyone manages by hand. */
 const MAX_PAGE_REQUESTS = 8
@@ -138,7 +150,7 @@ export class GraphClient {
    * The Send API, for the page and its linked Instagram account alike (same Page token, recipient id PSID or IGSID).
    * Always `RESPONSE`: the service sends only inside the 24-hour window and uses no message tag (spec 8).
    */
-  send(pageId: string, pageToken: string, recipientId: string, content: OutboundContent) {
+  send(pageId: string, pageToken: string, recipientId: string, content: OutboundContent, replyTo: string | null = null) {
     const message =
       'text' in content
         ? { text: content.text }
@@ -147,6 +159,19 @@ export class GraphClient {
       recipient: { id: recipientId },
       messaging_type: 'RESPONSE',
       message,
+      // A quoted reply names the message it answers (issue 25; Page Messages `reply_to`).
+      ...(replyTo ? { reply_to: { mid: replyTo } } : {}),
+    })
+  }
+
+  /** A sender action (issue 25): no message, only `sender_action` and, for a reaction, its `payload`. */
+  senderAction(pageId: string, pageToken: string, recipientId: string, a: SenderAction) {
+    const payload =
+      a.action === 'react' ? { payload: { message_id: a.mid, reaction: a.emoji } } : a.action === 'unreact' ? { payload: { message_id: a.mid } } : {}
+    return this.call('POST', `${encodeURIComponent(pageId)}/messages`, { access_token: pageToken }, SenderActionAnswer, {
+      recipient: { id: recipientId },
+      sender_action: a.action,
+      ...payload,
     })
   }
 

@@ -3,7 +3,7 @@
  * message on the page or on the linked Instagram account lands as an inbound message of the page's `social`
  * account (contact: their page- or Instagram-scoped id, the surface they wrote on, their name when Graph gives it);
  * echoes of our own sends are skipped (the outbound row already exists); delivery and read callbacks move the
- * outbound statuses forward only.
+ * outbound statuses forward only; a person's reaction lands on the message it names (`message.reaction`, issue 25).
  */
 import type { AccountRef } from '../../account/storage'
 import { keyring } from '../../config'
@@ -27,7 +27,7 @@ export function surfaceOf(peerId: string | null | undefined): Surface {
 }
 
 /** `queued`: messages whose attachments are being fetched into the media store; they are stored right after. */
-export type WebhookTally = { stored: number; queued: number; duplicates: number; receipts: number; ignored: number }
+export type WebhookTally = { stored: number; queued: number; duplicates: number; receipts: number; reactions: number; ignored: number }
 
 export async function applyWebhookEvents(
   env: Env,
@@ -37,7 +37,7 @@ export async function applyWebhookEvents(
   origin: string,
   graph = new GraphClient(env)
 ): Promise<WebhookTally> {
-  const tally: WebhookTally = { stored: 0, queued: 0, duplicates: 0, receipts: 0, ignored: 0 }
+  const tally: WebhookTally = { stored: 0, queued: 0, duplicates: 0, receipts: 0, reactions: 0, ignored: 0 }
   const pages = new Map<string, SocialPageRow | undefined>()
   const pageFor = async (ownerId: string) => {
     if (!pages.has(ownerId)) pages.set(ownerId, await socialPageByOwner(db, tenantId, ownerId))
@@ -74,12 +74,19 @@ export async function applyWebhookEvents(
         attachments: event.attachments,
         origin,
         optOut: null,
+        replyTo: event.replyTo,
       })
       if (outcome.queued) {
         if (outcome.duplicate) tally.duplicates++
         else tally.queued++
       } else if (outcome.stored && outcome.duplicate) tally.duplicates++
       else if (outcome.stored) tally.stored++
+      else tally.ignored++
+      continue
+    }
+    if (event.kind === 'reaction') {
+      const applied = await accountStub(env, tenantId, page.accountId).reaction(ref, { upstreamId: event.mid, emoji: event.emoji, at: event.at ?? Date.now() })
+      if (applied !== null) tally.reactions++
       else tally.ignored++
       continue
     }
@@ -94,7 +101,7 @@ export async function applyWebhookEvents(
     const status = event.kind === 'delivered' ? ('delivered' as const) : ('read' as const)
     for (const upstreamId of mids) {
       const applied = await accountStub(env, tenantId, page.accountId).receipt(ref, { upstreamId, status })
-      if (applied === 'applied') tally.receipts++
+      if (applied !== null) tally.reactions++
     }
   }
   return tally

@@ -4,7 +4,7 @@
  * within 24 hours of their last message on the surface they wrote on. Delivery is direct (Send API), no relay.
  */
 import type { Channel } from '../contract'
-import { deliverSocial } from './outbound'
+import { actSocial, deliverSocial } from './outbound'
 import { socialPublicRoutes } from './public-routes'
 import { socialRoutes } from './routes'
 import { socialTools } from './tools'
@@ -26,4 +26,7 @@ export const socialChannel: Channel = {
     checkWindow(contact.hasInbound ? contact.lastInboundAt : null, now)
   },
   deliver: (c, ref, row) => deliverSocial(c, ref, row),
+  // Page Messages: `reply_to`, `sender_action` react/unreact, typing_on, mark_seen; Graph has no number lookup.
+  actions: { reply: true, react: true, typing: true, read: true, lookup: false },
+  act: (c, ref, action) => actSocial(c, ref, action),
 }

@@ -1,7 +1,7 @@
 /**
  * Webhook payloads of the page inbox (upstreams 5.3), parsed with zod: `object: page` (Messenger) and
  * `object: instagram` (the linked professional account; `entry.id` is that account's id, not the page's). Items the
- * service does not act on (reactions, postbacks, standby threads) parse as `other` and are acknowledged.
+ * service does not act on (postbacks, standby threads) parse as `other` and are acknowledged.
  */
 import { z } from 'zod'
 import type { Attachment as StoreAttachment } from '../../account/inbound-queue.shared'
@@ -19,6 +19,8 @@ const Message = z.object({
   text: z.string().optional(),
   is_echo: z.boolean().optional(),
   attachments: z.array(Attachment).optional(),
+  /** A quoted reply: the message it answers (issue 25). */
+  reply_to: z.object({ mid: z.string() }).passthrough().nullish(),
 })
 
 export const MessagingItem = z.object({
@@ -29,6 +31,8 @@ export const MessagingItem = z.object({
   delivery: z.object({ mids: z.array(z.string()).optional(), watermark: z.number() }).optional(),
   // Messenger reads carry a watermark (everything before it is read); Instagram's name the message read.
   read: z.object({ watermark: z.number().optional(), mid: z.string().optional() }).optional(),
+  // message_reactions: a person reacted to (or took back a reaction to) a message of the conversation.
+  reaction: z.object({ mid: z.string(), action: z.enum(['react', 'unreact']), emoji: z.string().optional(), reaction: z.string().optional() }).optional(),
 })
 export type MessagingItem = z.infer<typeof MessagingItem>
 
@@ -52,7 +56,10 @@ export type WebhookEvent =
       /** The person's files (image, video, audio, file), in order; their CDN links expire, so they are fetched into the store. */
       attachments: StoreAttachment[]
       at: number | null
+      /** The mid of the message this one quotes, when it is a reply. */
+      replyTo: string | null
     }
+  | { kind: 'reaction'; surface: Surface; ownerId: string; senderId: string; mid: string; emoji: string | null; at: number | null }
   | { kind: 'echo'; surface: Surface; ownerId: string; mid: string }
   | { kind: 'delivered'; surface: Surface; ownerId: string; senderId: string; mids: string[]; watermark: number }
   | { kind: 'read'; surface: Surface; ownerId: string; senderId: string; watermark: number | null; mid: string | null }
@@ -101,7 +108,14 @@ function eventOf(surface: Surface, ownerId: string, item: MessagingItem): Webhoo
       text: item.message.text ?? '',
       attachments: attachmentsOf(item.message),
       at: item.timestamp ?? null,
+      replyTo: item.message.reply_to?.mid ?? null,
     }
+  }
+  if (item.reaction) {
+    const r = item.reaction
+    // Graph names the emoji (and a word for it); an unreact carries neither for sure.
+    const emoji = r.action === 'unreact' ? null : (r.emoji ?? null)
+    return { kind: 'reaction', surface, ownerId, senderId: item.sender.id, mid: r.mid, emoji, at: item.timestamp ?? null }
   }
   if (item.delivery)
     return { kind: 'delivered', surface, ownerId, senderId: item.sender.id, mids: item.delivery.mids ?? [], watermark: item.delivery.watermark }

@@ -71,7 +71,7 @@ socialPublicRoutes.post('/webhooks/:webhookId', async (c) => {
   const payload = WebhookPayload.safeParse(body)
   // Signed by the app but not a messaging payload of a page or Instagram account (another object, another shape):
   // acknowledged so Graph does not retry it, and nothing is stored.
-  if (!payload.success) return c.json({ success: true, stored: 0, queued: 0, duplicates: 0, receipts: 0, ignored: 1 }, 200)
+  if (!payload.success) return c.json({ success: true, stored: 0, queued: 0, duplicates: 0, receipts: 0, reactions: 0, ignored: 1 }, 200)
   const tally = await applyWebhookEvents(
     c.env,
     await knownTenantDb(c.env, app.tenantId),

@@ -2,9 +2,11 @@
  * Tools for messages, accounts and usage (spec 4.1, 4.2): the receive-and-reply loop of an agent, read off their
  * routes (lib/tool-spec.ts `routeTools`), in the order tools/list shows them.
  */
-import { ACTS, READS, routeTools } from '../../lib/tool-spec'
+import { ACTS, READS, READS_UPSTREAM, REMOVES, routeTools } from '../../lib/tool-spec'
+import { accountActionRoutes } from '../../routes/account-actions'
 import { accountsRoutes } from '../../routes/accounts'
 import { mediaRoutes } from '../../routes/media'
+import { messageActionRoutes } from '../../routes/message-actions'
 import { messagesRoutes } from '../../routes/messages'
 import { usageRoutes } from '../../routes/usage'
 import { mediaToolResult } from '../media-answer'
@@ -16,6 +18,19 @@ export const messagingTools = [
     { name: 'send_message', hints: ACTS },
     { name: 'get_message', hints: READS },
     { name: 'list_messages', hints: READS },
+    // Issue 25: a dry run changes nothing anywhere.
+    { name: 'check_send', hints: READS },
+  ]),
+  // Issue 25: what an agent does in a conversation besides sending.
+  ...routeTools(messageActionRoutes, '/messages', [
+    // Reacting twice with the same emoji leaves one reaction; the person sees each change.
+    { name: 'react_to_message', hints: { ...ACTS, idempotentHint: true } },
+    { name: 'remove_reaction', hints: REMOVES },
+    { name: 'mark_read', hints: { ...ACTS, idempotentHint: true } },
+  ]),
+  ...routeTools(accountActionRoutes, '/accounts', [
+    { name: 'send_typing', hints: { ...ACTS, idempotentHint: true } },
+    { name: 'lookup_number', hints: READS_UPSTREAM },
   ]),
   // Images and audio come back as MCP content blocks, not as the REST body's bytes.
   ...routeTools(mediaRoutes, '/media', [

@@ -147,7 +147,16 @@ describe('beta control API', () => {
     expect(await rpcOf(c.sendMessage(new Api.InputPeerUser({ userId: fran.id, accessHash: bigInt(1) }), { message: 'x' }))).toBe('PEER_ID_INVALID')
     const outbox = await control('GET', `/beta/${P}/outbox`)
     expect(outbox.json.messages).toEqual([
-      { id: String(sent.id), message_id: null, to: FRIEND, text: 'hi Fran', media_url: null, media_content_type: null, sent_at: expect.any(Number) },
+      {
+        id: String(sent.id),
+        message_id: null,
+        to: FRIEND,
+        text: 'hi Fran',
+        media_url: null,
+        media_content_type: null,
+        reply_to: null,
+        sent_at: expect.any(Number),
+      },
     ])
     expect(await control('POST', `/beta/${P}/receipt`, { message_id: String(sent.id), status: 'read' })).toMatchObject({ status: 200 })
     await expect.poll(() => updates.find((u) => u instanceof Api.UpdateReadHistoryOutbox)).toMatchObject({ maxId: sent.id })

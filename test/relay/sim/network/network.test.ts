@@ -125,7 +125,7 @@ describe('simulated network', () => {
     await d.next('send_ack')
     await d.next('send_ack')
     expect((await control('GET', `/alpha/${P}/outbox`)).json.messages).toEqual([
-      { id: '3EB0AA', message_id: 'msg_1', to: '+447700900002', text: 'hi', media_url: null, at: expect.any(Number) },
+      { id: '3EB0AA', message_id: 'msg_1', to: '+447700900002', text: 'hi', media_url: null, quoted: null, at: expect.any(Number) },
     ])
     await control('POST', `/alpha/${P}/receipt`, { message_id: 'msg_1', status: 'delivered' })
     expect(await d.next('receipt')).toMatchObject({ id: '3EB0AA', status: 'delivered' })

@@ -87,6 +87,24 @@ describe('sending through Twilio', () => {
     expect(await settled(t, id)).toMatchObject({ status: 'failed', error: { code: 30007 } })
   })
 
+  it('takes carrier filtering (30007) as a ban-risk signal: account.at_risk, risk on the account, new contacts paused', async () => {
+    const t = await newTenant()
+    const c = await connectTwilio(t)
+    const { twilioMessage } = await sent(t, c)
+    // Another failure is not a risk signal.
+    await post(await twilio.status(c.account_sid, twilioMessage.sid, 'undelivered', 30003))
+    expect(await eventsOf(t.tenantId, 'account.at_risk')).toEqual([])
+    const second = await sent(t, c)
+    await post(await twilio.status(c.account_sid, second.twilioMessage.sid, 'failed', 30007))
+    expect((await settled(t, second.id)).status).toBe('failed')
+    const [risk] = await eventsOf(t.tenantId, 'account.at_risk')
+    expect(risk?.payload).toMatchObject({ signal: 'carrier_filtering', advice: expect.any(String) })
+    const accounts = await body<{ accounts: Array<{ risk?: { at_risk: boolean } }> }>(await call('/v1/accounts', { key: t.key }))
+    expect(accounts.accounts[0]?.risk?.at_risk).toBe(true)
+    const stranger = await send(t, { to: { phone: '+447700900778' }, text: 'Hello' })
+    expect(stranger.body.error_code).toBe('account_at_risk')
+  })
+
   it('refuses a status callback with a forged signature or a token for another message (403, nothing changes)', async () => {
     const t = await newTenant()
     const c = await connectTwilio(t)
