@@ -30,6 +30,7 @@ describe('PUT /v1/channels/custom', () => {
       status: 'connected',
       webhook_url: `${new URL(ch.url).origin}/***`,
       inbound_url: INBOUND_URL,
+      actions: false,
       connected_at: expect.stringMatching(/Z$/),
     })
     const accounts = await body<{ accounts: { id: string; status: string }[] }>(await call('/v1/accounts', { key: t.key }))
@@ -136,6 +137,7 @@ describe('GET /v1/channels/custom', () => {
       status: 'not_connected',
       webhook_url: null,
       inbound_url: INBOUND_URL,
+      actions: false,
       connected_at: null,
     })
   })
