@@ -15,7 +15,7 @@ const LAYERS = {
     ['routes', 'mcp', 'middleware'],
     ['messaging'],
     ['channels'],
-    ['relay'],
+    ['relay', 'shards'],
     ['account'],
     ['webhooks'],
     ['events', 'media'],
@@ -68,7 +68,7 @@ function everyUnitLayered(root, layers) {
 /** The Worker's side: code that runs in the Worker in front of the Durable Objects (a channel's outbound.ts runs inside the AccountDO). */
 const WORKER_SIDE = ['^worker/(app|routes|mcp|middleware|messaging)(/|\\.ts$)', '^worker/channels/(?![^/]+/outbound\\.ts$)']
 /** Code that runs in a Durable Object; the Worker imports its types, and values only from its `*.shared.ts`. */
-const OBJECT_SIDE = '^worker/(account|relay)/'
+const OBJECT_SIDE = '^worker/(account|relay|shards)/'
 const SHARED = '\\.shared\\.ts$'
 
 module.exports = {

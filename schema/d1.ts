@@ -40,13 +40,22 @@ export const tenants = sqliteTable(
     messageRetentionDays: integer('message_retention_days'),
     /** When the retention sweep last finished this tenant; the sweep takes the tenants it visited longest ago first. */
     retentionCheckedAt: integer('retention_checked_at').notNull().default(0),
+    /** The shard (DB_SHARD_<n>) holding the tenant's rows (docs/ARCHITECTURE.md, "The data tier"). */
+    shard: integer('shard').notNull().default(0),
+    /**
+     * How many times the tenant moved: the placement its cursors were issued in. A cursor of an earlier placement is
+     * translated through the tenant's `cursor_maps` (worker/db/cursor-maps.ts).
+     */
+    placement: integer('placement').notNull().default(0),
+    /** The shard a running move copies the tenant to; null when no move runs. */
+    movingTo: integer('moving_to'),
     /**
      * alpha: the relay may complete the phone's passkey ceremony when linking (docs/channels/alpha.md). Off by default:
      * a malformed pairing IQ can get a number banned, so an admin turns it on per tenant.
      */
     alphaPasskeyLinking: integer('alpha_passkey_linking', { mode: 'boolean' }).notNull().default(false),
   },
-  (t) => [index('tenants_retention_due').on(t.retentionCheckedAt)]
+  (t) => [index('tenants_retention_due').on(t.retentionCheckedAt), index('tenants_shard').on(t.shard)]
 )
 
 /** What a key may do (docs/agent-safety.md): `full` is every operation, `reply` reads and answers, `read` only reads. */
@@ -148,7 +157,8 @@ export const contacts = sqliteTable(
     updatedAt: integer('updated_at').notNull(),
   },
   // Phone last: the prefix serves every per-account query, the whole key the lookups of a number (sends to new numbers, inbound from new people).
-  (t) => [index('contacts_account_phone').on(t.tenantId, t.accountId, t.phone)]
+  // The tenant alone: a move pages through a tenant's contacts in rowid order (worker/db/move-rows.ts).
+  (t) => [index('contacts_account_phone').on(t.tenantId, t.accountId, t.phone), index('contacts_tenant').on(t.tenantId)]
 )
 
 /**
@@ -529,8 +539,48 @@ export const messageApprovals = sqliteTable(
     decision: text('decision', { enum: ['approved', 'rejected', 'expired'] }),
     createdAt: integer('created_at').notNull(),
   },
-  (t) => [index('message_approvals_open').on(t.expiresAt).where(sql`decided_at is null`)]
+  (t) => [index('message_approvals_open').on(t.expiresAt).where(sql`decided_at is null`), index('message_approvals_tenant').on(t.tenantId)]
 )
+
+/**
+ * Shards only. How the sequence numbers of a tenant's rows changed when it moved here (worker/db/cursor-maps.ts): the
+ * rows of one copy batch, whose old numbers run from `oldFirst` to `oldLast`, were stored at old + `delta`, in
+ * order, so a cursor of the previous placement names the same place after the move. One row per batch and table;
+ * they move with the tenant.
+ */
+export const CURSOR_KINDS = ['messages', 'events', 'audit'] as const
+export type CursorMapKind = (typeof CURSOR_KINDS)[number]
+
+export const cursorMaps = sqliteTable(
+  'cursor_maps',
+  {
+    tenantId: text('tenant_id').notNull(),
+    kind: text('kind', { enum: CURSOR_KINDS }).notNull(),
+    /** The placement these numbers lead into (tenants.placement after the move). */
+    placement: integer('placement').notNull(),
+    oldFirst: integer('old_first').notNull(),
+    oldLast: integer('old_last').notNull(),
+    delta: integer('delta').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.tenantId, t.kind, t.placement, t.oldFirst] })]
+)
+
+export const FENCE_STATES = ['leaving', 'left', 'arriving'] as const
+export type FenceState = (typeof FENCE_STATES)[number]
+
+/**
+ * Shards only. A tenant being moved (worker/shards/): `leaving` on the shard it leaves refuses every insert, update
+ * and delete of its rows there (triggers in schema/migrations, the shards migration), `left` keeps refusing inserts
+ * and updates once it moved (deletes are the move clearing the old rows), `arriving` on the shard it goes to keeps
+ * the cron's age-based pruning off the rows being copied. The triggers make a write that would be lost refuse
+ * instead, whatever stale placement its writer holds.
+ */
+export const tenantFences = sqliteTable('tenant_fences', {
+  tenantId: text('tenant_id').primaryKey(),
+  state: text('state', { enum: FENCE_STATES }).notNull(),
+  moveId: text('move_id').notNull(),
+  at: integer('at').notNull(),
+})
 
 /**
  * Idempotency keys (docs/idempotency.md): the first answer to a creating POST sent with `Idempotency-Key`, kept

@@ -1,16 +1,19 @@
-// `npm run deploy`: applies the D1 migrations to the remote database, then deploys the Worker. Refuses to run while
-// wrangler.toml still carries the placeholder database id or no PUBLIC_BASE_URL (the service's own hosts must be on
-// the outbound denylist, and connect pages need it), with the steps that fix each.
+// `npm run deploy`: applies the D1 migrations to the remote directory and every shard, then deploys the Worker.
+// Refuses to run while wrangler.toml still carries a placeholder database id or no PUBLIC_BASE_URL (the service's own
+// hosts must be on the outbound denylist, and connect pages need it), with the steps that fix each.
 import { spawnSync } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { d1Databases } from './d1-databases.mjs'
 import { root } from './dev-env.mjs'
 
 const toml = readFileSync(join(process.env.DEPLOY_WRANGLER_TOML ?? join(root, 'wrangler.toml')), 'utf8')
 const problems = []
-if (/database_id\s*=\s*"0{8}-0{4}-0{4}-0{4}-0{12}"/.test(toml)) {
-  problems.push(`wrangler.toml still has the placeholder D1 database_id. First:
-  npx wrangler d1 create messaging-gateway      # paste the printed database_id into wrangler.toml
+const databases = d1Databases(process.env.DEPLOY_WRANGLER_TOML)
+const placeholders = databases.filter((d) => /^0{8}-0{4}-0{4}-0{4}-0{9}\d{3}$/.test(d.id ?? ''))
+if (placeholders.length > 0) {
+  problems.push(`wrangler.toml still has placeholder D1 database ids (${placeholders.map((d) => d.binding).join(', ')}). First:
+${placeholders.map((d) => `  npx wrangler d1 create ${d.name}      # paste the printed database_id into ${d.binding}${d.binding === 'DB' ? ' and DB_SHARD_0' : ''}`).join('\n')}
   npx wrangler secret put ADMIN_TOKEN           # at least 32 characters
   npx wrangler secret put ENCRYPTION_KEY`)
 }
@@ -33,7 +36,8 @@ if (bucket) {
     if (r.status !== 0) process.exit(r.status ?? 1)
   }
 }
-for (const args of [['d1', 'migrations', 'apply', 'DB', '--remote'], ['deploy']]) {
+// The directory and every shard get the same migrations (docs/upgrading.md), then the Worker goes out.
+for (const args of [...databases.map((d) => ['d1', 'migrations', 'apply', d.binding, '--remote']), ['deploy']]) {
   const r = spawnSync('wrangler', args, { cwd: root, stdio: 'inherit' })
   if (r.status !== 0) process.exit(r.status ?? 1)
 }

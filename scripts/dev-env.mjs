@@ -77,9 +77,9 @@ export async function ensureRelayToken(baseUrl, token, vars) {
   return issued.token
 }
 
-/** A new tenant with one API key on the running gateway at `baseUrl`. */
-export async function issueTenantKey(baseUrl, token, plan = 'free') {
-  const tenant = await adminCall(baseUrl, token, 'POST', '/admin/tenants', { plan })
+/** A new tenant with one API key on the running gateway at `baseUrl` (on `shard` when given, else where it has most room). */
+export async function issueTenantKey(baseUrl, token, plan = 'free', shard = undefined) {
+  const tenant = await adminCall(baseUrl, token, 'POST', '/admin/tenants', shard === undefined ? { plan } : { plan, shard })
   const key = await adminCall(baseUrl, token, 'POST', `/admin/tenants/${tenant.id}/keys`)
   return { tenant, key }
 }

@@ -1,9 +1,10 @@
-// Runs the Worker locally as `wrangler dev` does (local D1 with its migrations applied, Durable Objects, R2), through
-// wrangler's API so that every outbound fetch() goes through scripts/outbound-guard.mjs: wrangler dev's own network
-// reaches private addresses and has no setting to narrow it (docs/security.md, "Outbound requests").
-import { spawnSync } from 'node:child_process'
+// Runs the Worker locally as `wrangler dev` does (local D1, the directory and both shards with their migrations applied;
+// Durable Objects, R2), through wrangler's API so that every outbound fetch() goes through scripts/outbound-guard.mjs:
+// wrangler dev's own network reaches private addresses and has no setting to narrow it (docs/security.md, "Outbound
+// requests").
 import { join } from 'node:path'
 import { unstable_startWorker } from 'wrangler'
+import { migrateAll } from './d1-databases.mjs'
 import { root } from './dev-env.mjs'
 import { createOutboundGuard } from './outbound-guard.mjs'
 
@@ -20,17 +21,9 @@ import { createOutboundGuard } from './outbound-guard.mjs'
  */
 export async function startDevWorker(opts) {
   const persistArgs = opts.persistTo ? ['--persist-to', opts.persistTo] : []
-  // This Node (npm's, >= 22.12 as wrangler needs), not whichever `node` PATH finds first.
-  const migrate = spawnSync(
-    process.execPath,
-    [join(root, 'node_modules/wrangler/bin/wrangler.js'), 'd1', 'migrations', 'apply', 'DB', '--local', ...persistArgs],
-    {
-      cwd: root,
-      encoding: 'utf8',
-      env: { ...process.env, WRANGLER_SEND_METRICS: 'false', CI: '1' },
-    }
-  )
-  if (migrate.status !== 0) throw new Error(`D1 migrations failed:\n${migrate.stdout}${migrate.stderr}`)
+  // The directory and every shard (scripts/d1-databases.mjs), with this Node (npm's, >= 22.12 as wrangler needs).
+  const failed = migrateAll('--local', persistArgs)
+  if (failed) throw new Error(`D1 migrations failed on ${failed.binding}:\n${failed.output}`)
 
   const bindings = Object.fromEntries(Object.entries(opts.vars ?? {}).map(([name, value]) => [name, { type: 'plain_text', value }]))
   const worker = await unstable_startWorker({

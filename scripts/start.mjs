@@ -1,5 +1,5 @@
-// `npm start`: the whole gateway locally. Applies the D1 migrations to the local database, runs the Worker as
-// `wrangler dev` would (local D1 and Durable Objects) with every outbound fetch() guarded (dev-worker.mjs), makes sure
+// `npm start`: the whole gateway locally. Applies the D1 migrations to the local directory and both shards, runs the
+// Worker as `wrangler dev` would (local D1 and Durable Objects) with every outbound fetch() guarded (dev-worker.mjs), makes sure
 // a ready API key exists, starts a relay with a token it issues through the admin API, and prints where everything is.
 // `npm start -- --sim` (or RELAY_DRIVER=sim) runs the relay with simulated phones and prints the simulator's control
 // API, so the whole flow works offline.
@@ -140,10 +140,12 @@ if (!(await ready(Date.now() + 90_000))) {
   // The simulator gets its own tenant and key: the tour connects the custom channel on the main key, and a free plan
   // holds one account, so the printed --sim commands would otherwise answer 409 account_cap_reached.
   // beta's script gets a third tenant for the same reason: alpha's script already holds SIM_KEY's one place.
+  // They live on shard 1 (the tour's tenant on shard 0, the directory's own database), so a day with the simulator
+  // runs both shards.
   async function simTenantKey(name) {
     const saved = vars[name]
     if (saved && (await fetch(`${base}/v1/usage`, { headers: { Authorization: `Bearer ${saved}` } })).ok) return saved
-    const issued = (await issueTenantKey(base, vars.ADMIN_TOKEN)).key.key
+    const issued = (await issueTenantKey(base, vars.ADMIN_TOKEN, 'free', 1)).key.key
     saveDevVar(name, issued)
     return issued
   }
@@ -177,6 +179,7 @@ if (!(await ready(Date.now() + 90_000))) {
     : ''
   console.log(`
   Messaging gateway running locally (local D1 and Durable Objects under .wrangler/state)
+  D1: the directory plus shard 0 (your tour's tenant) and shard 1 (the simulator's tenants); GET /admin/shards
 
   REST base URL   ${base}/v1
   MCP URL         ${base}/mcp

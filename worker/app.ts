@@ -27,6 +27,7 @@ import { accountsRoutes } from './routes/accounts'
 import { adminRoutes } from './routes/admin'
 import { adminMetricsRoutes } from './routes/admin-metrics'
 import { adminRelayRoutes } from './routes/admin-relays'
+import { adminShardRoutes } from './routes/admin-shards'
 import { adminSecretRoutes } from './routes/admin-secrets'
 import { approvalPageRoutes } from './routes/approval-page'
 import { auditRoutes } from './routes/audit'
@@ -107,6 +108,7 @@ app.use('/admin/*', async (c, next) => {
   if (c.req.method !== 'GET') clearAuthCache()
 })
 app.route('/admin', adminRoutes)
+app.route('/admin', adminShardRoutes)
 app.route('/admin/metrics', adminMetricsRoutes)
 app.route('/admin/relays', adminRelayRoutes)
 app.route('/admin/secrets', adminSecretRoutes)

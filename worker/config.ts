@@ -219,6 +219,15 @@ export const DEFAULT_MEDIA_RETENTION_DAYS = 30
 export const MIN_MEDIA_MAX_BYTES = 64 * 1024 * 1024
 
 /** Media store settings (docs/media.md): signed link life, retention, and the size cap per item. */
+/** D1's cap on one database (Paid plan): what a shard is measured against unless SHARD_CAPACITY_BYTES says otherwise. */
+export const D1_DATABASE_MAX_BYTES = 10_000_000_000
+
+/** What one shard may hold (docs/CAPACITY.md, "When a database fills"). */
+export function shardCapacityBytes(env: Env): number {
+  const n = Number(env.SHARD_CAPACITY_BYTES)
+  return env.SHARD_CAPACITY_BYTES && Number.isFinite(n) && n > 0 ? n : D1_DATABASE_MAX_BYTES
+}
+
 export function mediaConfig(env: Env) {
   const ttlS = Number(env.MEDIA_LINK_TTL_S)
   const days = Number(env.MEDIA_RETENTION_DAYS)

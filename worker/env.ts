@@ -2,7 +2,12 @@
  * Hono environment: the Worker bindings (generated into worker-configuration.d.ts) and per-request variables, with
  * the shapes of those variables that nothing lower declares (the lowest layer: everything may import it).
  */
+import type { drizzle } from 'drizzle-orm/d1'
+import type * as schema from '../schema/d1'
 import type { AuditOutcome, KeyScope, tenants } from '../schema/d1'
+
+/** A Drizzle handle over one D1 database (the directory or a shard, worker/db/shards.ts); every query in worker/db takes one. */
+export type Db = ReturnType<typeof drizzle<typeof schema>>
 
 /** What one API key may do (docs/agent-safety.md); the rules over it are safety/grant.ts, reading it db/api-keys.ts. */
 export type KeyGrant = {
@@ -45,6 +50,11 @@ export type AppEnv = {
     errorFamily: ErrorFamily
     /** The authenticated tenant, set by the API-key middleware. */
     tenant: typeof tenants.$inferSelect
+    /**
+     * The tenant's shard (worker/db/shards.ts), set with the tenant: every query of the tenant's own rows runs on it.
+     * What is looked up across tenants (keys, tenants, relays, page-inbox apps) is the directory's (`directory(env)`).
+     */
+    db: Db
     /** The API key's reference (a hash prefix) for the per-key rate limit; unset for in-process MCP calls. */
     apiKeyRef: string
     /** What the caller's key may do, set with the tenant. */

@@ -4,7 +4,8 @@
  * `{error_code: <code>, error, retry_after_s?}`, auth/admin/webhook/channel routes answer
  * `{success: false, error, error_code: <HTTP status>}`. A failure of the platform's storage or objects (D1, a Durable
  * Object reset or overloaded) is answered 503 `temporarily_unavailable` with `Retry-After`: repeating the request is
- * safe (docs/ARCHITECTURE.md#failure-behaviour). Anything else is logged and answered as a bare 500.
+ * safe (docs/ARCHITECTURE.md#failure-behaviour); so is a write refused while the tenant moves to another shard.
+ * Anything else is logged and answered as a bare 500.
  */
 import type { Context } from 'hono'
 import { HTTPException } from 'hono/http-exception'
@@ -28,6 +29,24 @@ export class ApiError extends Error {
 
 /** Seconds a client waits before repeating a request refused by a passing platform failure. */
 export const TRANSIENT_RETRY_AFTER_S = 1
+/** Seconds a client waits before repeating a write refused because its tenant is being moved to another shard. */
+export const MOVE_RETRY_AFTER_S = 5
+
+/**
+ * The text a write is refused with while its tenant moves between shards: by the fence triggers inside D1 (the shards
+ * migration) and by the AccountDO, which knows of the move (docs/ARCHITECTURE.md, "Moving a tenant").
+ */
+export const TENANT_MOVING = 'tenant_moving'
+
+export function tenantMovingError(): Error {
+  return new Error(`${TENANT_MOVING}: this account's data is moving to another database; repeat the request shortly`)
+}
+
+/** Whether `err` (or what it wraps: Drizzle's error, a Durable Object call's) is a write refused by a move. */
+export function isTenantMoving(err: unknown): boolean {
+  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 4; e = e.cause, depth++) if (e.message.includes(TENANT_MOVING)) return true
+  return false
+}
 /** An overloaded Durable Object must not be retried at once (Cloudflare: Durable Objects error handling). */
 export const OVERLOADED_RETRY_AFTER_S = 10
 
@@ -46,6 +65,9 @@ export function transientFailure(err: unknown): ApiError | null {
   if (!(err instanceof Error)) return null
   const flag = (name: string) => Reflect.get(err, name) === true
   const message = 'The service could not complete this request just now; repeat it'
+  if (isTenantMoving(err)) {
+    return new ApiError(503, 'temporarily_unavailable', 'This account is being moved to another database; repeat the request shortly', MOVE_RETRY_AFTER_S)
+  }
   if (flag('overloaded')) return new ApiError(503, 'temporarily_unavailable', message, OVERLOADED_RETRY_AFTER_S)
   if (fromD1(err) || flag('durableObjectReset') || flag('retryable')) {
     return new ApiError(503, 'temporarily_unavailable', message, TRANSIENT_RETRY_AFTER_S)

@@ -17,6 +17,8 @@ export const AdminTenant = z
     created_at: DateTime,
     message_retention_days: z.number().int().meta({ description: 'Days messages are kept in force for this tenant; 0 = forever' }),
     message_retention_set: z.boolean().meta({ description: 'false: the service default applies (90 days); true: set for this tenant' }),
+    shard: z.number().int().meta({ description: "The shard holding the tenant's rows (GET /admin/shards)" }),
+    moving_to: z.number().int().nullable().meta({ description: 'The shard a running move copies the tenant to; null when none runs' }),
   })
   .meta({ id: 'AdminTenant' })
 
@@ -31,6 +33,49 @@ export const AdminApiKey = z
   .meta({ id: 'AdminApiKey' })
 
 export const TenantIdParam = z.object({ id: z.string().min(1).max(64) })
+
+export const AdminShard = z
+  .object({
+    shard: z.number().int().meta({ description: 'The number of its binding, DB_SHARD_<n>' }),
+    size_bytes: z.number().int().nullable().meta({ description: "D1's own figure (meta.size_after); null when the shard did not answer" }),
+    capacity_bytes: z.number().int().meta({ description: 'What one shard may hold (SHARD_CAPACITY_BYTES, D1 caps a database at 10 GB)' }),
+    used_percent: z.number().nullable(),
+    tenants: z.number().int().meta({ description: 'Tenants placed on it' }),
+    level: z.enum(['ok', 'warning', 'full', 'unreachable']).meta({
+      description: '`warning` past 80 % of its capacity (the alarm: add a shard or move tenants), `full` past 90 % (no new tenant, no move in)',
+    }),
+  })
+  .meta({ id: 'AdminShard' })
+
+export const AdminShardList = z
+  .object({
+    shards: z.array(AdminShard),
+    alarm: z.boolean().meta({ description: 'true when a shard is at `warning`, `full` or `unreachable`' }),
+  })
+  .meta({ id: 'AdminShardList' })
+
+export const MoveTenantBody = z
+  .object({ shard: z.number().int().min(0).meta({ description: 'The shard to move the tenant to' }) })
+  .meta({ id: 'MoveTenantBody' })
+
+export const TenantMove = z
+  .object({
+    id: z.string(),
+    tenant_id: z.string(),
+    from: z.number().int(),
+    to: z.number().int(),
+    phase: z
+      .enum(['fencing', 'clearing', 'copying', 'verifying', 'settling', 'draining', 'done', 'abandoning', 'failed'])
+      .meta({ description: 'docs/admin.md "Moving a tenant": the tenant lives on `to` from `settling` on; `failed` left it on `from`' }),
+    rows_copied: z.number().int(),
+    rows_deleted: z.number().int(),
+    started_at: DateTime,
+    updated_at: DateTime,
+    settle_until: DateTime.nullable(),
+    finished_at: DateTime.nullable(),
+    error: z.string().nullable().meta({ description: 'Why it failed, or the last failed step while it retries' }),
+  })
+  .meta({ id: 'TenantMove' })
 export const KeyIdParam = z.object({ keyId: z.string().min(1).max(64) })
 export const AdminOk = z.object({ success: SuccessFlag })
 

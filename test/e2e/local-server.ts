@@ -8,6 +8,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSy
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { d1Databases } from '../../scripts/d1-databases.mjs'
 
 export const repoRoot = join(import.meta.dirname, '../..')
 
@@ -128,12 +129,15 @@ export async function startLocalServer(opts: { vars?: Record<string, string> } =
   )
   const persist = join(dir, 'state')
 
-  const migrate = spawnSync(bin('wrangler'), ['d1', 'migrations', 'apply', 'DB', '--local', '--persist-to', persist], {
-    cwd: repoRoot,
-    env: childEnv(),
-    encoding: 'utf8',
-  })
-  if (migrate.status !== 0) throw new Error(`migrations failed:\n${migrate.stdout}\n${migrate.stderr}`)
+  // The directory and every shard (scripts/d1-databases.mjs), as `npm start` does.
+  for (const { binding } of d1Databases()) {
+    const migrate = spawnSync(bin('wrangler'), ['d1', 'migrations', 'apply', binding, '--local', '--persist-to', persist], {
+      cwd: repoRoot,
+      env: childEnv(),
+      encoding: 'utf8',
+    })
+    if (migrate.status !== 0) throw new Error(`migrations failed on ${binding}:\n${migrate.stdout}\n${migrate.stderr}`)
+  }
 
   const port = await freePort()
   const inspector = await freePort()

@@ -17,7 +17,10 @@ function deploy(toml: string) {
 }
 
 const repoToml = readFileSync(join(root, 'wrangler.toml'), 'utf8')
-const realDb = repoToml.replace(/database_id = "[^"]*"/, 'database_id = "3f2a8f0e-1111-4222-8333-944455556666"')
+/** The directory (DB and DB_SHARD_0 share its id) and shard 1 created: real ids in place of the placeholders. */
+const realDb = repoToml
+  .replaceAll('database_id = "00000000-0000-0000-0000-000000000000"', 'database_id = "3f2a8f0e-1111-4222-8333-944455556666"')
+  .replace('database_id = "00000000-0000-0000-0000-000000000001"', 'database_id = "7c1d2e3f-1111-4222-8333-944455557777"')
 
 describe('npm run deploy', () => {
   it('refuses without PUBLIC_BASE_URL, saying how to set it', () => {
@@ -32,11 +35,18 @@ describe('npm run deploy', () => {
     expect(r.stderr).toContain('not an https origin')
   })
 
-  it('names every problem at once: the placeholder database id too', () => {
+  it('names every problem at once: the placeholder database ids too, with the command that creates each', () => {
     const r = deploy(repoToml)
     expect(r.status).toBe(1)
-    expect(r.stderr).toContain('placeholder D1 database_id')
+    expect(r.stderr).toContain('placeholder D1 database ids (DB, DB_SHARD_1)')
+    expect(r.stderr).toContain('npx wrangler d1 create messaging-gateway-shard-1')
     expect(r.stderr).toContain('PUBLIC_BASE_URL')
+  })
+
+  it('names a shard still on its placeholder when the directory has its id', () => {
+    const r = deploy(realDb.replace('database_id = "7c1d2e3f-1111-4222-8333-944455557777"', 'database_id = "00000000-0000-0000-0000-000000000002"'))
+    expect(r.status).toBe(1)
+    expect(r.stderr).toContain('placeholder D1 database ids (DB_SHARD_1)')
   })
 
   it('goes on to wrangler once both are set', () => {

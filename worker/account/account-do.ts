@@ -5,13 +5,20 @@
  *
  * The channels are handed in by the Worker entry (worker/index.ts subclasses this with the registry): the account
  * rules sit below the channel folders, which use them, so they must not import the registry themselves.
+ *
+ * Its D1 is the shard of its tenant (docs/ARCHITECTURE.md, "The data tier"): read from the directory on the first
+ * call, kept in the object's storage, and changed by a move, which tells the object when it begins (sends and pushes
+ * are refused with `tenant_moving`, open waits answered, timers held) and when the tenant is placed again.
  */
 import { DurableObject } from 'cloudflare:workers'
 import type { BatchItem, BatchResponse } from 'drizzle-orm/batch'
 import type { z } from 'zod'
 import type { AccountLimits, AccountRisk } from '../../schema/api/accounts'
 import type { ImportedContact, InboundMessage, InboundReaction, QueuedSend, Receipt, RiskReport as RiskReportFrame, SessionState } from '../../schema/frames'
-import { database, type Db } from '../db/client'
+import type { Db } from '../db/client'
+import { tenantPlacement } from '../db/placement'
+import { directory, shardBinding, shardDb } from '../db/shards'
+import { isTenantMoving, tenantMovingError } from '../errors'
 import { GroupCommit } from '../db/group-commit'
 import { eventOf, eventsWritten, type EventOwner } from '../db/events'
 import { WebhookOutbox } from '../webhooks/outbox'
@@ -43,19 +50,20 @@ import { queuedSends } from './session/outbound'
 import { NEW_RAMP, rampConnected, rampDisconnected } from './ramp'
 import { recordRisk, riskView, storedRisk, type RiskReport } from './risk'
 import { allowanceFor, probeSend, sendMessage, type ProbeOutcome, type SendInput, type SendOutcome, type SendProbe } from './send'
-import { AccountStore, type AccountRef, type TimerName } from './storage'
+import { AccountStore, type AccountPlacement, type AccountRef, type TimerName } from './storage'
 import { totalsOf, type Totals } from './totals'
 import { serveWait } from './wait'
 import { WaitRoom, type CommittedInbound } from './waits'
 
 /** A timer whose work failed runs again this much later (rather than the runtime's own alarm retries, which give up). */
 export const TIMER_RETRY_MS = 10_000
+/** While the tenant moves, due timers look again this much later (the move tells the object when it is over). */
+export const MOVE_HOLD_MS = 10_000
 
 export class AccountObject extends DurableObject<Env> {
   private readonly store: AccountStore
   private readonly waits = new WaitRoom<CommittedInbound>()
   private readonly sessionSignal = new SessionSignal()
-  private readonly db: Db
   private readonly context: AccountContext
   private readonly webhooks: WebhookOutbox
   /** The running drain of the inbound media queue: the alarm and a fresh webhook join it instead of starting another. */
@@ -64,11 +72,13 @@ export class AccountObject extends DurableObject<Env> {
   constructor(ctx: DurableObjectState, env: Env, channels: ChannelLookup) {
     super(ctx, env)
     this.store = new AccountStore(ctx.storage)
-    this.db = database(env.DB)
+    const shard = () => this.shard()
     this.context = {
       env,
       channels,
-      db: this.db,
+      get db(): Db {
+        return shardDb(env, shard())
+      },
       store: this.store,
       waits: this.waits,
       sessionSignal: this.sessionSignal,
@@ -83,7 +93,7 @@ export class AccountObject extends DurableObject<Env> {
   }
 
   async send(input: SendInput): Promise<SendOutcome> {
-    return sendMessage(this.context, input)
+    return this.writing(() => sendMessage(this.context, input))
   }
 
   /** A dry run of `send` (issue 25): the guards' verdict and today's allowances, nothing written. */
@@ -92,7 +102,7 @@ export class AccountObject extends DurableObject<Env> {
   }
 
   async ingest(input: InboundInput): Promise<IngestOutcome> {
-    return ingestMessage(this.context, input)
+    return this.writing(() => ingestMessage(this.context, input))
   }
 
   /**
@@ -101,6 +111,7 @@ export class AccountObject extends DurableObject<Env> {
    * (account/inbound-queue.ts).
    */
   async providerInbound(ref: AccountRef, item: QueuedInbound): Promise<ProviderInboundOutcome> {
+    await this.placed()
     const outcome = await receiveProviderInbound(this.context, ref, item, Date.now())
     if (outcome.queued) this.ctx.waitUntil(this.drainInbound())
     return outcome
@@ -109,7 +120,7 @@ export class AccountObject extends DurableObject<Env> {
   /** A delivery or read receipt from a direct channel's webhook (the page inbox); statuses only move forward. */
   async receipt(ref: AccountRef, receipt: z.infer<typeof Receipt>): Promise<ReceiptOutcome> {
     this.store.setRef(ref)
-    return applyReceipt(this.context, ref, receipt)
+    return this.writing(() => applyReceipt(this.context, ref, receipt))
   }
 
   /** The account's `limits` object for GET /accounts and GET /usage; the new-contact cap is 0 while a ban-risk signal is in force. */
@@ -171,6 +182,7 @@ export class AccountObject extends DurableObject<Env> {
    */
   async removed(ref: AccountRef): Promise<{ reached: boolean }> {
     this.store.setRef(ref)
+    await this.placed()
     const out = await removeSession(this.context)
     await failQueued(this.context, 'the account was disconnected before the message was delivered')
     const ramp = this.store.ramp()
@@ -186,6 +198,7 @@ export class AccountObject extends DurableObject<Env> {
    */
   async eventsAdded(owner: EventOwner): Promise<void> {
     this.store.setWebhookOwner(owner)
+    await this.placed()
     await this.webhooks.hold()
     this.ctx.waitUntil(this.webhooks.run('alarm').then(...this.released))
   }
@@ -193,10 +206,11 @@ export class AccountObject extends DurableObject<Env> {
   // ── alpha/beta session (channels/relay-run, for channels/alpha and channels/beta) ──────────────────────────────
 
   async connectSession(input: ConnectInput): Promise<ConnectOutcome> {
-    return connectSession(this.context, input)
+    return this.writing(() => connectSession(this.context, input))
   }
 
   async sessionStatus(probeTimeoutMs: number | null): Promise<SessionStatus> {
+    await this.placed()
     return sessionStatus(this.context, probeTimeoutMs)
   }
 
@@ -207,25 +221,27 @@ export class AccountObject extends DurableObject<Env> {
 
   // ── frames from the relay running this account's session, routed by the RelayHubDO ───────────────────────────
 
+  // A frame refused while the tenant moves is not acked, and the relay sends it again (worker/relay/inbox.ts).
+
   async relayState(ref: AccountRef, sid: string, state: SessionState, at: number): Promise<{ resend: QueuedSend[] }> {
-    return onRelayState(this.context, ref, sid, state, at)
+    return this.writing(() => onRelayState(this.context, ref, sid, state, at))
   }
 
   /** Inbound messages of the session, in order (several when the hub group-commits a burst). */
   async relayInbound(ref: AccountRef, sid: string, messages: z.infer<typeof InboundMessage>[]): Promise<void> {
-    await onRelayInbound(this.context, ref, sid, messages)
+    await this.writing(() => onRelayInbound(this.context, ref, sid, messages))
   }
 
   async relayReceipt(ref: AccountRef, _sid: string, receipt: z.infer<typeof Receipt>): Promise<ReceiptOutcome> {
-    return applyReceipt(this.context, ref, receipt)
+    return this.writing(() => applyReceipt(this.context, ref, receipt))
   }
 
   async relaySent(ref: AccountRef, _sid: string, messageId: string, upstreamId: string): Promise<void> {
-    await recordRelayOutcome(this.context, ref, messageId, { ok: true, upstreamId })
+    await this.writing(() => recordRelayOutcome(this.context, ref, messageId, { ok: true, upstreamId }))
   }
 
   async relaySendFailed(ref: AccountRef, _sid: string, messageId: string, error: string, code: number | null): Promise<void> {
-    await recordRelayOutcome(this.context, ref, messageId, { ok: false, code, error })
+    await this.writing(() => recordRelayOutcome(this.context, ref, messageId, { ok: false, code, error }))
   }
 
   /** A person's reaction the session's driver saw (relay `reaction` frame). */
@@ -239,7 +255,7 @@ export class AccountObject extends DurableObject<Env> {
   }
 
   async relayContacts(ref: AccountRef, sid: string, contacts: z.infer<typeof ImportedContact>[]): Promise<number> {
-    return onRelayContacts(this.context, ref, sid, contacts)
+    return this.writing(() => onRelayContacts(this.context, ref, sid, contacts))
   }
 
   async relaySessionLoad(_ref: AccountRef, sid: string): Promise<Record<string, string>> {
@@ -259,20 +275,43 @@ export class AccountObject extends DurableObject<Env> {
 
   /** A relay took the session again (after its link came back): what is still queued goes to it. */
   async relayAttached(ref: AccountRef, _sid: string): Promise<QueuedSend[]> {
+    await this.placed()
     return queuedSends(this.context, ref)
   }
 
   async relayLost(ref: AccountRef, sid: string): Promise<void> {
-    await onRelayLost(this.context, ref, sid)
+    await this.writing(() => onRelayLost(this.context, ref, sid))
+  }
+
+  // ── the tenant's shard ──────────────────────────────────────────────────────────────────────────────────────────
+
+  /**
+   * A move of the tenant tells each of its accounts' objects where the tenant is (worker/shards/move.ts): moving
+   * (`movingTo` set: writes are refused, open waits answered with `closed`) and placed again, on its new shard or, a
+   * move given up, its old one. A word older than what the object knows is ignored.
+   */
+  async placementChanged(p: AccountPlacement): Promise<void> {
+    const known = this.store.placement()
+    if (known && p.placement < known.placement) return
+    this.store.setPlacement(p)
+    if (p.movingTo !== null) this.waits.closeAll()
+    else await this.rearm()
   }
 
   override async fetch(request: Request): Promise<Response> {
-    if (new URL(request.url).pathname === '/wait') return serveWait(this.context, request)
+    await this.placed()
+    if (new URL(request.url).pathname === '/wait') return serveWait(this.context, request, () => this.placementFor(request))
     return new Response('not found', { status: 404 })
   }
 
   override async alarm(): Promise<void> {
     try {
+      await this.placed()
+      if (this.store.moving()) {
+        // Every write would meet the fence; the move tells the object when it is placed again.
+        for (const name of this.store.dueTimers(Date.now())) this.store.setTimer(name, Date.now() + MOVE_HOLD_MS)
+        return
+      }
       const due = this.store.dueTimers(Date.now())
       for (const name of due) this.store.clearTimer(name)
       // `fanout` is the guard set before events are written; its work is the webhook run's, done once for both.
@@ -305,11 +344,60 @@ export class AccountObject extends DurableObject<Env> {
   }
 
   private commit<U extends BatchItem<'sqlite'>, T extends Readonly<[U, ...U[]]>>(statements: T): Promise<BatchResponse<T>> {
-    return this.withFanOut(statements, () => this.db.batch(statements))
+    return this.withFanOut(statements, () => this.context.db.batch(statements))
   }
 
   private commitBound(statements: readonly D1PreparedStatement[]): Promise<D1Result[]> {
-    return this.withFanOut(statements, () => this.env.DB.batch([...statements]))
+    return this.withFanOut(statements, () => shardBinding(this.env, this.shard()).batch([...statements]))
+  }
+
+  /** The shard the object's writes and reads go to; `placed()` has run before any work that needs it. */
+  private shard(): number {
+    const p = this.store.placement()
+    if (!p) throw new Error('the AccountDO used D1 before it knew its tenant’s shard')
+    return p.shard
+  }
+
+  /** The object's tenant: its name is `${tenantId}/${accountId}` (lib/objects.ts). */
+  private tenantId(): string {
+    const name = this.ctx.id.name ?? ''
+    const tenantId = name.includes('/') ? name.slice(0, name.indexOf('/')) : (this.store.ref()?.tenantId ?? this.store.webhookOwner()?.tenantId)
+    if (!tenantId) throw new Error('the AccountDO does not know its tenant')
+    return tenantId
+  }
+
+  /** Learns the tenant's shard from the directory the first time (a D1 read once per object, not per call). */
+  private async placed(): Promise<void> {
+    if (!this.store.placement()) await this.refreshPlacement()
+  }
+
+  private async refreshPlacement(): Promise<void> {
+    const p = await tenantPlacement(directory(this.env), this.tenantId())
+    if (!p) throw new Error(`tenant ${this.tenantId()} is not in the directory`)
+    this.store.setPlacement(p)
+  }
+
+  /**
+   * Work that writes to the tenant's shard: refused while the tenant moves. A write that met a fence all the same
+   * (this object was not told: it had been evicted mid-move, or the word is late) reads the placement again, so the
+   * next call goes where the tenant now lives.
+   */
+  private async writing<T>(work: () => Promise<T>): Promise<T> {
+    await this.placed()
+    if (this.store.moving()) throw tenantMovingError()
+    try {
+      return await work()
+    } catch (err) {
+      if (isTenantMoving(err)) await this.refreshPlacement().catch(() => undefined)
+      throw err
+    }
+  }
+
+  /** The wait's caller names the placement its cursor counts in; a caller ahead of this object makes it read again. */
+  private async placementFor(request: Request): Promise<AccountPlacement> {
+    const asked = Number(new URL(request.url).searchParams.get('placement') ?? 0)
+    if (asked > (this.store.placement()?.placement ?? 0)) await this.refreshPlacement()
+    return this.store.placement()!
   }
 
   /** Releases a hold of the outbox once its run is over: settled when it went through, not when it threw. */

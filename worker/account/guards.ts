@@ -6,6 +6,7 @@
 import { z } from 'zod'
 import type { Plan } from '../plans'
 import { secondsToNextUtcDay, utcDay } from '../lib/time'
+import { hash53 } from '../lib/hash53'
 
 export const LOOP_GUARD_SENDS = 3
 export const OPENER_BURST_MAX = 5
@@ -184,15 +185,6 @@ export function limitsToFire(c: Counters, plan: Plan, allowance: number, refused
 /** Normalises an opener so trivial variations (case, spacing) still count as the same message. */
 export function openerKey(text: string): string {
   const norm = text.toLowerCase().replace(/\s+/g, ' ').trim()
-  // cyrb53: a fast 53-bit string hash; collisions only merge two openers' counts, which errs on the safe side.
-  let h1 = 0xdeadbeef
-  let h2 = 0x41c6ce57
-  for (let i = 0; i < norm.length; i++) {
-    const ch = norm.charCodeAt(i)
-    h1 = Math.imul(h1 ^ ch, 2654435761)
-    h2 = Math.imul(h2 ^ ch, 1597334677)
-  }
-  h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507) ^ Math.imul(h2 ^ (h2 >>> 13), 3266489909)
-  h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909)
-  return (4294967296 * (2097151 & h2) + (h1 >>> 0)).toString(36)
+  // Collisions only merge two openers' counts, which errs on the safe side.
+  return hash53(norm).toString(36)
 }

@@ -8,6 +8,7 @@ import { accountStatusUpdate, getAccount } from '../db/accounts'
 import { insertContactIfMissing, type ContactSeed } from '../db/contacts'
 import { insertEvent } from '../db/events'
 import { insertMessage } from '../db/messages'
+import { directory } from '../db/shards'
 import { suspendTenant } from '../db/tenants'
 import type { BatchItem } from 'drizzle-orm/batch'
 import type { z } from 'zod'
@@ -229,4 +230,7 @@ async function recordRefusal(c: AccountContext, input: SendInput, refusal: Refus
   }
   const [first, ...rest] = writes
   if (first) await c.commit([first, ...rest])
+  // The suspension binds on the shard at once (a send reads it there fresh); the directory's row, which the admin
+  // API and the key's cached tenant show, follows (db/tenants.ts). On shard 0 both are one row.
+  if (refusal.suspend) await suspendTenant(directory(c.env), ref.tenantId, refusal.code, now)
 }

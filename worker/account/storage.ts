@@ -52,6 +52,13 @@ export type AccountRef = z.infer<typeof AccountRef>
 
 export type TimerName = 'delivery' | 'webhooks' | 'fanout' | 'media'
 
+/**
+ * Where the account's tenant lives as this object knows it (db/placement.ts): read from the directory once, then
+ * changed only by a move telling the object (worker/shards/move.ts), or read again when a write met a fence.
+ */
+export const AccountPlacement = z.object({ shard: z.number().int(), placement: z.number().int(), movingTo: z.number().int().nullable() })
+export type AccountPlacement = z.infer<typeof AccountPlacement>
+
 /** A queued inbound message (account/inbound-queue.ts parses `item`). */
 export type QueuedRow = { seq: number; upstreamId: string; item: string; attempts: number; nextAt: number }
 
@@ -98,6 +105,20 @@ export class AccountStore {
   setRef(ref: AccountRef): void {
     // One key order, so an unchanged ref compares equal as text and is not written again.
     this.putKv('ref', { tenantId: ref.tenantId, accountId: ref.accountId, channel: ref.channel })
+  }
+
+  placement(): AccountPlacement | undefined {
+    return this.getKv('placement', AccountPlacement)
+  }
+
+  setPlacement(p: AccountPlacement): void {
+    this.putKv('placement', { shard: p.shard, placement: p.placement, movingTo: p.movingTo })
+  }
+
+  /** A move of the tenant is running: its old shard refuses every write, so the object holds its writes back. */
+  moving(): boolean {
+    const p = this.placement()
+    return p !== undefined && p.movingTo !== null
   }
 
   /** True once this object saw its account in D1; forgotten when the account is removed. */

@@ -9,7 +9,8 @@ import type { WaitRoom } from './waits'
 export type Seqd = { seq: number }
 
 /**
- * Inbound rows after `after` (at most WAIT_BATCH, oldest first), or null when every wait slot is taken. The ticket
+ * Inbound rows after `after` (at most WAIT_BATCH, oldest first), null when every wait slot is taken, or `closed` when
+ * the tenant began moving to another shard meanwhile. The ticket
  * is registered before the first read, so a message committed during that read still wakes it.
  */
 export async function answerWait<T extends Seqd>(
@@ -18,7 +19,7 @@ export async function answerWait<T extends Seqd>(
   after: number,
   deadline: number,
   signal: AbortSignal
-): Promise<T[] | null> {
+): Promise<T[] | null | 'closed'> {
   const ticket = room.enter()
   if (!ticket) return null
   try {
@@ -32,7 +33,11 @@ export async function answerWait<T extends Seqd>(
         continue
       }
       rows = handed.rows.filter((r) => r.seq > after).slice(0, WAIT_BATCH)
-      if (rows.length > 0 || (await ticket.next(deadline, signal)) !== 'woken') break
+      if (rows.length > 0) break
+      const outcome = await ticket.next(deadline, signal)
+      // A move of the tenant began: the caller answers the wait with a retry (account/wait.ts).
+      if (outcome === 'closed') return 'closed'
+      if (outcome !== 'woken') break
     }
     return rows
   } finally {

@@ -13,8 +13,13 @@ export const WaitParams = z.object({
   tenant: z.string().min(1),
   account: z.string().min(1),
   after: z.coerce.number().int().min(0),
+  /** The tenant's placement `after` counts in (db/cursor-maps.ts): the object answers only in that same placement. */
+  placement: z.coerce.number().int().min(0).default(0),
   timeout_ms: z.coerce.number().int().min(0).max(60_000),
 })
+
+/** The object's status for a wait it cannot hold: the tenant is moving, or the caller and it disagree on where it lives. */
+export const WAIT_MOVING_STATUS = 503
 
 /**
  * The object's answer: its body is the messages' JSON array, already in wire form, and its facts ride in headers, so
@@ -43,7 +48,7 @@ export function waitHead(headers: Headers): WaitHead {
 }
 
 /** The URL the Worker fetches the wait at (a fetch, not RPC: only a fetch sees its caller leave). */
-export function waitUrl(tenantId: string, accountId: string, afterSeq: number, timeoutMs: number): string {
-  const q = new URLSearchParams({ tenant: tenantId, account: accountId, after: String(afterSeq), timeout_ms: String(timeoutMs) })
+export function waitUrl(tenantId: string, accountId: string, afterSeq: number, placement: number, timeoutMs: number): string {
+  const q = new URLSearchParams({ tenant: tenantId, account: accountId, after: String(afterSeq), placement: String(placement), timeout_ms: String(timeoutMs) })
   return `https://account.internal/wait?${q}`
 }

@@ -17,10 +17,26 @@ export const WAIT_SLOTS_PER_ACCOUNT = 2
  */
 export type CommittedInbound = { seq: number; message: z.infer<typeof Message> }
 
-export type WaitOutcome = 'woken' | 'timeout' | 'aborted'
+/** `closed`: the tenant began moving to another shard; the wait is answered and its client told to repeat it. */
+export type WaitOutcome = 'woken' | 'timeout' | 'aborted' | 'closed'
 
 export class WaitTicket<T> {
   private pending = false
+  private closed = false
+
+  /** A move of the tenant began: the wait is answered `closed` (and every later `next()` too). */
+  close(): void {
+    this.closed = true
+    const r = this.resolve
+    this.resolve = null
+    r?.('closed')
+  }
+
+  /** Whether a move closed this wait. */
+  isClosed(): boolean {
+    return this.closed
+  }
+
   private rows: T[] = []
   private stale = false
 
@@ -57,6 +73,7 @@ export class WaitTicket<T> {
 
   /** Resolves on the next wake (or at once if one is pending), at `deadline`, or when `signal` aborts. */
   next(deadline: number, signal: AbortSignal): Promise<WaitOutcome> {
+    if (this.closed) return Promise.resolve('closed')
     if (this.pending) {
       this.pending = false
       return Promise.resolve('woken')
@@ -104,5 +121,10 @@ export class WaitRoom<T = unknown> {
   /** The object committed inbound rows it could not read back: every open wait reads D1 again. */
   unsure(): void {
     for (const t of this.tickets) t.unsure()
+  }
+
+  /** Answers every open wait with `closed` (a move began). */
+  closeAll(): void {
+    for (const t of this.tickets) t.close()
   }
 }

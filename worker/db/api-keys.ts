@@ -91,12 +91,12 @@ export async function getApiKey(db: Db, tenantId: string, keyId: string): Promis
     .get()
 }
 
-/** Revokes a key; answers false when no live key has that id (within `tenantId` when given). */
-export async function revokeApiKey(db: Db, keyId: string, now: number, tenantId?: string): Promise<boolean> {
-  const rows = await db
+/** Revokes a key; answers the tenant it belonged to, or undefined when no live key has that id (within `tenantId` when given). */
+export async function revokeApiKey(db: Db, keyId: string, now: number, tenantId?: string): Promise<string | undefined> {
+  const [row] = await db
     .update(apiKeys)
     .set({ revokedAt: now })
     .where(and(eq(apiKeys.id, keyId), isNull(apiKeys.revokedAt), tenantId === undefined ? undefined : eq(apiKeys.tenantId, tenantId)))
-    .returning({ id: apiKeys.id })
-  return rows.length > 0
+    .returning({ tenantId: apiKeys.tenantId })
+  return row?.tenantId
 }

@@ -8,6 +8,7 @@ import { messageApprovals, messages } from '../../schema/d1'
 import { insertEventIfMessage } from './events'
 import { updateMessageStatus } from './messages'
 import type { Db } from './client'
+import { unfenced } from './fences'
 import type { MessageEvent } from '../../schema/events'
 
 export type ApprovalRow = typeof messageApprovals.$inferSelect
@@ -40,7 +41,7 @@ export async function dueApprovals(db: Db, now: number, limit: number): Promise<
   return db
     .select()
     .from(messageApprovals)
-    .where(and(isNull(messageApprovals.decidedAt), lte(messageApprovals.expiresAt, now)))
+    .where(and(isNull(messageApprovals.decidedAt), lte(messageApprovals.expiresAt, now), unfenced(messageApprovals.tenantId)))
     .orderBy(messageApprovals.expiresAt)
     .limit(limit)
     .all()

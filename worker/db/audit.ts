@@ -2,6 +2,7 @@
 import { and, desc, eq, inArray, lt, type SQL } from 'drizzle-orm'
 import { auditLog, type AuditOutcome } from '../../schema/d1'
 import type { Db } from './client'
+import { unfenced } from './fences'
 
 export type AuditRow = typeof auditLog.$inferSelect
 export type AuditEntry = Omit<AuditRow, 'seq'>
@@ -29,11 +30,20 @@ export async function listAudit(db: Db, f: AuditFilter): Promise<{ rows: AuditRo
   return { rows: rows.slice(0, f.limit), more: rows.length > f.limit }
 }
 
-/** Deletes up to `limit` entries older than `before` across tenants (the retention sweep); answers how many. */
+/** Deletes up to `limit` entries older than `before` across the shard's tenants but a moving one (the retention sweep); answers how many. */
 export async function pruneAudit(db: Db, before: number, limit: number): Promise<number> {
   const rows = await db
     .delete(auditLog)
-    .where(inArray(auditLog.seq, db.select({ seq: auditLog.seq }).from(auditLog).where(lt(auditLog.createdAt, before)).limit(limit)))
+    .where(
+      inArray(
+        auditLog.seq,
+        db
+          .select({ seq: auditLog.seq })
+          .from(auditLog)
+          .where(and(lt(auditLog.createdAt, before), unfenced(auditLog.tenantId)))
+          .limit(limit)
+      )
+    )
     .returning({ seq: auditLog.seq })
   return rows.length
 }

@@ -10,6 +10,7 @@ import { accounts, contacts, events, messages, tenants, webhooks } from '../../s
 import { OWNER_ONLY_EVENT, type EventPayload } from '../../schema/events'
 import { newId } from '../lib/ids'
 import type { Db } from './client'
+import { unfenced } from './fences'
 import { pruneOlderThan } from './prune'
 import { compiled, placeholders } from './compiled'
 import { constantRow } from './constant-row'
@@ -231,11 +232,11 @@ export async function undispatchedOwners(db: Db, before: number, limit: number):
   return db
     .selectDistinct({ tenantId: events.tenantId, accountId: events.accountId })
     .from(events)
-    .where(and(isNull(events.dispatchedAt), lt(events.createdAt, before)))
+    .where(and(isNull(events.dispatchedAt), lt(events.createdAt, before), unfenced(events.tenantId)))
     .limit(limit)
 }
 
 /** Deletes up to `limit` events older than `before`; answers how many went. */
 export function pruneEvents(db: Db, before: number, limit: number): Promise<number> {
-  return pruneOlderThan(db, events, { id: events.id, createdAt: events.createdAt }, before, limit)
+  return pruneOlderThan(db, events, { id: events.id, tenantId: events.tenantId, createdAt: events.createdAt }, before, limit)
 }

@@ -6,6 +6,7 @@
 import { and, eq, lte, or, sql } from 'drizzle-orm'
 import { idempotencyKeys } from '../../schema/d1'
 import type { Db } from './client'
+import { unfenced } from './fences'
 
 /** The first answer is replayed this long (Stripe's and the IETF draft's usual day). */
 export const IDEMPOTENCY_TTL_MS = 24 * 3_600_000
@@ -96,7 +97,7 @@ export async function releaseIdempotencyKey(db: Db, tenantId: string, keyHash: s
 /** The cron's step: deletes up to `limit` expired keys, oldest first, through the expiry index; answers how many. */
 export async function pruneIdempotencyKeys(db: Db, now: number, limit = IDEMPOTENCY_PRUNE_BATCH): Promise<number> {
   const rows = await db.all<{ n: number }>(
-    sql`DELETE FROM idempotency_keys WHERE rowid IN (SELECT rowid FROM idempotency_keys WHERE expires_at <= ${now} ORDER BY expires_at LIMIT ${limit}) RETURNING 1 AS n`
+    sql`DELETE FROM idempotency_keys WHERE rowid IN (SELECT rowid FROM idempotency_keys WHERE expires_at <= ${now} AND ${unfenced(idempotencyKeys.tenantId)} ORDER BY expires_at LIMIT ${limit}) RETURNING 1 AS n`
   )
   return rows.length
 }

@@ -2,6 +2,7 @@
 import { and, asc, eq, lt } from 'drizzle-orm'
 import { media } from '../../schema/d1'
 import type { Db } from './client'
+import { unfenced } from './fences'
 import { inJsonList } from './json-list'
 
 export type MediaRow = typeof media.$inferSelect
@@ -18,7 +19,12 @@ export async function upsertMedia(db: Db, row: MediaRow): Promise<void> {
 
 /** The oldest items created before `before`, for the retention sweep. */
 export async function mediaCreatedBefore(db: Db, before: number, limit: number): Promise<MediaRow[]> {
-  return db.select().from(media).where(lt(media.createdAt, before)).orderBy(asc(media.createdAt)).limit(limit)
+  return db
+    .select()
+    .from(media)
+    .where(and(lt(media.createdAt, before), unfenced(media.tenantId)))
+    .orderBy(asc(media.createdAt))
+    .limit(limit)
 }
 
 export async function mediaOfAccount(db: Db, tenantId: string, accountId: string, limit: number): Promise<MediaRow[]> {

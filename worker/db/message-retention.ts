@@ -1,10 +1,10 @@
 /**
- * Message retention in D1 (docs/api.md, "Retention and archive"): which tenants the sweep visits next and what a
- * sweep step deletes. Every statement takes the `Db` it runs on, and each step touches one tenant's rows, so a step
- * runs on whichever database holds that tenant. Lists of ids travel as one JSON parameter (db/json-list.ts): a step
+ * Message retention in D1 (docs/api.md, "Retention and archive"): which tenants the sweep visits next (the
+ * directory's tenants) and what a sweep step deletes (on the tenant's shard). Every statement takes the `Db` it runs
+ * on, and each step touches one tenant's rows, so a step runs on whichever database holds that tenant. Lists of ids travel as one JSON parameter (db/json-list.ts): a step
  * handles up to 500 messages, D1 binds at most 100 parameters.
  */
-import { and, asc, eq, lt, sql } from 'drizzle-orm'
+import { and, asc, eq, isNull, lt, sql } from 'drizzle-orm'
 import { contacts, media, messages, tenants } from '../../schema/d1'
 import type { Db } from './client'
 import { inJsonList } from './json-list'
@@ -17,21 +17,24 @@ export function retentionDays(stored: number | null): number {
   return stored ?? DEFAULT_MESSAGE_RETENTION_DAYS
 }
 
-export type RetentionTenant = { id: string; retentionDays: number }
+export type RetentionTenant = { id: string; retentionDays: number; shard: number }
 
-/** Tenants whose last visit ended before `checkedBefore`, longest ago first. */
-export async function retentionDue(db: Db, checkedBefore: number, limit: number): Promise<RetentionTenant[]> {
-  const rows = await db
-    .select({ id: tenants.id, stored: tenants.messageRetentionDays })
+/**
+ * Tenants (in the directory) whose last visit ended before `checkedBefore`, longest ago first, with their shard. A
+ * tenant being moved waits: its old shard refuses its deletes, and its rows are being copied.
+ */
+export async function retentionDue(dir: Db, checkedBefore: number, limit: number): Promise<RetentionTenant[]> {
+  const rows = await dir
+    .select({ id: tenants.id, stored: tenants.messageRetentionDays, shard: tenants.shard })
     .from(tenants)
-    .where(lt(tenants.retentionCheckedAt, checkedBefore))
+    .where(and(lt(tenants.retentionCheckedAt, checkedBefore), isNull(tenants.movingTo)))
     .orderBy(asc(tenants.retentionCheckedAt))
     .limit(limit)
-  return rows.map((r) => ({ id: r.id, retentionDays: retentionDays(r.stored) }))
+  return rows.map((r) => ({ id: r.id, retentionDays: retentionDays(r.stored), shard: r.shard }))
 }
 
-export async function markRetentionChecked(db: Db, tenantId: string, at: number): Promise<void> {
-  await db.update(tenants).set({ retentionCheckedAt: at }).where(eq(tenants.id, tenantId))
+export async function markRetentionChecked(dir: Db, tenantId: string, at: number): Promise<void> {
+  await dir.update(tenants).set({ retentionCheckedAt: at }).where(eq(tenants.id, tenantId))
 }
 
 /** A statement deleting messages by seq (the account figures follow by trigger). */

@@ -1,7 +1,8 @@
 /**
  * Every sealed column as rows to re-seal (POST /admin/secrets/reseal): where each column's row key is, a page of
  * values not sealed under the current key in key order, a conditional update, and the count still to do. The
- * column and table names come from the constant table below, never from input.
+ * column and table names come from the constant table below, never from input. The walk goes shard by shard
+ * (db/shards.ts): shard 0 is the directory's database, so its page-inbox apps and flows are walked there.
  */
 import { currentPrefix, seal, SEALED_COLUMNS, unseal, type Keyring, type SealedAt, type SealedColumn } from '../lib/sealed'
 
@@ -57,7 +58,7 @@ export async function countNotCurrent(db: D1Database, column: SealedColumn, curr
   return row?.n ?? 0
 }
 
-export type ResealPosition = { column: SealedColumn; after: { tenantId: string; rowId: string } | null }
+export type ResealPosition = { shard: number; column: SealedColumn; after: { tenantId: string; rowId: string } | null }
 
 export type ResealPage = {
   resealed: number
@@ -68,16 +69,22 @@ export type ResealPage = {
 }
 
 /**
- * Re-seals up to `limit` values from `from` on, column after column, under the current key: each is opened (any
- * key of the ring, or the v1 format) and sealed again for the same place, then written only if unchanged since the
- * read. Idempotent (values already under the current key are not selected) and resumable from any position.
+ * Re-seals up to `limit` values from `from` on, column after column and shard after shard, under the current key:
+ * each is opened (any key of the ring, or the v1 format) and sealed again for the same place, then written only if
+ * unchanged since the read. Idempotent (values already under the current key are not selected) and resumable from
+ * any position.
  */
-export async function resealPage(db: D1Database, ring: Keyring, from: ResealPosition, limit: number): Promise<ResealPage> {
+export async function resealPage(shards: D1Database[], ring: Keyring, from: ResealPosition, limit: number): Promise<ResealPage> {
   const prefix = currentPrefix(ring)
   const out: ResealPage = { resealed: 0, unreadable: [], next: null }
   let position: ResealPosition | null = from
   let left = limit
   while (position && left > 0) {
+    const db = shards[position.shard]
+    if (!db) {
+      position = null
+      break
+    }
     const rows = await sealedValuesToReseal(db, position.column, prefix, position.after, left)
     const writes: D1PreparedStatement[] = []
     for (const row of rows) {
@@ -90,16 +97,17 @@ export async function resealPage(db: D1Database, ring: Keyring, from: ResealPosi
     if (writes.length > 0) out.resealed += (await db.batch(writes)).reduce((n, r) => n + (r.meta.changes ?? 0), 0)
     left -= rows.length
     const last = rows.at(-1)
-    if (last && left === 0) position = { column: position.column, after: { tenantId: last.at.tenantId, rowId: last.at.rowId } }
-    else position = nextColumn(position.column)
+    if (last && left === 0) position = { ...position, after: { tenantId: last.at.tenantId, rowId: last.at.rowId } }
+    else position = nextColumn(position, shards.length)
   }
   out.next = position
   return out
 }
 
-function nextColumn(column: SealedColumn): ResealPosition | null {
-  const next = SEALED_COLUMNS[SEALED_COLUMNS.indexOf(column) + 1]
-  return next ? { column: next, after: null } : null
+function nextColumn(p: ResealPosition, shardCount: number): ResealPosition | null {
+  const next = SEALED_COLUMNS[SEALED_COLUMNS.indexOf(p.column) + 1]
+  if (next) return { shard: p.shard, column: next, after: null }
+  return p.shard + 1 < shardCount ? { shard: p.shard + 1, column: SEALED_COLUMNS[0], after: null } : null
 }
 
-export const RESEAL_START: ResealPosition = { column: SEALED_COLUMNS[0], after: null }
+export const RESEAL_START: ResealPosition = { shard: 0, column: SEALED_COLUMNS[0], after: null }

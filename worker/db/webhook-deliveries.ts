@@ -8,6 +8,7 @@ import { events, tenants, webhookDeliveries, webhookHealth, webhooks, type Deliv
 import type { FailureType } from '../../schema/api/webhooks'
 import { OWNER_ONLY_EVENT } from '../../schema/events'
 import type { Db } from './client'
+import { unfenced } from './fences'
 import { pruneOlderThan } from './prune'
 import type { EventOwner } from './events'
 import { passesFilter } from './event-filter'
@@ -206,11 +207,11 @@ export async function overdueOwners(db: Db, before: number, limit: number): Prom
   return db
     .selectDistinct({ tenantId: d.tenantId, accountId: d.accountId })
     .from(d)
-    .where(and(eq(d.status, 'pending'), lt(d.nextAttemptAt, before), or(isNull(d.leaseUntil), lt(d.leaseUntil, before))))
+    .where(and(eq(d.status, 'pending'), lt(d.nextAttemptAt, before), or(isNull(d.leaseUntil), lt(d.leaseUntil, before)), unfenced(d.tenantId)))
     .limit(limit)
 }
 
 /** Deletes up to `limit` log rows older than `before` (retries end within hours; the log keeps 7 days). */
 export function pruneDeliveries(db: Db, before: number, limit: number): Promise<number> {
-  return pruneOlderThan(db, d, { id: d.id, createdAt: d.createdAt }, before, limit)
+  return pruneOlderThan(db, d, { id: d.id, tenantId: d.tenantId, createdAt: d.createdAt }, before, limit)
 }

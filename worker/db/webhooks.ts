@@ -3,9 +3,10 @@
  * position in it is the API's `id`. The per-tenant cap is enforced inside the insert, so it holds under races.
  * MCP `events/subscribe` subscriptions are rows here too (origin `mcp`), upserted by their derived id.
  */
-import { and, asc, eq, inArray, lt, sql, type SQL } from 'drizzle-orm'
-import { apiKeys, webhooks } from '../../schema/d1'
+import { and, asc, eq, gt, inArray, isNull, lt, or, sql, type SQL } from 'drizzle-orm'
+import { webhooks } from '../../schema/d1'
 import type { Db } from './client'
+import { unfenced } from './fences'
 import { constantRow } from './constant-row'
 
 export type WebhookRow = typeof webhooks.$inferSelect
@@ -71,7 +72,7 @@ export async function lapsedMcpSubscriptions(db: Db, before: number, limit: numb
   return db
     .select()
     .from(webhooks)
-    .where(and(eq(webhooks.origin, 'mcp'), lt(webhooks.expiresAt, before)))
+    .where(and(eq(webhooks.origin, 'mcp'), lt(webhooks.expiresAt, before), unfenced(webhooks.tenantId)))
     .orderBy(asc(webhooks.expiresAt))
     .limit(limit)
 }
@@ -117,12 +118,21 @@ export function enabledWebhooks(db: Db, tenantId: string) {
 
 /**
  * SQL: whether a subscription still takes new deliveries at `now`. An MCP subscription stops when its TTL runs out
- * (its client stopped refreshing it) or when the key that made it is revoked or expired (SEP-3415: access is
- * re-checked at delivery time); a REST subscription has neither.
+ * (its client stopped refreshing it), when its key expires (its TTL never reaches past the key's expiry,
+ * mcp/events/subscribe.ts) or when its key is revoked (which ends it: expireKeySubscriptions); SEP-3415 re-checks
+ * access at delivery time. A REST subscription has none of these.
  */
 export function subscriptionLive(now: number): SQL {
-  const w = webhooks
-  const k = apiKeys
-  const keyValid = sql`exists (select 1 from ${k} where ${k.id} = ${w.keyId} and ${k.revokedAt} is null and (${k.expiresAt} is null or ${k.expiresAt} > ${now}))`
-  return sql`(${w.expiresAt} is null or ${w.expiresAt} > ${now}) and (${w.keyId} is null or ${keyValid})`
+  return sql`(${webhooks.expiresAt} is null or ${webhooks.expiresAt} > ${now})`
+}
+
+/**
+ * A revoked key's subscriptions end now (they stay listed a day, webhooks/sweeper.ts). Keys live in the directory and
+ * subscriptions on the tenant's shard, so the revocation writes both (routes/keys.ts, routes/admin.ts).
+ */
+export async function expireKeySubscriptions(db: Db, tenantId: string, keyId: string, now: number): Promise<void> {
+  await db
+    .update(webhooks)
+    .set({ expiresAt: now })
+    .where(and(eq(webhooks.tenantId, tenantId), eq(webhooks.keyId, keyId), or(isNull(webhooks.expiresAt), gt(webhooks.expiresAt, now))))
 }

@@ -9,6 +9,7 @@ const DEFAULT_DESCRIPTIONS: Record<number, string> = {
   409: 'Conflict (see error); on a creating POST also a retry while the first request with its Idempotency-Key still runs (Retry-After)',
   422: 'Refused (see error); on a creating POST also an Idempotency-Key used before for a different request',
   429: 'Rate limited (README "Limits and abuse protection"); Retry-After says when to try again',
+  507: 'No shard has room (docs/CAPACITY.md, "When a database fills")',
 }
 
 /** `{success: false, error, error_code}` answers for the given statuses, with route-specific descriptions if given. */

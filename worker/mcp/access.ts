@@ -6,10 +6,10 @@ import { cors } from 'hono/cors'
 import { createMiddleware } from 'hono/factory'
 import { mcpAllowedOrigins } from '../config'
 import { API_KEY_PREFIX } from '../db/api-keys'
-import { database } from '../db/client'
+import { directory } from '../db/shards'
 import type { AppEnv } from '../env'
 import { ApiError } from '../errors'
-import { authenticateKey, keyFromHeaders } from '../middleware/api-key'
+import { actAs, authenticateKey, keyFromHeaders } from '../middleware/api-key'
 import { authFailed, refuseThrottled } from '../middleware/auth-throttle'
 import { keyClock } from '../middleware/key-scope'
 import { isExpired } from '../safety/grant'
@@ -79,14 +79,13 @@ export const mcpAuth = createMiddleware<AppEnv>(async function mcpAuth(c, next) 
   const key = keyFromHeaders(c.req.raw.headers)
   if (!key) throw new ApiError(401, 'unauthorized', 'An API key is required: send it in the X-API-Key header or as Authorization: Bearer <key>')
   refuseThrottled(c)
-  const owner = await authenticateKey(database(c.env.DB), key)
+  const owner = await authenticateKey(directory(c.env), key)
   if (!owner) return authFailed(c, new ApiError(401, 'invalid_api_key', 'The API key is invalid or revoked'))
   const { tenant, grant } = owner
   c.set('apiKeyRef', owner.ref)
   // REST answers 404 here (spec 4.1); on the MCP endpoint a 404 means "session expired" to clients, so 403.
   if (!tenant.apiEnabled) throw new ApiError(403, 'api_not_enabled', 'The API is not enabled for this account')
   if (isExpired(grant, keyClock.now())) throw new ApiError(403, 'key_expired', 'This key has expired; mint a new one with the owner’s key')
-  c.set('tenant', tenant)
-  c.set('key', grant)
+  actAs(c, tenant, grant)
   await next()
 })

@@ -17,7 +17,6 @@ import {
 import { Hono, type Context, type ExecutionContext } from 'hono'
 import type { AppEnv } from '../env'
 import { ApiError } from '../errors'
-import { database } from '../db/client'
 import { keyFromHeaders } from '../middleware/api-key'
 import { readCapped } from '../lib/read-capped'
 import { requestLimits } from '../lib/rate-limit'
@@ -184,7 +183,7 @@ export function mcpRoutes(workerFetch: WorkerFetch): Hono<AppEnv> {
             signal: AbortSignal.any([signal, clientGone]),
             rest: async (request) => workerFetch(request, env, ctx),
           }),
-        { env, db: database(env.DB), tenant, grant, requestUrl, clientGone, now: Date.now }
+        { env, db: c.var.db, tenant, grant, requestUrl, clientGone, now: Date.now }
       )
     if (route === 'legacy') return serveLegacy(make(), c.req.raw, parsedBody)
     serverFor.set(c.req.raw, make)

@@ -10,14 +10,17 @@ type WithMedia = { media: { url: string; id?: string | null } | null }
 
 export type MediaSigner = (url: string) => Promise<string>
 
-/** Links are built on MEDIA_BASE_URL when it is set (a separate media origin), else on the origin stored with the item. */
-export function mediaSigner(env: Env, now: number): MediaSigner {
+/**
+ * Signs the tenant's media links. Links are built on MEDIA_BASE_URL when it is set (a separate media origin), else on
+ * the origin stored with the item.
+ */
+export function mediaSigner(env: Env, tenantId: string, now: number): MediaSigner {
   const expiresAt = now + mediaConfig(env).linkTtlMs
   return async (url) => {
     const id = mediaIdOfUrl(url)
     if (!id) return url
     const origin = env.MEDIA_BASE_URL ? mediaOrigin(env) : url.slice(0, url.indexOf('/media/'))
-    return signedMediaUrl(encryptionKey(env), origin, id, expiresAt)
+    return signedMediaUrl(encryptionKey(env), origin, tenantId, id, expiresAt)
   }
 }
 

@@ -4,9 +4,11 @@
  * step to R2 before its delete, with the media those messages still hold and the contacts no message refers to
  * any more. A step reads a fixed window of the tenant's oldest messages, so its cost never depends on how much
  * history there is; a run does a fixed number of steps, so it stays short however far behind the deletes are.
- * Nothing here wakes a Durable Object.
+ * The tenants to visit come from the directory, each step runs on the tenant's shard (docs/ARCHITECTURE.md, "The
+ * data tier"). Nothing here wakes a Durable Object.
  */
 import type { Db } from '../db/client'
+import { directory, shardDb } from '../db/shards'
 import type { MessageWithContact } from '../db/messages'
 import { writeArchive } from '../db/message-archive'
 import { oldestMessages } from '../db/messages'
@@ -85,15 +87,16 @@ export async function retentionStep(bucket: R2Bucket, db: Db, tenantId: string, 
 }
 
 /** The cron's retention run. */
-export async function sweepRetention(bucket: R2Bucket, db: Db, now: number): Promise<RetentionReport> {
+export async function sweepRetention(env: Env, now: number): Promise<RetentionReport> {
   const report: RetentionReport = { tenants: 0, steps: 0, archivedParts: 0, deleted: 0, contacts: 0, media: 0 }
-  const due = await retentionDue(db, now - RETENTION_REVISIT_MS, TENANTS_PER_SWEEP)
+  const dir = directory(env)
+  const due = await retentionDue(dir, now - RETENTION_REVISIT_MS, TENANTS_PER_SWEEP)
   for (const tenant of due) {
     if (report.steps >= RETENTION_STEPS_PER_SWEEP) break
     report.tenants++
-    const finished = await sweepTenant(bucket, db, tenant, now, report)
+    const finished = await sweepTenant(env.MEDIA, shardDb(env, tenant.shard), tenant, now, report)
     // A tenant not finished is due again at once, behind those that waited longer.
-    await markRetentionChecked(db, tenant.id, finished ? now : now - RETENTION_REVISIT_MS - 1)
+    await markRetentionChecked(dir, tenant.id, finished ? now : now - RETENTION_REVISIT_MS - 1)
   }
   return report
 }

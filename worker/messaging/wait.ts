@@ -1,14 +1,16 @@
 /**
  * GET /v1/messages/wait across one or several accounts. Each account's AccountDO holds the wait and pushes the
  * wakeup; with several accounts the first one with news ends all of them, and the answer is read from D1 across
- * all of them so the returned cursor never skips a message of another account.
+ * all of them so the returned cursor never skips a message of another account. A wait counts in the tenant's
+ * placement (db/cursor-maps.ts); while the tenant moves to another shard the objects answer at once, and the
+ * client is told to repeat the wait (503 with Retry-After) with the cursor it has, which stays good.
  */
 import { accountStub } from '../lib/objects'
-import { WAIT_BATCH, waitHead, WaitMessages, waitUrl, type WaitHead } from '../account/wait.shared'
+import { WAIT_BATCH, WAIT_MOVING_STATUS, waitHead, WaitMessages, waitUrl, type WaitHead } from '../account/wait.shared'
 import type { AccountRow } from '../db/accounts'
 import type { Db } from '../db/client'
 import { inboundAfter } from '../db/messages'
-import { ApiError } from '../errors'
+import { ApiError, tenantMovingError } from '../errors'
 import { firstNews } from './wait-across'
 import { toWireMessage, type WireMessage } from '../db/wire'
 
@@ -31,9 +33,12 @@ const objectReset = (err: unknown) => err instanceof Error && (Reflect.get(err, 
  * left (a wait only reads, so repeating it is safe, and the new instance registers it before reading D1, so a
  * message committed meanwhile is found): the client gets its answer, not an error.
  */
+/** Where a wait counts: the tenant and its placement (the `placement` of its row). */
+export type WaitPlace = { tenantId: string; placement: number }
+
 async function waitOne(
   env: Env,
-  tenantId: string,
+  at: WaitPlace,
   accountId: string,
   afterSeq: number,
   timeoutMs: number,
@@ -44,12 +49,13 @@ async function waitOne(
     let res: Response
     try {
       const left = Math.max(0, deadline - Date.now())
-      res = await accountStub(env, tenantId, accountId).fetch(waitUrl(tenantId, accountId, afterSeq, left), { signal })
+      res = await accountStub(env, at.tenantId, accountId).fetch(waitUrl(at.tenantId, accountId, afterSeq, at.placement, left), { signal })
     } catch (err) {
       if (resets >= WAIT_RESETS_MAX || signal.aborted || !objectReset(err)) throw err
       continue
     }
     if (res.status === 429) throw waitConcurrency()
+    if (res.status === WAIT_MOVING_STATUS) throw tenantMovingError()
     if (!res.ok) throw new Error(`account wait failed with HTTP ${res.status}`)
     return { ...waitHead(res.headers), body: await res.text() }
   }
@@ -66,7 +72,7 @@ function idle(ms: number, signal: AbortSignal): Promise<void> {
 export async function waitForInbound(
   env: Env,
   db: Db,
-  tenantId: string,
+  at: WaitPlace,
   targets: AccountRow[],
   afterSeq: number,
   timeoutMs: number,
@@ -78,19 +84,19 @@ export async function waitForInbound(
     return { messages: [], lastSeq: afterSeq }
   }
   if (targets.length === 1) {
-    const answer = await waitOne(env, tenantId, only.id, afterSeq, timeoutMs, clientSignal)
+    const answer = await waitOne(env, at, only.id, afterSeq, timeoutMs, clientSignal)
     const lastSeq = answer.lastSeq ?? afterSeq
     return answer.media ? { messages: WaitMessages.parse(JSON.parse(answer.body)), lastSeq } : { messagesJson: answer.body, lastSeq }
   }
 
   await firstNews(
     targets.map((a) => a.id),
-    async (id, signal) => ({ news: (await waitOne(env, tenantId, id, afterSeq, timeoutMs, signal)).count > 0 }),
+    async (id, signal) => ({ news: (await waitOne(env, at, id, afterSeq, timeoutMs, signal)).count > 0 }),
     clientSignal
   )
   const rows = await inboundAfter(
     db,
-    tenantId,
+    at.tenantId,
     targets.map((a) => a.id),
     afterSeq,
     WAIT_BATCH

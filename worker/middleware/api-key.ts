@@ -8,12 +8,14 @@
  * isolate's cache on every change, so a revocation or a switch takes effect at once here and within
  * AUTH_CACHE_TTL_MS (5 s) in every other isolate (tested on an injected clock: test/worker/middleware/api-key.test.ts).
  */
-import type { MiddlewareHandler } from 'hono'
+import type { Context, MiddlewareHandler } from 'hono'
 import { createMiddleware } from 'hono/factory'
 import { ownerOfApiKey, type KeyOwner } from '../db/api-keys'
-import { database, type Db } from '../db/client'
+import type { Db } from '../db/client'
+import { clearPlacementCache } from '../db/placement'
+import { directory, shardDb } from '../db/shards'
 import type { Tenant } from '../db/tenants'
-import type { AppEnv } from '../env'
+import type { AppEnv, KeyGrant } from '../env'
 import { ApiError } from '../errors'
 import { sha256Hex } from '../lib/crypto'
 import { fullGrant } from '../safety/grant'
@@ -27,9 +29,10 @@ const AUTH_CACHE_MAX_ENTRIES = 10_000
 /** A key's owner (tenant and grant) or null for an unknown key, and the key's reference (a hash prefix: what the per-key rate limit counts, never the key). */
 const cache = new Map<string, { owner: KeyOwner | null; ref: string; until: number }>()
 
-/** Forgets every cached key lookup of this isolate (called by the admin API after any change). */
+/** Forgets every cached key and placement lookup of this isolate (called by the admin API after any change). */
 export function clearAuthCache(): void {
   cache.clear()
+  clearPlacementCache()
 }
 
 /**
@@ -89,25 +92,33 @@ export function keyFromHeaders(headers: Headers): string | undefined {
   return bearer || headers.get('x-api-key')?.trim() || undefined
 }
 
+/**
+ * Hands the request its tenant, the key's grant and the tenant's shard: the row came with the key's lookup (cached),
+ * so finding the shard costs no D1 round trip.
+ */
+export function actAs(c: Context<AppEnv>, tenant: Tenant, grant: KeyGrant): void {
+  c.set('tenant', tenant)
+  c.set('key', grant)
+  c.set('db', shardDb(c.env, tenant.shard))
+}
+
 export function apiKeyAuth({ allowQuery }: { allowQuery: boolean }) {
   return createMiddleware<AppEnv>(async function apiKeyAuth(c, next) {
     const known = vouched.get(c.req.raw)
     if (known) {
-      c.set('tenant', known.tenant)
-      c.set('key', known.grant)
+      actAs(c, known.tenant, known.grant)
       if (known.tool) c.set('tool', known.tool)
       return next()
     }
     const key = keyFromHeaders(c.req.raw.headers) ?? (allowQuery ? c.req.query('apiKey') : undefined)
     if (!key) throw new ApiError(401, 'unauthorized', 'An API key is required: send it as Authorization: Bearer <key> or X-API-Key')
     refuseThrottled(c)
-    const owner = await authenticateKey(database(c.env.DB), key)
+    const owner = await authenticateKey(directory(c.env), key)
     if (!owner) return authFailed(c, new ApiError(401, 'unauthorized', 'The API key is invalid or revoked'))
     c.set('apiKeyRef', owner.ref)
     // A tenant with the API switched off sees the API as absent (spec 4.1).
     if (!owner.tenant.apiEnabled) throw new ApiError(404, 'api_not_enabled', 'The API is not enabled for this account')
-    c.set('tenant', owner.tenant)
-    c.set('key', owner.grant)
+    actAs(c, owner.tenant, owner.grant)
     await next()
   })
 }

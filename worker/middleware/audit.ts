@@ -9,7 +9,6 @@
 import type { Context } from 'hono'
 import { createMiddleware } from 'hono/factory'
 import { auditInsert } from '../db/audit'
-import { database } from '../db/client'
 import type { AppEnv } from '../env'
 import { ApiError } from '../errors'
 
@@ -46,7 +45,7 @@ export const auditTrail = createMiddleware<AppEnv>(async function auditTrail(c, 
   const route = note.route ?? `${c.req.method} ${c.req.path}`
   if (ok && RECORDED_AS_MESSAGES.has(route)) return
   try {
-    await auditInsert(database(c.env.DB), {
+    await auditInsert(c.var.db, {
       tenantId: tenant.id,
       keyId: grant.id || null,
       keyLabel: grant.label,

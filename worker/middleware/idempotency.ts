@@ -16,7 +16,7 @@ import { matchedRoutes } from 'hono/route'
 import { z } from 'zod'
 import { IDEMPOTENCY_HEADER, IDEMPOTENCY_KEY_MAX } from '../../schema/api/common'
 import { keyring } from '../config'
-import { database, type Db } from '../db/client'
+import type { Db } from '../db/client'
 import { claimIdempotencyKey, releaseIdempotencyKey, storeIdempotentAnswer } from '../db/idempotency'
 import type { Context, Next } from 'hono'
 import type { AppEnv } from '../env'
@@ -149,7 +149,8 @@ export function idempotency(prefix: string, definitions: () => OpenAPIHono<AppEn
 async function idempotent(c: Context<AppEnv>, next: Next, raw: string): Promise<Response | undefined> {
   const key = checkedKey(raw)
   const tenantId = c.get('tenant').id
-  const db = database(c.env.DB)
+  // The tenant's shard: its keys live with its other rows (and move with them).
+  const db = c.var.db
   const keyHash = await sha256Hex(key)
   const text = await c.req.raw.clone().text()
   // A dry run (`dry_run: true`, issue 25) writes nothing, so it claims no key either; its answer is computed afresh.

@@ -16,7 +16,7 @@ import {
   type SessionState,
 } from '../../schema/frames'
 import { relayConfig } from '../config'
-import { database } from '../db/client'
+import { directory } from '../db/shards'
 import { tenantsWithOwnRelays } from '../db/relays'
 import {
   chatAction,
@@ -48,7 +48,7 @@ export class RelayHubDO extends DurableObject<Env> {
     this.c = {
       env,
       ctx,
-      db: database(env.DB),
+      db: directory(env),
       store: new HubStore(ctx.storage),
       config: relayConfig(env),
       chains: new Map(),

@@ -3,7 +3,6 @@ import { createRoute } from '@hono/zod-openapi'
 import { AccountList } from '../../schema/api/accounts'
 import { MessagingError } from '../../schema/api/common'
 import { accountAllowed } from '../safety/grant'
-import { database } from '../db/client'
 import { accountsWithLimits } from '../messaging/account-view'
 import { resourceApp } from '../validate'
 
@@ -27,7 +26,7 @@ accountsRoutes.openapi(
     },
   }),
   async (c) => {
-    const { accounts } = await accountsWithLimits(c.env, database(c.env.DB), c.get('tenant'))
+    const { accounts } = await accountsWithLimits(c.env, c.var.db, c.get('tenant'))
     // A key limited to some accounts sees only those.
     const grant = c.get('key')
     return c.json({ accounts: accounts.filter((a) => accountAllowed(grant, a.id)) }, 200)

@@ -6,9 +6,13 @@
  *                                    account per scrape, ACCOUNT_CALLS_AT_ONCE at a time; nothing is written per message
  *                                    beyond what the object already writes
  *   webhook backlog and failures     the partial index of pending deliveries and the per-URL health rows
+ *   shards                           each shard's size from D1's own meta, its tenants, and the alarm level
+ * Every figure but the shards' is summed over the shards; a shard that does not answer fails the scrape (its figures
+ * would silently drop otherwise).
  */
-import { allAccounts, webhookFigures, type AccountSample } from '../db/edge-metrics'
-import { database } from '../db/client'
+import { allAccounts, webhookFigures, type AccountSample, type WebhookFigures } from '../db/edge-metrics'
+import { shardStats } from '../db/shard-stats'
+import { shardCount, shardDb } from '../db/shards'
 import { accountStub } from '../lib/objects'
 import { exposition, PROMETHEUS_CONTENT_TYPE, type Family, type Sample } from '../lib/prometheus'
 import { resourceApp } from '../validate'
@@ -51,10 +55,25 @@ function summed(): { add(labels: Record<string, string>, value: number): void; s
   }
 }
 
+/** Sums each shard's webhook figures. */
+function addFigures(all: WebhookFigures[]): WebhookFigures {
+  const sum = { pending: 0, overdue: 0, failures: 0, successes: 0, failingUrls: 0, pausedUrls: 0 }
+  for (const f of all) for (const k of Object.keys(sum) as Array<keyof WebhookFigures>) sum[k] += f[k]
+  return sum
+}
+
+const LEVELS = ['ok', 'warning', 'full', 'unreachable'] as const
+
 adminMetricsRoutes.get('/', async (c) => {
-  const db = database(c.env.DB)
   const now = Date.now()
-  const [list, hooks] = await Promise.all([allAccounts(db), webhookFigures(db, now)])
+  const shards = Array.from({ length: shardCount(c.env) }, (_, i) => shardDb(c.env, i))
+  const [lists, figures, stats] = await Promise.all([
+    Promise.all(shards.map((db) => allAccounts(db))),
+    Promise.all(shards.map((db) => webhookFigures(db, now))),
+    shardStats(c.env),
+  ])
+  const list = lists.flat()
+  const hooks = addFigures(figures)
   const accounts = summed()
   for (const a of list) accounts.add({ channel: a.channel, status: a.status }, 1)
   const messages = summed()
@@ -101,6 +120,30 @@ adminMetricsRoutes.get('/', async (c) => {
     },
     { name: 'gateway_webhook_urls_failing', type: 'gauge', help: 'Webhook URLs whose last attempt failed.', samples: [{ value: hooks.failingUrls }] },
     { name: 'gateway_webhook_urls_paused', type: 'gauge', help: 'Webhook URLs paused after failing too long.', samples: [{ value: hooks.pausedUrls }] },
+    {
+      name: 'gateway_shard_size_bytes',
+      type: 'gauge',
+      help: "Each shard's D1 size (meta.size_after); shards that did not answer are left out.",
+      samples: stats.flatMap((s) => (s.sizeBytes === null ? [] : [{ labels: { shard: String(s.shard) }, value: s.sizeBytes }])),
+    },
+    {
+      name: 'gateway_shard_capacity_bytes',
+      type: 'gauge',
+      help: 'What one shard may hold (SHARD_CAPACITY_BYTES).',
+      samples: stats.map((s) => ({ labels: { shard: String(s.shard) }, value: s.capacityBytes })),
+    },
+    {
+      name: 'gateway_shard_tenants',
+      type: 'gauge',
+      help: 'Tenants placed on each shard.',
+      samples: stats.map((s) => ({ labels: { shard: String(s.shard) }, value: s.tenants })),
+    },
+    {
+      name: 'gateway_shard_level',
+      type: 'gauge',
+      help: "Each shard's alarm level as 1 on its label: ok, warning (past 80 % of its capacity), full (past 90 %: no new tenant, no move in) or unreachable.",
+      samples: stats.flatMap((s) => LEVELS.map((level) => ({ labels: { shard: String(s.shard), level }, value: s.level === level ? 1 : 0 }))),
+    },
     {
       name: 'gateway_metrics_accounts_unread',
       type: 'gauge',

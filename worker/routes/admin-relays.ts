@@ -4,7 +4,7 @@
  */
 import { createRoute } from '@hono/zod-openapi'
 import { AdminRelayList, AdminRelayRevoked, AdminRelayToken, CreateRelayBody, RelayIdParam } from '../../schema/api/admin'
-import { database } from '../db/client'
+import { directory } from '../db/shards'
 import { issueRelayToken, listRelays, revokeRelay } from '../db/relays'
 import { getTenant } from '../db/tenants'
 import { ApiError } from '../errors'
@@ -32,7 +32,7 @@ adminRelayRoutes.openapi(
   }),
   async (c) => {
     const body = c.req.valid('json') ?? {}
-    const db = database(c.env.DB)
+    const db = directory(c.env)
     if (body.tenant_id && !(await getTenant(db, body.tenant_id))) throw new ApiError(404, 'tenant_not_found', 'No such tenant')
     const { row, token } = await issueRelayToken(db, body.tenant_id ?? null, body.name ?? null, Date.now())
     return c.json({ id: row.id, tenant_id: row.tenantId, name: row.name, token, prefix: row.prefix, created_at: iso(row.createdAt) }, 201)
@@ -54,7 +54,7 @@ adminRelayRoutes.openapi(
     },
   }),
   async (c) => {
-    const [rows, links] = await Promise.all([listRelays(database(c.env.DB)), relayHub(c.env).relayLinks()])
+    const [rows, links] = await Promise.all([listRelays(directory(c.env)), relayHub(c.env).relayLinks()])
     const relays = rows.map((r) => {
       const mine = links.filter((l) => l.relay_id === r.id)
       return {
@@ -93,7 +93,7 @@ adminRelayRoutes.openapi(
   }),
   async (c) => {
     const { relayId } = c.req.valid('param')
-    const row = await revokeRelay(database(c.env.DB), relayId, Date.now())
+    const row = await revokeRelay(directory(c.env), relayId, Date.now())
     if (!row) throw new ApiError(404, 'relay_not_found', 'No live relay token with that id')
     const closed = await relayHub(c.env).cutRelay(row.id)
     return c.json({ success: true as const, id: row.id, links_closed: closed }, 200)

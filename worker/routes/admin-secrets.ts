@@ -7,6 +7,7 @@ import { z } from 'zod'
 import { ResealAnswer, ResealBody, SecretsStatus } from '../../schema/api/admin'
 import { keyring } from '../config'
 import { countNotCurrent, RESEAL_START, resealPage, type ResealPosition } from '../db/sealed-values'
+import { shardBindings } from '../db/shards'
 import { ApiError } from '../errors'
 import { base64urlText, fromBase64urlText } from '../lib/base64url'
 import { statusErrors } from '../lib/openapi-responses'
@@ -18,10 +19,16 @@ export const adminSecretRoutes = resourceApp()
 const security = [{ adminToken: [] }]
 const DEFAULT_RESEAL_LIMIT = 100
 
-const Cursor = z.tuple([z.enum(SEALED_COLUMNS), z.string(), z.string()]).or(z.tuple([z.enum(SEALED_COLUMNS)]))
+const Column = z.enum(SEALED_COLUMNS)
+/** [shard, column, tenant, row] or [shard, column]; a cursor from before shards has no shard number (shard 0). */
+const Cursor = z
+  .tuple([z.number().int().min(0), Column, z.string(), z.string()])
+  .or(z.tuple([z.number().int().min(0), Column]))
+  .or(z.tuple([Column, z.string(), z.string()]).transform(([column, t, r]) => [0, column, t, r] as const))
+  .or(z.tuple([Column]).transform(([column]) => [0, column] as const))
 
 function encodeCursor(p: ResealPosition): string {
-  return base64urlText(JSON.stringify(p.after ? [p.column, p.after.tenantId, p.after.rowId] : [p.column]))
+  return base64urlText(JSON.stringify(p.after ? [p.shard, p.column, p.after.tenantId, p.after.rowId] : [p.shard, p.column]))
 }
 
 function decodeCursor(raw: string): ResealPosition {
@@ -34,8 +41,8 @@ function decodeCursor(raw: string): ResealPosition {
   }
   const cursor = Cursor.safeParse(parsed)
   if (!cursor.success) throw new ApiError(400, 'invalid_cursor', 'cursor is not a next_cursor of this endpoint')
-  const [column, tenantId, rowId] = cursor.data
-  return { column, after: tenantId === undefined || rowId === undefined ? null : { tenantId, rowId } }
+  const [shard, column, tenantId, rowId] = cursor.data
+  return { shard, column, after: tenantId === undefined || rowId === undefined ? null : { tenantId, rowId } }
 }
 
 adminSecretRoutes.openapi(
@@ -52,7 +59,10 @@ adminSecretRoutes.openapi(
   async (c) => {
     const ring = keyring(c.env)
     const prefix = currentPrefix(ring)
-    const counts = await Promise.all(SEALED_COLUMNS.map(async (col) => [col, await countNotCurrent(c.env.DB, col, prefix)] as const))
+    const shards = shardBindings(c.env)
+    const count = async (col: (typeof SEALED_COLUMNS)[number]) =>
+      (await Promise.all(shards.map((d1) => countNotCurrent(d1, col, prefix)))).reduce((a, b) => a + b, 0)
+    const counts = await Promise.all(SEALED_COLUMNS.map(async (col) => [col, await count(col)] as const))
     return c.json(
       {
         success: true as const,
@@ -85,7 +95,7 @@ adminSecretRoutes.openapi(
     const body = c.req.valid('json') ?? {}
     const ring = keyring(c.env)
     const from = body.cursor ? decodeCursor(body.cursor) : RESEAL_START
-    const page = await resealPage(c.env.DB, ring, from, body.limit ?? DEFAULT_RESEAL_LIMIT)
+    const page = await resealPage(shardBindings(c.env), ring, from, body.limit ?? DEFAULT_RESEAL_LIMIT)
     return c.json(
       {
         success: true as const,

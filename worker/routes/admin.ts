@@ -7,10 +7,12 @@ import { AdminApiKey, AdminOk, AdminTenant, KeyIdParam, TenantIdParam } from '..
 import { KeyFields } from '../../schema/api/keys'
 import { getApiKey, issueApiKey, revokeApiKey } from '../db/api-keys'
 import { restoreRestrictedAccounts } from '../db/accounts'
-import { database } from '../db/client'
 import { insertEvent } from '../db/events'
 import { DEFAULT_MESSAGE_RETENTION_DAYS, retentionDays } from '../db/message-retention'
+import { roomiestShard } from '../db/shard-stats'
+import { directory, shardCount, shardDb } from '../db/shards'
 import { createTenant, getTenant, updateTenant, type Tenant } from '../db/tenants'
+import { expireKeySubscriptions } from '../db/webhooks'
 import { ApiError } from '../errors'
 import { accountEventPayload } from '../events/payloads'
 import { iso } from '../lib/time'
@@ -26,7 +28,10 @@ export const adminRoutes = resourceApp()
 /** A hundred years: a number, not forever (that is 0). */
 const MAX_RETENTION_DAYS = 36_500
 
-const CreateTenantBody = z.object({ plan: z.enum(PLAN_NAMES).default(DEFAULT_PLAN) })
+const CreateTenantBody = z.object({
+  plan: z.enum(PLAN_NAMES).default(DEFAULT_PLAN),
+  shard: z.number().int().min(0).optional().meta({ description: 'The shard to place the tenant on (GET /admin/shards); default: the one with the most room' }),
+})
 const PatchTenantBody = z
   .object({
     plan: z.enum(PLAN_NAMES).optional(),
@@ -65,6 +70,8 @@ function view(t: Tenant) {
     created_at: iso(t.createdAt),
     message_retention_days: retentionDays(t.messageRetentionDays),
     message_retention_set: t.messageRetentionDays !== null,
+    shard: t.shard,
+    moving_to: t.movingTo,
   }
 }
 
@@ -74,13 +81,19 @@ adminRoutes.openapi(
     path: '/tenants',
     tags: ['Admin'],
     summary: 'Create a tenant',
+    description:
+      'Places the tenant on the shard with the most room (whole percents of its capacity, the lowest number on a tie), or on `shard`. 507 `shards_full` when every shard is past its refusal mark (docs/CAPACITY.md).',
     security,
     request: { body: { required: false, content: { 'application/json': { schema: CreateTenantBody } } } },
-    responses: { 201: { description: 'Created', content: { 'application/json': { schema: AdminTenant } } }, ...errors([400, 401]) },
+    responses: { 201: { description: 'Created', content: { 'application/json': { schema: AdminTenant } } }, ...errors([400, 401, 507]) },
   }),
   async (c) => {
-    const { plan } = c.req.valid('json') ?? { plan: DEFAULT_PLAN }
-    return c.json(view(await createTenant(database(c.env.DB), plan ?? DEFAULT_PLAN, Date.now())), 201)
+    const { plan, shard: chosen } = c.req.valid('json') ?? { plan: DEFAULT_PLAN }
+    if (chosen !== undefined && chosen >= shardCount(c.env))
+      throw new ApiError(400, 'unknown_shard', `No shard ${chosen}: this gateway binds ${shardCount(c.env)}`)
+    const shard = chosen ?? (await roomiestShard(c.env))
+    const tenant = await createTenant(directory(c.env), { shard, db: shardDb(c.env, shard) }, plan ?? DEFAULT_PLAN, Date.now())
+    return c.json(view(tenant), 201)
   }
 )
 
@@ -95,7 +108,7 @@ adminRoutes.openapi(
     responses: { 200: { description: 'The tenant', content: { 'application/json': { schema: AdminTenant } } }, ...errors([401, 404]) },
   }),
   async (c) => {
-    const tenant = await getTenant(database(c.env.DB), c.req.valid('param').id)
+    const tenant = await getTenant(directory(c.env), c.req.valid('param').id)
     if (!tenant) throw new ApiError(404, 'tenant_not_found', 'No such tenant')
     return c.json(view(tenant), 200)
   }
@@ -111,13 +124,19 @@ adminRoutes.openapi(
       '`status: "active"` is the review that lifts a suspension; accounts restricted by the opener-burst rule become connected again. `message_retention_days` sets how long the tenant\'s messages are kept (0 = forever, null = the default); the next cron run applies it, archiving what it deletes (docs/admin.md).',
     security,
     request: { params: TenantIdParam, body: { required: true, content: { 'application/json': { schema: PatchTenantBody } } } },
-    responses: { 200: { description: 'The tenant', content: { 'application/json': { schema: AdminTenant } } }, ...errors([400, 401, 404]) },
+    responses: { 200: { description: 'The tenant', content: { 'application/json': { schema: AdminTenant } } }, ...errors([400, 401, 404, 409]) },
   }),
   async (c) => {
-    const db = database(c.env.DB)
+    const dir = directory(c.env)
     const { id } = c.req.valid('param')
     const body = c.req.valid('json')
-    const tenant = await updateTenant(db, id, {
+    const current = await getTenant(dir, id)
+    if (!current) throw new ApiError(404, 'tenant_not_found', 'No such tenant')
+    // The move copies the tenant's row with the rest; a change now could miss the copy.
+    if (current.movingTo !== null)
+      throw new ApiError(409, 'tenant_moving', `The tenant is moving to shard ${current.movingTo}; change it once the move is done`)
+    const db = shardDb(c.env, current.shard)
+    const tenant = await updateTenant(dir, { shard: current.shard, db }, id, {
       plan: body.plan,
       apiEnabled: body.api_enabled,
       webhooksEnabled: body.webhooks_enabled,
@@ -150,7 +169,7 @@ adminRoutes.openapi(
     responses: { 201: { description: 'The new key', content: { 'application/json': { schema: AdminApiKey } } }, ...errors([401, 404]) },
   }),
   async (c) => {
-    const db = database(c.env.DB)
+    const db = directory(c.env)
     const { id } = c.req.valid('param')
     if (!(await getTenant(db, id))) throw new ApiError(404, 'tenant_not_found', 'No such tenant')
     const now = Date.now()
@@ -179,9 +198,13 @@ adminRoutes.openapi(
     responses: { 200: { description: 'Revoked', content: { 'application/json': { schema: AdminOk } } }, ...errors([401, 404]) },
   }),
   async (c) => {
-    if (!(await revokeApiKey(database(c.env.DB), c.req.valid('param').keyId, Date.now()))) {
-      throw new ApiError(404, 'key_not_found', 'No live key with that id')
-    }
+    const dir = directory(c.env)
+    const { keyId } = c.req.valid('param')
+    const now = Date.now()
+    const tenantId = await revokeApiKey(dir, keyId, now)
+    if (!tenantId) throw new ApiError(404, 'key_not_found', 'No live key with that id')
+    const tenant = await getTenant(dir, tenantId)
+    if (tenant) await expireKeySubscriptions(shardDb(c.env, tenant.shard), tenantId, keyId, now)
     return c.json({ success: true as const }, 200)
   }
 )

@@ -8,7 +8,8 @@ import { getApiKey } from '../db/api-keys'
 import { auditInsert } from '../db/audit'
 import { getApproval } from '../db/approvals'
 import { tenantAndAccounts } from '../db/accounts'
-import { database } from '../db/client'
+import { knownTenantDb } from '../db/placement'
+import { directory } from '../db/shards'
 import { getMessage } from '../db/messages'
 import type { AppEnv } from '../env'
 import { ApiError } from '../errors'
@@ -44,13 +45,13 @@ approvalPageRoutes.get('/', async (c) => {
   const token = c.req.query('token')
   const claim = await claims(c, token)
   if (claim instanceof Response) return claim
-  const db = database(c.env.DB)
+  const db = await knownTenantDb(c.env, claim.tenant)
   const [row, approval, { accounts }] = await Promise.all([
     getMessage(db, claim.tenant, claim.message),
     getApproval(db, claim.tenant, claim.message),
     tenantAndAccounts(db, claim.tenant),
   ])
-  const key = approval && (await getApiKey(db, claim.tenant, approval.keyId))
+  const key = approval && (await getApiKey(directory(c.env), claim.tenant, approval.keyId))
   if (!row || !approval) return result(c, 404, 'Message not found', 'This message no longer exists.')
   if (row.message.status !== 'awaiting_approval') {
     return result(c, 409, 'Already decided', `This message is ${row.message.status}${row.message.errorMessage ? ` (${row.message.errorMessage})` : ''}.`)
@@ -84,7 +85,7 @@ approvalPageRoutes.post('/', async (c) => {
   const claim = await claims(c, token)
   if (claim instanceof Response) return claim
   if (!decision.success) return result(c, 403, 'This link is not valid', 'Choose approve or reject.')
-  const db = database(c.env.DB)
+  const db = await knownTenantDb(c.env, claim.tenant)
   const now = Date.now()
   const approval = await getApproval(db, claim.tenant, claim.message)
   const audit = (outcome: 'approved' | 'rejected' | 'refused', code: string | null, status: number) =>

@@ -3,9 +3,9 @@ import { createRoute } from '@hono/zod-openapi'
 import { AuditPage, AuditQuery } from '../../schema/api/audit'
 import { MessagingError } from '../../schema/api/common'
 import { listAudit, type AuditRow } from '../db/audit'
-import { database } from '../db/client'
 import { ApiError } from '../errors'
 import { decodeCursor, encodeCursor } from '../lib/cursor'
+import { seqHere } from '../db/cursor-maps'
 import { iso } from '../lib/time'
 import { AUDIT_RETENTION_DAYS } from '../safety/audit-note'
 import { resourceApp } from '../validate'
@@ -57,16 +57,18 @@ auditRoutes.openapi(
   }),
   async (c) => {
     const q = c.req.valid('query')
-    const beforeSeq = q.before === undefined ? undefined : decodeCursor('audit', q.before)
-    if (beforeSeq === null) throw new ApiError(400, 'invalid_cursor', 'before: not a cursor returned by GET /audit')
+    const tenant = c.get('tenant')
+    const before = q.before === undefined ? undefined : decodeCursor('audit', q.before)
+    if (before === null) throw new ApiError(400, 'invalid_cursor', 'before: not a cursor returned by GET /audit')
+    const beforeSeq = before && (await seqHere(c.var.db, tenant, 'audit', before, 'before'))
     const grant = c.get('key')
     // A key limited to some accounts sees their entries only; entries with no account stay with unlimited keys.
     if (grant.accounts !== null && q.account_id === undefined && grant.accounts.length !== 1) {
       throw new ApiError(400, 'invalid_account_id', `This key is limited to ${grant.accounts.join(', ')}: name one in account_id`)
     }
     const accountId = q.account_id ?? grant.accounts?.[0]
-    const { rows, more } = await listAudit(database(c.env.DB), {
-      tenantId: c.get('tenant').id,
+    const { rows, more } = await listAudit(c.var.db, {
+      tenantId: tenant.id,
       keyId: q.key_id,
       accountId,
       outcome: q.outcome,
@@ -74,6 +76,6 @@ auditRoutes.openapi(
       limit: q.limit,
     })
     const last = rows.at(-1)
-    return c.json({ entries: rows.map(entry), next_cursor: more && last ? encodeCursor('audit', last.seq) : null }, 200)
+    return c.json({ entries: rows.map(entry), next_cursor: more && last ? encodeCursor('audit', last.seq, tenant.placement) : null }, 200)
   }
 )

@@ -8,7 +8,8 @@ import { KeyFields, KeyIdPath, KeyList, MintedKey } from '../../schema/api/keys'
 import { AdminOk } from '../../schema/api/admin'
 import { IdempotencyKeyHeader } from '../../schema/api/common'
 import { getApiKey, issueApiKey, listApiKeys, revokeApiKey } from '../db/api-keys'
-import { database } from '../db/client'
+import { directory } from '../db/shards'
+import { expireKeySubscriptions } from '../db/webhooks'
 import { ApiError } from '../errors'
 import { clearAuthCache } from '../middleware/api-key'
 import { mintFrom } from '../safety/grant'
@@ -36,7 +37,7 @@ keysRoutes.openapi(
     },
   }),
   async (c) => {
-    const db = database(c.env.DB)
+    const db = directory(c.env)
     const now = Date.now()
     const check = mintFrom(c.get('key'), keyRequest(c.req.valid('json') ?? {}), now)
     if (!check.ok) throw new ApiError(403, 'key_scope', `A key cannot mint a wider key: ${check.message}`)
@@ -55,7 +56,7 @@ keysRoutes.openapi(
     description: "The tenant's live keys, newest first, with their scope, accounts, expiry and label (never the key itself). Needs the owner’s key.",
     responses: { 200: { description: 'The keys', content: { 'application/json': { schema: KeyList } } }, ...statusErrors([401, 403], NOT_OWNER) },
   }),
-  async (c) => c.json({ success: true as const, keys: (await listApiKeys(database(c.env.DB), c.get('tenant').id)).map(keyView) }, 200)
+  async (c) => c.json({ success: true as const, keys: (await listApiKeys(directory(c.env), c.get('tenant').id)).map(keyView) }, 200)
 )
 
 keysRoutes.openapi(
@@ -70,7 +71,9 @@ keysRoutes.openapi(
   }),
   async (c) => {
     const { keyId } = c.req.valid('param')
-    if (!(await revokeApiKey(database(c.env.DB), keyId, Date.now(), c.get('tenant').id))) throw new ApiError(404, 'key_not_found', 'No live key with that id')
+    const now = Date.now()
+    if (!(await revokeApiKey(directory(c.env), keyId, now, c.get('tenant').id))) throw new ApiError(404, 'key_not_found', 'No live key with that id')
+    await expireKeySubscriptions(c.var.db, c.get('tenant').id, keyId, now)
     // Revocation binds at once in this isolate, within the cache TTL elsewhere (as for the admin API).
     clearAuthCache()
     return c.json({ success: true as const }, 200)

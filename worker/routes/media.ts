@@ -6,7 +6,7 @@
 import { createRoute } from '@hono/zod-openapi'
 import { MediaIdParam, MediaLink } from '../../schema/api/media'
 import { encryptionKey, mediaConfig, mediaOrigin } from '../config'
-import { database } from '../db/client'
+import type { Db } from '../db/client'
 import { getMedia, type MediaRow } from '../db/media'
 import { ApiError } from '../errors'
 import { checkAccount } from '../safety/key-refusals'
@@ -20,8 +20,8 @@ import { statusErrors } from '../lib/openapi-responses'
 export const mediaRoutes = resourceApp()
 
 /** The item, when it is the key's: another tenant's is 404, another account's (for a key limited to some) 403. */
-async function ownMedia(env: Env, tenantId: string, grant: KeyGrant, mediaId: string): Promise<MediaRow> {
-  const row = await getMedia(database(env.DB), mediaId)
+async function ownMedia(db: Db, tenantId: string, grant: KeyGrant, mediaId: string): Promise<MediaRow> {
+  const row = await getMedia(db, mediaId)
   if (!row || row.tenantId !== tenantId) throw new ApiError(404, 'media_not_found', `No media ${mediaId}`)
   checkAccount(grant, row.accountId)
   if (row.status === 'too_large') throw new ApiError(413, 'media_too_large', row.reason ?? 'the item was over the size cap and was not stored')
@@ -53,7 +53,7 @@ mediaRoutes.openapi(
     },
   }),
   async (c) => {
-    const row = await ownMedia(c.env, c.get('tenant').id, c.get('key'), c.req.valid('param').mediaId)
+    const row = await ownMedia(c.var.db, c.get('tenant').id, c.get('key'), c.req.valid('param').mediaId)
     const res = await serveMedia(c.env.MEDIA, row, c.req.header('range'))
     if (!res) throw new ApiError(404, 'media_not_found', `Media ${row.id} is no longer kept`)
     return res
@@ -75,9 +75,9 @@ mediaRoutes.openapi(
     },
   }),
   async (c) => {
-    const row = await ownMedia(c.env, c.get('tenant').id, c.get('key'), c.req.valid('param').mediaId)
+    const row = await ownMedia(c.var.db, c.get('tenant').id, c.get('key'), c.req.valid('param').mediaId)
     const expiresAt = Date.now() + mediaConfig(c.env).linkTtlMs
-    const url = await signedMediaUrl(encryptionKey(c.env), mediaOrigin(c.env, c.req.url), row.id, expiresAt)
+    const url = await signedMediaUrl(encryptionKey(c.env), mediaOrigin(c.env, c.req.url), row.tenantId, row.id, expiresAt)
     return c.json({ id: row.id, url, expires_at: iso(expiresAt), content_type: row.contentType, size: row.size, kind: row.kind, file_name: row.fileName }, 200)
   }
 )

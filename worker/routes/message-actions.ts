@@ -8,7 +8,6 @@ import { createRoute } from '@hono/zod-openapi'
 import { ActionDone, ReactionBody } from '../../schema/api/actions'
 import { MessageIdParam } from '../../schema/api/messages'
 import { createMiddleware } from 'hono/factory'
-import { database } from '../db/client'
 import { getMessage } from '../db/messages'
 import { checkAccount } from '../safety/key-refusals'
 import { markRead, react, type ActionRequest } from '../messaging/actions'
@@ -27,14 +26,14 @@ export const messageActionRoutes = resourceApp({ emoji: 'invalid_emoji' })
 const messageAccountFirst = createMiddleware<AppEnv>(async function messageAccountFirst(c, next) {
   const grant = c.get('key')
   if (grant.accounts !== null) {
-    const row = await getMessage(database(c.env.DB), c.get('tenant').id, c.req.param('id') ?? '')
+    const row = await getMessage(c.var.db, c.get('tenant').id, c.req.param('id') ?? '')
     if (row) checkAccount(grant, row.message.accountId)
   }
   await next()
 })
 
 export function actionRequest(c: Context<AppEnv>): ActionRequest {
-  return { env: c.env, db: database(c.env.DB), tenantId: c.get('tenant').id, grant: c.get('key'), now: Date.now(), note: (n) => noteAudit(c, n) }
+  return { env: c.env, db: c.var.db, tenantId: c.get('tenant').id, grant: c.get('key'), now: Date.now(), note: (n) => noteAudit(c, n) }
 }
 
 const done = { 200: { description: 'Done', content: { 'application/json': { schema: ActionDone } } }, ...ACTION_ERRORS }

@@ -7,7 +7,6 @@
 import { createRoute } from '@hono/zod-openapi'
 import { MessagingError } from '../../schema/api/common'
 import { Message, MessageIdParam } from '../../schema/api/messages'
-import { database } from '../db/client'
 import { noteAudit } from '../middleware/key-scope'
 import { checkAccount } from '../safety/key-refusals'
 import { decide } from '../messaging/approvals'
@@ -43,7 +42,7 @@ for (const decision of ['approve', 'reject'] as const) {
       },
     }),
     async (c) => {
-      const db = database(c.env.DB)
+      const db = c.var.db
       const tenantId = c.get('tenant').id
       const { id } = c.req.valid('param')
       const held = await getMessage(db, tenantId, id)

@@ -11,8 +11,8 @@ import { ListMessagesQuery, Message, MessageIdParam, MessageList, SendAccepted, 
 import type { AppEnv } from '../env'
 import { accountStub } from '../lib/objects'
 import { listAccounts } from '../db/accounts'
-import { database } from '../db/client'
 import { getMessage, latestSeq, listMessages } from '../db/messages'
+import { seqHere } from '../db/cursor-maps'
 import { ApiError } from '../errors'
 import { decodeCursor, encodeCursor } from '../lib/cursor'
 import { newId } from '../lib/ids'
@@ -63,7 +63,7 @@ const errors = {
 function sendRequest(c: Context<AppEnv>, body: z.infer<typeof SendMessageBody>): SendRequest {
   return {
     env: c.env,
-    db: database(c.env.DB),
+    db: c.var.db,
     tenant: c.get('tenant'),
     grant: c.get('key'),
     requestUrl: c.req.url,
@@ -224,10 +224,12 @@ messagesRoutes.openapi(
   }),
   async (c) => {
     const q = c.req.valid('query')
-    const beforeSeq = q.before === undefined ? undefined : decodeCursor('list', q.before)
-    if (beforeSeq === null) throw new ApiError(400, 'invalid_cursor', 'before: not a cursor returned by GET /messages')
-    const { rows, more } = await listMessages(database(c.env.DB), {
-      tenantId: c.get('tenant').id,
+    const tenant = c.get('tenant')
+    const before = q.before === undefined ? undefined : decodeCursor('list', q.before)
+    if (before === null) throw new ApiError(400, 'invalid_cursor', 'before: not a cursor returned by GET /messages')
+    const beforeSeq = before && (await seqHere(c.var.db, tenant, 'messages', before, 'before'))
+    const { rows, more } = await listMessages(c.var.db, {
+      tenantId: tenant.id,
       accountId: q.account_id,
       accountIds: c.get('key').accounts ?? undefined,
       direction: q.direction,
@@ -235,9 +237,12 @@ messagesRoutes.openapi(
       limit: q.limit,
     })
     const last = rows.at(-1)
-    const sign = mediaSigner(c.env, Date.now())
+    const sign = mediaSigner(c.env, c.get('tenant').id, Date.now())
     return c.json(
-      { messages: await signMessages(sign, rows.map(toWireMessage)), next_cursor: more && last ? encodeCursor('list', last.message.seq) : null },
+      {
+        messages: await signMessages(sign, rows.map(toWireMessage)),
+        next_cursor: more && last ? encodeCursor('list', last.message.seq, tenant.placement) : null,
+      },
       200
     )
   }
@@ -270,19 +275,21 @@ messagesRoutes.openapi(
   async (c) => {
     const q = c.req.valid('query')
     const tenant = c.get('tenant')
-    const db = database(c.env.DB)
+    const db = c.var.db
     // Both reads go out together: a wait without a cursor starts from now, and the wait path is latency-bound.
     const [accounts, now] = await Promise.all([listAccounts(db, tenant.id), q.cursor === undefined ? latestSeq(db, tenant.id) : null])
     const grant = c.get('key')
     const targets = (q.account_id === undefined ? accounts : accounts.filter((a) => a.id === q.account_id)).filter((a) => accountAllowed(grant, a.id))
     if (q.account_id !== undefined && targets.length === 0) throw new ApiError(404, 'account_not_found', `No account ${q.account_id} on this API key`)
-    const afterSeq = q.cursor === undefined ? now : decodeCursor('wait', q.cursor)
-    if (afterSeq === null) throw new ApiError(400, 'invalid_cursor', 'cursor: not a cursor returned by GET /messages/wait')
-    const result = await waitForInbound(c.env, db, tenant.id, targets, afterSeq, q.timeout_s * 1000, c.req.raw.signal)
-    const cursor = encodeCursor('wait', result.lastSeq)
+    const after = q.cursor === undefined ? { seq: now ?? 0, placement: tenant.placement } : decodeCursor('wait', q.cursor)
+    if (after === null) throw new ApiError(400, 'invalid_cursor', 'cursor: not a cursor returned by GET /messages/wait')
+    const afterSeq = await seqHere(db, tenant, 'messages', after, 'after')
+    const place = { tenantId: tenant.id, placement: tenant.placement }
+    const result = await waitForInbound(c.env, db, place, targets, afterSeq, q.timeout_s * 1000, c.req.raw.signal)
+    const cursor = encodeCursor('wait', result.lastSeq, tenant.placement)
     // The object's wire-shaped JSON goes out as it came (messaging/wait.ts): no parse and re-serialisation.
     if ('messagesJson' in result) return rawJson<z.infer<typeof WaitResult>>(`{"messages":${result.messagesJson},"cursor":${JSON.stringify(cursor)}}`)
-    return c.json({ messages: await signMessages(mediaSigner(c.env, Date.now()), result.messages), cursor }, 200)
+    return c.json({ messages: await signMessages(mediaSigner(c.env, tenant.id, Date.now()), result.messages), cursor }, 200)
   }
 )
 
@@ -301,10 +308,10 @@ messagesRoutes.openapi(
     responses: { 200: { description: 'The message', content: { 'application/json': { schema: Message } } }, ...errors },
   }),
   async (c) => {
-    const row = await getMessage(database(c.env.DB), c.get('tenant').id, c.req.valid('param').id)
+    const row = await getMessage(c.var.db, c.get('tenant').id, c.req.valid('param').id)
     if (!row) throw new ApiError(404, 'message_not_found', 'No such message on this API key')
     checkAccount(c.get('key'), row.message.accountId)
-    const [message] = await signMessages(mediaSigner(c.env, Date.now()), [toWireMessage(row)])
+    const [message] = await signMessages(mediaSigner(c.env, c.get('tenant').id, Date.now()), [toWireMessage(row)])
     return c.json(message!, 200)
   }
 )

@@ -5,7 +5,8 @@
  * under the same token, for a session it holds (worker/media/upload.ts).
  */
 import { Hono, type Context } from 'hono'
-import { database } from '../db/client'
+import { knownTenantDb } from '../db/placement'
+import { directory } from '../db/shards'
 import { relayForToken } from '../db/relays'
 import type { AppEnv } from '../env'
 import { ApiError } from '../errors'
@@ -23,7 +24,7 @@ async function relayOf(c: Context<AppEnv>) {
   refuseThrottled(c)
   const token = /^Bearer\s+(.+)$/i.exec(c.req.header('authorization')?.trim() ?? '')?.[1]
   if (!token) throw new ApiError(401, 'unauthorized', 'A relay token is required (Authorization: Bearer rly_…)')
-  const relay = await relayForToken(database(c.env.DB), token)
+  const relay = await relayForToken(directory(c.env), token)
   if (!relay) return authFailed(c, new ApiError(401, 'unauthorized', 'The relay token is invalid or revoked'))
   return relay
 }
@@ -37,7 +38,15 @@ relayRoutes.put('/media/:sid/:upstreamId', async (c) => {
   const scope = await relayHub(c.env).mediaUploadScope(relay.id, relay.tenantId, sid, fence)
   // The same answer as a frame for a session the relay does not hold: it stops the session, the upload is dropped.
   if (!scope) throw new ApiError(409, 'stale_fence', 'this relay does not hold the session under that fence')
-  const result = await storeUpload(c.env.MEDIA, database(c.env.DB), scope, upstreamId, c.req.raw, mediaConfig(c.env).maxBytes, Date.now())
+  const result = await storeUpload(
+    c.env.MEDIA,
+    await knownTenantDb(c.env, scope.tenantId),
+    scope,
+    upstreamId,
+    c.req.raw,
+    mediaConfig(c.env).maxBytes,
+    Date.now()
+  )
   return c.json({ ...result, url: `${publicOrigin(c.env, c.req.url)}${mediaPath(result.media_id)}` }, 200)
 })
 

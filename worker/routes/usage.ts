@@ -6,7 +6,6 @@ import { createRoute } from '@hono/zod-openapi'
 import { Usage } from '../../schema/api/accounts'
 import { MessagingError } from '../../schema/api/common'
 import { mediaConfig } from '../config'
-import { database } from '../db/client'
 import { retentionDays } from '../db/message-retention'
 import { AUDIT_RETENTION_DAYS } from '../safety/audit-note'
 import { RETENTION_MS as WEBHOOK_LOG_RETENTION_MS } from '../webhooks/policy'
@@ -35,7 +34,7 @@ usageRoutes.openapi(
     },
   }),
   async (c) => {
-    const { tenant, accounts: all } = await accountsWithLimits(c.env, database(c.env.DB), c.get('tenant'))
+    const { tenant, accounts: all } = await accountsWithLimits(c.env, c.var.db, c.get('tenant'))
     // A key limited to some accounts sees their usage only (docs/agent-safety.md).
     const grant = c.get('key')
     const accounts = all.filter((a) => accountAllowed(grant, a.id))

@@ -17,7 +17,6 @@ import {
 } from '../../schema/api/webhooks'
 import { deliveryTimeoutMs, urlPolicy } from '../config'
 import { listAccounts } from '../db/accounts'
-import { database } from '../db/client'
 import { getHealth, reenableHealth } from '../db/webhook-health'
 import { listDeliveries } from '../db/webhook-deliveries'
 import { updateWebhook, type WebhookRow } from '../db/webhooks'
@@ -67,7 +66,7 @@ webhookOperationsRoutes.openapi(
   async (c) => {
     const tenant = c.get('tenant')
     await enforce(c, 'RL_WEBHOOK_TEST', tenant.id, 'Too many webhook tests; wait a minute')
-    const db = database(c.env.DB)
+    const db = c.var.db
     const { row, position } = await resolveWebhook(db, tenant.id, c.req.valid('param').webhookId)
     const event = c.req.valid('json')?.event ?? DEFAULT_TEST_EVENT
     const [account] = await listAccounts(db, tenant.id)
@@ -117,7 +116,7 @@ webhookOperationsRoutes.openapi(
   }),
   async (c) => {
     const tenant = c.get('tenant')
-    const db = database(c.env.DB)
+    const db = c.var.db
     const { row, position } = await resolveWebhook(db, tenant.id, c.req.valid('param').webhookId)
     return c.json({ success: true as const, webhook_id: String(position), url: row.url, health: toWireHealth(await getHealth(db, tenant.id, row.url)) }, 200)
   }
@@ -142,7 +141,7 @@ webhookOperationsRoutes.openapi(
   }),
   async (c) => {
     const tenant = c.get('tenant')
-    const db = database(c.env.DB)
+    const db = c.var.db
     const { row, position } = await resolveWebhook(db, tenant.id, c.req.valid('param').webhookId)
     await reenableHealth(db, tenant.id, row.url, Date.now())
     return c.json({ success: true as const, webhook_id: String(position), url: row.url, health: toWireHealth(await getHealth(db, tenant.id, row.url)) }, 200)
@@ -174,7 +173,7 @@ webhookOperationsRoutes.openapi(
     responses: { 200: { description: 'The secret', content: { 'application/json': { schema: SigningSecretAnswer } } }, ...errors([400, 401, 403, 404]) },
   }),
   async (c) => {
-    const { row, position } = await resolveWebhook(database(c.env.DB), c.get('tenant').id, c.req.valid('param').webhookId)
+    const { row, position } = await resolveWebhook(c.var.db, c.get('tenant').id, c.req.valid('param').webhookId)
     return c.json(secretAnswer(position, row, await unsealSecret(c.env, row)), 200)
   }
 )
@@ -195,7 +194,7 @@ webhookOperationsRoutes.openapi(
   }),
   async (c) => {
     const tenant = c.get('tenant')
-    const db = database(c.env.DB)
+    const db = c.var.db
     const { row, position } = await resolveWebhook(db, tenant.id, c.req.valid('param').webhookId)
     const now = Date.now()
     const secret = newSigningSecret()
@@ -220,7 +219,7 @@ webhookOperationsRoutes.openapi(
   }),
   async (c) => {
     const tenant = c.get('tenant')
-    const db = database(c.env.DB)
+    const db = c.var.db
     const { row, position } = await resolveWebhook(db, tenant.id, c.req.valid('param').webhookId)
     const now = Date.now()
     await updateWebhook(db, tenant.id, row.id, { signingSecret: null, signingSecretCreatedAt: null }, now)
@@ -244,7 +243,7 @@ webhookOperationsRoutes.openapi(
   }),
   async (c) => {
     const tenant = c.get('tenant')
-    const db = database(c.env.DB)
+    const db = c.var.db
     const { row, position } = await resolveWebhook(db, tenant.id, c.req.valid('param').webhookId)
     const q = c.req.valid('query')
     const before = q.cursor === undefined ? undefined : decodeLogCursor(q.cursor)
@@ -281,7 +280,7 @@ webhookOperationsRoutes.openapi(
   }),
   async (c) => {
     const tenant = c.get('tenant')
-    const db = database(c.env.DB)
+    const db = c.var.db
     const { row, position } = await resolveWebhook(db, tenant.id, c.req.valid('param').webhookId)
     const body = c.req.valid('json')
     const now = Date.now()

@@ -18,7 +18,6 @@ import {
 import { IdempotencyKeyHeader } from '../../schema/api/common'
 import { EVENT_DESCRIPTIONS, EVENT_TYPES, EXTENSION_EVENT_TYPES } from '../../schema/events'
 import { urlPolicy } from '../config'
-import { database } from '../db/client'
 import { deleteDeliveriesOf } from '../db/webhook-deliveries'
 import { reenableHealth, resetHealth } from '../db/webhook-health'
 import { deleteWebhook, insertWebhookWithinCap, isDuplicateName, listWebhooks, updateWebhook, type WebhookPatch } from '../db/webhooks'
@@ -81,7 +80,7 @@ webhooksRoutes.openapi(
     responses: { 200: { description: 'The subscriptions', content: { 'application/json': { schema: WebhookList } } }, ...errors([401, 403]) },
   }),
   async (c) => {
-    const rows = await listWebhooks(database(c.env.DB), c.get('tenant').id)
+    const rows = await listWebhooks(c.var.db, c.get('tenant').id)
     return c.json({ success: true as const, webhooks: rows.map(toWireWebhook) }, 200)
   }
 )
@@ -108,7 +107,7 @@ webhooksRoutes.openapi(
   async (c) => {
     const body = c.req.valid('json')
     const tenant = c.get('tenant')
-    const db = database(c.env.DB)
+    const db = c.var.db
     const url = checkUrl(body.url, c.env, c.req.url)
     const now = Date.now()
     const secret = body.generate_signing_secret ? newSigningSecret() : null
@@ -165,7 +164,7 @@ webhooksRoutes.openapi(
     responses: { 200: { description: 'The subscription', content: { 'application/json': { schema: WebhookAnswer } } }, ...errors([400, 401, 403, 404]) },
   }),
   async (c) => {
-    const { row, position } = await resolveWebhook(database(c.env.DB), c.get('tenant').id, c.req.valid('param').webhookId)
+    const { row, position } = await resolveWebhook(c.var.db, c.get('tenant').id, c.req.valid('param').webhookId)
     return c.json({ success: true as const, webhook: toWireWebhook(row, position) }, 200)
   }
 )
@@ -190,7 +189,7 @@ webhooksRoutes.openapi(
   async (c) => {
     const body = c.req.valid('json')
     const tenant = c.get('tenant')
-    const db = database(c.env.DB)
+    const db = c.var.db
     const { row, all } = await resolveWebhook(db, tenant.id, c.req.valid('param').webhookId)
     const now = Date.now()
     // Saving a subscription with the owner's key confirms its destination for approval links (docs/agent-safety.md).
@@ -234,7 +233,7 @@ webhooksRoutes.openapi(
   }),
   async (c) => {
     const tenant = c.get('tenant')
-    const db = database(c.env.DB)
+    const db = c.var.db
     const { row, position } = await resolveWebhook(db, tenant.id, c.req.valid('param').webhookId)
     await db.batch([deleteWebhook(db, tenant.id, row.id), deleteDeliveriesOf(db, tenant.id, row.id), resetHealth(db, tenant.id, row.url)])
     return c.json({ success: true as const, webhook_id: String(position), name: row.name, url: row.url }, 200)

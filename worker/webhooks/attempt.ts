@@ -37,17 +37,18 @@ export type AttemptTarget = {
 export type AttemptRecord = { statements: BatchItem<'sqlite'>[]; nextAttemptAt: number | null }
 
 /** An MCP subscription's delivery carries its subscription id and the watermark cursor at the time of the attempt. */
-async function mcpEnvelope(db: Db, t: AttemptTarget): Promise<McpEnvelope> {
+async function mcpEnvelope(db: Db, t: AttemptTarget, placement: number): Promise<McpEnvelope> {
   const watermark = await deliveryWatermark(db, t.webhook.tenantId, t.webhook.id, t.eventId)
-  return { subscriptionId: mcpSubscriptionId(t.webhook.id), occurredAt: t.eventAt, cursor: encodeCursor('event', watermark) }
+  return { subscriptionId: mcpSubscriptionId(t.webhook.id), occurredAt: t.eventAt, cursor: encodeCursor('event', watermark, placement) }
 }
 
-export async function runAttempt(env: Env, db: Db, t: AttemptTarget): Promise<AttemptRecord> {
+/** One attempt; `placement` is the tenant's, which an MCP delivery's cursor counts in. */
+export async function runAttempt(env: Env, db: Db, t: AttemptTarget, placement: number): Promise<AttemptRecord> {
   let outcome: AttemptOutcome
   try {
     outcome = await postWebhook({
       url: t.webhook.url,
-      body: await signPayload(mediaSigner(env, Date.now()), t.payload),
+      body: await signPayload(mediaSigner(env, t.webhook.tenantId, Date.now()), t.payload),
       event: t.eventType,
       eventId: t.eventId,
       deliveryId: t.deliveryId,
@@ -55,7 +56,7 @@ export async function runAttempt(env: Env, db: Db, t: AttemptTarget): Promise<At
       secret: await unsealSecret(env, t.webhook),
       timeoutMs: deliveryTimeoutMs(env),
       policy: urlPolicy(env),
-      mcp: t.webhook.origin === 'mcp' ? await mcpEnvelope(db, t) : undefined,
+      mcp: t.webhook.origin === 'mcp' ? await mcpEnvelope(db, t, placement) : undefined,
     })
   } catch (err) {
     outcome = {

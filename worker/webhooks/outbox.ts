@@ -45,7 +45,8 @@ type OutboxTimer = 'webhooks' | 'fanout'
 export type OutboxHost = {
   env: Env
   db: Db
-  store: { timerAt(name: OutboxTimer): number | null; webhookOwner(): EventOwner | undefined }
+  /** `placement`: the tenant's placement, which an MCP delivery's cursor counts in (db/cursor-maps.ts). */
+  store: { timerAt(name: OutboxTimer): number | null; webhookOwner(): EventOwner | undefined; placement(): { placement: number } | undefined }
   schedule(name: OutboxTimer, at: number): Promise<void>
   unschedule(name: OutboxTimer): Promise<void>
 }
@@ -141,7 +142,7 @@ export class WebhookOutbox {
 
   private start(target: AttemptTarget, attempts: Promise<void>[]): void {
     attempts.push(
-      runAttempt(this.c.env, this.c.db, target)
+      runAttempt(this.c.env, this.c.db, target, this.c.store.placement()?.placement ?? 0)
         .then(async (record) => {
           await this.outcomes.write(record.statements)
           if (record.nextAttemptAt !== null) await this.wakeBy(record.nextAttemptAt)

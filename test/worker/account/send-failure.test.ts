@@ -48,7 +48,11 @@ async function sendInput(ref: AccountRef, person: string, text: string): Promise
   }
 }
 
-function contextOf(instance: unknown): AccountContext {
+/** The object's context, once the object knows its tenant's shard (its RPC methods learn it first; these tests call the rules directly). */
+async function contextOf(instance: unknown): Promise<AccountContext> {
+  const placed: unknown = Reflect.get(instance as object, 'placed')
+  if (typeof placed !== 'function') throw new Error('AccountDO.placed changed shape')
+  await placed.call(instance)
   const c: unknown = Reflect.get(instance as object, 'context')
   if (typeof c !== 'object' || c === null || !('commit' in c) || !('store' in c)) throw new Error('AccountDO.context changed shape')
   return c as AccountContext
@@ -74,7 +78,7 @@ describe('AccountDO send: a failed D1 commit', () => {
     const failing = await sendInput(ref, 'first-person', FAILING_TEXT)
     const accepted = await sendInput(ref, 'second-person', 'hello there')
     const after = await runInDurableObject(accountStub(env, ref.tenantId, ref.accountId), async (instance) => {
-      const c = contextOf(instance)
+      const c = await contextOf(instance)
       const g = gate()
       const a = sendMessage(heldUntil(c, g.promise), failing)
       const b = await sendMessage(c, accepted)
@@ -96,7 +100,7 @@ describe('AccountDO send: a failed D1 commit', () => {
     const failing = await sendInput(ref, 'same-person', FAILING_TEXT)
     const accepted = await sendInput(ref, 'same-person', 'second message')
     const after = await runInDurableObject(accountStub(env, ref.tenantId, ref.accountId), async (instance) => {
-      const c = contextOf(instance)
+      const c = await contextOf(instance)
       const g = gate()
       const a = sendMessage(heldUntil(c, g.promise), failing)
       await sendMessage(c, accepted)
@@ -113,7 +117,7 @@ describe('AccountDO send: a failed D1 commit', () => {
     const failing = await sendInput(ref, 'replier', FAILING_TEXT)
     const accepted = await sendInput(ref, 'replier', 'thanks for writing')
     const after = await runInDurableObject(accountStub(env, ref.tenantId, ref.accountId), async (instance) => {
-      const c = contextOf(instance)
+      const c = await contextOf(instance)
       const g = gate()
       const a = sendMessage(heldUntil(c, g.promise), failing)
       const { hasInbound: _, ...seed } = failing.contact

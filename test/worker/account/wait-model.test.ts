@@ -88,6 +88,8 @@ async function runModel(ops: Op[]): Promise<void> {
       const both = AbortSignal.any([signal, a.reset.signal])
       const rows = await answerWait(a.room, (from) => d1.read([id], from), after, Date.now() + FAR_MS, both)
       // A reset kills the request in flight (the runtime throws); the Worker hands the wait to the new instance.
+      // No move runs in this model: a wait is never closed.
+      if (rows === 'closed') throw new Error('a wait was closed without a move')
       if (accounts.get(id)!.generation === generation || signal.aborted) return rows
     }
   }

@@ -16,16 +16,21 @@ import * as audit from '../../../worker/db/audit'
 import * as channelConnections from '../../../worker/db/channel-connections'
 import type { Db } from '../../../worker/db/client'
 import * as contacts from '../../../worker/db/contacts'
+import * as cursorMaps from '../../../worker/db/cursor-maps'
 import * as edgeMetrics from '../../../worker/db/edge-metrics'
 import * as eventFeed from '../../../worker/db/event-feed'
 import * as events from '../../../worker/db/events'
+import * as fences from '../../../worker/db/fences'
 import * as idempotency from '../../../worker/db/idempotency'
 import * as media from '../../../worker/db/media'
 import * as messageRetention from '../../../worker/db/message-retention'
 import * as messages from '../../../worker/db/messages'
+import * as moveRows from '../../../worker/db/move-rows'
+import * as placement from '../../../worker/db/placement'
 import * as reactions from '../../../worker/db/reactions'
 import * as relays from '../../../worker/db/relays'
 import * as sealedValues from '../../../worker/db/sealed-values'
+import * as shardStats from '../../../worker/db/shard-stats'
 import * as sms from '../../../worker/db/sms'
 import * as social from '../../../worker/db/social'
 import * as tenants from '../../../worker/db/tenants'
@@ -42,7 +47,7 @@ export type Call = (db: Db) => unknown
 export type Entry = { path: Path; call: Call }
 
 /** Modules of worker/db without queries of their own (helpers, shapes, the R2 archive). */
-const HELPER_MODULES = new Set(['client', 'compiled', 'constant-row', 'group-commit', 'json-list', 'message-archive', 'prune', 'wire', 'wire-media'])
+const HELPER_MODULES = new Set(['client', 'compiled', 'constant-row', 'group-commit', 'json-list', 'message-archive', 'prune', 'shards', 'wire', 'wire-media'])
 
 /** Every other module of worker/db, by file name: found on disk, so a new one is held to the catalog too. */
 export const MODULES = new Map(
@@ -67,6 +72,20 @@ export const NOT_QUERIES = new Set([
   'message-retention.retentionDays',
   'webhooks.isDuplicateName',
   'webhooks.subscriptionLive',
+  'cursor-maps.mapThrough',
+  'fences.unfenced',
+  'fences.livesHere',
+  'move-rows.pageDigest',
+  'shard-stats.shardLevel',
+  'shard-stats.roomiest',
+  'placement.clearPlacementCache',
+  // These take the Env and run tenantPlacement (below) on the directory, through the isolate's cache.
+  'placement.cachedPlacement',
+  'placement.tenantDb',
+  'placement.knownTenantDb',
+  // These take the Env and run databaseSize on every shard and tenantsPerShard on the directory (both below).
+  'shard-stats.shardStats',
+  'shard-stats.roomiestShard',
 ])
 
 const T = 'ten_plan'
@@ -132,7 +151,38 @@ const page = {
 const app = { tenantId: T, webhookId: 'w', appId: 'a', configId: 'c', secret: 's', verifyToken: 'v', createdAt: NOW, updatedAt: NOW }
 const sealedAt = { column: 'webhooks.signing_secret' as const, tenantId: T, rowId: 'wh_1' }
 
+const MESSAGES_TABLE = moveRows.MOVED_TABLES.find((t) => t.name === 'messages')!
+const MOVE_ROW = { ...message, seq: 7 }
+
 export const CATALOG: Record<string, Entry> = {
+  'webhooks.expireKeySubscriptions': { path: 'admin', call: (db) => webhooks.expireKeySubscriptions(db, T, 'key_1', NOW) },
+  // The directory's placement and a move's writes to it (worker/shards/move.ts): a request reads the placement once
+  // per 5 s per isolate, through the key lookup or tenantDb.
+  'placement.tenantPlacement': { path: 'hot', call: (db) => placement.tenantPlacement(db, T) },
+  'placement.tenantsPerShard': { path: 'admin', call: (db) => placement.tenantsPerShard(db) },
+  'placement.claimMove': { path: 'admin', call: (db) => placement.claimMove(db, T, 0, 1) },
+  'placement.flipPlacement': { path: 'admin', call: (db) => placement.flipPlacement(db, T, 0, 1, 1) },
+  'placement.releaseMove': { path: 'admin', call: (db) => placement.releaseMove(db, T, 1) },
+  'shard-stats.databaseSize': { path: 'admin', call: (db) => shardStats.databaseSize(db.$client) },
+  'fences.setFence': { path: 'admin', call: (db) => fences.setFence(db, T, 'leaving', 'mov_1', NOW) },
+  'fences.clearFence': { path: 'admin', call: (db) => fences.clearFence(db, T, 'mov_1') },
+  'cursor-maps.seqHere': { path: 'hot', call: (db) => cursorMaps.seqHere(db, { id: T, placement: 1 }, 'messages', { seq: 5, placement: 0 }, 'after') },
+  'cursor-maps.recordSegment': { path: 'admin', call: (db) => cursorMaps.recordSegment(db, T, 'messages', 1, { oldFirst: 1, oldLast: 9, delta: 100 }) },
+  // A move's pages: every one seeks the tenant's range of an index led by tenant_id.
+  'move-rows.readPage': { path: 'admin', call: (db) => moveRows.readPage(db, MESSAGES_TABLE, T, [7], 200) },
+  'move-rows.readPage(keys)': { path: 'admin', call: (db) => moveRows.readPage(db, moveRows.MOVED_TABLES.find((t) => t.keys.length > 0)!, T, null, 200) },
+  'move-rows.copyStatements': { path: 'admin', call: (db) => moveRows.copyStatements(db, MESSAGES_TABLE, T, 1, [MOVE_ROW]) },
+  'move-rows.copiedUpTo': { path: 'admin', call: (db) => moveRows.copiedUpTo(db, MESSAGES_TABLE, T, 1) },
+  'move-rows.segmentsBetween': { path: 'admin', call: (db) => moveRows.segmentsBetween(db, MESSAGES_TABLE, T, 1, 1, 9) },
+  'move-rows.deletePage': { path: 'admin', call: (db) => moveRows.deletePage(db, MESSAGES_TABLE, T, 200) },
+  'move-rows.statsOf': { path: 'admin', call: (db) => moveRows.statsOf(db, T) },
+  'move-rows.carryStatsStatements': {
+    path: 'admin',
+    call: (db) => moveRows.carryStatsStatements(db, T, [{ accountId: A, messageCount: 0, lastInboundAt: NOW, lastOutboundAt: null }]),
+  },
+  'move-rows.dropZeroStats': { path: 'admin', call: (db) => moveRows.dropZeroStats(db, T) },
+  'move-rows.accountObjectsOf': { path: 'admin', call: (db) => moveRows.accountObjectsOf(db, T) },
+
   'account-stats.accountFigures': { path: 'hot', call: (db) => accountStats.accountFigures(db, T, A) },
 
   'accounts.listAccounts': { path: 'hot', call: (db) => accounts.listAccounts(db, T) },
@@ -204,6 +254,10 @@ export const CATALOG: Record<string, Entry> = {
   'contacts.contactIdsByPhone': { path: 'hot', call: (db) => contacts.contactIdsByPhone(db, T, A, ['+15550002']) },
 
   'events.insertEvent': { path: 'hot', call: (db) => events.insertEvent(db, T, A, PAYLOAD, NOW) },
+  'events.insertEventIfAccount': {
+    path: 'hot',
+    call: (db) => events.insertEventIfAccount(db, T, A, PAYLOAD, NOW, sql`tenant_id = ${T} and id = ${A} and status <> 'connected'`),
+  },
   'events.insertEventIfMessage': { path: 'hot', call: (db) => events.insertEventIfMessage(db, T, A, PAYLOAD, NOW, sql`id = 'msg_plan'`) },
   'events.insertEventIfAccount': { path: 'hot', call: (db) => events.insertEventIfAccount(db, T, A, PAYLOAD, NOW, sql`tenant_id = ${T} and id = ${A} and status <> 'connected'`) },
   'events.insertReceivedEvent': { path: 'hot', call: (db) => events.insertReceivedEvent(db, T, A, PAYLOAD, 'msg_plan_in', NOW) },
@@ -286,7 +340,7 @@ export const CATALOG: Record<string, Entry> = {
   },
   'sealed-values.resealStatement': { path: 'admin', call: (db) => sealedValues.resealStatement(db.$client, sealedAt, 'a', 'b') },
   'sealed-values.countNotCurrent': { path: 'admin', call: (db) => sealedValues.countNotCurrent(db.$client, 'webhooks.signing_secret', 'v2:') },
-  'sealed-values.resealPage': { path: 'admin', call: (db) => sealedValues.resealPage(db.$client, keyring(env), sealedValues.RESEAL_START, 10) },
+  'sealed-values.resealPage': { path: 'admin', call: (db) => sealedValues.resealPage([db.$client], keyring(env), sealedValues.RESEAL_START, 10) },
 
   'reactions.mergeReaction': { path: 'hot', call: (db) => reactions.mergeReaction(db, T, 'msg_plan', { from: 'ct_plan', emoji: '👍', at: NOW }) },
 
@@ -308,9 +362,29 @@ export const CATALOG: Record<string, Entry> = {
   'social.socialPageByOwner': { path: 'hot', call: (db) => social.socialPageByOwner(db, T, 'p1') },
   'social.deleteSocialPage': { path: 'admin', call: (db) => social.deleteSocialPage(db, T, 'page_1') },
 
-  'tenants.createTenant': { path: 'admin', call: (db) => tenants.createTenant(db, 'free', NOW) },
+  'tenants.createTenant': { path: 'admin', call: (db) => tenants.createTenant(db, { shard: 0, db }, 'free', NOW) },
   'tenants.getTenant': { path: 'hot', call: (db) => tenants.getTenant(db, T) },
-  'tenants.updateTenant': { path: 'admin', call: (db) => tenants.updateTenant(db, T, { plan: 'free', messageRetentionDays: 30 }) },
+  'tenants.mirrorTenantStatement': {
+    path: 'admin',
+    call: (db) =>
+      tenants.mirrorTenantStatement(db, {
+        id: T,
+        plan: 'free',
+        status: 'active',
+        suspendedReason: null,
+        suspendedAt: null,
+        apiEnabled: true,
+        webhooksEnabled: true,
+        createdAt: NOW,
+        messageRetentionDays: null,
+        retentionCheckedAt: 0,
+        shard: 1,
+        placement: 0,
+        movingTo: null,
+        alphaPasskeyLinking: false,
+      }),
+  },
+  'tenants.updateTenant': { path: 'admin', call: (db) => tenants.updateTenant(db, { shard: 0, db }, T, { plan: 'free', messageRetentionDays: 30 }) },
   'tenants.suspendTenant': { path: 'hot', call: (db) => tenants.suspendTenant(db, 'ten_none', 'opener_burst', NOW) },
 
   'webhook-deliveries.fanOutDeliveries': { path: 'hot', call: (db) => webhookDeliveries.fanOutDeliveries(db, ['evt_1'], NOW, NOW + 1, 'paused') },

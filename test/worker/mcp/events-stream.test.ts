@@ -88,7 +88,7 @@ describe('events/stream', () => {
     const started = Date.now()
     const sent: Array<{ method: string; params?: Record<string, unknown> }> = []
     const result = await streamEvents(
-      { env, db: database(env.DB), tenantId: t.tenantId },
+      { env, db: database(env.DB), tenantId: t.tenantId, placement: 0 },
       resolveSubscription(fullGrant('key'), 'account.connected', {}),
       { name: 'account.connected' },
       { id: 5, notify: async (n) => void sent.push(n), signal: new AbortController().signal },

@@ -9,24 +9,25 @@ import { parseRange } from '../../../worker/media/serve'
 
 const ID = 'med_0123456789abcdef01234567'
 const OTHER = 'med_fedcba9876543210fedcba98'
-const query = (url: string) => Object.fromEntries(new URL(url).searchParams) as { expires: string; signature: string }
+const query = (url: string) => Object.fromEntries(new URL(url).searchParams) as { tenant: string; expires: string; signature: string }
+const TENANT = 'ten_a'
 
 describe('signed media links', () => {
   it('pass until the expiry and are refused as expired from then on', async () => {
     const now = Date.UTC(2026, 10, 24, 12)
-    const url = await signedMediaUrl('k', 'https://gw.example', ID, now + 60_000)
+    const url = await signedMediaUrl('k', 'https://gw.example', TENANT, ID, now + 60_000)
     const q = query(url)
-    expect(await checkMediaLink('k', ID, q.expires, q.signature, now + 59_000)).toEqual({ ok: true })
-    expect(await checkMediaLink('k', ID, q.expires, q.signature, now + 60_000)).toEqual({ ok: false, reason: 'expired' })
+    expect(await checkMediaLink('k', ID, q, now + 59_000)).toEqual({ ok: true })
+    expect(await checkMediaLink('k', ID, q, now + 60_000)).toEqual({ ok: false, reason: 'expired' })
   })
 
   it('are refused as bad_signature for another id, another expiry, another key or a missing part', async () => {
     const now = Date.now()
-    const q = query(await signedMediaUrl('k', 'https://gw.example', ID, now + 60_000))
-    expect(await checkMediaLink('k', OTHER, q.expires, q.signature, now)).toEqual({ ok: false, reason: 'bad_signature' })
-    expect(await checkMediaLink('k', ID, String(Number(q.expires) + 1), q.signature, now)).toEqual({ ok: false, reason: 'bad_signature' })
-    expect(await checkMediaLink('other', ID, q.expires, q.signature, now)).toEqual({ ok: false, reason: 'bad_signature' })
-    expect(await checkMediaLink('k', ID, undefined, q.signature, now)).toEqual({ ok: false, reason: 'bad_signature' })
+    const q = query(await signedMediaUrl('k', 'https://gw.example', TENANT, ID, now + 60_000))
+    expect(await checkMediaLink('k', OTHER, q, now)).toEqual({ ok: false, reason: 'bad_signature' })
+    expect(await checkMediaLink('k', ID, { ...q, expires: String(Number(q.expires) + 1) }, now)).toEqual({ ok: false, reason: 'bad_signature' })
+    expect(await checkMediaLink('other', ID, q, now)).toEqual({ ok: false, reason: 'bad_signature' })
+    expect(await checkMediaLink('k', ID, { ...q, expires: undefined }, now)).toEqual({ ok: false, reason: 'bad_signature' })
   })
 
   it('name their id, and only ours', () => {

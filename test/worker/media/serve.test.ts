@@ -78,10 +78,10 @@ describe('MEDIA_BASE_URL', () => {
 
   it('is the origin signed links are built on; without it the stored origin stays', async () => {
     const stored = `https://gateway.test/media/${ID}`
-    expect(await mediaSigner(mediaEnv, Date.now())(stored)).toMatch(
-      new RegExp(`^https://media\\.gateway\\.test/media/${ID}\\?expires=\\d+&signature=[0-9a-f]+$`)
+    expect(await mediaSigner(mediaEnv, 'ten_a', Date.now())(stored)).toMatch(
+      new RegExp(`^https://media\\.gateway\\.test/media/${ID}\\?tenant=ten_a&expires=\\d+&signature=[0-9a-f]+$`)
     )
-    expect(await mediaSigner({ ...env, MEDIA_BASE_URL: '' }, Date.now())(stored)).toMatch(new RegExp(`^https://gateway\\.test/media/${ID}\\?`))
+    expect(await mediaSigner({ ...env, MEDIA_BASE_URL: '' }, 'ten_a', Date.now())(stored)).toMatch(new RegExp(`^https://gateway\\.test/media/${ID}\\?`))
   })
 
   it('serves media links only on that origin: pages, the API and MCP answer 404 there', async () => {

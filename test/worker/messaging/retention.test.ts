@@ -208,7 +208,7 @@ describe('bounded runs', () => {
     const at = T0 + 100 * DAY_MS
     // Straight at the sweep: this file's other tenants must not take the run's steps.
     await db.update(tenants).set({ retentionCheckedAt: 1 }).where(eq(tenants.id, t.tenantId))
-    const first = await sweepRetention(env.MEDIA, db, at)
+    const first = await sweepRetention(env, at)
     expect(first).toMatchObject({ steps: RETENTION_STEPS_PER_SWEEP, deleted: perRun })
     expect((await db.select({ at: tenants.retentionCheckedAt }).from(tenants).where(eq(tenants.id, t.tenantId)).get())!.at).toBeLessThan(at)
     await cronUntilDone(t.tenantId, at)

@@ -64,6 +64,8 @@ describe('POST /admin/tenants', () => {
       created_at: expect.stringMatching(/Z$/),
       message_retention_days: 90,
       message_retention_set: false,
+      shard: 0,
+      moving_to: null,
     })
   })
 

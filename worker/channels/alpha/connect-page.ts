@@ -11,7 +11,7 @@ import { startLink } from './connect'
 import { connectPageError, connectPageHtml } from './connect-page-html'
 import { ALPHA_PAGE } from './connect-token'
 import { getAccount } from '../../db/accounts'
-import { database } from '../../db/client'
+import { knownTenantDb, tenantDb } from '../../db/placement'
 import { getTenant } from '../../db/tenants'
 import type { AppEnv } from '../../env'
 import { ApiError } from '../../errors'
@@ -63,8 +63,8 @@ async function passkeyState(env: Env, requestUrl: string, c: PageClaims, record:
 }
 
 async function pageState(env: Env, requestUrl: string, c: PageClaims, pageExpiresAt: number) {
-  const db = database(env.DB)
-  const account = await getAccount(db, c.tenant, c.account)
+  const db = await tenantDb(env, c.tenant)
+  const account = db && (await getAccount(db, c.tenant, c.account))
   const base = { page_expires_at: pageExpiresAt, page_expired: false }
   if (account?.channel !== 'alpha_web') {
     return {
@@ -135,7 +135,7 @@ connectPageRoutes.post(`${CONNECT_PAGE_PATH}/restart`, async (c) => {
   const state = await pageState(c.env, c.req.url, page.claims, page.expiresAt)
   if (!state.can_restart) return c.json(state, 200, PAGE_HEADERS)
   const { tenant: tenantId, account: phone } = page.claims
-  const db = database(c.env.DB)
+  const db = await knownTenantDb(c.env, tenantId)
   const [tenant, account, { record }] = await Promise.all([getTenant(db, tenantId), getAccount(db, tenantId, phone), sessionStatus(c.env, tenantId, phone)])
   if (!tenant || !account || !record || record.linkMethod === 'code') return c.json(state, 200, PAGE_HEADERS)
   await startLink(c.env, db, tenant, phone, { linkMethod: record.linkMethod, forceNew: false, options: record.options })

@@ -9,7 +9,7 @@
 import { Hono } from 'hono'
 import { canConfirmPasskey } from '../../account/session/passkey.shared'
 import { passkeyHelperOrigins } from '../../config'
-import { database } from '../../db/client'
+import { knownTenantDb } from '../../db/placement'
 import type { AppEnv } from '../../env'
 import { ApiError } from '../../errors'
 import { accountStub, relayHub } from '../../lib/objects'
@@ -56,7 +56,7 @@ passkeyRoutes.use(PASSKEY_API_PATH, async (c, next) => {
 
 /** The ceremony the token names, still waiting for the assertion; or why not, as the documented refusal. */
 async function waitingCeremony(env: Env, claims: CeremonyClaims, now: number) {
-  await relayAccount(database(env.DB), ALPHA, claims.tenant, claims.account)
+  await relayAccount(await knownTenantDb(env, claims.tenant), ALPHA, claims.tenant, claims.account)
   const { record } = await sessionStatus(env, claims.tenant, claims.account)
   const p = record?.passkey
   if (!record || !p || p.ceremony !== claims.ceremony)

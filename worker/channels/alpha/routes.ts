@@ -10,7 +10,6 @@ import { sessionStatus } from '../relay-run/session'
 import { ALPHA, startLink } from './connect'
 import { ALPHA_PAGE } from './connect-token'
 import { getAccount } from '../../db/accounts'
-import { database } from '../../db/client'
 import { countAccountMessages } from '../../db/messages'
 import { qrDataUrl } from '../../lib/qr-png'
 import { isoOrNull } from '../../lib/time'
@@ -59,7 +58,7 @@ alphaRoutes.openapi(
   async (c) => {
     const body = c.req.valid('json')
     const tenant = c.get('tenant')
-    const db = database(c.env.DB)
+    const db = c.var.db
     const phone = body.phone_number
     await connectLimits(c, tenant.id, phone, body.link_method)
     const existing = await getAccount(db, tenant.id, phone)
@@ -131,7 +130,7 @@ alphaRoutes.openapi(
   async (c) => {
     const { phoneNumber: phone } = c.req.valid('param')
     const tenant = c.get('tenant')
-    await relayAccount(database(c.env.DB), ALPHA, tenant.id, phone)
+    await relayAccount(c.var.db, ALPHA, tenant.id, phone)
     const { view: v } = await sessionStatus(c.env, tenant.id, phone)
     return c.json(
       {
@@ -166,7 +165,7 @@ alphaRoutes.openapi(
   async (c) => {
     const { phoneNumber: phone } = c.req.valid('param')
     const tenant = c.get('tenant')
-    const db = database(c.env.DB)
+    const db = c.var.db
     const account = await relayAccount(db, ALPHA, tenant.id, phone)
     const [{ record, view: v, live }, count] = await Promise.all([sessionStatus(c.env, tenant.id, phone, true), countAccountMessages(db, tenant.id, phone)])
     return c.json(
@@ -209,7 +208,7 @@ alphaRoutes.openapi(
   }),
   async (c) => {
     const { phoneNumber: phone } = c.req.valid('param')
-    const removed = await removeRelayAccount(c.env, database(c.env.DB), ALPHA, c.get('tenant').id, phone)
+    const removed = await removeRelayAccount(c.env, c.var.db, ALPHA, c.get('tenant').id, phone)
     return c.json({ success: true as const, phone_number: phone, status: removed ? ('removed' as const) : ('disconnected' as const) }, 200)
   }
 )

@@ -9,7 +9,8 @@ import { createRoute, z } from '@hono/zod-openapi'
 import { createMiddleware } from 'hono/factory'
 import { BetaCodeBody, BetaPageQuery, BetaPageState, BetaPasswordBody, BetaVerifyResult } from '../../../schema/api/beta'
 import { getAccount } from '../../db/accounts'
-import { database } from '../../db/client'
+import type { Db } from '../../db/client'
+import { directory, shardDb } from '../../db/shards'
 import { getTenant } from '../../db/tenants'
 import type { AppEnv } from '../../env'
 import { ApiError } from '../../errors'
@@ -83,16 +84,19 @@ const passwordRoute = stepRoute('password', BetaPasswordBody, 'two-step password
 /** The page's operations for the OpenAPI document (registered under the channel's path by routes.ts). */
 export const PAGE_OPERATIONS = [pageRoute, stateRoute, codeRoute, passwordRoute]
 
-/** The token's claims, for a tenant that still has the API (a link outlives nothing its key could not do). */
-async function openPage(env: Env, token: string | undefined): Promise<PageAccess> {
+/**
+ * The token's claims, for a tenant that still has the API (a link outlives nothing its key could not do), with the
+ * tenant's shard.
+ */
+async function openPage(env: Env, token: string | undefined): Promise<PageAccess & { db: Db }> {
   const page = await BETA_PAGE.open(env, token, Date.now())
-  const tenant = await getTenant(database(env.DB), page.claims.tenant)
+  const tenant = await getTenant(directory(env), page.claims.tenant)
   if (!tenant?.apiEnabled) throw new ApiError(403, 'invalid_token', 'This link is not valid any more')
-  return page
+  return { ...page, db: shardDb(env, tenant.shard) }
 }
 
-async function pageState(env: Env, claims: PageClaims, pageExpiresAt: number, now: number): Promise<z.infer<typeof BetaPageState>> {
-  const account = await getAccount(database(env.DB), claims.tenant, claims.account)
+async function pageState(env: Env, db: Db, claims: PageClaims, pageExpiresAt: number, now: number): Promise<z.infer<typeof BetaPageState>> {
+  const account = await getAccount(db, claims.tenant, claims.account)
   const none = { mode: null, qr_data_url: null, qr_expires_at: null, page_expires_at: pageExpiresAt }
   if (account?.channel !== 'beta') return { status: 'not_initialized', reason: 'removed', message: 'This number is no longer on the account.', ...none }
   const { record } = await sessionStatus(env, claims.tenant, claims.account)
@@ -147,15 +151,15 @@ betaPageRoutes.openapi(pageRoute, async (c) => {
 
 betaPageRoutes.openapi(stateRoute, async (c) => {
   const page = await openPage(c.env, c.req.valid('query').token)
-  return c.json(await pageState(c.env, page.claims, page.expiresAt, Date.now()), 200)
+  return c.json(await pageState(c.env, page.db, page.claims, page.expiresAt, Date.now()), 200)
 })
 
 betaPageRoutes.openapi(codeRoute, async (c) => {
-  const { claims } = await openPage(c.env, c.req.valid('query').token)
-  return c.json(await verifyStep(c, claims.tenant, claims.account, { kind: 'code', code: c.req.valid('json').code }), 200)
+  const { claims, db } = await openPage(c.env, c.req.valid('query').token)
+  return c.json(await verifyStep(c, db, claims.tenant, claims.account, { kind: 'code', code: c.req.valid('json').code }), 200)
 })
 
 betaPageRoutes.openapi(passwordRoute, async (c) => {
-  const { claims } = await openPage(c.env, c.req.valid('query').token)
-  return c.json(await verifyStep(c, claims.tenant, claims.account, { kind: 'password', password: c.req.valid('json').password }), 200)
+  const { claims, db } = await openPage(c.env, c.req.valid('query').token)
+  return c.json(await verifyStep(c, db, claims.tenant, claims.account, { kind: 'password', password: c.req.valid('json').password }), 200)
 })

@@ -6,7 +6,7 @@
 import type { Context } from 'hono'
 import type { LoginOutcome, LoginStep } from '../../../schema/frames'
 import type { SessionRecord } from '../../account/session/state'
-import { database, type Db } from '../../db/client'
+import type { Db } from '../../db/client'
 import type { Tenant } from '../../db/tenants'
 import type { AppEnv } from '../../env'
 import { ApiError } from '../../errors'
@@ -119,8 +119,8 @@ export function verifyAnswer(phone: string, outcome: LoginOutcome) {
  * account must be the tenant's beta account (404), each submission counts against RL_LOGIN_STEP (429), and the
  * relay's verdict comes back as the verify answer or the refusal's own status. Same path, same codes, either way in.
  */
-export async function verifyStep(c: Context<AppEnv>, tenantId: string, phone: string, step: LoginStep) {
-  await relayAccount(database(c.env.DB), BETA, tenantId, phone)
+export async function verifyStep(c: Context<AppEnv>, db: Db, tenantId: string, phone: string, step: LoginStep) {
+  await relayAccount(db, BETA, tenantId, phone)
   await loginStepLimit(c, tenantId, phone)
   return verifyAnswer(phone, await submitStep(c.env, tenantId, phone, step))
 }

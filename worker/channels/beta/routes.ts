@@ -16,7 +16,6 @@ import {
   BetaVerifyResult,
 } from '../../../schema/api/beta'
 import { getAccount } from '../../db/accounts'
-import { database } from '../../db/client'
 import { statusErrors } from '../../lib/openapi-responses'
 import { resourceApp } from '../../validate'
 import { BETA_PAGE } from './connect-token'
@@ -62,7 +61,7 @@ betaRoutes.openapi(
   async (c) => {
     const body = c.req.valid('json')
     const tenant = c.get('tenant')
-    const db = database(c.env.DB)
+    const db = c.var.db
     const phone = body.phone_number
     const existing = await getAccount(db, tenant.id, phone)
     const base = { success: true as const, phone_number: phone, connect_url: null, connect_url_expires_at: null }
@@ -102,7 +101,7 @@ betaRoutes.openapi(
   }),
   async (c) => {
     const { phoneNumber: phone } = c.req.valid('param')
-    return c.json(await verifyStep(c, c.get('tenant').id, phone, { kind: 'code', code: c.req.valid('json').code }), 200)
+    return c.json(await verifyStep(c, c.var.db, c.get('tenant').id, phone, { kind: 'code', code: c.req.valid('json').code }), 200)
   }
 )
 
@@ -122,7 +121,7 @@ betaRoutes.openapi(
   }),
   async (c) => {
     const { phoneNumber: phone } = c.req.valid('param')
-    return c.json(await verifyStep(c, c.get('tenant').id, phone, { kind: 'password', password: c.req.valid('json').password }), 200)
+    return c.json(await verifyStep(c, c.var.db, c.get('tenant').id, phone, { kind: 'password', password: c.req.valid('json').password }), 200)
   }
 )
 
@@ -143,7 +142,7 @@ betaRoutes.openapi(
   async (c) => {
     const { phoneNumber: phone } = c.req.valid('param')
     const tenant = c.get('tenant')
-    await relayAccount(database(c.env.DB), BETA, tenant.id, phone)
+    await relayAccount(c.var.db, BETA, tenant.id, phone)
     const { record, live } = await sessionStatus(c.env, tenant.id, phone, true)
     const s = statusOf(record)
     return c.json({ success: true as const, phone_number: phone, ...s, telegram_user_id: record?.upstreamUserId ?? null, live }, 200)
@@ -167,7 +166,7 @@ betaRoutes.openapi(
   async (c) => {
     const { phoneNumber: phone } = c.req.valid('param')
     // Always `removed`, also for a number that is not on the account (idempotent).
-    await removeRelayAccount(c.env, database(c.env.DB), BETA, c.get('tenant').id, phone)
+    await removeRelayAccount(c.env, c.var.db, BETA, c.get('tenant').id, phone)
     return c.json({ success: true as const, phone_number: phone, status: 'removed' as const }, 200)
   }
 )

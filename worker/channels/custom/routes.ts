@@ -9,7 +9,6 @@ import { removeAccount } from '../lifecycle'
 import { keyring, urlPolicy } from '../../config'
 import { getAccount } from '../../db/accounts'
 import { readConnectionConfig } from '../../db/channel-connections'
-import { database } from '../../db/client'
 import { ApiError } from '../../errors'
 import { accountStub } from '../../lib/objects'
 import { statusErrors } from '../../lib/openapi-responses'
@@ -42,7 +41,7 @@ customChannelRoutes.openapi(
     const { webhook_url, actions: given } = c.req.valid('json')
     const check = checkPublicUrl(webhook_url, urlPolicy(c.env, c.req.url))
     if (!check.ok) throw new ApiError(400, 'invalid_webhook_url', `webhook_url is not allowed: ${check.reason}`)
-    const db = database(c.env.DB)
+    const db = c.var.db
     const tenant = c.get('tenant')
     // Omitted, the bridge's opt-in to chat actions stays as it was (issue 25).
     const actions = given ?? (await readConnectionConfig(db, keyring(c.env), tenant.id, CUSTOM_ACCOUNT_ID, CustomConfig))?.actions ?? false
@@ -64,7 +63,7 @@ customChannelRoutes.openapi(
   }),
   async (c) => {
     const tenant = c.get('tenant')
-    const db = database(c.env.DB)
+    const db = c.var.db
     const account = await getAccount(db, tenant.id, CUSTOM_ACCOUNT_ID)
     const config = account ? await readConnectionConfig(db, keyring(c.env), tenant.id, CUSTOM_ACCOUNT_ID, CustomConfig) : undefined
     return c.json(customState(c.env, c.req.url, account, config?.webhook_url ?? null, config?.actions ?? false), 200)
@@ -86,7 +85,7 @@ customChannelRoutes.openapi(
   }),
   async (c) => {
     const tenant = c.get('tenant')
-    const db = database(c.env.DB)
+    const db = c.var.db
     const account = await getAccount(db, tenant.id, CUSTOM_ACCOUNT_ID)
     if (!account) return c.json({ success: true as const, account_id: CUSTOM_ACCOUNT_ID, status: 'not_connected' as const }, 200)
     await removeAccount(c.env, db, account, Date.now())
@@ -115,7 +114,7 @@ customChannelRoutes.openapi(
     const media = d.mediaUrl === undefined ? undefined : checkPublicUrl(d.mediaUrl, urlPolicy(c.env, c.req.url))
     if (media && !media.ok) throw new ApiError(400, 'invalid_media_url', `customData.mediaUrl is not allowed: ${media.reason}`)
     const tenant = c.get('tenant')
-    if (d.reaction) return c.json(await customReaction(c.env, database(c.env.DB), tenant.id, d, d.reaction), 200)
+    if (d.reaction) return c.json(await customReaction(c.env, c.var.db, tenant.id, d, d.reaction), 200)
     const outcome = await accountStub(c.env, tenant.id, CUSTOM_ACCOUNT_ID).ingest(await customInbound(tenant.id, d))
     if (!outcome.stored && outcome.reason === 'account_not_found') {
       throw new ApiError(409, 'channel_not_connected', 'The custom channel is not connected; set its webhook with PUT /channels/custom first')

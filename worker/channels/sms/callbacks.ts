@@ -7,7 +7,7 @@ import { Hono } from 'hono'
 import { bodyLimit } from 'hono/body-limit'
 import { z } from 'zod'
 import { publicOrigin } from '../../config'
-import { database } from '../../db/client'
+import { tenantDb } from '../../db/placement'
 import type { AppEnv } from '../../env'
 import { ApiError } from '../../errors'
 import { numberFromSegment, readSmsConfig, writeSmsConfig } from './config'
@@ -26,9 +26,10 @@ const forged = () => new ApiError(403, 'invalid_signature', 'The request signatu
 async function connection(env: Env, tenantId: string, segment: string) {
   const number = numberFromSegment(segment)
   if (!number) throw new ApiError(404, 'not_found', 'No such SMS connection')
-  const db = database(env.DB)
-  const config = await readSmsConfig(env, db, tenantId, number)
-  if (!config) throw new ApiError(404, 'not_found', 'No such SMS connection')
+  // The tenant in the URL names its shard (db/placement.ts): an unknown one is the same 404 as an unknown number.
+  const db = await tenantDb(env, tenantId)
+  const config = db && (await readSmsConfig(env, db, tenantId, number))
+  if (!db || !config) throw new ApiError(404, 'not_found', 'No such SMS connection')
   return { db, number, config }
 }
 

@@ -17,7 +17,7 @@ import {
   SmsStatus,
 } from '../../../schema/api/sms'
 import { listAccounts, type AccountRow } from '../../db/accounts'
-import { database } from '../../db/client'
+import type { Db } from '../../db/client'
 import type { AppEnv } from '../../env'
 import { ApiError } from '../../errors'
 import { checkAccount } from '../../safety/key-refusals'
@@ -40,8 +40,8 @@ const json = <T>(schema: T, description: string) => ({ description, content: { '
  * The SMS account a status or disconnect call means: the one named, or the only one. A key limited to some accounts
  * is held to the number it resolves to (the middleware has checked a named one already).
  */
-async function pickAccount(env: Env, grant: KeyGrant, tenantId: string, phone: string | undefined): Promise<AccountRow | null> {
-  const sms = (await listAccounts(database(env.DB), tenantId)).filter((a) => a.channel === 'sms')
+async function pickAccount(db: Db, grant: KeyGrant, tenantId: string, phone: string | undefined): Promise<AccountRow | null> {
+  const sms = (await listAccounts(db, tenantId)).filter((a) => a.channel === 'sms')
   if (phone !== undefined) return sms.find((a) => a.id === phone) ?? null
   if (sms.length > 1) {
     throw new ApiError(400, 'ambiguous_account', `Several SMS numbers are connected (${sms.map((a) => a.id).join(', ')}); name one in phone_number`)
@@ -52,16 +52,16 @@ async function pickAccount(env: Env, grant: KeyGrant, tenantId: string, phone: s
 
 /** The SMS account a status or disconnect call means (pickAccount) with the settings stored for it. */
 async function picked(c: Context<AppEnv>, phone: string | undefined) {
-  const db = database(c.env.DB)
+  const db = c.var.db
   const now = Date.now()
-  const account = await pickAccount(c.env, c.get('key'), c.get('tenant').id, phone)
+  const account = await pickAccount(db, c.get('key'), c.get('tenant').id, phone)
   const config = account ? await readSmsConfig(c.env, db, account.tenantId, account.id) : undefined
   return { db, now, account, config }
 }
 
 /** Runs one transport's connect, then answers the number as connected with the settings now stored for it. */
 async function connected(c: Context<AppEnv>, connect: (ctx: ConnectCtx) => Promise<AccountRow>) {
-  const db = database(c.env.DB)
+  const db = c.var.db
   const now = Date.now()
   const account = await connect({ env: c.env, db, tenant: c.get('tenant'), requestUrl: c.req.url, now })
   const config = (await readSmsConfig(c.env, db, account.tenantId, account.id))!

@@ -3,10 +3,16 @@
  * page, and the permission step's callback (code → short-lived → long-lived token → the user's pages:
  * `pages_loaded`, or `failed` with a reason; a lapsed flow is `expired`). Plain functions over D1 and the Graph
  * client; the routes only translate HTTP. Choosing a page and removal are in pages.ts.
+ *
+ * The app is the directory's (its webhook id is how a Graph callback finds the tenant); flows, like the pages, are on
+ * the tenant's shard. The OAuth state starts with the tenant id (`ten_….<random>`), so the callback, which Graph
+ * sends with nothing but the state, knows which shard holds its flow.
  */
 import { z } from 'zod'
 import { connectPageTtlMs, encryptionKey, keyring, publicOrigin } from '../../config'
 import type { Db } from '../../db/client'
+import { tenantDb } from '../../db/placement'
+import { directory, DIRECTORY_SHARD, shardDb } from '../../db/shards'
 import {
   getSocialApp,
   insertSocialFlow,
@@ -64,12 +70,12 @@ export function appAnswer(env: Env, requestUrl: string, app: SocialAppRow) {
 
 export async function saveApp(
   env: Env,
-  db: Db,
+  dir: Db,
   tenantId: string,
   body: { app_id: string; app_secret: string; configuration_id?: string; config_id?: string },
   now: number
 ) {
-  const [row] = await upsertSocialApp(db, {
+  const [row] = await upsertSocialApp(dir, {
     tenantId,
     webhookId: randomBase62(24),
     appId: body.app_id,
@@ -83,12 +89,18 @@ export async function saveApp(
   return row!
 }
 
+/** The tenant an OAuth state names (before shards a state was random only: those flows are on shard 0). */
+export function stateTenant(state: string): string | null {
+  const dot = state.indexOf('.')
+  return dot > 0 ? state.slice(0, dot) : null
+}
+
 /** Starts a flow: a fresh OAuth state (stored hashed) and a signed link to the hosted page that carries it. */
-export async function startConnect(env: Env, db: Db, requestUrl: string, tenantId: string, now: number) {
-  if (!(await getSocialApp(db, tenantId))) {
+export async function startConnect(env: Env, dir: Db, db: Db, requestUrl: string, tenantId: string, now: number) {
+  if (!(await getSocialApp(dir, tenantId))) {
     throw new ApiError(409, 'social_app_required', 'social_app_required: save your own app first with PUT /channels/meta/app (tool set_social_app)')
   }
-  const state = randomBase62(32)
+  const state = `${tenantId}.${randomBase62(32)}`
   const expiresAt = now + connectPageTtlMs(env)
   const flow = newId('sfl')
   await insertSocialFlow(db, { id: flow, tenantId, status: 'pending', stateHash: await sha256Hex(state), expiresAt, createdAt: now, updatedAt: now })
@@ -101,14 +113,15 @@ export type ConnectPage =
   | { ok: false; status: 403 | 409 | 410; title: string; message: string }
 
 /** What the hosted page shows: a way to the permission screen while its flow is still pending and unexpired. */
-export async function connectPage(env: Env, db: Db, requestUrl: string, token: string | undefined, now: number): Promise<ConnectPage> {
+export async function connectPage(env: Env, requestUrl: string, token: string | undefined, now: number): Promise<ConnectPage> {
   if (!token) return { ok: false, status: 403, title: 'Link not valid', message: 'This link is incomplete.' }
   const check = await verifyToken(encryptionKey(env), TOKEN_PURPOSE, token, PageClaims, now)
   if (!check.ok && check.reason === 'expired')
     return { ok: false, status: 410, title: 'Link expired', message: 'This link has expired. Ask your agent for a new one (connect_social_inbox).' }
   if (!check.ok) return { ok: false, status: 403, title: 'Link not valid', message: 'This link is not valid.' }
   const { tenant, state } = check.payload
-  const [app, flow] = await Promise.all([getSocialApp(db, tenant), socialFlowByState(db, await sha256Hex(state))])
+  const db = await tenantDb(env, tenant)
+  const [app, flow] = await Promise.all([getSocialApp(directory(env), tenant), db && socialFlowByState(db, await sha256Hex(state))])
   if (!app || !flow || flow.tenantId !== tenant) return { ok: false, status: 403, title: 'Link not valid', message: 'This link is not valid any more.' }
   if (flow.stateUsedAt !== null || flow.status !== 'pending') {
     return {
@@ -135,7 +148,6 @@ export type CallbackOutcome = { ok: true; pages: number } | { ok: false; status:
  */
 export async function oauthCallback(
   env: Env,
-  db: Db,
   requestUrl: string,
   q: { state?: string; code?: string; error?: string; error_reason?: string },
   now: number,
@@ -143,8 +155,11 @@ export async function oauthCallback(
 ): Promise<CallbackOutcome> {
   if (!q.state) return { ok: false, status: 403, title: 'Not valid', message: 'The answer from the permission screen carries no state.' }
   const hash = await sha256Hex(q.state)
-  const flow = await socialFlowByState(db, hash)
-  if (!flow) return { ok: false, status: 403, title: 'Not valid', message: 'This answer does not belong to a connect link of this service.' }
+  const tenant = stateTenant(q.state)
+  // A state from before shards names no tenant: its flow is on shard 0, where every tenant then was.
+  const db = tenant === null ? shardDb(env, DIRECTORY_SHARD) : await tenantDb(env, tenant)
+  const flow = db && (await socialFlowByState(db, hash))
+  if (!db || !flow) return { ok: false, status: 403, title: 'Not valid', message: 'This answer does not belong to a connect link of this service.' }
   if (flow.stateUsedAt !== null)
     return { ok: false, status: 409, title: 'Already used', message: 'This answer was already used. Start again from your agent if needed.' }
   if (now > flow.expiresAt)
@@ -166,7 +181,7 @@ export async function oauthCallback(
       'The permissions were not granted. Ask your agent for a new link to try again.'
     )
   if (!q.code) return fail('code_missing', 'The permission screen returned no code.')
-  const app = await getSocialApp(db, flow.tenantId)
+  const app = await getSocialApp(directory(env), flow.tenantId)
   if (!app) return fail('app_removed', 'The app was removed from the service while you were connecting.')
   const secrets = await appSecrets(env, app)
   try {

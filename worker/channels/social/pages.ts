@@ -9,6 +9,7 @@ import { statusChange } from '../../events/account-status'
 import { keyring } from '../../config'
 import { deleteAccountStatement, getAccount } from '../../db/accounts'
 import type { Db } from '../../db/client'
+import { directory } from '../../db/shards'
 import {
   deleteSocialPage,
   getSocialApp,
@@ -103,8 +104,8 @@ export async function selectPage(env: Env, db: Db, tenant: Tenant, pageId: strin
 }
 
 /** The page-inbox state: the latest flow, and the page and linked account it connected. */
-export async function status(_env: Env, db: Db, tenantId: string, now: number) {
-  const [app, flow, pages] = await Promise.all([getSocialApp(db, tenantId), latestSocialFlow(db, tenantId), listSocialPages(db, tenantId)])
+export async function status(env: Env, db: Db, tenantId: string, now: number) {
+  const [app, flow, pages] = await Promise.all([getSocialApp(directory(env), tenantId), latestSocialFlow(db, tenantId), listSocialPages(db, tenantId)])
   const page = (flow?.accountId ? pages.find((p) => p.accountId === flow.accountId) : undefined) ?? pages[0]
   const account = page ? await getAccount(db, tenantId, page.accountId) : undefined
   let state: 'not_connected' | 'pending' | 'pages_loaded' | 'connected' | 'failed' | 'expired' = flow ? flowStatus(flow, now) : 'not_connected'

@@ -5,7 +5,8 @@
  */
 import { Hono } from 'hono'
 import { publicOrigin } from '../../config'
-import { database } from '../../db/client'
+import { knownTenantDb } from '../../db/placement'
+import { directory } from '../../db/shards'
 import { socialAppByWebhook } from '../../db/social'
 import type { AppEnv } from '../../env'
 import { ApiError } from '../../errors'
@@ -27,21 +28,21 @@ const HEADERS = {
 }
 
 socialPublicRoutes.get('/connect/page', async (c) => {
-  const page = await connectPage(c.env, database(c.env.DB), c.req.url, c.req.query('token'), Date.now())
+  const page = await connectPage(c.env, c.req.url, c.req.query('token'), Date.now())
   if (!page.ok) return c.html(errorPageHtml(page.title, page.message), page.status, HEADERS)
   return c.html(connectPageHtml(page), 200, HEADERS)
 })
 
 socialPublicRoutes.get('/oauth/callback', async (c) => {
   const q = c.req.query()
-  const outcome = await oauthCallback(c.env, database(c.env.DB), c.req.url, q, Date.now())
+  const outcome = await oauthCallback(c.env, c.req.url, q, Date.now())
   if (!outcome.ok) return c.html(errorPageHtml(outcome.title, outcome.message), outcome.status, HEADERS)
   return c.html(callbackPageHtml(outcome.pages), 200, HEADERS)
 })
 
 /** Graph's verification handshake (upstreams 5.2): echo `hub.challenge` when the verify token is this app's. */
 socialPublicRoutes.get('/webhooks/:webhookId', async (c) => {
-  const app = await socialAppByWebhook(database(c.env.DB), c.req.param('webhookId'))
+  const app = await socialAppByWebhook(directory(c.env), c.req.param('webhookId'))
   const mode = c.req.query('hub.mode')
   const token = c.req.query('hub.verify_token')
   const challenge = c.req.query('hub.challenge')
@@ -53,8 +54,7 @@ socialPublicRoutes.get('/webhooks/:webhookId', async (c) => {
 })
 
 socialPublicRoutes.post('/webhooks/:webhookId', async (c) => {
-  const db = database(c.env.DB)
-  const app = await socialAppByWebhook(db, c.req.param('webhookId'))
+  const app = await socialAppByWebhook(directory(c.env), c.req.param('webhookId'))
   if (!app) throw new ApiError(404, 'not_found', 'No app has this callback URL')
   // The signature covers the bytes as sent: read them raw, check, and only then parse.
   const raw = new Uint8Array(await c.req.arrayBuffer())
@@ -72,6 +72,12 @@ socialPublicRoutes.post('/webhooks/:webhookId', async (c) => {
   // Signed by the app but not a messaging payload of a page or Instagram account (another object, another shape):
   // acknowledged so Graph does not retry it, and nothing is stored.
   if (!payload.success) return c.json({ success: true, stored: 0, queued: 0, duplicates: 0, receipts: 0, reactions: 0, ignored: 1 }, 200)
-  const tally = await applyWebhookEvents(c.env, db, app.tenantId, webhookEvents(payload.data), publicOrigin(c.env, c.req.url))
+  const tally = await applyWebhookEvents(
+    c.env,
+    await knownTenantDb(c.env, app.tenantId),
+    app.tenantId,
+    webhookEvents(payload.data),
+    publicOrigin(c.env, c.req.url)
+  )
   return c.json({ success: true, ...tally }, 200)
 })

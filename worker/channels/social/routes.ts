@@ -15,7 +15,7 @@ import {
   SocialRemoved,
   SocialStatus,
 } from '../../../schema/api/social'
-import { database } from '../../db/client'
+import { directory } from '../../db/shards'
 import { statusErrors } from '../../lib/openapi-responses'
 import { checkAccount } from '../../safety/key-refusals'
 import { resourceApp } from '../../validate'
@@ -47,7 +47,7 @@ socialRoutes.openapi(
     responses: { ...ok(SocialApp, 'Saved'), ...statusErrors([400, 401]) },
   }),
   async (c) => {
-    const app = await saveApp(c.env, database(c.env.DB), c.get('tenant').id, c.req.valid('json'), Date.now())
+    const app = await saveApp(c.env, directory(c.env), c.get('tenant').id, c.req.valid('json'), Date.now())
     return c.json(appAnswer(c.env, c.req.url, app), 200)
   }
 )
@@ -75,7 +75,7 @@ socialRoutes.openapi(
     },
   }),
   async (c) => {
-    const flow = await startConnect(c.env, database(c.env.DB), c.req.url, c.get('tenant').id, Date.now())
+    const flow = await startConnect(c.env, directory(c.env), c.var.db, c.req.url, c.get('tenant').id, Date.now())
     return c.json({ success: true as const, status: 'pending' as const, connect_url: flow.connectUrl, connect_url_expires_at: flow.expiresAt }, 200)
   }
 )
@@ -98,7 +98,7 @@ socialRoutes.openapi(
     responses: { ...ok(SocialStatus, 'The state'), ...statusErrors([401]) },
   }),
   async (c) => {
-    const state = await status(c.env, database(c.env.DB), c.get('tenant').id, Date.now())
+    const state = await status(c.env, c.var.db, c.get('tenant').id, Date.now())
     // A key limited to some accounts sees the page inbox only when it lists the connected page's account.
     checkAccount(c.get('key'), state.account_id, 'the page inbox without a connected page it lists')
     return c.json(state, 200)
@@ -118,7 +118,7 @@ socialRoutes.openapi(
     ].join('\n\n'),
     responses: { ...ok(SocialPages, 'The pages'), ...statusErrors([401, 409], { 409: '`pages_not_loaded`: no finished permission step to pick from' }) },
   }),
-  async (c) => c.json({ success: true as const, pages: await loadedPages(c.env, database(c.env.DB), c.get('tenant').id, Date.now()) }, 200)
+  async (c) => c.json({ success: true as const, pages: await loadedPages(c.env, c.var.db, c.get('tenant').id, Date.now()) }, 200)
 )
 
 socialRoutes.openapi(
@@ -147,7 +147,7 @@ socialRoutes.openapi(
       }),
     },
   }),
-  async (c) => c.json(await selectPage(c.env, database(c.env.DB), c.get('tenant'), c.req.valid('json').page_id, Date.now()), 200)
+  async (c) => c.json(await selectPage(c.env, c.var.db, c.get('tenant'), c.req.valid('json').page_id, Date.now()), 200)
 )
 
 socialRoutes.openapi(
@@ -163,5 +163,5 @@ socialRoutes.openapi(
     ].join('\n\n'),
     responses: { ...ok(SocialRemoved, 'Removed (or nothing to remove)'), ...statusErrors([401]) },
   }),
-  async (c) => c.json(await disconnect(c.env, database(c.env.DB), c.get('tenant').id, undefined, Date.now()), 200)
+  async (c) => c.json(await disconnect(c.env, c.var.db, c.get('tenant').id, undefined, Date.now()), 200)
 )

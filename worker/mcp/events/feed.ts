@@ -10,6 +10,9 @@ import { headSeq, readFeed } from '../../db/event-feed'
 import { listAccounts } from '../../db/accounts'
 import type { Db } from '../../db/client'
 import { latestSeq } from '../../db/messages'
+import { cachedPlacement } from '../../db/placement'
+import { isTenantMoving } from '../../errors'
+import { seqHere } from '../../db/cursor-maps'
 import { decodeCursor, encodeCursor } from '../../lib/cursor'
 import { iso } from '../../lib/time'
 import { mediaSigner, signPayload } from '../../media/links-for'
@@ -21,7 +24,29 @@ import type { EventOccurrence } from './shapes'
 /** How often events that nothing announces are looked for while a poll or stream waits. */
 export const EVENTS_RECHECK_MS = 2_000
 
-export type FeedContext = { env: Env; db: Db; tenantId: string }
+/** `placement`: the tenant's, which event cursors count in (db/cursor-maps.ts). */
+export type FeedContext = { env: Env; db: Db; tenantId: string; placement: number }
+
+/**
+ * Whether the tenant still lives where this poll or stream began reading (the isolate's cached placement, so no D1
+ * read each time): a stream ends when a move begins, and its client resumes with its cursor on the new shard.
+ */
+export async function stillPlaced(c: FeedContext): Promise<boolean> {
+  const now = await cachedPlacement(c.env, c.tenantId)
+  return now !== undefined && now.placement === c.placement && now.movingTo === null
+}
+
+/** An event cursor at `seq` of the tenant's current placement. */
+export function eventCursor(c: Pick<FeedContext, 'placement'>, seq: number): string {
+  return encodeCursor('event', seq, c.placement)
+}
+
+/** An event cursor's position in the tenant's current placement, or an `invalidParams` error for what is not one. */
+export async function eventSeq(c: Pick<FeedContext, 'db' | 'tenantId' | 'placement'>, cursor: string, message: string): Promise<number> {
+  const at = decodeCursor('event', cursor)
+  if (at === null) throw invalidParams(message)
+  return seqHere(c.db, { id: c.tenantId, placement: c.placement }, 'events', at, 'after')
+}
 
 export type Batch = {
   occurrences: EventOccurrence[]
@@ -35,9 +60,7 @@ export type Batch = {
 /** The position a cursor names; no cursor means now (SEP-3415: no replay without one). */
 export async function startAfter(c: FeedContext, cursor: string | null | undefined): Promise<number> {
   if (cursor === undefined || cursor === null) return headSeq(c.db)
-  const seq = decodeCursor('event', cursor)
-  if (seq === null) throw invalidParams('cursor: not a cursor this server returned for events')
-  return seq
+  return eventSeq(c, cursor, 'cursor: not a cursor this server returned for events')
 }
 
 export async function readBatch(
@@ -54,11 +77,11 @@ export async function readBatch(
     notBefore: opts.maxAgeMs === undefined ? 0 : opts.now - opts.maxAgeMs,
     limit: opts.limit,
   })
-  const sign = mediaSigner(c.env, opts.now)
+  const sign = mediaSigner(c.env, c.tenantId, opts.now)
   const occurrences: EventOccurrence[] = []
   for (const row of read.rows) {
     const data: unknown = JSON.parse(await signPayload(sign, row.payload))
-    occurrences.push({ eventId: row.id, name: row.type, timestamp: iso(row.createdAt), data, cursor: encodeCursor('event', row.seq) })
+    occurrences.push({ eventId: row.id, name: row.type, timestamp: iso(row.createdAt), data, cursor: eventCursor(c, row.seq) })
   }
   const hasMore = read.rows.length === opts.limit
   const last = read.rows.at(-1)?.seq
@@ -100,10 +123,12 @@ export async function waitForNews(c: FeedContext, sub: EventSubscription, mark: 
     const targets = (await listAccounts(c.db, c.tenantId)).filter((a) => !wanted || wanted.includes(a.id))
     if (targets.length > 0) {
       try {
-        await waitForInbound(c.env, c.db, c.tenantId, targets, mark, ms, signal)
+        await waitForInbound(c.env, c.db, { tenantId: c.tenantId, placement: c.placement }, targets, mark, ms, signal)
         return
       } catch (err) {
         if (signal.aborted) return
+        // The tenant began moving: the caller ends its poll or stream, and the client resumes with its cursor.
+        if (isTenantMoving(err)) throw err
         console.warn(JSON.stringify({ msg: 'mcp events wait fell back to rechecks', error: String(err) }))
       }
     }

@@ -30,7 +30,7 @@ export type EventsContext = {
 }
 
 export function registerEvents(server: Server, c: EventsContext): void {
-  const feed: FeedContext = { env: c.env, db: c.db, tenantId: c.tenant.id }
+  const feed: FeedContext = { env: c.env, db: c.db, tenantId: c.tenant.id, placement: c.tenant.placement }
   const hooks = (): SubscribeContext => ({ env: c.env, db: c.db, tenant: c.tenant, grant: c.grant, requestUrl: c.requestUrl, now: c.now() })
   const until = (signal: AbortSignal) => AbortSignal.any([signal, c.clientGone])
 

@@ -1,10 +1,11 @@
 /**
  * `events/poll` (SEP-3415 poll delivery): what came after the cursor, held open until something does or the timeout
- * passes, like GET /v1/messages/wait. Events go out only in the answer, never as notifications.
+ * passes, like GET /v1/messages/wait. Events go out only in the answer, never as notifications. A move of the tenant
+ * to another shard answers a held poll at once with the position reached; the next poll goes to the new shard.
  */
-import { encodeCursor } from '../../lib/cursor'
+import { isTenantMoving } from '../../errors'
 import type { EventSubscription } from './access'
-import { readBatch, startAfter, waitForNews, wakeMark, type FeedContext } from './feed'
+import { eventCursor, readBatch, startAfter, waitForNews, wakeMark, type FeedContext } from './feed'
 import type { EventOccurrence, PollParams } from './shapes'
 
 /** Held this long when the client names no `timeoutMs`. */
@@ -28,11 +29,20 @@ export async function pollEvents(c: FeedContext, sub: EventSubscription, p: Poll
     truncated ||= batch.truncated
     afterSeq = batch.afterSeq
     const left = deadline - now()
-    if (fresh || batch.occurrences.length > 0 || left <= 0 || signal.aborted) {
-      // Poll carries the cursor at the answer's level only (SEP-3415).
-      const events = batch.occurrences.map(({ cursor: _cursor, ...o }) => o)
-      return { events, cursor: encodeCursor('event', afterSeq), truncated, hasMore: batch.hasMore, nextPollMs: NEXT_POLL_MS }
+    // Poll carries the cursor at the answer's level only (SEP-3415).
+    const answer = () => ({
+      events: batch.occurrences.map(({ cursor: _cursor, ...o }) => o),
+      cursor: eventCursor(c, afterSeq),
+      truncated,
+      hasMore: batch.hasMore,
+      nextPollMs: NEXT_POLL_MS,
+    })
+    if (fresh || batch.occurrences.length > 0 || left <= 0 || signal.aborted) return answer()
+    try {
+      await waitForNews(c, sub, mark, left, signal)
+    } catch (err) {
+      if (isTenantMoving(err)) return answer()
+      throw err
     }
-    await waitForNews(c, sub, mark, left, signal)
   }
 }

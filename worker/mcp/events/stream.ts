@@ -7,12 +7,13 @@
  * Within a Worker's limits: the stream ends itself after STREAM_MAX_MS with the empty `StreamEventsResult` (a
  * Worker invocation should not hold one request, and its subrequests, forever); the client opens a new one with
  * its last cursor, exactly as after a dropped connection, and loses nothing. A client that goes away ends the loop
- * at once (the request's abort signal), which also frees the account's wait slot.
+ * at once (the request's abort signal), which also frees the account's wait slot. A move of the tenant to another
+ * shard ends it the same way: the next stream reads where the tenant then lives.
  */
 import type { Notification, RequestId } from '@modelcontextprotocol/server'
-import { encodeCursor } from '../../lib/cursor'
+import { isTenantMoving } from '../../errors'
 import type { EventSubscription } from './access'
-import { readBatch, startAfter, waitForNews, wakeMark, type FeedContext } from './feed'
+import { eventCursor, readBatch, startAfter, stillPlaced, waitForNews, wakeMark, type FeedContext } from './feed'
 import type { StreamParams } from './shapes'
 
 /** SEP-3415: a heartbeat at least every 30 s. */
@@ -38,21 +39,26 @@ export async function streamEvents(
   let afterSeq = await startAfter(c, p.cursor)
   let first = true
   let quietSince = now()
-  while (!stream.signal.aborted && now() < ends) {
+  while (!stream.signal.aborted && now() < ends && (first || (await stillPlaced(c)))) {
     const mark = await wakeMark(c, sub)
     const batch = await readBatch(c, sub, afterSeq, { maxAgeMs: first ? p.maxAgeMs : undefined, limit: STREAM_BATCH, now: now() })
     // The confirmation comes first; a gap found later is announced the same way, with the fresh position.
-    if (first || batch.truncated) await send('active', { cursor: encodeCursor('event', first ? afterSeq : batch.afterSeq), truncated: batch.truncated })
+    if (first || batch.truncated) await send('active', { cursor: eventCursor(c, first ? afterSeq : batch.afterSeq), truncated: batch.truncated })
     first = false
     for (const occurrence of batch.occurrences) await send('event', { ...occurrence })
     afterSeq = batch.afterSeq
     if (batch.occurrences.length > 0) quietSince = now()
     if (batch.hasMore) continue
     if (now() - quietSince >= HEARTBEAT_MS) {
-      await send('heartbeat', { cursor: encodeCursor('event', afterSeq) })
+      await send('heartbeat', { cursor: eventCursor(c, afterSeq) })
       quietSince = now()
     }
-    await waitForNews(c, sub, mark, Math.min(ends, quietSince + HEARTBEAT_MS) - now(), stream.signal)
+    try {
+      await waitForNews(c, sub, mark, Math.min(ends, quietSince + HEARTBEAT_MS) - now(), stream.signal)
+    } catch (err) {
+      if (isTenantMoving(err)) break
+      throw err
+    }
   }
   return { _meta }
 }

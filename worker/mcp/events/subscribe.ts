@@ -14,7 +14,6 @@ import { deleteDeliveriesOf } from '../../db/webhook-deliveries'
 import { getHealth, reenableHealth, type HealthRow } from '../../db/webhook-health'
 import { deleteWebhook, listWebhooks, upsertMcpSubscription, type WebhookRow } from '../../db/webhooks'
 import type { Tenant } from '../../db/tenants'
-import { decodeCursor, encodeCursor } from '../../lib/cursor'
 import { derivedId } from '../../lib/ids'
 import { isoOrNull, iso } from '../../lib/time'
 import { isOwnerGrant, type KeyGrant } from '../../safety/grant'
@@ -25,6 +24,7 @@ import { base64Bytes } from '../../webhooks/standard'
 import { MAX_WEBHOOKS_PER_TENANT, mcpSubscriptionId } from '../../webhooks/subscriptions'
 import { verifyEndpoint } from '../../webhooks/verify-endpoint'
 import type { EventSubscription } from './access'
+import { eventCursor, eventSeq, type FeedContext } from './feed'
 import { callbackFailed, exhausted, forbidden, invalidParams, subscriptionNotFound } from './errors'
 import type { SubscribeParams, UnsubscribeParams } from './shapes'
 
@@ -41,6 +41,8 @@ const SECRET_BYTES = { min: 24, max: 64 }
 const MINTED_SECRET_BYTES = 32
 
 export type SubscribeContext = { env: Env; db: Db; tenant: Tenant; grant: KeyGrant; requestUrl: string; now: number }
+
+const feedOf = (c: SubscribeContext): FeedContext => ({ env: c.env, db: c.db, tenantId: c.tenant.id, placement: c.tenant.placement })
 
 export type DeliveryStatus = { active: boolean; lastDeliveryAt: string | null; lastError: string | null; failedSince?: string }
 
@@ -137,8 +139,7 @@ async function ensureVerified(c: SubscribeContext, url: string, secret: string, 
 
 /** Events since the client's cursor go back into the outbox for this subscription (a new or lapsed one). */
 async function catchUp(c: SubscribeContext, row: WebhookRow, sub: EventSubscription, cursor: string, maxAgeMs: number | undefined): Promise<boolean> {
-  const afterSeq = decodeCursor('event', cursor)
-  if (afterSeq === null) throw invalidParams('Invalid params: cursor: not a cursor this server returned for events')
+  const afterSeq = await eventSeq(feedOf(c), cursor, 'Invalid params: cursor: not a cursor this server returned for events')
   const read = await readFeed(c.db, {
     tenantId: c.tenant.id,
     type: sub.type,
@@ -202,7 +203,7 @@ export async function subscribeEvents(c: SubscribeContext, sub: EventSubscriptio
   return {
     id: mcpSubscriptionId(rowId),
     refreshBefore: iso(expiresAt),
-    cursor: encodeCursor('event', await deliveryWatermark(c.db, c.tenant.id, rowId)),
+    cursor: eventCursor(feedOf(c), await deliveryWatermark(c.db, c.tenant.id, rowId)),
     truncated,
     ...(existing ? { deliveryStatus: deliveryStatusOf(health) } : {}),
     ...(given === undefined ? { secret } : {}),

@@ -167,7 +167,7 @@ export async function expectLinksServe(list: ReadonlyArray<{ media: { url: strin
 
 /** A stored item's signed media.url: its form, and the type and bytes it serves without an API key. */
 export async function expectSignedLinkServes(url: string, contentType: string, bytes: Buffer) {
-  expect(url).toMatch(/\/media\/med_[0-9a-f]{24}\?expires=\d+&signature=[0-9a-f]+$/)
+  expect(url).toMatch(/\/media\/med_[0-9a-f]{24}\?tenant=ten_\w+&expires=\d+&signature=[0-9a-f]+$/)
   const res = await fetchLink(url)
   expect(res.status).toBe(200)
   expect(res.headers.get('content-type')).toBe(contentType)

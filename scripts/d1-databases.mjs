@@ -1,0 +1,36 @@
+// The D1 databases wrangler.toml binds (docs/ARCHITECTURE.md, "The data tier"): the directory `DB` and the shards
+// `DB_SHARD_<n>`, one entry per database (DB_SHARD_0 is bound to the directory's own database, so it is one of them),
+// and applying the migrations to all of them: every database gets the same set.
+import { spawnSync } from 'node:child_process'
+import { join } from 'node:path'
+import { unstable_readConfig } from 'wrangler'
+import { root } from './dev-env.mjs'
+
+/** `{ binding, name, id }` per distinct database, the directory first. */
+export function d1Databases(configPath = join(root, 'wrangler.toml')) {
+  const seen = new Set()
+  const out = []
+  for (const d of unstable_readConfig({ config: configPath }).d1_databases ?? []) {
+    const id = d.database_id ?? d.binding
+    if (seen.has(id)) continue
+    seen.add(id)
+    out.push({ binding: d.binding, name: d.database_name, id: d.database_id })
+  }
+  return out
+}
+
+/**
+ * Runs `wrangler d1 migrations apply` on each database (`--local` or `--remote`, plus `extraArgs`); answers the first
+ * failure as `{ binding, status, output }`, or null.
+ */
+export function migrateAll(where, extraArgs = [], configPath) {
+  for (const db of d1Databases(configPath)) {
+    const r = spawnSync(process.execPath, [join(root, 'node_modules/wrangler/bin/wrangler.js'), 'd1', 'migrations', 'apply', db.binding, where, ...extraArgs], {
+      cwd: root,
+      encoding: 'utf8',
+      env: { ...process.env, WRANGLER_SEND_METRICS: 'false', CI: '1' },
+    })
+    if (r.status !== 0) return { binding: db.binding, status: r.status ?? 1, output: `${r.stdout}${r.stderr}` }
+  }
+  return null
+}
