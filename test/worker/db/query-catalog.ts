@@ -259,7 +259,6 @@ export const CATALOG: Record<string, Entry> = {
     call: (db) => events.insertEventIfAccount(db, T, A, PAYLOAD, NOW, sql`tenant_id = ${T} and id = ${A} and status <> 'connected'`),
   },
   'events.insertEventIfMessage': { path: 'hot', call: (db) => events.insertEventIfMessage(db, T, A, PAYLOAD, NOW, sql`id = 'msg_plan'`) },
-  'events.insertEventIfAccount': { path: 'hot', call: (db) => events.insertEventIfAccount(db, T, A, PAYLOAD, NOW, sql`tenant_id = ${T} and id = ${A} and status <> 'connected'`) },
   'events.insertReceivedEvent': { path: 'hot', call: (db) => events.insertReceivedEvent(db, T, A, PAYLOAD, 'msg_plan_in', NOW) },
   'event-feed.readFeed': {
     path: 'hot',
