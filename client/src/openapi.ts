@@ -2701,7 +2701,7 @@ export interface operations {
           'application/json': components['schemas']['MessagingError']
         }
       }
-      /** @description `account_not_connected` */
+      /** @description `account_not_connected`; page inbox: `needs_inbound_first` or `outside_window` (its 24-hour window, as for a send) */
       409: {
         headers: {
           [name: string]: unknown
@@ -2808,7 +2808,7 @@ export interface operations {
           'application/json': components['schemas']['MessagingError']
         }
       }
-      /** @description `account_not_connected` */
+      /** @description `account_not_connected`; page inbox: `needs_inbound_first` or `outside_window` (its 24-hour window, as for a send) */
       409: {
         headers: {
           [name: string]: unknown
@@ -3522,7 +3522,7 @@ export interface operations {
           'application/json': components['schemas']['MessagingError']
         }
       }
-      /** @description `account_not_connected` */
+      /** @description `account_not_connected`; page inbox: `needs_inbound_first` or `outside_window` (its 24-hour window, as for a send) */
       409: {
         headers: {
           [name: string]: unknown
@@ -3626,7 +3626,7 @@ export interface operations {
           'application/json': components['schemas']['MessagingError']
         }
       }
-      /** @description `account_not_connected` */
+      /** @description `account_not_connected`; page inbox: `needs_inbound_first` or `outside_window` (its 24-hour window, as for a send) */
       409: {
         headers: {
           [name: string]: unknown
@@ -3730,7 +3730,7 @@ export interface operations {
           'application/json': components['schemas']['MessagingError']
         }
       }
-      /** @description `account_not_connected` */
+      /** @description `account_not_connected`; page inbox: `needs_inbound_first` or `outside_window` (its 24-hour window, as for a send) */
       409: {
         headers: {
           [name: string]: unknown

@@ -1,6 +1,6 @@
 /**
  * One switch over the event batches of `sock.ev.process`, each event delegated to a handleX function. Connection
- * lifecycle goes back to the client; messages, receipts, contacts and LID mappings are handled here. Events the
+ * lifecycle goes back to the client; messages, receipts, contacts, LID mappings and the new-chat cap are handled here. Events the
  * gateway has no use for are logged at debug by name only.
  */
 import type { BaileysEventMap, ConnectionState, Contact, WAMessage, WAMessageUpdate } from '@whiskeysockets/baileys'
@@ -8,6 +8,7 @@ import type { Logger } from 'pino'
 import type { ConnectorEvents, ImportedContact, InboundAttachment, InboundMessage } from '../connector'
 import { toInbound, toReaction, toReceipt } from './convert'
 import { isLidJid, jidToPhone, personJid } from './ids'
+import { newChatCapRisk } from './message-cap'
 import type { PeerDirectory } from './peers'
 
 export type EventContext = {
@@ -36,6 +37,7 @@ const ORDER: ReadonlyArray<keyof BaileysEventMap> = [
   'messaging-history.set',
   'messages.upsert',
   'messages.update',
+  'message-capping.update',
   'connection.update',
 ]
 
@@ -64,6 +66,9 @@ export async function handleEvents(batch: Batch, ctx: EventContext): Promise<voi
       case 'messages.update':
         handleMessageUpdates(batch[name], ctx)
         break
+      case 'message-capping.update':
+        handleMessageCapping(batch[name], ctx)
+        break
       case 'connection.update':
         await ctx.onConnection(batch[name])
         break
@@ -71,6 +76,13 @@ export async function handleEvents(batch: Batch, ctx: EventContext): Promise<voi
   }
   const unhandled = Object.keys(batch).filter((name) => !(ORDER as readonly string[]).includes(name))
   if (unhandled.length > 0) ctx.log.debug({ events: unhandled }, 'alpha: events not used by the gateway')
+}
+
+/** alpha's new-chat cap warnings and the cap itself, as the ban-risk signal `new_chat_cap` (message-cap.ts). */
+function handleMessageCapping(info: BaileysEventMap['message-capping.update'], ctx: EventContext) {
+  const report = newChatCapRisk(info, ctx.now())
+  ctx.log.info({ capping: info.capping_status ?? null, used: info.used_quota ?? null, total: info.total_quota ?? null }, 'alpha: new-chat message cap update')
+  if (report) ctx.events.risk?.(report)
 }
 
 /**

@@ -8,7 +8,7 @@ export const ACTION_ERRORS = {
   401: json('Missing or invalid API key'),
   403: json('`key_scope` (a read key; a reply key outside its window), `key_account`, `key_expired`, `account_suspended`'),
   404: json('`message_not_found`, `account_not_found` or `contact_not_found`'),
-  409: json('`account_not_connected`'),
+  409: json('`account_not_connected`; page inbox: `needs_inbound_first` or `outside_window` (its 24-hour window, as for a send)'),
   422: json(
     '`unsupported_on_channel` (the channel cannot do this; the message names it), `message_not_on_network`, `message_not_inbound`, `action_refused` (the network said no)'
   ),

@@ -1,5 +1,5 @@
 // The alpha connection lifecycle: resume, each close code, reconnect backoff, honest health, the web client version, stop and logout.
-import { DEFAULT_CONNECTION_CONFIG } from '@whiskeysockets/baileys'
+import { DEFAULT_CONNECTION_CONFIG, NewChatMessageCappingStatusType } from '@whiskeysockets/baileys'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { STABLE_CONNECTION_MS } from '../../../relay/alpha/client'
 import { CONNECT_DEADLINE_MS, LIVENESS_TIMEOUT_MS, UNRESPONSIVE_AFTER_MS } from '../../../relay/alpha/health'
@@ -251,6 +251,40 @@ describe('alpha restrictions while connected', () => {
     h.sockets.latest.emit({ 'connection.update': { reachoutTimeLock: { isActive: false } } })
     await settle()
     expect(h.lastState()).toMatchObject({ state: 'restricted' })
+  })
+
+  it('reports alpha’s new-chat cap (message-capping.update) as the risk signal new_chat_cap until the cycle ends, lifted by NONE', async () => {
+    const h = await connected()
+    const cycleEnd = Math.floor(Date.now() / 1000) + 86_400
+    // The payload as Baileys emits it: the notification's xwa2_notify_new_chat_messages_capping_info_update, as sent.
+    const info = (capping_status: NewChatMessageCappingStatusType, used_quota: number) => ({
+      total_quota: 100,
+      used_quota,
+      cycle_start_timestamp: String(cycleEnd - 7 * 86_400),
+      cycle_end_timestamp: String(cycleEnd),
+      server_sent_timestamp: String(Math.floor(Date.now() / 1000)),
+      capping_status,
+    })
+    h.sockets.latest.emit({ 'message-capping.update': info(NewChatMessageCappingStatusType.FIRST_WARNING, 80) })
+    await settle()
+    expect(h.risks).toEqual([{ signal: 'new_chat_cap', active: true, until: cycleEnd * 1000, detail: expect.stringContaining('80 of 100') }])
+    // A warning is a signal to the edge, not a restriction: the session stays connected.
+    expect(h.lastState()).toMatchObject({ state: 'connected' })
+    h.sockets.latest.emit({ 'message-capping.update': info(NewChatMessageCappingStatusType.CAPPED, 100) })
+    h.sockets.latest.emit({ 'message-capping.update': info(NewChatMessageCappingStatusType.NONE, 0) })
+    await settle()
+    expect(h.risks.slice(1)).toEqual([
+      { signal: 'new_chat_cap', active: true, until: cycleEnd * 1000, detail: expect.stringContaining('reached its cap') },
+      { signal: 'new_chat_cap', active: false, until: null, detail: expect.any(String) },
+    ])
+  })
+
+  it('reads a new-chat cap update without a status by its quota, and one with neither as nothing', async () => {
+    const h = await connected()
+    h.sockets.latest.emit({ 'message-capping.update': { total_quota: 50, used_quota: 50 } })
+    h.sockets.latest.emit({ 'message-capping.update': { server_sent_timestamp: '1788000000' } })
+    await settle()
+    expect(h.risks).toEqual([{ signal: 'new_chat_cap', active: true, until: null, detail: expect.stringContaining('50 of 50') }])
   })
 
   it('fails a send refused for another reason without restricting the number', async () => {

@@ -9,7 +9,7 @@ import { loadAlphaAuth } from '../../../relay/alpha/auth-store'
 import { makeAlphaDriver } from '../../../relay/alpha/client'
 import type { FetchMedia } from '../../../relay/alpha/media-fetch'
 import type { FetchVersion } from '../../../relay/alpha/version'
-import type { Connector, ImportedContact, InboundMessage, LinkMethod, Receipt, SessionState } from '../../../relay/connector'
+import type { Connector, ImportedContact, InboundMessage, LinkMethod, Receipt, RiskReport, SessionState } from '../../../relay/connector'
 import { fakeSockets } from '../../fixtures/alpha-socket'
 import { sealedSessionStore, type SealedSessionStore } from '../../fixtures/session-store'
 import { capturedLog, settleRounds, useFakeClock } from '../driver-harness'
@@ -54,6 +54,7 @@ export async function harness(
   const inbound: InboundMessage[] = []
   const receipts: Receipt[] = []
   const contacts: ImportedContact[][] = []
+  const risks: RiskReport[] = []
   const { log, logLines } = capturedLog(opts.logLevel ?? 'silent')
   const store = opts.store ?? sealedSessionStore()
   const fetchMedia = opts.fetchMedia ?? vi.fn<FetchMedia>(async () => ({ bytes: Buffer.from('media'), contentType: 'image/jpeg', fileName: 'photo.jpg' }))
@@ -75,6 +76,7 @@ export async function harness(
         onCommitted?.()
       },
       contacts: (c) => contacts.push(c),
+      risk: (r) => risks.push(r),
     },
     log,
   })
@@ -85,6 +87,7 @@ export async function harness(
     inbound,
     receipts,
     contacts,
+    risks,
     logLines,
     store,
     fetchMedia,

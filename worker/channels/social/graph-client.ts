@@ -11,6 +11,8 @@ export const PAGE_FIELDS = ['messages', 'messaging_postbacks', 'message_deliveri
 
 /** Graph's "invalid or expired token" (upstreams 5.4): the connection needs the user to log in again. */
 export const TOKEN_INVALID_CODE = 190
+/** Graph's "sent outside of allowed window" (code 10, upstreams 5.4): the person's 24-hour window has closed. */
+export const OUTSIDE_WINDOW_SUBCODE = 2018278
 /** Graph's "the action attempted has been deemed abusive or is otherwise disallowed": a ban-risk signal (issue 25). */
 export const POLICY_BLOCK_CODE = 368
 /** Graph's rate limits (upstreams 5.4): calls exceeded, application or user request limit. */

@@ -11,10 +11,13 @@ import type { AccountRef } from '../../account/storage'
 import { keyring } from '../../config'
 import { statusChange } from '../../events/account-status'
 import { getAccount } from '../../db/accounts'
+import { getContact } from '../../db/contacts'
+import { ApiError } from '../../errors'
 import { quotedMessages, type MessageWithContact } from '../../db/messages'
 import { getSocialPage, socialSealedAt } from '../../db/social'
 import { unseal } from '../../lib/sealed'
-import { GraphClient, GraphError, POLICY_BLOCK_CODE, RATE_LIMIT_CODES, type OutboundContent, type SenderAction } from './graph-client'
+import { GraphClient, GraphError, OUTSIDE_WINDOW_SUBCODE, POLICY_BLOCK_CODE, RATE_LIMIT_CODES, type OutboundContent, type SenderAction } from './graph-client'
+import { checkWindow } from './window'
 
 /** The reason an account carries once Graph refused its token. */
 export const TOKEN_REVOKED = 'token_revoked'
@@ -88,14 +91,29 @@ export async function actSocial(c: AccountContext, ref: AccountRef, action: Chan
   if (!page) return { ok: false, status: 409, code: 'account_not_connected', message: 'The page inbox is not connected' }
   const recipient = action.contact.socialId
   if (!recipient) return { ok: false, status: 422, code: 'action_refused', message: 'The person has no page-scoped id' }
+  // Sender actions obey the 24-hour window like a send (Graph refuses them after it): refused here as a send is.
+  const closed = windowRefusal((await getContact(c.db, ref.tenantId, action.contact.id))?.lastInboundAt ?? null)
+  if (closed) return closed
   try {
     await graph.senderAction(page.pageId, page.token, recipient, a)
     return { ok: true }
   } catch (err) {
     if (!(err instanceof GraphError)) throw err
     await onGraphError(c, ref, err)
+    if (err.subcode === OUTSIDE_WINDOW_SUBCODE) return { ok: false, status: 409, code: 'outside_window', message: err.message }
     if (err.code !== null && RATE_LIMIT_CODES.includes(err.code)) return { ok: false, status: 429, code: 'rate_limited', message: err.message, retryAfterS: 60 }
     return { ok: false, status: 422, code: 'action_refused', message: `The Graph API refused it: ${err.message}` }
+  }
+}
+
+/** The send guard's window answer (window.ts) as an action's refusal, or null while the window is open. */
+function windowRefusal(lastInboundAt: number | null): (ActionResult & { ok: false }) | null {
+  try {
+    checkWindow(lastInboundAt, Date.now())
+    return null
+  } catch (err) {
+    if (!(err instanceof ApiError)) throw err
+    return { ok: false, status: 409, code: err.code, message: err.message }
   }
 }
 

@@ -38,7 +38,9 @@ export type MessagingItem = z.infer<typeof MessagingItem>
 
 export const WebhookPayload = z.object({
   object: z.enum(['page', 'instagram']),
-  entry: z.array(z.object({ id: z.string(), time: z.number().optional(), messaging: z.array(MessagingItem).optional() })),
+  // Each item is read on its own: one Graph does not shape as documented (or a kind this code does not know) is
+  // `other`, and the other items of the same delivery, acknowledged together, are still stored.
+  entry: z.array(z.object({ id: z.string(), time: z.number().optional(), messaging: z.array(MessagingItem.nullable().catch(null)).optional() })),
 })
 export type WebhookPayload = z.infer<typeof WebhookPayload>
 
@@ -96,7 +98,8 @@ export function webhookEvents(payload: WebhookPayload): WebhookEvent[] {
   return out
 }
 
-function eventOf(surface: Surface, ownerId: string, item: MessagingItem): WebhookEvent {
+function eventOf(surface: Surface, ownerId: string, item: MessagingItem | null): WebhookEvent {
+  if (!item) return { kind: 'other' }
   if (item.message?.is_echo) return { kind: 'echo', surface, ownerId, mid: item.message.mid }
   if (item.message) {
     return {

@@ -61,7 +61,7 @@ describe('X-Hub-Signature-256', () => {
 })
 
 describe('webhook payloads', () => {
-  it('reads messages, echoes, deliveries and reads of both objects; other items are other', () => {
+  it('reads messages, replies, echoes, deliveries, reads and reactions of both objects; other items are other', () => {
     const page = WebhookPayload.parse({
       object: 'page',
       entry: [
@@ -78,7 +78,11 @@ describe('webhook payloads', () => {
             { sender: { id: '1001' }, recipient: { id: 'P' }, message: { mid: 'm2', text: 'ours', is_echo: true } },
             { sender: { id: 'P' }, recipient: { id: '1001' }, delivery: { mids: ['m2'], watermark: 9 } },
             { sender: { id: 'P' }, recipient: { id: '1001' }, read: { watermark: 10 } },
+            // Not the documented message_reactions shape (no action): other, and the items around it still count.
             { sender: { id: 'P' }, recipient: { id: '1001' }, reaction: { reaction: 'love', mid: 'm2' } },
+            { sender: { id: 'P' }, recipient: { id: '1001' }, timestamp: 11, reaction: { reaction: 'love', emoji: '❤️', action: 'react', mid: 'm2' } },
+            { sender: { id: 'P' }, recipient: { id: '1001' }, timestamp: 12, reaction: { action: 'unreact', mid: 'm2' } },
+            { sender: { id: 'P' }, recipient: { id: '1001' }, timestamp: 13, message: { mid: 'm4', text: 'yes', reply_to: { mid: 'm2' } } },
           ],
         },
       ],
@@ -93,11 +97,15 @@ describe('webhook payloads', () => {
         text: 'hi',
         attachments: [{ url: 'https://cdn/x.pdf', contentType: 'application/octet-stream', fileName: 'x.pdf', kind: 'document' }],
         at: 5,
+        replyTo: null,
       },
       { kind: 'echo', surface: 'page', ownerId: '1001', mid: 'm2' },
       { kind: 'delivered', surface: 'page', ownerId: '1001', senderId: 'P', mids: ['m2'], watermark: 9 },
       { kind: 'read', surface: 'page', ownerId: '1001', senderId: 'P', watermark: 10, mid: null },
       { kind: 'other' },
+      { kind: 'reaction', surface: 'page', ownerId: '1001', senderId: 'P', mid: 'm2', emoji: '❤️', at: 11 },
+      { kind: 'reaction', surface: 'page', ownerId: '1001', senderId: 'P', mid: 'm2', emoji: null, at: 12 },
+      { kind: 'message', surface: 'page', ownerId: '1001', senderId: 'P', mid: 'm4', text: 'yes', attachments: [], at: 13, replyTo: 'm2' },
     ])
     const ig = WebhookPayload.parse({
       object: 'instagram',
