@@ -935,7 +935,7 @@ export type paths = {
      * Push an inbound custom-channel message
      * @description Stores a message as if a person wrote it on the user's bridge (customData.body and fromId are required); it reaches wait_for_messages like any inbound message. Meant for bridges and tests; a repeated messageSid is stored once.
      *
-     *     Your bridge pushes a message a person sent on your side. The contact is created on its first message (external id = `fromId`). `mediaUrl` must be a public https URL. The message then reaches waits and `message.received` webhooks. A repeated push with the same `messageSid` is stored once and answers `duplicate: true`. Needs the owner’s key: a push is a person writing in, so an agent’s key could otherwise fake a first contact and skip approval and the new-contact rules (docs/agent-safety.md).
+     *     Your bridge pushes a message a person sent on your side. The contact is created on its first message (external id = `fromId`). `mediaUrl` must be a public https URL. The message then reaches waits and `message.received` webhooks. A repeated push with the same `messageSid` is stored once and answers `duplicate: true`; a `reaction` naming no message of that person’s chat answers 404 `message_not_found`. Needs the owner’s key: a push is a person writing in, so an agent’s key could otherwise fake a first contact and skip approval and the new-contact rules (docs/agent-safety.md).
      */
     post: operations['push_custom_channel_message']
     delete?: never
@@ -5993,6 +5993,15 @@ export interface operations {
       }
       /** @description Refused for this key (docs/agent-safety.md): `key_scope` (the operation needs a wider key, or the owner’s), `key_account` (it touches an account the key does not list) or `key_expired` */
       403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['StatusError']
+        }
+      }
+      /** @description Not found */
+      404: {
         headers: {
           [name: string]: unknown
         }

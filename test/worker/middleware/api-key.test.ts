@@ -112,7 +112,7 @@ describe('the isolate cache of key lookups', () => {
     const t0 = 10_000_000_000_000 + Math.floor(Math.random() * 1e9)
     expect((await authenticateKey(db, t.key, t0))?.tenant.id).toBe(t.tenantId)
     // Revoked in D1 directly, as another isolate's request would: this isolate's cache is not cleared.
-    expect(await revokeApiKey(db, t.keyId, Date.now())).toBe(true)
+    expect(await revokeApiKey(db, t.keyId, Date.now())).toBe(t.tenantId)
     expect((await authenticateKey(db, t.key, t0 + AUTH_CACHE_TTL_MS - 1))?.tenant.id).toBe(t.tenantId)
     expect(await authenticateKey(db, t.key, t0 + AUTH_CACHE_TTL_MS)).toBeUndefined()
   })

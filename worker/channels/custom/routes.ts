@@ -102,10 +102,10 @@ customChannelRoutes.openapi(
     summary: 'Push an inbound custom-channel message',
     description: [
       "Stores a message as if a person wrote it on the user's bridge (customData.body and fromId are required); it reaches wait_for_messages like any inbound message. Meant for bridges and tests; a repeated messageSid is stored once.",
-      'Your bridge pushes a message a person sent on your side. The contact is created on its first message (external id = `fromId`). `mediaUrl` must be a public https URL. The message then reaches waits and `message.received` webhooks. A repeated push with the same `messageSid` is stored once and answers `duplicate: true`. Needs the owner’s key: a push is a person writing in, so an agent’s key could otherwise fake a first contact and skip approval and the new-contact rules (docs/agent-safety.md).',
+      'Your bridge pushes a message a person sent on your side. The contact is created on its first message (external id = `fromId`). `mediaUrl` must be a public https URL. The message then reaches waits and `message.received` webhooks. A repeated push with the same `messageSid` is stored once and answers `duplicate: true`; a `reaction` naming no message of that person’s chat answers 404 `message_not_found`. Needs the owner’s key: a push is a person writing in, so an agent’s key could otherwise fake a first contact and skip approval and the new-contact rules (docs/agent-safety.md).',
     ].join('\n\n'),
     request: { headers: IdempotencyKeyHeader, body: { required: true, content: { 'application/json': { schema: CustomInboundBody } } } },
-    responses: { 200: { description: 'Stored', content: { 'application/json': { schema: CustomInboundResult } } }, ...errors([400, 401, 409, 422, 429]) },
+    responses: { 200: { description: 'Stored', content: { 'application/json': { schema: CustomInboundResult } } }, ...errors([400, 401, 404, 409, 422, 429]) },
   }),
   async (c) => {
     const { customData: d } = c.req.valid('json')
