@@ -59,7 +59,7 @@ describe('inbound media through the relay', () => {
         file_name: item.file_name,
         too_large: false,
       })
-      expect(m.media.url).toMatch(/\/media\/med_[0-9a-f]{24}\?expires=\d+&signature=[0-9a-f]{64}$/)
+      expect(m.media.url).toMatch(/\/media\/med_[0-9a-f]{24}\?tenant=ten_[A-Za-z0-9]+&expires=\d+&signature=[0-9a-f]{64}$/)
       // Fetched like an agent hands it to another service: no API key.
       const got = await fetch(m.media.url)
       expect(got.status).toBe(200)
