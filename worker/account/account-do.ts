@@ -48,7 +48,7 @@ import { applyReceipt, type ReceiptOutcome } from './receipts'
 import { onRelayContacts, onRelayInbound, onRelayReaction, sessionEntriesFor, writeSessionEntries, type SessionWriteRefusal } from './session/inbound'
 import { queuedSends } from './session/outbound'
 import { NEW_RAMP, rampConnected, rampDisconnected } from './ramp'
-import { recordRisk, riskView, storedRisk, type RiskReport } from './risk'
+import { governingRisk, recordRisk, riskView, storedRisk, type RiskReport } from './risk'
 import { allowanceFor, probeSend, sendMessage, type ProbeOutcome, type SendInput, type SendOutcome, type SendProbe } from './send'
 import { AccountStore, type AccountPlacement, type AccountRef, type TimerName } from './storage'
 import { totalsOf, type Totals } from './totals'
@@ -134,13 +134,14 @@ export class AccountObject extends DurableObject<Env> {
     const p = planOf(plan)
     const counters = countersFor(this.store.counters(), now)
     const { allowance, rampDay } = allowanceFor(this.context, ref, p.newContactsPerDay, now)
-    const risk = riskView(storedRisk(this.context), now)
+    const stored = storedRisk(this.context)
+    const risk = riskView(stored, now)
     return {
       limits: {
         sends_today: counters.sends,
         sends_cap: p.sendsPerDay,
         new_contacts_today: counters.newContacts,
-        new_contacts_cap: risk.at_risk ? 0 : allowance,
+        new_contacts_cap: governingRisk(stored, now) ? 0 : allowance,
         ramp_day: rampDay,
       },
       risk,

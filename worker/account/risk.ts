@@ -38,6 +38,21 @@ export const RISK_HOLD_MS: Record<RiskSignalName, number | null> = {
 
 const inForce = (e: RiskEntry, now: number) => e.until === null || e.until > now
 
+/**
+ * Whether a signal pauses new contacts. A flood wait does not: it is the network's throttle, which the relay already
+ * honours by holding every send until the wait ends and then sending them once each, in order, so a send accepted
+ * meanwhile is delayed, not refused. It is still reported (`account.at_risk`, `risk`) so an agent can slow down.
+ */
+export const PAUSES_NEW_CONTACTS: Record<RiskSignalName, boolean> = {
+  reachout_timelock: true,
+  new_chat_refused: true,
+  new_chat_cap: true,
+  flood_wait: false,
+  spam_flag: true,
+  carrier_filtering: true,
+  policy_block: true,
+}
+
 /** The signals in force at `now`. */
 export function activeSignals(list: RiskEntry[], now: number): RiskEntry[] {
   return list.filter((e) => inForce(e, now))
@@ -59,9 +74,9 @@ export function applyRisk(list: RiskEntry[], r: RiskReport, now: number): { next
   return { next: [...others, entry], started: before ? null : entry }
 }
 
-/** The signal that decides the guards: the one that lasts longest (an open-ended one first), or null. */
+/** The signal that decides the guards: of those that pause new contacts, the one that lasts longest (an open-ended one first), or null. */
 export function governingRisk(list: RiskEntry[], now: number): { signal: string; until: number | null } | null {
-  const active = activeSignals(list, now)
+  const active = activeSignals(list, now).filter((e) => PAUSES_NEW_CONTACTS[e.signal])
   if (active.length === 0) return null
   const open = active.find((e) => e.until === null)
   const last = open ?? active.reduce((a, b) => ((a.until ?? 0) >= (b.until ?? 0) ? a : b))

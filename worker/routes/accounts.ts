@@ -17,7 +17,7 @@ accountsRoutes.openapi(
     summary: 'List accounts',
     description: [
       "Call this first: lists the user's accounts (id, channel, status) with today's sends and new contacts against their caps. The id is the account_id other tools take.",
-      'Every account added to this API key (connected or not) with its daily limits. `ramp_day` is null for channels without a warm-up ramp. `risk` (an extension) lists the ban-risk signals the network gave the account (docs/api.md, "Ban-risk signals"); while one is in force `new_contacts_cap` is 0 and sends to new people answer `account_at_risk`.',
+      'Every account added to this API key (connected or not) with its daily limits. `ramp_day` is null for channels without a warm-up ramp. `risk` (an extension) lists the ban-risk signals the network gave the account (docs/api.md, "Ban-risk signals"); while one is in force (beta’s `flood_wait` aside, which only delays sends) `new_contacts_cap` is 0 and sends to new people answer `account_at_risk`.',
     ].join('\n\n'),
     responses: {
       200: { description: 'The accounts', content: { 'application/json': { schema: AccountList } } },

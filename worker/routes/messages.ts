@@ -118,7 +118,7 @@ messagesRoutes.openapi(
         'A `reply` key may send only to people who wrote to the account within its reply window (default 24 h); a key with',
         'approval on holds a send to someone who never wrote as `awaiting_approval` until the owner decides (docs/agent-safety.md).',
         'Extensions (docs/api.md): `reply_to` quotes a message of the same account and person; while the network reports a',
-        'ban-risk signal (GET /accounts `risk`) new contacts are refused with `account_at_risk`.',
+        'ban-risk signal (GET /accounts `risk`) new contacts are refused with `account_at_risk` (a beta `flood_wait` only delays sends).',
       ].join(' '),
       DRY_RUN_TEXT,
     ].join('\n\n'),

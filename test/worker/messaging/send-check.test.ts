@@ -218,7 +218,7 @@ describe('the dry run of a send', () => {
           if (s.risk !== 'none') {
             const ref = s.req.account === 'alpha' ? alphaRef : customRef
             await accountStub(env, t.tenantId, ref.accountId).riskReport(ref, {
-              signal: 'flood_wait',
+              signal: 'new_chat_refused',
               active: s.risk === 'raise',
               until: now + 2 * HOUR_MS,
               detail: 'test',
