@@ -69,7 +69,7 @@ describe('MCP with the official SDK client and scoped keys', () => {
     try {
       const names = async (c: Client) => (await c.listTools()).tools.map((t) => t.name)
       const [r, p, f] = [await names(read), await names(reply), await names(full)]
-      expect(f).toHaveLength(44)
+      expect(f).toHaveLength(50) // the spec's tools, the project's, and the six conversation actions
       expect(r).not.toContain('send_message')
       expect(r.filter((n) => n.startsWith('connect_') || n.startsWith('disconnect_'))).toEqual([])
       expect(r).toEqual(expect.arrayContaining(['list_accounts', 'wait_for_messages', 'get_message', 'list_messages', 'get_usage', 'list_audit']))

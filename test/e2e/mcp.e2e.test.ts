@@ -20,7 +20,7 @@ describe('MCP with the official SDK client on the local server', () => {
       expect(client.getInstructions()).toContain('wait_for_messages')
 
       const { tools } = await client.listTools()
-      expect(tools).toHaveLength(44)
+      expect(tools).toHaveLength(50) // the spec's tools, the project's, and the six conversation actions
       expect(tools.map((t) => t.name)).toEqual(expect.arrayContaining(['list_accounts', 'wait_for_messages', 'send_message', 'get_message']))
 
       const connected = await tool(client, 'set_custom_channel_webhook', { body: { webhook_url: `${local.receiver.url}/r/mcp-bridge?token=s3cret` } })
