@@ -43,12 +43,16 @@ const HELP = `No headless Chromium found, and none could be installed.
   macOS:          brew install --cask chromium
   or point CHROMIUM_PATH at any Chromium or Chrome executable, then run npm test again.`
 
-/** Finds Chromium, installing Debian's package when running as root with apt-get; throws HELP when neither works. */
-export function ensureChromium(env = process.env, log = (line) => console.log(line)) {
+const runningAsRoot = () => typeof process.getuid === 'function' && process.getuid() === 0
+
+/**
+ * Finds Chromium, installing Debian's package when running as root with apt-get; throws HELP when neither works.
+ * `root` says whether this process may install packages (passed in by the tests, which run as any user).
+ */
+export function ensureChromium(env = process.env, log = (line) => console.log(line), root = runningAsRoot()) {
   const found = findChromium(env)
   if (found) return found
   const apt = onPath('apt-get', env)
-  const root = typeof process.getuid === 'function' && process.getuid() === 0
   if (apt && root && env.CHROMIUM_PATH === undefined) {
     log('[chromium] installing Debian package chromium for the connect-page test…')
     const opts = { env: { ...env, DEBIAN_FRONTEND: 'noninteractive' }, stdio: ['ignore', 'ignore', 'inherit'] }

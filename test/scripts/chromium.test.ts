@@ -2,10 +2,11 @@
 // apt-get is there, and otherwise stops with instructions; with --warm it starts the browser once before any test.
 // Fake `chromium` and `apt-get` on a private PATH stand in.
 import { spawnSync } from 'node:child_process'
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
+import { ensureChromium } from '../../scripts/chromium.mjs'
 
 const script = join(import.meta.dirname, '../../scripts/chromium.mjs')
 const dirs: string[] = []
@@ -50,19 +51,29 @@ describe('scripts/chromium.mjs', () => {
     expect(r.stderr).toContain('apt-get install -y chromium')
   })
 
-  it.runIf(process.getuid?.() === 0)('installs Debian’s chromium package as root when apt-get is there', () => {
+  /** A fake apt-get that records its arguments and, on install, puts a chromium where the script will look. */
+  function fakeApt() {
     const target = bin({})
     const log = join(target, 'apt.log')
-    // The fake apt-get records its arguments and, on install, puts a chromium where the script will look.
     const tools = bin({
       'apt-get': `echo "$DEBIAN_FRONTEND $*" >> ${log}\ncase "$1" in install) printf '#!/bin/sh\\n' > ${target}/chromium; /bin/chmod +x ${target}/chromium;; esac`,
     })
     mkdirSync(target, { recursive: true })
-    const r = run({ PATH: `${tools}:${target}` })
-    expect(r.stderr).toContain('installing Debian package chromium')
-    expect(r.status).toBe(0)
-    expect(r.stdout.trim()).toBe(join(target, 'chromium'))
-    expect(readFileSync(log, 'utf8')).toBe('noninteractive update -qq\nnoninteractive install -y -qq chromium\n')
+    return { env: { PATH: `${tools}:${target}` }, target, log }
+  }
+
+  it('installs Debian’s chromium package as root when apt-get is there', () => {
+    const apt = fakeApt()
+    const lines: string[] = []
+    expect(ensureChromium(apt.env, (l: string) => lines.push(l), true)).toBe(join(apt.target, 'chromium'))
+    expect(lines.join('\n')).toContain('installing Debian package chromium')
+    expect(readFileSync(apt.log, 'utf8')).toBe('noninteractive update -qq\nnoninteractive install -y -qq chromium\n')
+  })
+
+  it('does not try apt-get when not root, and stops with instructions', () => {
+    const apt = fakeApt()
+    expect(() => ensureChromium(apt.env, () => undefined, false)).toThrow(/No headless Chromium found/)
+    expect(existsSync(apt.log)).toBe(false)
   })
 
   it('with --warm, starts the browser once on a throwaway profile to render a page, and says how long it took', () => {
