@@ -57,6 +57,8 @@ export type AppEnv = {
     db: Db
     /** The API key's reference (a hash prefix) for the per-key rate limit; unset for in-process MCP calls. */
     apiKeyRef: string
+    /** How many live keys the key's tenant had when the key was looked up (cached like the key); unset for MCP. */
+    tenantKeys: number
     /** What the caller's key may do, set with the tenant. */
     key: KeyGrant
     /** The MCP tool a vouched in-process request stands for (audit log). */

@@ -2,7 +2,7 @@
  * API keys: `svc_live_` + 40 base62 characters, shown once, stored only as a SHA-256 hash, with the grant that
  * narrows what the key may do (its rules: worker/safety/grant.ts).
  */
-import { and, desc, eq, isNull } from 'drizzle-orm'
+import { and, desc, eq, isNull, sql } from 'drizzle-orm'
 import { z } from 'zod'
 import { apiKeys, tenants } from '../../schema/d1'
 import { randomBase62, sha256Hex } from '../lib/crypto'
@@ -54,18 +54,23 @@ export async function issueApiKey(db: Db, tenantId: string, now: number, grant?:
 export type KeyOwner = { tenant: Tenant; grant: KeyGrant }
 
 /**
- * The tenant owning a live (unrevoked) key and the key's grant, or undefined. Keys that do not look like ours skip
- * the query. Expiry is not judged here: an expired key answers `key_expired`, not "invalid key".
+ * The tenant owning a live (unrevoked) key and the key's grant, or undefined, with how many live keys the tenant has
+ * (lib/rate-limit.ts skips tenant-wide limits that one key's own limit already holds). Keys that do not look like ours
+ * skip the query. Expiry is not judged here: an expired key answers `key_expired`, not "invalid key".
  */
-export async function ownerOfApiKey(db: Db, key: string): Promise<KeyOwner | undefined> {
+export async function ownerOfApiKey(db: Db, key: string): Promise<(KeyOwner & { tenantKeys: number }) | undefined> {
   if (!key.startsWith(API_KEY_PREFIX) || key.length > 200) return undefined
   const row = await db
-    .select({ tenant: tenants, key: apiKeys })
+    .select({
+      tenant: tenants,
+      key: apiKeys,
+      tenantKeys: sql<number>`(select count(*) from api_keys as live where live.tenant_id = ${apiKeys.tenantId} and live.revoked_at is null)`,
+    })
     .from(apiKeys)
     .innerJoin(tenants, eq(apiKeys.tenantId, tenants.id))
     .where(and(eq(apiKeys.hash, await sha256Hex(key)), isNull(apiKeys.revokedAt)))
     .get()
-  return row && { tenant: row.tenant, grant: grantOf(row.key) }
+  return row && { tenant: row.tenant, grant: grantOf(row.key), tenantKeys: Number(row.tenantKeys) }
 }
 
 /** The tenant owning a live key (kept for callers that need no grant). */

@@ -1,9 +1,14 @@
 /** UTC-day arithmetic. Every daily limit resets at UTC midnight; callers pass `now` so tests can move the clock. */
 export const DAY_MS = 86_400_000
 
+/** The last day named, so the calls of one day (every request asks) format its name once. */
+let lastDay = { number: Number.NaN, name: '' }
+
 /** The UTC day of `now` as `YYYY-MM-DD`. */
 export function utcDay(now: number): string {
-  return new Date(now).toISOString().slice(0, 10)
+  const number = Math.floor(now / DAY_MS)
+  if (number !== lastDay.number) lastDay = { number, name: new Date(number * DAY_MS).toISOString().slice(0, 10) }
+  return lastDay.name
 }
 
 /** Days since the Unix epoch (UTC), for counting days between two instants. */

@@ -27,7 +27,8 @@ export const UNKNOWN_KEY_TTL_MS = 30_000
 const AUTH_CACHE_MAX_ENTRIES = 10_000
 
 /** A key's owner (tenant and grant) or null for an unknown key, and the key's reference (a hash prefix: what the per-key rate limit counts, never the key). */
-const cache = new Map<string, { owner: KeyOwner | null; ref: string; until: number }>()
+type Owner = KeyOwner & { tenantKeys: number }
+const cache = new Map<string, { owner: Owner | null; ref: string; until: number }>()
 
 /** Forgets every cached key and placement lookup of this isolate (called by the admin API after any change). */
 export function clearAuthCache(): void {
@@ -39,7 +40,7 @@ export function clearAuthCache(): void {
  * The tenant owning `key`, the key's grant and its reference, through this isolate's short-lived cache (REST and MCP
  * both authenticate here). An unknown key is remembered too, longer, so guessing costs no D1 read each time.
  */
-export async function authenticateKey(db: Db, key: string, now = Date.now()): Promise<(KeyOwner & { ref: string }) | undefined> {
+export async function authenticateKey(db: Db, key: string, now = Date.now()): Promise<(Owner & { ref: string }) | undefined> {
   const hit = cache.get(key)
   if (hit && hit.until > now) return hit.owner ? { ...hit.owner, ref: hit.ref } : undefined
   const owner = await ownerOfApiKey(db, key)
@@ -116,6 +117,7 @@ export function apiKeyAuth({ allowQuery }: { allowQuery: boolean }) {
     const owner = await authenticateKey(directory(c.env), key)
     if (!owner) return authFailed(c, new ApiError(401, 'unauthorized', 'The API key is invalid or revoked'))
     c.set('apiKeyRef', owner.ref)
+    c.set('tenantKeys', owner.tenantKeys)
     // A tenant with the API switched off sees the API as absent (spec 4.1).
     if (!owner.tenant.apiEnabled) throw new ApiError(404, 'api_not_enabled', 'The API is not enabled for this account')
     actAs(c, owner.tenant, owner.grant)

@@ -8,6 +8,17 @@ describe('utcDay', () => {
     expect(utcDay(at('2026-03-01T23:59:59.999Z'))).toBe('2026-03-01')
     expect(utcDay(at('2026-03-02T00:00:00.000Z'))).toBe('2026-03-02')
   })
+
+  it('names each instant’s own day when the days asked alternate (it keeps the last one formatted)', () => {
+    const instants = [
+      '2026-03-01T23:59:59.999Z',
+      '2026-03-02T00:00:00.000Z',
+      '2026-03-01T00:00:00.000Z',
+      '1969-12-31T23:59:59.999Z',
+      '2026-03-02T12:00:00.000Z',
+    ]
+    for (const round of [1, 2]) for (const s of instants) expect(utcDay(at(s)), `${s}, round ${round}`).toBe(s.slice(0, 10))
+  })
 })
 
 describe('dayNumber', () => {

@@ -11,7 +11,7 @@ import { describe, expect, it } from 'vitest'
 import { app } from '../../../worker/app'
 import { sha256Hex } from '../../../worker/lib/crypto'
 import { RATE_LIMITS } from '../../../worker/lib/rate-limit'
-import { ADMIN_TOKEN, body, call, newTenant, ORIGIN, uniqueAddress } from '../helpers'
+import { ADMIN_TOKEN, body, call, connectCustom, newTenant, ORIGIN, uniqueAddress } from '../helpers'
 import { issueRelay } from '../relay-helpers'
 
 const connect = (key: string, phone: string, extra: Record<string, unknown> = {}) =>
@@ -33,6 +33,33 @@ function withExhausted(name: keyof typeof RATE_LIMITS) {
   const over: RateLimit = { limit: async () => ({ success: false }) }
   return (path: string, init: RequestInit) => app.fetch(new Request(ORIGIN + path, init), { ...env, [name]: over }, createExecutionContext())
 }
+
+/** The Worker with the request and push limits replaced by bindings that allow everything and count what they are asked. */
+function withCounted() {
+  const asked = { RL_API_KEY: 0, RL_TENANT: 0, RL_INBOUND: 0 }
+  const counting = (name: keyof typeof asked): RateLimit => ({
+    limit: async () => {
+      asked[name]++
+      return { success: true }
+    },
+  })
+  const bindings = { RL_API_KEY: counting('RL_API_KEY'), RL_TENANT: counting('RL_TENANT'), RL_INBOUND: counting('RL_INBOUND') }
+  const fetch = (path: string, init: RequestInit) => app.fetch(new Request(ORIGIN + path, init), { ...env, ...bindings }, createExecutionContext())
+  return { asked, fetch }
+}
+
+/** A second live key for the tenant, minted through the admin API (which clears this isolate's key cache). */
+async function secondKey(tenantId: string): Promise<string> {
+  const res = await call(`/admin/tenants/${tenantId}/keys`, { method: 'POST', headers: { Authorization: `Bearer ${ADMIN_TOKEN}` } })
+  expect(res.status).toBeLessThan(300)
+  return (await body<{ key: string }>(res)).key
+}
+
+const pushInit = (key: string): RequestInit => ({
+  method: 'POST',
+  headers: { 'X-API-Key': key, 'Content-Type': 'application/json' },
+  body: JSON.stringify({ customData: { body: 'hi', fromId: 'u1' } }),
+})
 
 describe('linking limits', () => {
   it('lets a number be asked to link 5 times a minute per tenant, then answers 429 with Retry-After', async () => {
@@ -64,16 +91,15 @@ describe('request and push limits', () => {
 
   it('answers 429 in the status shape once the tenant is over its request limit', async () => {
     const t = await newTenant()
+    // With one key the key's own, lower limit holds the tenant (see below); a second key makes the tenant's count.
+    await secondKey(t.tenantId)
     await expect429(await withExhausted('RL_TENANT')('/v1/webhooks', { headers: { 'X-API-Key': t.key } }), 'status', 10)
   })
 
   it('answers 429 to an inbound push once the tenant is over its push limit', async () => {
     const t = await newTenant()
-    const res = await withExhausted('RL_INBOUND')('/v1/channels/custom/inbound', {
-      method: 'POST',
-      headers: { 'X-API-Key': t.key, 'Content-Type': 'application/json' },
-      body: JSON.stringify({ customData: { body: 'hi', fromId: 'u1' } }),
-    })
+    await secondKey(t.tenantId)
+    const res = await withExhausted('RL_INBOUND')('/v1/channels/custom/inbound', pushInit(t.key))
     await expect429(res, 'status', 10)
   })
 
@@ -81,6 +107,52 @@ describe('request and push limits', () => {
     const t = await newTenant()
     const res = await withExhausted('RL_WEBHOOK_TEST')('/v1/webhooks/1/test', { method: 'POST', headers: { 'X-API-Key': t.key } })
     await expect429(res, 'status', 60)
+  })
+})
+
+describe('tenant limits a one-key tenant cannot reach', () => {
+  it('holds: the per-key limit allows no more than the tenant and push limits in the same period', () => {
+    for (const name of ['RL_TENANT', 'RL_INBOUND'] as const) {
+      expect(RATE_LIMITS[name].periodS).toBe(RATE_LIMITS.RL_API_KEY.periodS)
+      expect(RATE_LIMITS[name].limit).toBeGreaterThanOrEqual(RATE_LIMITS.RL_API_KEY.limit)
+    }
+  })
+
+  it('asks only the per-key binding for a request and a push of a tenant with one key, and still states all three limits', async () => {
+    const t = await newTenant()
+    await connectCustom(t)
+    const { asked, fetch } = withCounted()
+    const get = await fetch('/v1/usage', { headers: { 'X-API-Key': t.key } })
+    expect(get.status).toBe(200)
+    expect(get.headers.get('RateLimit-Policy')).toBe('"api-key";q=6000;w=10, "tenant";q=12000;w=10')
+    const push = await fetch('/v1/channels/custom/inbound', pushInit(t.key))
+    expect(push.status).toBe(200)
+    expect(push.headers.get('RateLimit-Policy')).toBe('"api-key";q=6000;w=10, "tenant";q=12000;w=10, "inbound";q=6000;w=10')
+    expect(asked).toEqual({ RL_API_KEY: 2, RL_TENANT: 0, RL_INBOUND: 0 })
+  })
+
+  it('asks the tenant and push bindings from the moment the tenant has a second key, for the first key too', async () => {
+    const t = await newTenant()
+    await connectCustom(t)
+    const { asked, fetch } = withCounted()
+    expect((await fetch('/v1/channels/custom/inbound', pushInit(t.key))).status).toBe(200)
+    expect(asked).toEqual({ RL_API_KEY: 1, RL_TENANT: 0, RL_INBOUND: 0 })
+    const other = await secondKey(t.tenantId)
+    expect((await fetch('/v1/channels/custom/inbound', pushInit(t.key))).status).toBe(200)
+    expect((await fetch('/v1/usage', { headers: { 'X-API-Key': other } })).status).toBe(200)
+    expect(asked).toEqual({ RL_API_KEY: 3, RL_TENANT: 2, RL_INBOUND: 1 })
+  })
+
+  it('asks the tenant binding for an MCP call, whose key lookup does not count the tenant’s keys', async () => {
+    const t = await newTenant()
+    const { asked, fetch } = withCounted()
+    const res = await fetch('/mcp', {
+      method: 'POST',
+      headers: { 'X-API-Key': t.key, 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    })
+    expect(res.status).toBe(200)
+    expect(asked.RL_TENANT).toBe(1)
   })
 })
 
