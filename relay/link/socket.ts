@@ -119,6 +119,8 @@ export class RelayLink {
   /** Sends a frame now if the link is open (best effort: probe answers, draining notice). */
   send(frame: RelayFrame): boolean {
     if (this.state !== 'open' || !this.ws) return false
+    // Reliable frames queued before it go first, as they did before batches (a login answer after its state change).
+    if (this.flushQueued) this.flush()
     this.write(JSON.stringify(frame), frame.type)
     return true
   }

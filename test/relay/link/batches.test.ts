@@ -76,6 +76,14 @@ describe('RelayLink batches', () => {
     expect(l.stats().unacked).toBe(0)
   })
 
+  it('keeps a best-effort frame behind the reliable frames queued before it in the same turn', async () => {
+    const l = await open(true)
+    const replies = ids(3).map((id) => l.request(inbound(id)))
+    l.send({ type: 'probe_result', id: 'p1', sid: 'ses_1', state: null })
+    await Promise.all(replies)
+    expect(edge.received.filter((f) => f.type !== 'hello').map((f) => ('id' in f ? f.id : f.type))).toEqual([...ids(3), 'p1'])
+  })
+
   it('sends one frame per message to an edge whose welcome does not offer batches', async () => {
     const l = await open(false)
     await Promise.all(ids(5).map((id) => l.request(inbound(id))))
