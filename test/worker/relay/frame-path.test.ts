@@ -40,6 +40,14 @@ function inbound(relay: FakeRelay, a: FrameOf<'assign'>, text?: string): FrameOf
   return { type: 'inbound', id: relay.id(), sid: a.sid, fence: a.fence, message: message(text) }
 }
 
+/** The texts of the account's stored messages matching `like`, in the order they were stored. */
+async function storedTexts(accountId: string, like: string): Promise<string[]> {
+  const rows = await env.DB.prepare(`${UNMETERED} SELECT text FROM messages WHERE account_id = ? AND text LIKE ? ORDER BY seq`)
+    .bind(accountId, like)
+    .all<{ text: string }>()
+  return rows.results.map((r) => r.text)
+}
+
 /** Waits until every frame of `frames` is acked. */
 async function answered(relay: FakeRelay, frames: Array<{ id: string }>): Promise<void> {
   const acked = () => new Set(relay.frames.flatMap((f) => (f.type === 'ack' ? f.ids : [])))
@@ -76,10 +84,7 @@ describe('an inbound frame on its way to D1', () => {
     // do depends on how fast they arrive (in this single-threaded runtime, about one per commit), so the bound held
     // here is the one that does not: no frame costs a round trip of its own on top of its batch's.
     expect(totals.roundTrips).toBeLessThanOrEqual(frames.length)
-    const texts = await env.DB.prepare(`${UNMETERED} SELECT text FROM messages WHERE account_id = ? AND text LIKE 'burst %' ORDER BY seq`)
-      .bind(assign.account.accountId)
-      .all<{ text: string }>()
-    expect(texts.results.map((r) => r.text)).toEqual(frames.map((f) => f.message.text))
+    expect(await storedTexts(assign.account.accountId, 'burst %')).toEqual(frames.map((f) => f.message.text))
   })
 
   it('stores a burst sent as one batched message in one AccountDO call, in order, and acks every frame of it', async () => {
@@ -95,10 +100,7 @@ describe('an inbound frame on its way to D1', () => {
     expect(totals.roundTrips).toBeLessThanOrEqual(3)
     const acks = relay.frames.filter((f) => f.type === 'ack' && frames.some((fr) => f.ids.includes(fr.id)))
     expect(acks).toEqual([{ type: 'ack', ids: frames.map((f) => f.id) }])
-    const texts = await env.DB.prepare(`${UNMETERED} SELECT text FROM messages WHERE account_id = ? AND text LIKE 'batched %' ORDER BY seq`)
-      .bind(assign.account.accountId)
-      .all<{ text: string }>()
-    expect(texts.results.map((r) => r.text)).toEqual(frames.map((f) => f.message.text))
+    expect(await storedTexts(assign.account.accountId, 'batched %')).toEqual(frames.map((f) => f.message.text))
   })
 
   it('answers each frame of a batch on its own: an invalid one and one for an unknown session are rejected by id, the rest stored', async () => {
