@@ -291,7 +291,14 @@ export const WelcomeFrame = z.object({
   /** A session's lease lasts this long after the last heartbeat the edge saw; the relay stops its sessions before. */
   leaseMs: z.number().int().min(1000),
   heartbeatMs: z.number().int().min(100),
+  /**
+   * The edge takes a WebSocket message holding a JSON array of up to RELAY_BATCH_FRAMES_MAX relay frames, handled in
+   * order as if each had come alone (relay/link/socket.ts sends a burst so). Absent: one frame per message.
+   */
+  batches: z.boolean().optional(),
 })
+/** Relay frames in one batched WebSocket message, at most (see WelcomeFrame.batches). */
+export const RELAY_BATCH_FRAMES_MAX = 256
 export const PongFrame = z.object({ type: z.literal('pong') })
 export const AckFrame = z.object({ type: z.literal('ack'), ids: z.array(FrameId).min(1) })
 export const RejectFrame = z.object({

@@ -16,6 +16,11 @@ export const HEARTBEAT_MISSES = 3
 export const ACK_TIMEOUT_MS = 30_000
 /** Reliable frames on the wire without an answer, at most (flow control; the rest wait in the outbox). */
 export const SEND_WINDOW = 1024
+/**
+ * One batched message carries at most this much frame text (an edge may take 1 MiB per WebSocket message); a frame
+ * longer than it goes alone, as it would without batches.
+ */
+export const BATCH_TEXT_MAX_CHARS = 256 * 1024
 /** Sessions stop this long before the edge may hand them to another relay. */
 export const LEASE_SAFETY_MS = 2_000
 

@@ -8,8 +8,17 @@
 import { WebSocket } from 'ws'
 import type { Logger } from 'pino'
 import { reconnectReason, type RelayMeter } from '../metrics'
-import { CLOSE, EdgeFrame, PING_TEXT, type FrameOf, type RelayFrame, type ReliableRelayFrame } from '../../schema/frames'
-import { ACK_TIMEOUT_MS, CONNECT_TIMEOUT_MS, DEFAULT_HEARTBEAT_MS, HEARTBEAT_MISSES, MIN_UPTIME_MS, reconnectDelayMs, SEND_WINDOW } from './backoff'
+import { CLOSE, EdgeFrame, PING_TEXT, RELAY_BATCH_FRAMES_MAX, type FrameOf, type RelayFrame, type ReliableRelayFrame } from '../../schema/frames'
+import {
+  ACK_TIMEOUT_MS,
+  BATCH_TEXT_MAX_CHARS,
+  CONNECT_TIMEOUT_MS,
+  DEFAULT_HEARTBEAT_MS,
+  HEARTBEAT_MISSES,
+  MIN_UPTIME_MS,
+  reconnectDelayMs,
+  SEND_WINDOW,
+} from './backoff'
 import { Outbox, type Reply } from './outbox'
 import { RejectLog, type RejectStats } from './rejects'
 
@@ -52,6 +61,9 @@ export class RelayLink {
   private openedAt = 0
   private leaseMs: number | null = null
   private heartbeatMs = DEFAULT_HEARTBEAT_MS
+  /** The edge's welcome said it takes several frames in one message (WelcomeFrame.batches). */
+  private batches = false
+  private flushQueued = false
   /** Send times of heartbeats not yet answered, oldest first. */
   private pings: number[] = []
   private renewedAt: number | null = null
@@ -107,6 +119,8 @@ export class RelayLink {
   /** Sends a frame now if the link is open (best effort: probe answers, draining notice). */
   send(frame: RelayFrame): boolean {
     if (this.state !== 'open' || !this.ws) return false
+    // Reliable frames queued before it go first, as they did before batches (a login answer after its state change).
+    if (this.flushQueued) this.flush()
     this.write(JSON.stringify(frame), frame.type)
     return true
   }
@@ -114,7 +128,16 @@ export class RelayLink {
   /** Queues a reliable frame; resolves with the edge's answer, however many reconnects that takes (`link_closed` once stopped). */
   request(frame: ReliableRelayFrame, coalesceKey: string | null = null): Promise<Reply> {
     const reply = this.outbox.push(frame, coalesceKey)
-    this.flush()
+    if (!this.batches) this.flush()
+    else if (!this.flushQueued) {
+      // Sent once the frames queued by this turn of the event loop are in (a burst read from the upstream in one
+      // go), so they leave as one message; a lone frame waits only for the end of its turn.
+      this.flushQueued = true
+      setImmediate(() => {
+        this.flushQueued = false
+        this.flush()
+      })
+    }
     return reply
   }
 
@@ -195,6 +218,7 @@ export class RelayLink {
       case 'welcome':
         this.leaseMs = frame.leaseMs
         this.heartbeatMs = frame.heartbeatMs
+        this.batches = frame.batches === true
         // The welcome answers the hello sent at open: the leases count from there.
         this.renewedAt = Math.max(this.renewedAt ?? 0, this.openedAt)
         this.setState('open')
@@ -271,16 +295,41 @@ export class RelayLink {
   private flush(): void {
     if (this.state !== 'open' || !this.ws) return
     const now = this.now()
-    for (const frame of this.outbox.due(now - ACK_TIMEOUT_MS, SEND_WINDOW)) {
-      this.write(JSON.stringify(frame), frame.type)
+    const due = this.outbox.due(now - ACK_TIMEOUT_MS, SEND_WINDOW)
+    if (!this.batches) {
+      for (const frame of due) {
+        this.write(JSON.stringify(frame), frame.type)
+        this.outbox.markSent(frame.id, now)
+      }
+      return
+    }
+    let batch: string[] = []
+    let chars = 0
+    const send = () => {
+      if (batch.length === 0) return
+      this.ws?.send(batch.length === 1 ? batch[0]! : `[${batch.join(',')}]`)
+      batch = []
+      chars = 0
+    }
+    for (const frame of due) {
+      const text = JSON.stringify(frame)
+      if (batch.length === RELAY_BATCH_FRAMES_MAX || (batch.length > 0 && chars + text.length > BATCH_TEXT_MAX_CHARS)) send()
+      batch.push(text)
+      chars += text.length + 1
+      this.count(frame.type)
       this.outbox.markSent(frame.id, now)
     }
+    send()
   }
 
   private write(text: string, type: string): void {
+    this.count(type)
+    this.ws?.send(text)
+  }
+
+  private count(type: string): void {
     this.lastFrameOutAt = this.now()
     this.opts.meter?.frameOut(type)
-    this.ws?.send(text)
   }
 
   private clearTimers(): void {

@@ -3,7 +3,7 @@
  * are checked against the lease (same relay process, same fencing number) and handled in order per session; each
  * is acked only after the AccountDO has committed what it carries, so the relay resends whatever is not acked.
  */
-import { CLOSE, PONG_TEXT, RelayFrame, type FrameOf, type QueuedSend } from '../../schema/frames'
+import { CLOSE, PONG_TEXT, RELAY_BATCH_FRAMES_MAX, RelayFrame, type FrameOf, type QueuedSend } from '../../schema/frames'
 import { HELLO_SESSIONS_MAX, INBOUND_BUFFER_MAX } from './budgets'
 import { tenantsWithOwnRelays } from '../db/relays'
 import { accountStub } from '../lib/objects'
@@ -11,7 +11,7 @@ import type { AccountRef } from '../account/storage'
 import type { HubContext, Pending } from './hub-context'
 import { inSessionOrder } from './hub-context'
 import type { SessionRow } from './hub-store'
-import { closeLink, openLinks, sendFrame, setAttachment, type Link } from './links'
+import { attachmentOf, closeLink, openLinks, sendFrame, setAttachment, type Link } from './links'
 import { inScope, placeWaiting } from './placement'
 
 type SessionFrame = Exclude<RelayFrame, { type: 'hello' | 'ping' | 'draining' | 'probe_result' | 'login_result' | 'action_result' }>
@@ -24,13 +24,8 @@ export function sendQueued(link: Link, row: SessionRow, sends: QueuedSend[]): vo
   for (const s of sends) sendFrame(link.ws, { type: 'send', sid: row.sid, fence: row.fence, message: s.message, expiresAt: s.expiresAt })
 }
 
-function parse(raw: string | ArrayBuffer): { frame: RelayFrame } | { error: string; id: string | null } {
-  let json: unknown
-  try {
-    json = JSON.parse(typeof raw === 'string' ? raw : new TextDecoder().decode(raw))
-  } catch {
-    return { error: 'not JSON', id: null }
-  }
+/** One frame of a message, already read as JSON, checked against the protocol. */
+function parse(json: unknown): { frame: RelayFrame } | { error: string; id: string | null } {
   const parsed = RelayFrame.safeParse(json)
   if (parsed.success) return { frame: parsed.data }
   const id = typeof json === 'object' && json !== null && 'id' in json && typeof json.id === 'string' ? json.id : null
@@ -43,8 +38,30 @@ function parse(raw: string | ArrayBuffer): { frame: RelayFrame } | { error: stri
   }
 }
 
+/**
+ * A message from a relay: one frame, or (the welcome says `batches`) a JSON array of frames, each handled as if it
+ * had come alone, in the same order. Each frame's handling starts before the next is read, so the inbound frames of
+ * one session in a batch land in its buffer together and share one AccountDO call and D1 commit.
+ */
 export async function onRelayMessage(c: HubContext, link: Link, raw: string | ArrayBuffer): Promise<void> {
-  const result = parse(raw)
+  let json: unknown
+  try {
+    json = JSON.parse(typeof raw === 'string' ? raw : new TextDecoder().decode(raw))
+  } catch {
+    c.log('invalid relay frame', { relay: link.att.relayId, error: 'not JSON' })
+    return
+  }
+  if (!Array.isArray(json)) return onRelayFrame(c, link, json)
+  if (json.length > RELAY_BATCH_FRAMES_MAX) {
+    c.log('relay batch refused', { relay: link.att.relayId, frames: json.length, max: RELAY_BATCH_FRAMES_MAX })
+    return closeLink(link.ws, CLOSE.PROTOCOL, `a batch may hold at most ${RELAY_BATCH_FRAMES_MAX} frames`)
+  }
+  // The attachment is read again for each frame: one (a hello) may change it for the frames after it.
+  await Promise.all(json.map((item: unknown) => onRelayFrame(c, { ws: link.ws, att: attachmentOf(link.ws) ?? link.att }, item)))
+}
+
+async function onRelayFrame(c: HubContext, link: Link, json: unknown): Promise<void> {
+  const result = parse(json)
   if ('error' in result) {
     c.log('invalid relay frame', { relay: link.att.relayId, error: result.error })
     if (result.id) sendFrame(link.ws, { type: 'reject', id: result.id, sid: null, reason: 'invalid' })
@@ -102,7 +119,14 @@ async function onHello(c: HubContext, link: Link, hello: FrameOf<'hello'>): Prom
   setAttachment(link.ws, att)
   const live: Link = { ws: link.ws, att }
   c.framesSeen.set(hello.instance, Date.now())
-  sendFrame(link.ws, { type: 'welcome', relayId: att.relayId, tenantId: att.tenantId, leaseMs: c.config.leaseMs, heartbeatMs: c.config.heartbeatMs })
+  sendFrame(link.ws, {
+    type: 'welcome',
+    relayId: att.relayId,
+    tenantId: att.tenantId,
+    leaseMs: c.config.leaseMs,
+    heartbeatMs: c.config.heartbeatMs,
+    batches: true,
+  })
 
   const now = Date.now()
   const listed = new Map(hello.sessions.map((s) => [s.sid, s.fence]))

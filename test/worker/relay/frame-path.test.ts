@@ -9,7 +9,8 @@
  */
 import { env } from 'cloudflare:workers'
 import { afterAll, describe, expect, it } from 'vitest'
-import type { FrameOf } from '../../../schema/frames'
+import { CLOSE, RELAY_BATCH_FRAMES_MAX, type FrameOf } from '../../../schema/frames'
+import { INBOUND_BATCH_MAX } from '../../../worker/relay/inbox'
 import { accountStub } from '../../../worker/lib/objects'
 import { meterEveryD1, UNMETERED } from '../d1-meter'
 import { call, newTenant } from '../helpers'
@@ -39,6 +40,24 @@ function inbound(relay: FakeRelay, a: FrameOf<'assign'>, text?: string): FrameOf
   return { type: 'inbound', id: relay.id(), sid: a.sid, fence: a.fence, message: message(text) }
 }
 
+/** The texts of the account's stored messages matching `like`, in the order they were stored. */
+async function storedTexts(accountId: string, like: string): Promise<string[]> {
+  const rows = await env.DB.prepare(`${UNMETERED} SELECT text FROM messages WHERE account_id = ? AND text LIKE ? ORDER BY seq`)
+    .bind(accountId, like)
+    .all<{ text: string }>()
+  return rows.results.map((r) => r.text)
+}
+
+/** Waits until every frame of `frames` is acked. */
+async function answered(relay: FakeRelay, frames: Array<{ id: string }>): Promise<void> {
+  const acked = () => new Set(relay.frames.flatMap((f) => (f.type === 'ack' ? f.ids : [])))
+  const deadline = Date.now() + 10_000
+  while (!frames.every((f) => acked().has(f.id))) {
+    if (Date.now() > deadline || relay.closed) throw new Error('batch not acked')
+    await new Promise((r) => setTimeout(r, 5))
+  }
+}
+
 async function stored(accountId: string, upstreamId: string): Promise<boolean> {
   const row = await env.DB.prepare(`${UNMETERED} SELECT 1 AS n FROM messages WHERE account_id = ? AND upstream_id = ?`).bind(accountId, upstreamId).first()
   return row !== null
@@ -65,10 +84,48 @@ describe('an inbound frame on its way to D1', () => {
     // do depends on how fast they arrive (in this single-threaded runtime, about one per commit), so the bound held
     // here is the one that does not: no frame costs a round trip of its own on top of its batch's.
     expect(totals.roundTrips).toBeLessThanOrEqual(frames.length)
-    const texts = await env.DB.prepare(`${UNMETERED} SELECT text FROM messages WHERE account_id = ? AND text LIKE 'burst %' ORDER BY seq`)
-      .bind(assign.account.accountId)
-      .all<{ text: string }>()
-    expect(texts.results.map((r) => r.text)).toEqual(frames.map((f) => f.message.text))
+    expect(await storedTexts(assign.account.accountId, 'burst %')).toEqual(frames.map((f) => f.message.text))
+  })
+
+  it('stores a burst sent as one batched message in one AccountDO call, in order, and acks every frame of it', async () => {
+    const { relay, assign } = await linked()
+    expect(await relay.request(inbound(relay, assign))).toMatchObject({ type: 'ack' })
+    const frames = Array.from({ length: INBOUND_BATCH_MAX }, (_, i) => inbound(relay, assign, `batched ${i}`))
+    const totals = await meter.measure(async () => {
+      relay.ws.send(JSON.stringify(frames))
+      await answered(relay, frames)
+    })
+    // One AccountDO call for the whole batch (one ack below), whose group commit shares D1 batches among its messages.
+    expect(totals.statements).toBe(4 * frames.length)
+    expect(totals.roundTrips).toBeLessThanOrEqual(3)
+    const acks = relay.frames.filter((f) => f.type === 'ack' && frames.some((fr) => f.ids.includes(fr.id)))
+    expect(acks).toEqual([{ type: 'ack', ids: frames.map((f) => f.id) }])
+    expect(await storedTexts(assign.account.accountId, 'batched %')).toEqual(frames.map((f) => f.message.text))
+  })
+
+  it('answers each frame of a batch on its own: an invalid one and one for an unknown session are rejected by id, the rest stored', async () => {
+    const { relay, assign } = await linked()
+    const good = [inbound(relay, assign, 'kept 1'), inbound(relay, assign, 'kept 2')]
+    const invalid = { ...inbound(relay, assign), fence: 'one' }
+    const unknown = { ...inbound(relay, assign), sid: 'ses_nobody' }
+    relay.ws.send(JSON.stringify([good[0], invalid, unknown, good[1]]))
+    await answered(relay, good)
+    expect(await relay.next('reject', (r) => r.id === invalid.id)).toMatchObject({ reason: 'invalid' })
+    expect(await relay.next('reject', (r) => r.id === unknown.id)).toMatchObject({ reason: 'unknown_session' })
+    for (const f of good) expect(await stored(assign.account.accountId, f.message.upstreamId)).toBe(true)
+    expect(await stored(assign.account.accountId, unknown.message.upstreamId)).toBe(false)
+  })
+
+  it('closes a link that sends a batch over the budget, answering none of it', async () => {
+    const { relay, assign } = await linked()
+    const frames = Array.from({ length: RELAY_BATCH_FRAMES_MAX + 1 }, () => inbound(relay, assign, 'over'))
+    relay.ws.send(JSON.stringify(frames))
+    const deadline = Date.now() + 5000
+    while (!relay.closed && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5))
+    expect(relay.closed?.code).toBe(CLOSE.PROTOCOL)
+    const sent = new Set(frames.map((f) => f.id))
+    expect(relay.frames.some((f) => (f.type === 'ack' && f.ids.some((id) => sent.has(id))) || (f.type === 'reject' && sent.has(f.id)))).toBe(false)
+    expect(await stored(assign.account.accountId, frames[0]!.message.upstreamId)).toBe(false)
   })
 
   it('prints the cost of each hop, measured side by side', { timeout: 120_000 }, async () => {
