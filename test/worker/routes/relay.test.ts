@@ -43,7 +43,7 @@ describe('GET /relay/connect', () => {
       draining: false,
     })
     const welcome = await relay.next('welcome')
-    expect(welcome).toEqual({ type: 'welcome', relayId: id, tenantId: null, leaseMs: 10_000, heartbeatMs: 3_000 })
+    expect(welcome).toEqual({ type: 'welcome', relayId: id, tenantId: null, leaseMs: 10_000, heartbeatMs: 3_000, batches: true })
     relay.close()
   })
 
