@@ -1,6 +1,7 @@
 /**
- * Group commit: the first write goes out at once; writes that arrive while a D1 batch is running share the next
- * one. Under load that turns one D1 round trip per write into one per burst (D1 has a single writer, so round
+ * Group commit: a write goes out on the next microtask, with every write queued in the same tick (the messages of a
+ * relay burst, mapped through one loop); writes that arrive while a D1 batch is running share the next one. A lone
+ * write waits for no timer. Under load that turns one D1 round trip per write into one per burst (D1 has a single writer, so round
  * trips, not SQL, bound throughput), without delaying a lone write. Each caller gets the results of its own
  * statements. If a shared batch fails (it is one transaction, so nothing of it was written), its members are
  * retried one by one, so one bad write fails only itself.
@@ -24,12 +25,14 @@ export class GroupCommit<S> {
     if (!first) return Promise.resolve([])
     return new Promise((done, failed) => {
       this.queue.push({ statements: [first, ...rest], done, failed })
-      if (!this.writing) void this.drain()
+      if (this.writing) return
+      // Not at once: the caller may be queueing more in this tick (a burst's items mapped through `write`).
+      this.writing = true
+      queueMicrotask(() => void this.drain())
     })
   }
 
   private async drain(): Promise<void> {
-    this.writing = true
     try {
       while (this.queue.length > 0) {
         const group: Pending<S>[] = []
