@@ -68,6 +68,8 @@ export class AccountObject extends DurableObject<Env> {
   private readonly webhooks: WebhookOutbox
   /** The running drain of the inbound media queue: the alarm and a fresh webhook join it instead of starting another. */
   private inboundDrain: Promise<void> | null = null
+  /** Where this object last pointed its alarm (null: none); undefined until it has, so the first rearm writes. */
+  private alarmAt: number | null | undefined = undefined
 
   constructor(ctx: DurableObjectState, env: Env, channels: ChannelLookup) {
     super(ctx, env)
@@ -313,6 +315,8 @@ export class AccountObject extends DurableObject<Env> {
         for (const name of this.store.dueTimers(Date.now())) this.store.setTimer(name, Date.now() + MOVE_HOLD_MS)
         return
       }
+      // The runtime has cleared the alarm that woke us: the next rearm writes whatever it finds.
+      this.alarmAt = undefined
       const due = this.store.dueTimers(Date.now())
       for (const name of due) this.store.clearTimer(name)
       // `fanout` is the guard set before events are written; its work is the webhook run's, done once for both.
@@ -332,6 +336,7 @@ export class AccountObject extends DurableObject<Env> {
           console.error(JSON.stringify({ msg: 'timer work failed; retrying', timers: job.timers, error: String(err) }))
         }
       }
+      await this.webhooks.guardInHand()
     } finally {
       await this.rearm()
     }
@@ -438,9 +443,18 @@ export class AccountObject extends DurableObject<Env> {
     await this.rearm()
   }
 
+  /** Points the alarm at the earliest timer; a storage write only when that moved (a burst's commits mostly leave it). */
   private async rearm(): Promise<void> {
     const next = this.store.nextTimerAt()
-    if (next === null) await this.ctx.storage.deleteAlarm()
-    else await this.ctx.storage.setAlarm(next)
+    if (next === this.alarmAt) return
+    // Noted before the await: storage applies calls in the order they are made, so the last one made is what holds.
+    this.alarmAt = next
+    try {
+      if (next === null) await this.ctx.storage.deleteAlarm()
+      else await this.ctx.storage.setAlarm(next)
+    } catch (err) {
+      this.alarmAt = undefined
+      throw err
+    }
   }
 }
