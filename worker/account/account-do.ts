@@ -44,7 +44,7 @@ import {
 } from './session/lifecycle'
 import { claimPasskey, type PasskeyClaim } from './session/passkey'
 import { SessionSignal } from './session/state'
-import { applyReceipt, type ReceiptOutcome } from './receipts'
+import { applyReceipts, type ReceiptJob, type ReceiptOutcome } from './receipts'
 import { onRelayContacts, onRelayInbound, onRelayReaction, sessionEntriesFor, writeSessionEntries, type SessionWriteRefusal } from './session/inbound'
 import { queuedSends } from './session/outbound'
 import { NEW_RAMP, rampConnected, rampDisconnected } from './ramp'
@@ -68,6 +68,8 @@ export class AccountObject extends DurableObject<Env> {
   private readonly webhooks: WebhookOutbox
   /** The running drain of the inbound media queue: the alarm and a fresh webhook join it instead of starting another. */
   private inboundDrain: Promise<void> | null = null
+  /** Receipts' group commit: those that arrive together are matched in one read and moved in one D1 batch. */
+  private readonly receipts = new GroupCommit<ReceiptJob, ReceiptOutcome>((jobs) => applyReceipts(this.context, jobs))
   /** Where this object last pointed its alarm (null: none); undefined until it has, so the first rearm writes. */
   private alarmAt: number | null | undefined = undefined
 
@@ -121,8 +123,14 @@ export class AccountObject extends DurableObject<Env> {
 
   /** A delivery or read receipt from a direct channel's webhook (the page inbox); statuses only move forward. */
   async receipt(ref: AccountRef, receipt: z.infer<typeof Receipt>): Promise<ReceiptOutcome> {
+    const [outcome] = await this.receiptsFor(ref, [receipt])
+    return outcome!
+  }
+
+  /** Several receipts at once (a read watermark covering many messages), applied in order in one D1 batch. */
+  async receiptsFor(ref: AccountRef, receipts: z.infer<typeof Receipt>[]): Promise<ReceiptOutcome[]> {
     this.store.setRef(ref)
-    return this.writing(() => applyReceipt(this.context, ref, receipt))
+    return this.writing(() => this.receipts.write(receipts.map((receipt) => ({ ref, receipt }))))
   }
 
   /** The account's `limits` object for GET /accounts and GET /usage; the new-contact cap is 0 while a ban-risk signal is in force. */
@@ -236,7 +244,8 @@ export class AccountObject extends DurableObject<Env> {
   }
 
   async relayReceipt(ref: AccountRef, _sid: string, receipt: z.infer<typeof Receipt>): Promise<ReceiptOutcome> {
-    return this.writing(() => applyReceipt(this.context, ref, receipt))
+    const [outcome] = await this.writing(() => this.receipts.write([{ ref, receipt }]))
+    return outcome!
   }
 
   async relaySent(ref: AccountRef, _sid: string, messageId: string, upstreamId: string): Promise<void> {

@@ -10,17 +10,20 @@
 const MAX_STATEMENTS = 100
 
 type Statements<S> = [S, ...S[]]
-type Pending<S> = { statements: Statements<S>; done: (results: unknown[]) => void; failed: (err: unknown) => void }
+type Pending<S, R> = { statements: Statements<S>; done: (results: R[]) => void; failed: (err: unknown) => void }
 
-/** `S` is a Drizzle batch item or a bound D1 statement (db/compiled.ts), whichever `commit` runs. */
-export class GroupCommit<S> {
-  private queue: Pending<S>[] = []
+/**
+ * `S` is a Drizzle batch item or a bound D1 statement (db/compiled.ts), whichever `commit` runs, or any unit of work
+ * a `commit` turns into one batch (the AccountDO's receipts); `R` is what `commit` answers for each.
+ */
+export class GroupCommit<S, R = unknown> {
+  private queue: Pending<S, R>[] = []
   private writing = false
 
   /** `commit` runs one atomic batch (db.batch, or the AccountDO's event-aware commit). */
-  constructor(private readonly commit: (statements: Statements<S>) => Promise<readonly unknown[]>) {}
+  constructor(private readonly commit: (statements: Statements<S>) => Promise<readonly R[]>) {}
 
-  write(statements: S[]): Promise<unknown[]> {
+  write(statements: S[]): Promise<R[]> {
     const [first, ...rest] = statements
     if (!first) return Promise.resolve([])
     return new Promise((done, failed) => {
@@ -35,7 +38,7 @@ export class GroupCommit<S> {
   private async drain(): Promise<void> {
     try {
       while (this.queue.length > 0) {
-        const group: Pending<S>[] = []
+        const group: Pending<S, R>[] = []
         let size = 0
         while (this.queue.length > 0 && (group.length === 0 || size + this.queue[0]!.statements.length <= MAX_STATEMENTS)) {
           const next = this.queue.shift()!
@@ -49,7 +52,7 @@ export class GroupCommit<S> {
     }
   }
 
-  private async commitGroup(group: Pending<S>[]): Promise<void> {
+  private async commitGroup(group: Pending<S, R>[]): Promise<void> {
     const [first, ...rest] = group.flatMap((p) => p.statements)
     try {
       const results = await this.commit([first!, ...rest])

@@ -1,12 +1,12 @@
 /**
  * The account's group commit end to end (issue 23 §3), counted in D1 batches (round trips) with real D1 and Durable
  * Objects: the messages of a relay burst share one batch, concurrent pushes of one account share batches, and so do
- * a burst of receipts, each keeping its order and its effects.
+ * a burst of receipts, each keeping its order and its effects (status only forward, one event per move).
  */
 import { env } from 'cloudflare:workers'
 import { describe, expect, it } from 'vitest'
 import { accountStub } from '../../../worker/lib/objects'
-import { connectCustom, newTenant, pushInbound } from '../helpers'
+import { body, call, connectCustom, newTenant, pushInbound, send } from '../helpers'
 import { closeRelaysAfterEach, linkedAlphaAccount } from '../relay-helpers'
 
 const relays = closeRelaysAfterEach()
@@ -85,5 +85,79 @@ describe('the inbound group commit', () => {
     expect(used.flat().filter((sql) => /insert into "?messages"?/i.test(sql))).toHaveLength(texts.length)
     expect((await inboundTexts(t.tenantId)).sort()).toEqual(['first', ...texts].sort())
     expect(await receivedEvents(t.tenantId)).toBe(texts.length + 1)
+  })
+})
+
+/** Batches that moved message statuses (receipts). */
+const statusBatches = (batches: string[][]) => batches.filter((b) => b.some((sql) => /^update "?messages"? set "?status"?/i.test(sql)))
+
+describe('the receipts group commit', () => {
+  /** An alpha account with `n` outbound messages the relay reported sent, upstream ids RC0… */
+  async function sentMessages(n: number, prefix: string) {
+    const { t, relay, phone, assign } = await linkedAlphaAccount(relays, '1670')
+    const stub = accountStub(env, t.tenantId, phone)
+    const ref = { tenantId: t.tenantId, accountId: phone, channel: 'alpha_web' as const }
+    const ids: string[] = []
+    for (let i = 0; i < n; i++) {
+      // A person each, who wrote first: the loop guard allows three sends to one person between their replies.
+      const to = `+4477009006${String(i).padStart(2, '0')}`
+      const from = { id: `${to.slice(1)}@s.whatsapp.net`, phone: to, lid: null, name: null }
+      const message = { upstreamId: `${prefix}-in${i}`, from, text: 'q', media: null, sentAt: Date.now() }
+      expect(await relay.request({ type: 'inbound', id: relay.id(), sid: assign.sid, fence: assign.fence, message })).toMatchObject({ type: 'ack' })
+      const sent = await send(t, { account_id: phone, to: { phone: to }, text: `o${i}` })
+      expect(sent.body).toMatchObject({ message_id: expect.any(String) })
+      const id = sent.body.message_id as string
+      await stub.relaySent(ref, assign.sid, id, `${prefix}${i}`)
+      ids.push(id)
+    }
+    return { t, stub, ref, sid: assign.sid, ids }
+  }
+
+  async function statusOf(t: { key: string }, id: string): Promise<unknown> {
+    return (await body(await call(`/v1/messages/${id}`, { key: t.key }))).status
+  }
+
+  async function moveEvents(tenantId: string): Promise<string[]> {
+    const r = await env.DB.prepare(
+      "SELECT type, json_extract(payload, '$.message.id') AS id FROM events WHERE tenant_id = ? AND type IN ('message.delivered', 'message.read') ORDER BY rowid"
+    )
+      .bind(tenantId)
+      .all<{ type: string; id: string }>()
+    return r.results.map((e) => `${e.type} ${e.id}`)
+  }
+
+  it('moves a read watermark over many messages in one read and one D1 batch, each with its event', async () => {
+    const { t, stub, ref, ids } = await sentMessages(6, 'RW')
+    const batches = await batchesDuring(async () => {
+      const outcomes = await stub.receiptsFor(ref, [
+        ...ids.map((_, i) => ({ upstreamId: `RW${i}`, status: 'delivered' as const })),
+        ...ids.map((_, i) => ({ upstreamId: `RW${i}`, status: 'read' as const })),
+        { upstreamId: 'RW0', status: 'delivered' as const }, // late: after read, changes nothing
+        { upstreamId: 'RW-unknown', status: 'read' as const },
+      ])
+      expect(outcomes).toEqual([...ids.map(() => 'applied'), ...ids.map(() => 'applied'), 'unchanged', 'unknown_message'])
+    })
+    expect(statusBatches(batches)).toHaveLength(1)
+    expect(batches).toHaveLength(1) // the read of the messages is not a batch; the moves are one
+    for (const id of ids) expect(await statusOf(t, id)).toBe('read')
+    expect(await moveEvents(t.tenantId)).toEqual([...ids.map((id) => `message.delivered ${id}`), ...ids.map((id) => `message.read ${id}`)])
+  })
+
+  it('lets concurrent relay receipts share D1 batches, in order, status only moving forward', async () => {
+    const { t, stub, ref, sid, ids } = await sentMessages(5, 'RC')
+    const receipts = [
+      ...ids.map((_, i) => ({ upstreamId: `RC${i}`, status: 'delivered' as const })),
+      ...ids.map((_, i) => ({ upstreamId: `RC${i}`, status: 'read' as const })),
+      { upstreamId: 'RC1', status: 'delivered' as const },
+    ]
+    let outcomes: string[] = []
+    const batches = await batchesDuring(async () => {
+      outcomes = await Promise.all(receipts.map((r) => stub.relayReceipt(ref, sid, r)))
+    })
+    expect(outcomes).toEqual([...ids.map(() => 'applied'), ...ids.map(() => 'applied'), 'unchanged'])
+    // Each call is its own RPC: those that arrive while a batch commits share the next (one each on main: 10).
+    expect(statusBatches(batches).length).toBeLessThan(ids.length)
+    for (const id of ids) expect(await statusOf(t, id)).toBe('read')
+    expect(await moveEvents(t.tenantId)).toEqual([...ids.map((id) => `message.delivered ${id}`), ...ids.map((id) => `message.read ${id}`)])
   })
 })
