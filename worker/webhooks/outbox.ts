@@ -2,9 +2,10 @@
  * The webhook outbox of one AccountDO. The rows live in D1 (`webhook_deliveries`: the log and the retry queue in
  * one); this object's alarm (timer `webhooks`) always points at the earliest due row, so a pending retry survives
  * eviction and restarts. While events are being written and fanned out, timer `fanout` guards them against an
- * eviction. It is set by the first write of a burst and cleared once nothing has been in hand for FAN_OUT_CLEAR_DELAY_MS,
- * so a burst costs one alarm write and one delete rather than two per commit, and an idle account has no alarm at all
- * (issue 14 §7). A run fans out the account's new events into deliveries, claims the first attempts in the
+ * eviction. It is set by the first write of a burst and cleared once FAN_OUT_CLEAR_DELAY_MS passed without a new write,
+ * so a burst costs one alarm write and one delete rather than two per commit (a stream longer than FAN_OUT_GRACE_MS
+ * lets it fire once per FAN_OUT_GRACE_MS, and the alarm sets it again while writes are in hand), and an idle account
+ * has no alarm at all (issue 14 §7). A run fans out the account's new events into deliveries, claims the first attempts in the
  * same batch, starts every due retry, and never blocks on a slow receiver: attempts run side by side and their
  * outcomes are group-committed. Events committed inside this object are handed over in memory (`notice`), so the
  * common path reads D1 once per fan-out (subscriptions, health and the tenant switch in one query); the alarm
@@ -73,6 +74,8 @@ export class WebhookOutbox {
   private unsettled = false
   /** A clear of the guard is waiting for FAN_OUT_CLEAR_DELAY_MS of nothing in hand. */
   private clearing = false
+  /** Holds so far: the clear waits until a whole delay passed without one. */
+  private holds = 0
 
   constructor(private readonly c: OutboxHost) {
     this.outcomes = new GroupCommit((statements) => c.db.batch(statements))
@@ -91,27 +94,34 @@ export class WebhookOutbox {
    */
   async hold(): Promise<void> {
     this.inHand++
+    this.holds++
     const at = Date.now() + FAN_OUT_GRACE_MS
     const current = this.c.store.timerAt('fanout')
     if (current === null || at < current) await this.c.schedule('fanout', at)
   }
 
   /**
-   * The held write is done: fanned out with its first attempts recorded (`settled`), or failed somewhere. Once nothing
-   * has been in hand for FAN_OUT_CLEAR_DELAY_MS and nothing failed, the guard is cleared; retries keep their own timer
-   * (`webhooks`).
+   * The held write is done: fanned out with its first attempts recorded (`settled`), or failed somewhere. Once
+   * FAN_OUT_CLEAR_DELAY_MS passed without a new hold, nothing is in hand and nothing failed, the guard is cleared;
+   * retries keep their own timer (`webhooks`).
    */
   async release(settled: boolean): Promise<void> {
     this.inHand--
     if (!settled) this.unsettled = true
     if (this.inHand > 0 || this.unsettled || this.clearing) return
     this.clearing = true
-    this.c.background(
-      new Promise((resolve) => setTimeout(resolve, FAN_OUT_CLEAR_DELAY_MS)).then(async () => {
-        this.clearing = false
-        if (this.inHand === 0 && !this.unsettled) await this.c.unschedule('fanout')
-      })
-    )
+    this.c.background(this.clearWhenQuiet())
+  }
+
+  /** Clears the guard once a whole FAN_OUT_CLEAR_DELAY_MS passed with no write held: a steady stream keeps it set. */
+  private async clearWhenQuiet(): Promise<void> {
+    for (;;) {
+      const holds = this.holds
+      await new Promise((resolve) => setTimeout(resolve, FAN_OUT_CLEAR_DELAY_MS))
+      if (this.holds === holds) break
+    }
+    this.clearing = false
+    if (this.inHand === 0 && !this.unsettled) await this.c.unschedule('fanout')
   }
 
   /**

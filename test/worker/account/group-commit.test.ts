@@ -44,32 +44,33 @@ async function receivedEvents(tenantId: string): Promise<number> {
   return r?.n ?? 0
 }
 
+/**
+ * Sends a relay burst of `n` messages from one person straight to the account's object (as the hub does) and returns
+ * the D1 batches of all but the first (which reads the account once, before the figures).
+ */
+async function relayBurst(n: number, prefix: string) {
+  const { t, assign } = await linkedAlphaAccount(relays, '1669')
+  const stub = accountStub(env, t.tenantId, assign.account.accountId)
+  const ref = { tenantId: t.tenantId, accountId: assign.account.accountId, channel: 'alpha_web' as const }
+  const from = { id: '447700900501@s.whatsapp.net', phone: '+447700900501', lid: null, name: null }
+  const burst = Array.from({ length: n }, (_, i) => ({ upstreamId: `${prefix}${i}`, from, text: `${prefix} ${i}`, media: null, sentAt: Date.now() }))
+  await stub.relayInbound(ref, assign.sid, burst.slice(0, 1))
+  const batches = await batchesDuring(() => stub.relayInbound(ref, assign.sid, burst.slice(1)))
+  return { t, batches, texts: burst.map((b) => b.text) }
+}
+
 describe('the inbound group commit', () => {
   it('stores a relay burst of 20 messages in one D1 batch, in order, each with its event', async () => {
-    const { t, assign } = await linkedAlphaAccount(relays, '1669')
-    const stub = accountStub(env, t.tenantId, assign.account.accountId)
-    const ref = { tenantId: t.tenantId, accountId: assign.account.accountId, channel: 'alpha_web' as const }
-    const from = { id: '447700900501@s.whatsapp.net', phone: '+447700900501', lid: null, name: null }
-    const burst = Array.from({ length: 20 }, (_, i) => ({ upstreamId: `GC${i}`, from, text: `g${i}`, media: null, sentAt: Date.now() }))
-    await stub.relayInbound(ref, assign.sid, burst.slice(0, 1)) // the account is read once, before the figures
-
-    const batches = await batchesDuring(() => stub.relayInbound(ref, assign.sid, burst.slice(1)))
+    const { t, batches, texts } = await relayBurst(20, 'GC')
     expect(inboundBatches(batches)).toHaveLength(1)
-    expect(await inboundTexts(t.tenantId)).toEqual(burst.map((b) => b.text))
+    expect(await inboundTexts(t.tenantId)).toEqual(texts)
     expect(await receivedEvents(t.tenantId)).toBe(20)
   })
 
   it('splits a burst larger than one batch into as few batches as fit (100 statements, four per message)', async () => {
-    const { t, assign } = await linkedAlphaAccount(relays, '1669')
-    const stub = accountStub(env, t.tenantId, assign.account.accountId)
-    const ref = { tenantId: t.tenantId, accountId: assign.account.accountId, channel: 'alpha_web' as const }
-    const from = { id: '447700900502@s.whatsapp.net', phone: '+447700900502', lid: null, name: null }
-    const burst = Array.from({ length: 50 }, (_, i) => ({ upstreamId: `GD${i}`, from, text: `d${i}`, media: null, sentAt: Date.now() }))
-    await stub.relayInbound(ref, assign.sid, burst.slice(0, 1))
-
-    const batches = await batchesDuring(() => stub.relayInbound(ref, assign.sid, burst.slice(1)))
+    const { t, batches, texts } = await relayBurst(50, 'GD')
     expect(inboundBatches(batches).map((b) => b.length)).toEqual([100, 96])
-    expect(await inboundTexts(t.tenantId)).toEqual(burst.map((b) => b.text))
+    expect(await inboundTexts(t.tenantId)).toEqual(texts)
   })
 
   it('lets concurrent pushes of one account share D1 batches, each stored once', async () => {
