@@ -44,7 +44,7 @@ import {
 } from './session/lifecycle'
 import { claimPasskey, type PasskeyClaim } from './session/passkey'
 import { SessionSignal } from './session/state'
-import { applyReceipt, type ReceiptOutcome } from './receipts'
+import { applyReceipts, type ReceiptJob, type ReceiptOutcome } from './receipts'
 import { onRelayContacts, onRelayInbound, onRelayReaction, sessionEntriesFor, writeSessionEntries, type SessionWriteRefusal } from './session/inbound'
 import { queuedSends } from './session/outbound'
 import { NEW_RAMP, rampConnected, rampDisconnected } from './ramp'
@@ -68,6 +68,10 @@ export class AccountObject extends DurableObject<Env> {
   private readonly webhooks: WebhookOutbox
   /** The running drain of the inbound media queue: the alarm and a fresh webhook join it instead of starting another. */
   private inboundDrain: Promise<void> | null = null
+  /** Receipts' group commit: those that arrive together are matched in one read and moved in one D1 batch. */
+  private readonly receipts = new GroupCommit<ReceiptJob, ReceiptOutcome>((jobs) => applyReceipts(this.context, jobs))
+  /** Where this object last pointed its alarm (null: none); undefined until it has, so the first rearm writes. */
+  private alarmAt: number | null | undefined = undefined
 
   constructor(ctx: DurableObjectState, env: Env, channels: ChannelLookup) {
     super(ctx, env)
@@ -119,8 +123,14 @@ export class AccountObject extends DurableObject<Env> {
 
   /** A delivery or read receipt from a direct channel's webhook (the page inbox); statuses only move forward. */
   async receipt(ref: AccountRef, receipt: z.infer<typeof Receipt>): Promise<ReceiptOutcome> {
+    const [outcome] = await this.receiptsFor(ref, [receipt])
+    return outcome!
+  }
+
+  /** Several receipts at once (a read watermark covering many messages), applied in order in one D1 batch. */
+  async receiptsFor(ref: AccountRef, receipts: z.infer<typeof Receipt>[]): Promise<ReceiptOutcome[]> {
     this.store.setRef(ref)
-    return this.writing(() => applyReceipt(this.context, ref, receipt))
+    return this.writing(() => this.receipts.write(receipts.map((receipt) => ({ ref, receipt }))))
   }
 
   /** The account's `limits` object for GET /accounts and GET /usage; the new-contact cap is 0 while a ban-risk signal is in force. */
@@ -234,7 +244,8 @@ export class AccountObject extends DurableObject<Env> {
   }
 
   async relayReceipt(ref: AccountRef, _sid: string, receipt: z.infer<typeof Receipt>): Promise<ReceiptOutcome> {
-    return this.writing(() => applyReceipt(this.context, ref, receipt))
+    const [outcome] = await this.writing(() => this.receipts.write([{ ref, receipt }]))
+    return outcome!
   }
 
   async relaySent(ref: AccountRef, _sid: string, messageId: string, upstreamId: string): Promise<void> {
@@ -313,6 +324,8 @@ export class AccountObject extends DurableObject<Env> {
         for (const name of this.store.dueTimers(Date.now())) this.store.setTimer(name, Date.now() + MOVE_HOLD_MS)
         return
       }
+      // The runtime has cleared the alarm that woke us: the next rearm writes whatever it finds.
+      this.alarmAt = undefined
       const due = this.store.dueTimers(Date.now())
       for (const name of due) this.store.clearTimer(name)
       // `fanout` is the guard set before events are written; its work is the webhook run's, done once for both.
@@ -332,6 +345,7 @@ export class AccountObject extends DurableObject<Env> {
           console.error(JSON.stringify({ msg: 'timer work failed; retrying', timers: job.timers, error: String(err) }))
         }
       }
+      await this.webhooks.guardInHand()
     } finally {
       await this.rearm()
     }
@@ -438,9 +452,18 @@ export class AccountObject extends DurableObject<Env> {
     await this.rearm()
   }
 
+  /** Points the alarm at the earliest timer; a storage write only when that moved (a burst's commits mostly leave it). */
   private async rearm(): Promise<void> {
     const next = this.store.nextTimerAt()
-    if (next === null) await this.ctx.storage.deleteAlarm()
-    else await this.ctx.storage.setAlarm(next)
+    if (next === this.alarmAt) return
+    // Noted before the await: storage applies calls in the order they are made, so the last one made is what holds.
+    this.alarmAt = next
+    try {
+      if (next === null) await this.ctx.storage.deleteAlarm()
+      else await this.ctx.storage.setAlarm(next)
+    } catch (err) {
+      this.alarmAt = undefined
+      throw err
+    }
   }
 }

@@ -34,7 +34,7 @@ export type AccountContext = {
   /** `commit` for statements compiled once and bound per call (db/compiled.ts): one raw D1 batch, raw results. */
   commitBound(statements: readonly D1PreparedStatement[]): Promise<D1Result[]>
   /** Inbound messages' group commit (through `commitBound`): concurrent messages of the account share one D1 batch. */
-  inbound: GroupCommit<D1PreparedStatement>
+  inbound: GroupCommit<D1PreparedStatement, D1Result>
 }
 
 /**

@@ -1,6 +1,7 @@
 /**
- * Group commit: the first write goes out at once; writes that arrive while a D1 batch is running share the next
- * one. Under load that turns one D1 round trip per write into one per burst (D1 has a single writer, so round
+ * Group commit: a write goes out on the next microtask, with every write queued in the same tick (the messages of a
+ * relay burst, mapped through one loop); writes that arrive while a D1 batch is running share the next one. A lone
+ * write waits for no timer. Under load that turns one D1 round trip per write into one per burst (D1 has a single writer, so round
  * trips, not SQL, bound throughput), without delaying a lone write. Each caller gets the results of its own
  * statements. If a shared batch fails (it is one transaction, so nothing of it was written), its members are
  * retried one by one, so one bad write fails only itself.
@@ -9,30 +10,35 @@
 const MAX_STATEMENTS = 100
 
 type Statements<S> = [S, ...S[]]
-type Pending<S> = { statements: Statements<S>; done: (results: unknown[]) => void; failed: (err: unknown) => void }
+type Pending<S, R> = { statements: Statements<S>; done: (results: R[]) => void; failed: (err: unknown) => void }
 
-/** `S` is a Drizzle batch item or a bound D1 statement (db/compiled.ts), whichever `commit` runs. */
-export class GroupCommit<S> {
-  private queue: Pending<S>[] = []
+/**
+ * `S` is a Drizzle batch item or a bound D1 statement (db/compiled.ts), whichever `commit` runs, or any unit of work
+ * a `commit` turns into one batch (the AccountDO's receipts); `R` is what `commit` answers for each.
+ */
+export class GroupCommit<S, R = unknown> {
+  private queue: Pending<S, R>[] = []
   private writing = false
 
   /** `commit` runs one atomic batch (db.batch, or the AccountDO's event-aware commit). */
-  constructor(private readonly commit: (statements: Statements<S>) => Promise<readonly unknown[]>) {}
+  constructor(private readonly commit: (statements: Statements<S>) => Promise<readonly R[]>) {}
 
-  write(statements: S[]): Promise<unknown[]> {
+  write(statements: S[]): Promise<R[]> {
     const [first, ...rest] = statements
     if (!first) return Promise.resolve([])
     return new Promise((done, failed) => {
       this.queue.push({ statements: [first, ...rest], done, failed })
-      if (!this.writing) void this.drain()
+      if (this.writing) return
+      // Not at once: the caller may be queueing more in this tick (a burst's items mapped through `write`).
+      this.writing = true
+      queueMicrotask(() => void this.drain())
     })
   }
 
   private async drain(): Promise<void> {
-    this.writing = true
     try {
       while (this.queue.length > 0) {
-        const group: Pending<S>[] = []
+        const group: Pending<S, R>[] = []
         let size = 0
         while (this.queue.length > 0 && (group.length === 0 || size + this.queue[0]!.statements.length <= MAX_STATEMENTS)) {
           const next = this.queue.shift()!
@@ -46,7 +52,7 @@ export class GroupCommit<S> {
     }
   }
 
-  private async commitGroup(group: Pending<S>[]): Promise<void> {
+  private async commitGroup(group: Pending<S, R>[]): Promise<void> {
     const [first, ...rest] = group.flatMap((p) => p.statements)
     try {
       const results = await this.commit([first!, ...rest])

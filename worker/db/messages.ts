@@ -233,6 +233,20 @@ export async function findByUpstreamId(
     .get()
 }
 
+/** Messages of one direction the network knows by these upstream ids (a burst of receipts reads them in one query). */
+export async function findByUpstreamIds(
+  db: Db,
+  tenantId: string,
+  accountId: string,
+  direction: 'inbound' | 'outbound',
+  upstreamIds: readonly string[]
+): Promise<MessageWithContact[]> {
+  if (upstreamIds.length === 0) return []
+  return selectWithContact(db).where(
+    and(eq(messages.tenantId, tenantId), eq(messages.accountId, accountId), eq(messages.direction, direction), inJsonList(messages.upstreamId, upstreamIds))
+  )
+}
+
 /** The message of an account the network knows by `upstreamId`, either direction (a reaction or a quote names it so). */
 export async function findByUpstreamIdAnyDirection(db: Db, tenantId: string, accountId: string, upstreamId: string): Promise<MessageWithContact | undefined> {
   return selectWithContact(db)

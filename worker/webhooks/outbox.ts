@@ -2,7 +2,10 @@
  * The webhook outbox of one AccountDO. The rows live in D1 (`webhook_deliveries`: the log and the retry queue in
  * one); this object's alarm (timer `webhooks`) always points at the earliest due row, so a pending retry survives
  * eviction and restarts. While events are being written and fanned out, timer `fanout` guards them against an
- * eviction; it is cleared as soon as nothing is left in hand, so an idle account has no alarm at all (issue 14 §7). A run fans out the account's new events into deliveries, claims the first attempts in the
+ * eviction. It is set by the first write of a burst and cleared once FAN_OUT_CLEAR_DELAY_MS passed without a new write,
+ * so a burst costs one alarm write and one delete rather than two per commit (a stream longer than FAN_OUT_GRACE_MS
+ * lets it fire once per FAN_OUT_GRACE_MS, and the alarm sets it again while writes are in hand), and an idle account
+ * has no alarm at all (issue 14 §7). A run fans out the account's new events into deliveries, claims the first attempts in the
  * same batch, starts every due retry, and never blocks on a slow receiver: attempts run side by side and their
  * outcomes are group-committed. Events committed inside this object are handed over in memory (`notice`), so the
  * common path reads D1 once per fan-out (subscriptions, health and the tenant switch in one query); the alarm
@@ -31,6 +34,11 @@ const MAX_ROUNDS = 20
 export const LEASE_MARGIN_MS = 30_000
 /** The guard armed before an event is written, in case the object is evicted before the fan-out runs. */
 export const FAN_OUT_GRACE_MS = 5_000
+/**
+ * How long the guard outlives the last write in hand: the next commit of a burst finds it set and writes no alarm. A
+ * guard that outlives its events (the object evicted meanwhile) fires, finds nothing undispatched and is gone.
+ */
+export const FAN_OUT_CLEAR_DELAY_MS = 250
 
 const PAUSED_MESSAGE = 'not sent: delivery to this URL is paused (re-enable it, then replay)'
 const EXPIRED_MESSAGE = 'not sent: the MCP subscription expired (its client stopped refreshing it)'
@@ -49,6 +57,8 @@ export type OutboxHost = {
   store: { timerAt(name: OutboxTimer): number | null; webhookOwner(): EventOwner | undefined; placement(): { placement: number } | undefined }
   schedule(name: OutboxTimer, at: number): Promise<void>
   unschedule(name: OutboxTimer): Promise<void>
+  /** Keeps the object alive until `work` settles (the guard's deferred clear). */
+  background(work: Promise<unknown>): void
 }
 
 const isEventType = (s: string): s is EventType => (SUBSCRIBABLE_EVENTS as readonly string[]).includes(s)
@@ -62,6 +72,10 @@ export class WebhookOutbox {
   private inHand = 0
   /** Something in hand failed (a fan-out, an outcome not recorded): the guard stays until the alarm re-reads D1. */
   private unsettled = false
+  /** A clear of the guard is waiting for FAN_OUT_CLEAR_DELAY_MS of nothing in hand. */
+  private clearing = false
+  /** Holds so far: the clear waits until a whole delay passed without one. */
+  private holds = 0
 
   constructor(private readonly c: OutboxHost) {
     this.outcomes = new GroupCommit((statements) => c.db.batch(statements))
@@ -74,23 +88,48 @@ export class WebhookOutbox {
 
   /**
    * Before events are written: arms the `fanout` guard, so an object evicted before its fan-out still runs it from
-   * the alarm. Each hold is followed by one `release`.
+   * the alarm. A guard already set (by an earlier write of the burst, not yet cleared) covers this write too: it is
+   * due no later than this one would be, and whatever is undispatched when it fires is fanned out then. Each hold is
+   * followed by one `release`.
    */
   async hold(): Promise<void> {
     this.inHand++
+    this.holds++
     const at = Date.now() + FAN_OUT_GRACE_MS
     const current = this.c.store.timerAt('fanout')
     if (current === null || at < current) await this.c.schedule('fanout', at)
   }
 
   /**
-   * The held write is done: fanned out with its first attempts recorded (`settled`), or failed somewhere. The guard is
-   * cleared once nothing is in hand and nothing failed; retries keep their own timer (`webhooks`).
+   * The held write is done: fanned out with its first attempts recorded (`settled`), or failed somewhere. Once
+   * FAN_OUT_CLEAR_DELAY_MS passed without a new hold, nothing is in hand and nothing failed, the guard is cleared;
+   * retries keep their own timer (`webhooks`).
    */
   async release(settled: boolean): Promise<void> {
     this.inHand--
     if (!settled) this.unsettled = true
+    if (this.inHand > 0 || this.unsettled || this.clearing) return
+    this.clearing = true
+    this.c.background(this.clearWhenQuiet())
+  }
+
+  /** Clears the guard once a whole FAN_OUT_CLEAR_DELAY_MS passed with no write held: a steady stream keeps it set. */
+  private async clearWhenQuiet(): Promise<void> {
+    for (;;) {
+      const holds = this.holds
+      await new Promise((resolve) => setTimeout(resolve, FAN_OUT_CLEAR_DELAY_MS))
+      if (this.holds === holds) break
+    }
+    this.clearing = false
     if (this.inHand === 0 && !this.unsettled) await this.c.unschedule('fanout')
+  }
+
+  /**
+   * After the alarm ran (it cleared every due timer, `fanout` included): writes still in hand, or a failure its run
+   * did not settle, get their guard back, so an eviction right after them is still covered.
+   */
+  async guardInHand(): Promise<void> {
+    if ((this.inHand > 0 || this.unsettled) && this.c.store.timerAt('fanout') === null) await this.c.schedule('fanout', Date.now() + FAN_OUT_GRACE_MS)
   }
 
   /** Arms the alarm at `at` unless it is already due earlier. */

@@ -318,6 +318,7 @@ export const CATALOG: Record<string, Entry> = {
   'messages.findInbound': { path: 'hot', call: (db) => messages.findInbound(db, T, A, 'up_1', 'msg_plan_in') },
   'messages.findByUpstreamId': { path: 'hot', call: (db) => messages.findByUpstreamId(db, T, A, 'outbound', 'up_2') },
   'messages.findByUpstreamIdAnyDirection': { path: 'hot', call: (db) => messages.findByUpstreamIdAnyDirection(db, T, A, 'up_2') },
+  'messages.findByUpstreamIds': { path: 'hot', call: (db) => messages.findByUpstreamIds(db, T, A, 'outbound', ['up_1', 'up_2']) },
   'messages.quotedMessages': { path: 'hot', call: (db) => messages.quotedMessages(db, T, ['msg_plan']) },
   'messages.queuedMessages': { path: 'hot', call: (db) => messages.queuedMessages(db, T, A, NOW) },
   'messages.hasQueued': { path: 'hot', call: (db) => messages.hasQueued(db, T, A) },

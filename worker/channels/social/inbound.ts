@@ -99,9 +99,13 @@ export async function applyWebhookEvents(
             ? await unreadOutboundBefore(db, tenantId, page.accountId, contactId, event.watermark)
             : []
     const status = event.kind === 'delivered' ? ('delivered' as const) : ('read' as const)
-    for (const upstreamId of mids) {
-      const applied = await accountStub(env, tenantId, page.accountId).receipt(ref, { upstreamId, status })
-      if (applied !== null) tally.reactions++
+    // One call for all of them: the account matches them in one read and moves them in one D1 batch.
+    if (mids.length > 0) {
+      const applied = await accountStub(env, tenantId, page.accountId).receiptsFor(
+        ref,
+        mids.map((upstreamId) => ({ upstreamId, status }))
+      )
+      tally.reactions += applied.length
     }
   }
   return tally
