@@ -62,6 +62,9 @@ export type AccountPlacement = z.infer<typeof AccountPlacement>
 /** A queued inbound message (account/inbound-queue.ts parses `item`). */
 export type QueuedRow = { seq: number; upstreamId: string; item: string; attempts: number; nextAt: number }
 
+/** Rows per multi-row guard write: one bound parameter each, within SQLite's and the storage API's limits. */
+const GUARD_ROWS_PER_EXEC = 50
+
 export class AccountStore {
   /** Bumped by every removal; a read that started before a removal must not re-mark the account as existing. */
   removals = 0
@@ -186,18 +189,20 @@ export class AccountStore {
     return first
   }
 
-  /** Writes the loop-guard resets `recordInbound` remembered (one statement per person, no read first). */
+  /** Writes the loop-guard resets `recordInbound` remembered: one statement for up to GUARD_ROWS_PER_EXEC people. */
   writeGuardResets(): void {
     if (this.guardResets.size === 0) return
-    for (const contactId of this.guardResets) {
+    const ids = [...this.guardResets]
+    this.guardResets.clear()
+    for (let at = 0; at < ids.length; at += GUARD_ROWS_PER_EXEC) {
+      const chunk = ids.slice(at, at + GUARD_ROWS_PER_EXEC)
+      // A new row is EMPTY_GUARD with the person's inbound: no first send yet (first_sent_at NULL).
       this.storage.sql.exec(
-        `INSERT INTO contact_guard (contact_id, has_inbound, sends_since_inbound, first_sent_at) VALUES (?, 1, 0, ?)
+        `INSERT INTO contact_guard (contact_id, has_inbound, sends_since_inbound, first_sent_at) VALUES ${chunk.map(() => '(?, 1, 0, NULL)').join(', ')}
          ON CONFLICT (contact_id) DO UPDATE SET has_inbound = 1, sends_since_inbound = 0`,
-        contactId,
-        EMPTY_GUARD.firstSentAt
+        ...chunk
       )
     }
-    this.guardResets.clear()
   }
 
   /** A re-delivered inbound message proves the person wrote, but must not restart their counter again. */
