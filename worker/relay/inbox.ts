@@ -213,24 +213,45 @@ async function flushInbound(c: HubContext, sid: string): Promise<void> {
   const batch = buffer.splice(0, INBOUND_BATCH_MAX)
   if (buffer.length === 0) c.inbound.delete(sid)
   else void inSessionOrder(c, sid, () => flushInbound(c, sid))
+  await commitAccepted(c, sid, 'inbound', batch, (account, row, frames) =>
+    account.relayInbound(
+      refOf(row),
+      sid,
+      frames.map((f) => f.message)
+    )
+  )
+}
+
+/**
+ * The frames of one session that the hub accepts (from the holder, or late data in scope; the others are rejected),
+ * handed to the AccountDO by `store` and acked once it committed them. A failed call acks nothing: the relay resends.
+ */
+async function commitAccepted<F extends SessionFrame>(
+  c: HubContext,
+  sid: string,
+  type: F['type'],
+  items: Array<{ link: Link; frame: F }>,
+  store: (account: ReturnType<typeof accountStub>, row: SessionRow, frames: F[]) => Promise<unknown>
+): Promise<void> {
+  // Checked when the frames' turn comes: the session may have moved while earlier frames were handled.
   const row = c.store.bySid(sid)
   const tenantsWithOwn = tenantsWithOwnOnce(c)
-  const accepted: typeof batch = []
-  for (const item of batch) {
+  const accepted: typeof items = []
+  for (const item of items) {
     const ok = row !== undefined && (isHolder(row, item.link, item.frame) || (await lateData(item.link, row, item.frame, tenantsWithOwn)))
     if (ok) accepted.push(item)
     else reject(item.link, item.frame, row ? 'stale_fence' : 'unknown_session')
   }
   if (!row || accepted.length === 0) return
   try {
-    await accountStub(c.env, row.tenantId, row.accountId).relayInbound(
-      refOf(row),
-      sid,
-      accepted.map((a) => a.frame.message)
+    await store(
+      accountStub(c.env, row.tenantId, row.accountId),
+      row,
+      accepted.map((a) => a.frame)
     )
   } catch (err) {
     // Not acked: the relay sends them again after its ack timeout or reconnect.
-    c.log('relay frame failed', { sid, type: 'inbound', count: accepted.length, error: String(err) })
+    c.log('relay frame failed', { sid, type, count: accepted.length, error: String(err) })
     return
   }
   ackByLink(accepted)
@@ -257,27 +278,12 @@ function onReceiptFrame(c: HubContext, link: Link, frame: FrameOf<'receipt'>): P
 
 async function flushReceipts(c: HubContext, sid: string, run: Array<{ link: Link; frame: FrameOf<'receipt'> }>): Promise<void> {
   if (c.receipts.get(sid) === run) c.receipts.delete(sid)
-  // Checked when the run's turn comes: the session may have moved while earlier frames were handled.
-  const row = c.store.bySid(sid)
-  const tenantsWithOwn = tenantsWithOwnOnce(c)
-  const accepted: typeof run = []
-  for (const item of run) {
-    const ok = row !== undefined && (isHolder(row, item.link, item.frame) || (await lateData(item.link, row, item.frame, tenantsWithOwn)))
-    if (ok) accepted.push(item)
-    else reject(item.link, item.frame, row ? 'stale_fence' : 'unknown_session')
-  }
-  if (!row || accepted.length === 0) return
-  try {
-    await accountStub(c.env, row.tenantId, row.accountId).receiptsFor(
+  await commitAccepted(c, sid, 'receipt', run, (account, row, frames) =>
+    account.receiptsFor(
       refOf(row),
-      accepted.map((a) => a.frame.receipt)
+      frames.map((f) => f.receipt)
     )
-  } catch (err) {
-    // Not acked: the relay sends them again after its ack timeout or reconnect.
-    c.log('relay frame failed', { sid, type: 'receipt', count: accepted.length, error: String(err) })
-    return
-  }
-  ackByLink(accepted)
+  )
 }
 
 /** One ack per link for the frames the AccountDO committed. */
