@@ -5,7 +5,7 @@
  * once per isolate and binds plain values (through each column's encoder, as Drizzle would) into D1 statements.
  * A bound statement answers raw rows (SQL column names), not Drizzle's mapped objects.
  */
-import { is, Param, Placeholder, sql } from 'drizzle-orm'
+import { getTableColumns, is, Param, Placeholder, sql, type Table } from 'drizzle-orm'
 import type { Db } from './client'
 
 type Query = { toSQL(): { sql: string; params: unknown[] } }
@@ -65,5 +65,22 @@ export function compiledVariants<K, V extends Values>(build: (db: Db, key: K) =>
     const c = new Compiled<V>(build(db, key))
     cache.set(id, c)
     return c
+  }
+}
+
+/**
+ * Maps a raw D1 row of `SELECT <every column of table>` (SQL column names, as a compiled `db.select().from(table)`
+ * answers) to the object Drizzle would answer: each value through its column's decoder (booleans, JSON), null kept.
+ */
+export function rowReader<T extends Table>(table: T): (row: Record<string, unknown>) => T['$inferSelect'] {
+  const columns = Object.entries(getTableColumns(table)).map(([key, column]) => ({ key, name: column.name, column }))
+  return (row) => {
+    const out: Record<string, unknown> = {}
+    for (const { key, name, column } of columns) {
+      const raw = row[name]
+      out[key] = raw === null || raw === undefined ? null : column.mapFromDriverValue(raw)
+    }
+    // Every column of the table was read above, through Drizzle's own decoders: exactly its select model.
+    return out as T['$inferSelect']
   }
 }
