@@ -69,17 +69,18 @@ export function compiledVariants<K, V extends Values>(build: (db: Db, key: K) =>
 }
 
 /**
- * Maps a raw D1 row of `SELECT <every column of table>` (SQL column names, as a compiled `db.select().from(table)`
- * answers) to the object Drizzle would answer: each value through its column's decoder (booleans, JSON), null kept.
+ * Reads the object Drizzle would answer for `table` from a raw D1 row (`.raw()`: values in SELECT order) whose
+ * columns from `at` on are the table's, in its column order (as `db.select({ x: table })` lists them): each value
+ * through its column's decoder (booleans, JSON), null kept.
  */
-export function rowReader<T extends Table>(table: T): (row: Record<string, unknown>) => T['$inferSelect'] {
-  const columns = Object.entries(getTableColumns(table)).map(([key, column]) => ({ key, name: column.name, column }))
-  return (row) => {
+export function rawRowReader<T extends Table>(table: T): (row: readonly unknown[], at: number) => T['$inferSelect'] {
+  const columns = Object.entries(getTableColumns(table))
+  return (row, at) => {
     const out: Record<string, unknown> = {}
-    for (const { key, name, column } of columns) {
-      const raw = row[name]
+    columns.forEach(([key, column], i) => {
+      const raw = row[at + i]
       out[key] = raw === null || raw === undefined ? null : column.mapFromDriverValue(raw)
-    }
+    })
     // Every column of the table was read above, through Drizzle's own decoders: exactly its select model.
     return out as T['$inferSelect']
   }

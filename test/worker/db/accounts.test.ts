@@ -28,6 +28,18 @@ describe('tenantAndAccounts', () => {
     expect(fresh.tenant?.alphaPasskeyLinking).toBe(true)
   })
 
+  it('lists every account of the tenant in creation order, and no other tenant’s', async () => {
+    const t = await newTenant()
+    const other = await newTenant()
+    const row = (tenantId: string, id: string, createdAt: number) =>
+      ({ tenantId, id, channel: 'custom', identifier: id, status: 'connected', createdAt, updatedAt: createdAt }) as const
+    await db.insert(accounts).values([row(t.tenantId, 'b-later', 2000), row(t.tenantId, 'a-first', 1000), row(t.tenantId, 'c-tie', 2000), row(other.tenantId, 'x', 1500)])
+    const fresh = await tenantAndAccounts(db, t.tenantId)
+    expect(fresh.tenant?.id).toBe(t.tenantId)
+    expect(fresh.accounts.map((a) => a.id)).toEqual(['a-first', 'b-later', 'c-tie'])
+    expect(fresh.accounts[0]).toStrictEqual({ ...row(t.tenantId, 'a-first', 1000), statusReason: null, connectedAt: null })
+  })
+
   it('answers no tenant and no accounts for an unknown tenant', async () => {
     expect(await tenantAndAccounts(db, 'no-such-tenant')).toStrictEqual({ tenant: undefined, accounts: [] })
   })
