@@ -33,7 +33,9 @@ describe('tenantAndAccounts', () => {
     const other = await newTenant()
     const row = (tenantId: string, id: string, createdAt: number) =>
       ({ tenantId, id, channel: 'custom', identifier: id, status: 'connected', createdAt, updatedAt: createdAt }) as const
-    await db.insert(accounts).values([row(t.tenantId, 'b-later', 2000), row(t.tenantId, 'a-first', 1000), row(t.tenantId, 'c-tie', 2000), row(other.tenantId, 'x', 1500)])
+    await db
+      .insert(accounts)
+      .values([row(t.tenantId, 'b-later', 2000), row(t.tenantId, 'a-first', 1000), row(t.tenantId, 'c-tie', 2000), row(other.tenantId, 'x', 1500)])
     const fresh = await tenantAndAccounts(db, t.tenantId)
     expect(fresh.tenant?.id).toBe(t.tenantId)
     expect(fresh.accounts.map((a) => a.id)).toEqual(['a-first', 'b-later', 'c-tie'])
