@@ -10,7 +10,10 @@ import { api, ms, percentile, type Bench, type BenchRow } from './bench-kit'
 const WAKE_SAMPLES = 500
 const INGEST_MESSAGES = 3000
 const INGEST_CLIENTS = 16
-/** `INBOUND_BENCH_PHASES=ingest` runs only that one (both by default: wake, ingest), e.g. to profile the burst alone. */
+/**
+ * `INBOUND_BENCH_PHASES=ingest` runs only that one (both by default: wake, ingest), e.g. to profile the burst alone;
+ * `usage` runs 1,000 bare GET /v1/usage calls and nothing else, to profile the baseline GET alone.
+ */
 const PHASES = new Set((process.env.INBOUND_BENCH_PHASES ?? 'wake,ingest').split(','))
 
 /** Wake latency: each round opens a wait, lets it register, pushes one message and times the wait's return. */
@@ -42,6 +45,12 @@ export const inboundBench: Bench = {
     const afterAnswer: number[] = []
     const endToEnd: number[] = []
     if (PHASES.has('wake')) await wakeRounds(server, receiver.url, afterAnswer, endToEnd)
+    if (PHASES.has('usage')) {
+      // A profile of the baseline GET alone: INBOUND_BENCH_PHASES=usage npm run bench -- inbound --profile
+      const { key } = await server.newTenant()
+      for (let i = 0; i < 1000; i++) await api(server, key, 'GET', '/usage')
+      return { title: 'Inbound: baseline GET only', rows: [] }
+    }
 
     // Ingest: 16 clients push INGEST_MESSAGES unique messages; a consumer drains with consecutive waits.
     const ingest = await server.newTenant()

@@ -1,8 +1,9 @@
 /** Connected-account queries. The plan's account cap is enforced inside the insert itself, so it holds under races. */
-import { and, asc, eq, sql } from 'drizzle-orm'
+import { and, asc, eq, getTableColumns, sql } from 'drizzle-orm'
 import { accounts, tenants, type AccountStatus, type Channel } from '../../schema/d1'
 import type { Db } from './client'
 import type { Tenant } from './tenants'
+import { compiled, placeholders, rawRowReader } from './compiled'
 import { constantRow } from './constant-row'
 
 export type AccountRow = typeof accounts.$inferSelect
@@ -11,16 +12,40 @@ export async function listAccounts(db: Db, tenantId: string): Promise<AccountRow
   return db.select().from(accounts).where(eq(accounts.tenantId, tenantId)).orderBy(asc(accounts.createdAt), asc(accounts.id))
 }
 
+type TenantIdValues = { tenantId: string }
+/**
+ * One statement for both: the tenant id as a one-row table, the tenant row and its accounts left-joined to it, so the
+ * tenant's columns and each account's follow each other in one raw row (the tenant's repeated per account, all null
+ * when the row is gone; the account's all null when it has none). Half the work of a two-statement batch for D1.
+ */
+const tenantWithAccounts = compiled<TenantIdValues>((db) =>
+  db
+    .select({ tenant: tenants, account: accounts })
+    .from(sql`(select ${placeholders<TenantIdValues>().tenantId} as id) as k`)
+    .leftJoin(tenants, sql`${tenants.id} = k.id`)
+    .leftJoin(accounts, sql`${accounts.tenantId} = k.id`)
+    .orderBy(asc(accounts.createdAt), asc(accounts.id))
+)
+const TENANT_KEYS = Object.keys(getTableColumns(tenants))
+const ACCOUNT_KEYS = Object.keys(getTableColumns(accounts))
+/** Where each side's `id` sits in a raw row; a stored row's id is never null, so a null one is the missing side. */
+const TENANT_ID_AT = TENANT_KEYS.indexOf('id')
+const ACCOUNT_ID_AT = TENANT_KEYS.length + ACCOUNT_KEYS.indexOf('id')
+const readTenant = rawRowReader(tenants)
+const readAccount = rawRowReader(accounts)
+
 /**
  * The tenant row read fresh (not from the auth cache) together with its accounts, in one round trip: a send must
- * see a suspension or plan change the moment it is written, even by another isolate or a Durable Object.
+ * see a suspension or plan change the moment it is written, even by another isolate or a Durable Object. On every
+ * authenticated read and send, so its statement is compiled once per isolate (db/compiled.ts): building the
+ * queries with Drizzle per call was about a fifth of a bare GET /v1/usage's CPU.
  */
 export async function tenantAndAccounts(db: Db, tenantId: string): Promise<{ tenant: Tenant | undefined; accounts: AccountRow[] }> {
-  const [tenantRows, accountRows] = await db.batch([
-    db.select().from(tenants).where(eq(tenants.id, tenantId)).limit(1),
-    db.select().from(accounts).where(eq(accounts.tenantId, tenantId)).orderBy(asc(accounts.createdAt), asc(accounts.id)),
-  ])
-  return { tenant: tenantRows[0], accounts: accountRows }
+  const rows = await tenantWithAccounts(db).bind(db, { tenantId }).raw()
+  const first = rows[0]
+  const tenant = first && first[TENANT_ID_AT] !== null ? readTenant(first, 0) : undefined
+  const list = rows.filter((r) => r[ACCOUNT_ID_AT] !== null).map((r) => readAccount(r, TENANT_KEYS.length))
+  return { tenant, accounts: list }
 }
 
 export async function getAccount(db: Db, tenantId: string, id: string): Promise<AccountRow | undefined> {

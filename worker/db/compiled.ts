@@ -5,7 +5,7 @@
  * once per isolate and binds plain values (through each column's encoder, as Drizzle would) into D1 statements.
  * A bound statement answers raw rows (SQL column names), not Drizzle's mapped objects.
  */
-import { is, Param, Placeholder, sql } from 'drizzle-orm'
+import { getTableColumns, is, Param, Placeholder, sql, type Table } from 'drizzle-orm'
 import type { Db } from './client'
 
 type Query = { toSQL(): { sql: string; params: unknown[] } }
@@ -65,5 +65,23 @@ export function compiledVariants<K, V extends Values>(build: (db: Db, key: K) =>
     const c = new Compiled<V>(build(db, key))
     cache.set(id, c)
     return c
+  }
+}
+
+/**
+ * Reads the object Drizzle would answer for `table` from a raw D1 row (`.raw()`: values in SELECT order) whose
+ * columns from `at` on are the table's, in its column order (as `db.select({ x: table })` lists them): each value
+ * through its column's decoder (booleans, JSON), null kept.
+ */
+export function rawRowReader<T extends Table>(table: T): (row: readonly unknown[], at: number) => T['$inferSelect'] {
+  const columns = Object.entries(getTableColumns(table))
+  return (row, at) => {
+    const out: Record<string, unknown> = {}
+    columns.forEach(([key, column], i) => {
+      const raw = row[at + i]
+      out[key] = raw === null || raw === undefined ? null : column.mapFromDriverValue(raw)
+    })
+    // Every column of the table was read above, through Drizzle's own decoders: exactly its select model.
+    return out as T['$inferSelect']
   }
 }

@@ -74,7 +74,7 @@ export type ResealPage = {
  * unchanged since the read. Idempotent (values already under the current key are not selected) and resumable from
  * any position.
  */
-export async function resealPage(shards: D1Database[], ring: Keyring, from: ResealPosition, limit: number): Promise<ResealPage> {
+export async function resealPage(shards: readonly D1Database[], ring: Keyring, from: ResealPosition, limit: number): Promise<ResealPage> {
   const prefix = currentPrefix(ring)
   const out: ResealPage = { resealed: 0, unreadable: [], next: null }
   let position: ResealPosition | null = from

@@ -38,18 +38,25 @@ export function directory(env: Env): Db {
   return handle(env.DB)
 }
 
+/** The scan of each environment object: its bindings are fixed for its life, and every request asks for a shard. */
+const scanned = new WeakMap<Env, readonly D1Database[]>()
+
 /**
  * The shard bindings in order, DB_SHARD_0 up to the first number not bound. A configuration that binds none (a
- * wrangler.toml from before shards) has one shard: the directory's database.
+ * wrangler.toml from before shards) has one shard: the directory's database. Scanned once per environment object.
  */
-export function shardBindings(env: Env): D1Database[] {
+export function shardBindings(env: Env): readonly D1Database[] {
+  const known = scanned.get(env)
+  if (known) return known
   const found: D1Database[] = []
   for (let i = 0; ; i++) {
     const binding: unknown = Reflect.get(env, `${SHARD_BINDING_PREFIX}${i}`)
     if (!isD1(binding)) break
     found.push(binding)
   }
-  return found.length > 0 ? found : [env.DB]
+  const bindings = Object.freeze(found.length > 0 ? found : [env.DB])
+  scanned.set(env, bindings)
+  return bindings
 }
 
 export function shardCount(env: Env): number {
