@@ -62,6 +62,9 @@ export type AccountPlacement = z.infer<typeof AccountPlacement>
 /** A queued inbound message (account/inbound-queue.ts parses `item`). */
 export type QueuedRow = { seq: number; upstreamId: string; item: string; attempts: number; nextAt: number }
 
+/** Rows per multi-row guard write: one bound parameter each, within SQLite's and the storage API's limits. */
+const GUARD_ROWS_PER_EXEC = 50
+
 export class AccountStore {
   /** Bumped by every removal; a read that started before a removal must not re-mark the account as existing. */
   removals = 0
@@ -70,6 +73,10 @@ export class AccountStore {
   /** kv values as stored (JSON text; null when absent), filled on first read. */
   private readonly kv = new Map<string, string | null>()
   private timers: Map<TimerName, number> | undefined
+  /** People whose loop-guard counter restarts with a committed message, not yet written (see `recordInbound`). */
+  private readonly guardResets = new Set<string>()
+  /** Inbound messages committed but not yet added to the stored totals (totals.ts adds them once per burst). */
+  inboundUntallied = 0
   /** undefined: not read yet; null: none stored. */
   private owner: { tenantId: string; accountId: string } | null | undefined
 
@@ -147,6 +154,7 @@ export class AccountStore {
   }
 
   contactGuard(contactId: string): ContactGuard | undefined {
+    this.writeGuardResets()
     const row = this.storage.sql
       .exec<{ has_inbound: number; sends_since_inbound: number; first_sent_at: number | null }>(
         'SELECT has_inbound, sends_since_inbound, first_sent_at FROM contact_guard WHERE contact_id = ?',
@@ -157,6 +165,7 @@ export class AccountStore {
   }
 
   setContactGuard(contactId: string, g: ContactGuard): void {
+    this.writeGuardResets()
     this.storage.sql.exec(
       `INSERT INTO contact_guard (contact_id, has_inbound, sends_since_inbound, first_sent_at) VALUES (?, ?, ?, ?)
        ON CONFLICT (contact_id) DO UPDATE SET has_inbound = excluded.has_inbound,
@@ -168,19 +177,37 @@ export class AccountStore {
     )
   }
 
-  /** Loop-guard state after the person wrote: their counter starts over (one statement, no read first). */
-  recordInbound(contactId: string): void {
+  /**
+   * Loop-guard state after the person wrote: their counter starts over. Remembered, and written for all the people
+   * of a burst at once (`writeGuardResets`, which every other read or write of the guard runs first, so none sees
+   * it stale). Answers whether this is the first reset waiting, so the caller schedules one write per burst.
+   */
+  recordInbound(contactId: string): boolean {
     this.inFlight.wrote(contactId)
-    this.storage.sql.exec(
-      `INSERT INTO contact_guard (contact_id, has_inbound, sends_since_inbound, first_sent_at) VALUES (?, 1, 0, ?)
-       ON CONFLICT (contact_id) DO UPDATE SET has_inbound = 1, sends_since_inbound = 0`,
-      contactId,
-      EMPTY_GUARD.firstSentAt
-    )
+    const first = this.guardResets.size === 0
+    this.guardResets.add(contactId)
+    return first
+  }
+
+  /** Writes the loop-guard resets `recordInbound` remembered: one statement for up to GUARD_ROWS_PER_EXEC people. */
+  writeGuardResets(): void {
+    if (this.guardResets.size === 0) return
+    const ids = [...this.guardResets]
+    this.guardResets.clear()
+    for (let at = 0; at < ids.length; at += GUARD_ROWS_PER_EXEC) {
+      const chunk = ids.slice(at, at + GUARD_ROWS_PER_EXEC)
+      // A new row is EMPTY_GUARD with the person's inbound: no first send yet (first_sent_at NULL).
+      this.storage.sql.exec(
+        `INSERT INTO contact_guard (contact_id, has_inbound, sends_since_inbound, first_sent_at) VALUES ${chunk.map(() => '(?, 1, 0, NULL)').join(', ')}
+         ON CONFLICT (contact_id) DO UPDATE SET has_inbound = 1, sends_since_inbound = 0`,
+        ...chunk
+      )
+    }
   }
 
   /** A re-delivered inbound message proves the person wrote, but must not restart their counter again. */
   recordDuplicateInbound(contactId: string): void {
+    this.writeGuardResets()
     this.storage.sql.exec(
       `INSERT INTO contact_guard (contact_id, has_inbound, sends_since_inbound, first_sent_at) VALUES (?, 1, ?, ?)
        ON CONFLICT (contact_id) DO UPDATE SET has_inbound = 1 WHERE has_inbound = 0`,

@@ -17,14 +17,31 @@ export type Totals = z.infer<typeof Totals>
 const KEY = 'totals'
 export const NO_TOTALS: Totals = { inbound: 0, outbound: 0, refused: {} }
 
+/** The totals, with the inbound messages committed but not yet written (`countInbound`) already in them. */
 export function totalsOf(store: AccountStore): Totals {
-  return store.get(KEY, Totals) ?? NO_TOTALS
+  const t = store.get(KEY, Totals) ?? NO_TOTALS
+  return store.inboundUntallied === 0 ? t : { ...t, inbound: t.inbound + store.inboundUntallied }
 }
 
-/** Adds one inbound message, one accepted send, or one refusal by `refused`. */
-export function tally(store: AccountStore, what: { inbound: 1 } | { outbound: 1 } | { refused: string }): void {
+/** Adds one accepted send, or one refusal by `refused`. */
+export function tally(store: AccountStore, what: { outbound: 1 } | { refused: string }): void {
   const t = totalsOf(store)
-  if ('inbound' in what) store.put(KEY, { ...t, inbound: t.inbound + 1 })
-  else if ('outbound' in what) store.put(KEY, { ...t, outbound: t.outbound + 1 })
+  store.inboundUntallied = 0
+  if ('outbound' in what) store.put(KEY, { ...t, outbound: t.outbound + 1 })
   else store.put(KEY, { ...t, refused: { ...t.refused, [what.refused]: (t.refused[what.refused] ?? 0) + 1 } })
+}
+
+/**
+ * Counts one stored inbound message in memory: `writeInboundTally` adds a burst's messages to storage in one write
+ * (a write per message was a Durable Object SQL call each), and reads count them before that.
+ */
+export function countInbound(store: AccountStore): void {
+  store.inboundUntallied++
+}
+
+export function writeInboundTally(store: AccountStore): void {
+  if (store.inboundUntallied === 0) return
+  const t = totalsOf(store)
+  store.inboundUntallied = 0
+  store.put(KEY, t)
 }

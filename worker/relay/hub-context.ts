@@ -29,6 +29,8 @@ export type HubContext = {
   chains: Map<string, Promise<void>>
   /** Inbound frames waiting for their session's next group commit (see inbox.ts). */
   inbound: Map<string, Array<{ link: Link; frame: FrameOf<'inbound'> }>>
+  /** A session's run of consecutive receipts still open for more, handed to the AccountDO in one call (inbox.ts). */
+  receipts: Map<string, Array<{ link: Link; frame: FrameOf<'receipt'> }>>
   /** Open status probes by frame id. */
   probes: Map<string, Pending<SessionState>>
   /** Open beta login steps by frame id (the answer carries no secret; the step itself is never kept). */

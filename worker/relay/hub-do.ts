@@ -53,6 +53,7 @@ export class RelayHubDO extends DurableObject<Env> {
       config: relayConfig(env),
       chains: new Map(),
       inbound: new Map(),
+      receipts: new Map(),
       probes: new Map(),
       logins: new Map(),
       actions: new Map(),

@@ -213,33 +213,91 @@ async function flushInbound(c: HubContext, sid: string): Promise<void> {
   const batch = buffer.splice(0, INBOUND_BATCH_MAX)
   if (buffer.length === 0) c.inbound.delete(sid)
   else void inSessionOrder(c, sid, () => flushInbound(c, sid))
+  await commitAccepted(c, sid, 'inbound', batch, (account, row, frames) =>
+    account.relayInbound(
+      refOf(row),
+      sid,
+      frames.map((f) => f.message)
+    )
+  )
+}
+
+/**
+ * The frames of one session that the hub accepts (from the holder, or late data in scope; the others are rejected),
+ * handed to the AccountDO by `store` and acked once it committed them. A failed call acks nothing: the relay resends.
+ */
+async function commitAccepted<F extends SessionFrame>(
+  c: HubContext,
+  sid: string,
+  type: F['type'],
+  items: Array<{ link: Link; frame: F }>,
+  store: (account: ReturnType<typeof accountStub>, row: SessionRow, frames: F[]) => Promise<unknown>
+): Promise<void> {
+  // Checked when the frames' turn comes: the session may have moved while earlier frames were handled.
   const row = c.store.bySid(sid)
   const tenantsWithOwn = tenantsWithOwnOnce(c)
-  const accepted: typeof batch = []
-  for (const item of batch) {
+  const accepted: typeof items = []
+  for (const item of items) {
     const ok = row !== undefined && (isHolder(row, item.link, item.frame) || (await lateData(item.link, row, item.frame, tenantsWithOwn)))
     if (ok) accepted.push(item)
     else reject(item.link, item.frame, row ? 'stale_fence' : 'unknown_session')
   }
   if (!row || accepted.length === 0) return
   try {
-    await accountStub(c.env, row.tenantId, row.accountId).relayInbound(
-      refOf(row),
-      sid,
-      accepted.map((a) => a.frame.message)
+    await store(
+      accountStub(c.env, row.tenantId, row.accountId),
+      row,
+      accepted.map((a) => a.frame)
     )
   } catch (err) {
     // Not acked: the relay sends them again after its ack timeout or reconnect.
-    c.log('relay frame failed', { sid, type: 'inbound', count: accepted.length, error: String(err) })
+    c.log('relay frame failed', { sid, type, count: accepted.length, error: String(err) })
     return
   }
+  ackByLink(accepted)
+}
+
+/** At most this many receipts go into one AccountDO call (one receipts group commit). */
+export const RECEIPT_RUN_MAX = 50
+
+/**
+ * Consecutive receipts of a session (a read watermark, a burst of deliveries) go to the AccountDO in one call, in
+ * order, instead of one awaited call each. A run stays open for more only until any other frame of the session is
+ * queued (or its turn comes), so a receipt never moves ahead of a frame the relay sent before it.
+ */
+function onReceiptFrame(c: HubContext, link: Link, frame: FrameOf<'receipt'>): Promise<void> {
+  const open = c.receipts.get(frame.sid)
+  if (open && open.length < RECEIPT_RUN_MAX) {
+    open.push({ link, frame })
+    return Promise.resolve()
+  }
+  const run = [{ link, frame }]
+  c.receipts.set(frame.sid, run)
+  return inSessionOrder(c, frame.sid, () => flushReceipts(c, frame.sid, run))
+}
+
+async function flushReceipts(c: HubContext, sid: string, run: Array<{ link: Link; frame: FrameOf<'receipt'> }>): Promise<void> {
+  if (c.receipts.get(sid) === run) c.receipts.delete(sid)
+  await commitAccepted(c, sid, 'receipt', run, (account, row, frames) =>
+    account.receiptsFor(
+      refOf(row),
+      frames.map((f) => f.receipt)
+    )
+  )
+}
+
+/** One ack per link for the frames the AccountDO committed. */
+function ackByLink(done: Array<{ link: Link; frame: { id: string } }>): void {
   const byLink = new Map<WebSocket, string[]>()
-  for (const { link, frame } of accepted) byLink.set(link.ws, [...(byLink.get(link.ws) ?? []), frame.id])
+  for (const { link, frame } of done) byLink.set(link.ws, [...(byLink.get(link.ws) ?? []), frame.id])
   for (const [ws, ids] of byLink) sendFrame(ws, { type: 'ack', ids })
 }
 
 async function onSessionFrame(c: HubContext, link: Link, frame: SessionFrame): Promise<void> {
   if (!link.att.instance) return reject(link, frame, 'invalid')
+  if (frame.type === 'receipt') return onReceiptFrame(c, link, frame)
+  // Any other frame closes the session's receipt run: receipts after it queue behind it.
+  c.receipts.delete(frame.sid)
   if (frame.type === 'inbound') return onInboundFrame(c, link, frame)
   await inSessionOrder(c, frame.sid, async () => {
     // Checked when the frame's turn comes: the session may have moved while earlier frames were handled.
@@ -255,7 +313,7 @@ async function onSessionFrame(c: HubContext, link: Link, frame: SessionFrame): P
   })
 }
 
-async function handle(c: HubContext, link: Link, row: SessionRow, frame: Exclude<SessionFrame, { type: 'inbound' }>): Promise<void> {
+async function handle(c: HubContext, link: Link, row: SessionRow, frame: Exclude<SessionFrame, { type: 'inbound' | 'receipt' }>): Promise<void> {
   const account = accountStub(c.env, row.tenantId, row.accountId)
   const ref = refOf(row)
   const ack = (): void => void sendFrame(link.ws, { type: 'ack', ids: [frame.id] })
@@ -268,9 +326,6 @@ async function handle(c: HubContext, link: Link, row: SessionRow, frame: Exclude
       sendQueued(link, row, resend)
       return
     }
-    case 'receipt':
-      await account.relayReceipt(ref, row.sid, frame.receipt)
-      return ack()
     case 'sent':
       await account.relaySent(ref, row.sid, frame.messageId, frame.upstreamId)
       return ack()

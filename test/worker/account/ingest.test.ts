@@ -3,9 +3,11 @@
  * channels REST cannot connect yet: contact creation, de-duplication by upstream id, the message.received event,
  * STOP/START handling and private contacts.
  */
+import { env } from 'cloudflare:test'
 import { describe, expect, it } from 'vitest'
 import type { MessageEvent } from '../../../schema/events'
 import { contactIdFor } from '../../../worker/lib/ids'
+import { accountStub } from '../../../worker/lib/objects'
 import { body, call, connectCustom, getMessageVia, newTenant, pushInbound, send } from '../helpers'
 import { addAccount, contactRow, eventsOf, ingestVia, setContactFlags } from '../state'
 
@@ -144,6 +146,29 @@ describe('inbound on the custom channel', () => {
     const list = await body<{ messages: { text: string }[] }>(await call('/v1/messages', { key: t.key }))
     expect(list.messages.map((m) => m.text)).toEqual(['hi'])
     expect(await eventsOf(t.tenantId, 'message.received')).toHaveLength(1)
+  })
+
+  it('restarts the loop guard of every person and counts every message of a concurrent burst', async () => {
+    const t = await customTenant()
+    const people = ['burst-a', 'burst-b']
+    const sendTo = (p: string, text: string) => send(t, { to: { external_id: p }, text })
+    for (const p of people) {
+      expect((await pushInbound(t, { body: 'first', fromId: p, messageSid: `${p}-0` })).status).toBe(200)
+      // Three sends since the person last wrote: the loop guard refuses the next one.
+      for (const n of [1, 2, 3]) expect((await sendTo(p, `reply ${n}`)).status).toBe(202)
+      expect((await sendTo(p, 'one too many')).body.error_code).toBe('loop_guard')
+    }
+    // Pushed together, so the AccountDO commits them in shared batches and writes its counters once per batch.
+    const burst = Array.from({ length: 12 }, (_, i) => pushInbound(t, { body: `burst ${i}`, fromId: people[i % 2]!, messageSid: `b-${i}` }))
+    for (const r of await Promise.all(burst)) expect(r.body.duplicate).toBe(false)
+    expect((await pushInbound(t, { body: 'again', fromId: 'burst-a', messageSid: 'b-0' })).body.duplicate).toBe(true)
+    const totals = await accountStub(env, t.tenantId, 'custom').totals()
+    expect(totals.inbound).toBe(2 + 12)
+    for (const p of people) {
+      for (const n of [1, 2, 3]) expect((await sendTo(p, `after ${n}`)).status).toBe(202)
+      expect((await sendTo(p, 'again too many')).body.error_code).toBe('loop_guard')
+    }
+    expect((await accountStub(env, t.tenantId, 'custom').totals()).outbound).toBe(12)
   })
 
   it('refuses inbound while the custom channel is not connected', async () => {

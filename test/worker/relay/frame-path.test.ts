@@ -116,6 +116,27 @@ describe('an inbound frame on its way to D1', () => {
     expect(await stored(assign.account.accountId, unknown.message.upstreamId)).toBe(false)
   })
 
+  it('hands consecutive receipts of a batch to the AccountDO in one call, never ahead of a frame sent before them', async () => {
+    const { relay, assign } = await linked()
+    const receipt = (n: number): FrameOf<'receipt'> => ({
+      type: 'receipt',
+      id: relay.id(),
+      sid: assign.sid,
+      fence: assign.fence,
+      receipt: { upstreamId: `RC${++seq}-${n}`, status: 'delivered' },
+    })
+    const frames = [receipt(1), inbound(relay, assign, 'between receipts'), receipt(2), receipt(3), receipt(4)]
+    relay.ws.send(JSON.stringify(frames))
+    await answered(relay, frames)
+    // One ack per AccountDO call, in the order the calls were made: the receipt before the message, then the run.
+    const acks = relay.frames.filter((f) => f.type === 'ack' && frames.some((fr) => f.ids.includes(fr.id)))
+    expect(acks).toEqual([
+      { type: 'ack', ids: [frames[0]!.id] },
+      { type: 'ack', ids: [frames[1]!.id] },
+      { type: 'ack', ids: frames.slice(2).map((f) => f.id) },
+    ])
+  })
+
   it('closes a link that sends a batch over the budget, answering none of it', async () => {
     const { relay, assign } = await linked()
     const frames = Array.from({ length: RELAY_BATCH_FRAMES_MAX + 1 }, () => inbound(relay, assign, 'over'))
