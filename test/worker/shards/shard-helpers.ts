@@ -42,26 +42,35 @@ export async function startMove(tenantId: string, shard: number): Promise<Respon
 export async function finishMove(tenantId: string, maxSteps = 200): Promise<MoveBody> {
   const stub = env.TENANT_MOVE.getByName(tenantId)
   for (let i = 0; i < maxSteps; i++) {
-    const move = await body<MoveBody>(await admin(`/admin/tenants/${tenantId}/move`))
+    const move = await moveOf(tenantId)
     if (move.phase === 'done' || move.phase === 'failed') return move
-    await runStep(stub, move.phase)
+    await runStep(stub, move.phase, tenantId)
   }
   throw new Error(`the move of ${tenantId} did not finish in ${maxSteps} steps`)
 }
 
+const moveOf = async (tenantId: string) => body<MoveBody>(await admin(`/admin/tenants/${tenantId}/move`))
+
+/** Phases past the flip (worker/shards/move-state.ts AFTER_FLIP), where a real move has waited out the settle. */
+const PAST_FLIP = new Set(['settling', 'draining', 'done'])
+
 /**
  * One alarm of the mover. The settle is not waited out here, so what it waits for is done instead: every cached
- * placement of this isolate (the tests' only one) has expired by the end of a real settle (MOVE_SETTLE_MS).
+ * placement of this isolate (the tests' only one) has expired by the end of a real settle (MOVE_SETTLE_MS). The
+ * mover also runs its own alarms (it schedules the next step at once), so the phase read before this step may
+ * already be behind: the caches are cleared whenever a phase past the flip is seen, before or after the step, or a
+ * placement cached before the flip would outlive the old rows' deletion, which a real settle never lets happen.
  */
-async function runStep(stub: DurableObjectStub, phase: string): Promise<void> {
-  if (phase === 'settling') clearAuthCache()
+async function runStep(stub: DurableObjectStub, phase: string, tenantId: string): Promise<MoveBody> {
+  if (PAST_FLIP.has(phase)) clearAuthCache()
   await runDurableObjectAlarm(stub)
+  const after = await moveOf(tenantId)
+  if (PAST_FLIP.has(after.phase)) clearAuthCache()
+  return after
 }
 
 /** Runs one alarm of the mover: a step of the move. */
 export async function stepMove(tenantId: string): Promise<MoveBody> {
   const stub = env.TENANT_MOVE.getByName(tenantId)
-  const before = await body<MoveBody>(await admin(`/admin/tenants/${tenantId}/move`))
-  await runStep(stub, before.phase)
-  return body<MoveBody>(await admin(`/admin/tenants/${tenantId}/move`))
+  return runStep(stub, (await moveOf(tenantId)).phase, tenantId)
 }
