@@ -73,7 +73,7 @@ const METHODS = ['get', 'post', 'put', 'patch', 'delete'] as const
 const KEY_REFUSED =
   'Refused for this key (docs/agent-safety.md): `key_scope` (the operation needs a wider key, or the owner’s), `key_account` (it touches an account the key does not list) or `key_expired`'
 const isRef = (x: object): x is ReferenceObject => '$ref' in x
-/** Where the page's scripts are served from: the Worker's static assets (wrangler.toml [assets], worker/assets/). */
+/** Where the page's scripts are served from: the Worker's static assets (wrangler.toml [assets], built by scripts/docs-assets.mjs). */
 export const DOCS_ASSETS = { scalar: '/docs/scalar.js', start: '/docs/start.js' } as const
 
 /**
