@@ -209,13 +209,14 @@ async function linkMany(ch: BenchChannel, count: number, from: number): Promise<
   return accounts
 }
 
-/** The four bridge figures of one channel, as report rows. */
+/** The four bridge figures of one channel, as report rows; its inbound rate (when measured) goes into `rates` for the parity row. */
 async function bridgeRows(
   server: LocalServer,
   relay: RelayProc,
   ch: BenchChannel,
   baseline: Baseline,
-  parts: { latency: boolean; throughput: boolean; sends: boolean }
+  parts: { latency: boolean; throughput: boolean; sends: boolean },
+  rates: Map<string, number>
 ) {
   const rows: BenchRow[] = []
   const x = (v: number) => `${(v / baseline.usageP50Ms).toFixed(2)}x baseline`
@@ -236,6 +237,7 @@ async function bridgeRows(
     const accounts = await linkMany(ch, THROUGHPUT_ACCOUNTS, 100)
     const burst = () => framesPerMessage(relay, () => inboundThroughput(server, ch, accounts, THROUGHPUT_PER_ACCOUNT))
     const { result: tp, cpu } = await cpuPerMessage(server, relay, () => (PROFILE ? burstProfiled(server, relay, `${ch.name} inbound burst`, burst) : burst()))
+    rates.set(ch.name, tp.rate)
     rows.push(
       {
         metric: `${ch.name}: bridge throughput over one relay link (${THROUGHPUT_ACCOUNTS} sessions, ${tp.total} messages, each stored in D1 with its event)`,
@@ -344,27 +346,46 @@ export const relayBench: Bench = {
     let relay = spawnRelay(server, token, sim, relayEnv(server))
     const rows: BenchRow[] = [{ metric: 'baseline GET /v1/usage round trip p50 / p99', value: `${ms(baseline.usageP50Ms)} / ${ms(baseline.usageP99Ms)}` }]
     let betaSessions = 0
+    const rates = new Map<string, number>()
     try {
       await relay.healthUrl
       await eventually(async () => (await fetch(await relay.healthUrl)).ok, 30_000, 'relay link open')
 
       const alpha = alphaChannel(server, sim)
       rows.push(
-        ...(await bridgeRows(server, relay, alpha, baseline, {
-          latency: PHASES.has('latency'),
-          throughput: PHASES.has('throughput'),
-          sends: PHASES.has('sends'),
-        }))
+        ...(await bridgeRows(
+          server,
+          relay,
+          alpha,
+          baseline,
+          {
+            latency: PHASES.has('latency'),
+            throughput: PHASES.has('throughput'),
+            sends: PHASES.has('sends'),
+          },
+          rates
+        ))
       )
       const beta = (part: string) => PHASES.has('beta') || PHASES.has(`beta-${part}`)
       if (beta('latency') || beta('throughput') || beta('sends')) {
         rows.push(
-          ...(await bridgeRows(server, relay, betaChannel(server, sim), baseline, {
-            latency: beta('latency'),
-            throughput: beta('throughput'),
-            sends: beta('sends'),
-          }))
+          ...(await bridgeRows(
+            server,
+            relay,
+            betaChannel(server, sim),
+            baseline,
+            {
+              latency: beta('latency'),
+              throughput: beta('throughput'),
+              sends: beta('sends'),
+            },
+            rates
+          ))
         )
+        const [a, b] = [rates.get('alpha'), rates.get('beta')]
+        // Issue 23: beta's inbound within 0.8x of alpha's, measured in the same run over the same link.
+        if (a !== undefined && b !== undefined)
+          rows.push({ metric: 'beta inbound rate / alpha inbound rate (same run)', value: `${(b / a).toFixed(2)}x`, target: '≥ 0.8x', ok: b / a >= 0.8 })
         betaSessions = 1 + THROUGHPUT_ACCOUNTS + SEND_LATENCY_ACCOUNTS + SEND_ACCOUNTS
       }
 
@@ -388,6 +409,8 @@ export const relayBench: Bench = {
           {
             metric: `relay resident memory with ${IDLE_SESSIONS} idle sim sessions`,
             value: `${idle.rss.toFixed(0)} MiB (${perSession.toFixed(0)} KiB per added session)`,
+            target: '≤ 50 KiB per idle session',
+            ok: perSession <= 50,
           },
           {
             metric: `time to link ${IDLE_SESSIONS - idle.beforeSessions} numbers (QR, link, connected; ${SETUP_CONCURRENCY} at a time)`,
