@@ -1,5 +1,6 @@
 /**
- * The AccountDO's own SQLite storage, in one place: the schema, its version, and typed accessors.
+ * The AccountDO's own SQLite storage, in one place: the schema, its version, and typed accessors (those of the kv
+ * table in account-kv.ts, which AccountStore extends).
  * It holds what must change atomically with a send decision: daily counters, ramp state, per-contact loop-guard
  * state, the opener window and the alarm timers; for alpha/beta also the link state and the relay's encrypted
  * session. Messages themselves live in D1.
@@ -8,11 +9,10 @@
  * memory: every write goes through this object, so memory stays in step, and the inbound path no longer pays a
  * SQLite query for each of them per message (a profile of an inbound burst put `timerAt` alone at 5 % of the CPU).
  */
-import { z } from 'zod'
-import { Counters, EMPTY_GUARD, type ContactGuard } from './guards'
-import { Ramp } from './ramp'
+import { EMPTY_GUARD, type ContactGuard } from './guards'
 import { migrateSqlite } from '../lib/do-migrations'
 import { SendsInFlight } from './in-flight'
+import { AccountKv } from './account-kv'
 
 /** Bump when MIGRATIONS grows; each entry runs once, in order, inside the constructor. */
 const MIGRATIONS: string[] = [
@@ -43,21 +43,10 @@ const MIGRATIONS: string[] = [
    );`,
 ]
 
-export const AccountRef = z.object({
-  tenantId: z.string(),
-  accountId: z.string(),
-  channel: z.enum(['alpha_web', 'beta', 'sms', 'social', 'custom']),
-})
-export type AccountRef = z.infer<typeof AccountRef>
+/** Shapes of the kv entries, kept here too for the many modules that import them from the account's storage. */
+export { AccountPlacement, AccountRef } from './account-kv'
 
 export type TimerName = 'delivery' | 'webhooks' | 'fanout' | 'media'
-
-/**
- * Where the account's tenant lives as this object knows it (db/placement.ts): read from the directory once, then
- * changed only by a move telling the object (worker/shards/move.ts), or read again when a write met a fence.
- */
-export const AccountPlacement = z.object({ shard: z.number().int(), placement: z.number().int(), movingTo: z.number().int().nullable() })
-export type AccountPlacement = z.infer<typeof AccountPlacement>
 
 /** A queued inbound message (account/inbound-queue.ts parses `item`). */
 export type QueuedRow = { seq: number; upstreamId: string; item: string; attempts: number; nextAt: number }
@@ -65,13 +54,11 @@ export type QueuedRow = { seq: number; upstreamId: string; item: string; attempt
 /** Rows per multi-row guard write: one bound parameter each, within SQLite's and the storage API's limits. */
 const GUARD_ROWS_PER_EXEC = 50
 
-export class AccountStore {
+export class AccountStore extends AccountKv {
   /** Bumped by every removal; a read that started before a removal must not re-mark the account as existing. */
   removals = 0
   /** Sends counted but not yet committed, and what happened to their people meanwhile (send.ts gives back on failure). */
   readonly inFlight = new SendsInFlight()
-  /** kv values as stored (JSON text; null when absent), filled on first read. */
-  private readonly kv = new Map<string, string | null>()
   private timers: Map<TimerName, number> | undefined
   /** People whose loop-guard counter restarts with a committed message, not yet written (see `recordInbound`). */
   private readonly guardResets = new Set<string>()
@@ -80,77 +67,9 @@ export class AccountStore {
   /** undefined: not read yet; null: none stored. */
   private owner: { tenantId: string; accountId: string } | null | undefined
 
-  constructor(private readonly storage: DurableObjectStorage) {
+  constructor(storage: DurableObjectStorage) {
+    super(storage)
     migrateSqlite(storage, MIGRATIONS)
-  }
-
-  private rawKv(key: string): string | null {
-    const cached = this.kv.get(key)
-    if (cached !== undefined) return cached
-    const raw = this.storage.sql.exec<{ value: string }>('SELECT value FROM kv WHERE key = ?', key).toArray()[0]?.value ?? null
-    this.kv.set(key, raw)
-    return raw
-  }
-
-  private getKv<S extends z.ZodType>(key: string, shape: S): z.infer<S> | undefined {
-    const raw = this.rawKv(key)
-    return raw === null ? undefined : shape.parse(JSON.parse(raw))
-  }
-
-  /** Writes only a changed value: every storage write holds the object's next reply until it is durable. */
-  private putKv(key: string, value: unknown): void {
-    const raw = JSON.stringify(value)
-    if (this.rawKv(key) === raw) return
-    this.storage.sql.exec('INSERT INTO kv (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value', key, raw)
-    this.kv.set(key, raw)
-  }
-
-  ref(): AccountRef | undefined {
-    return this.getKv('ref', AccountRef)
-  }
-
-  setRef(ref: AccountRef): void {
-    // One key order, so an unchanged ref compares equal as text and is not written again.
-    this.putKv('ref', { tenantId: ref.tenantId, accountId: ref.accountId, channel: ref.channel })
-  }
-
-  placement(): AccountPlacement | undefined {
-    return this.getKv('placement', AccountPlacement)
-  }
-
-  setPlacement(p: AccountPlacement): void {
-    this.putKv('placement', { shard: p.shard, placement: p.placement, movingTo: p.movingTo })
-  }
-
-  /** A move of the tenant is running: its old shard refuses every write, so the object holds its writes back. */
-  moving(): boolean {
-    const p = this.placement()
-    return p !== undefined && p.movingTo !== null
-  }
-
-  /** True once this object saw its account in D1; forgotten when the account is removed. */
-  knownToExist(): boolean {
-    return this.rawKv('exists') === 'true'
-  }
-
-  markExists(): void {
-    this.putKv('exists', true)
-  }
-
-  counters(): Counters | undefined {
-    return this.getKv('counters', Counters)
-  }
-
-  setCounters(c: Counters): void {
-    this.putKv('counters', c)
-  }
-
-  ramp(): Ramp | undefined {
-    return this.getKv('ramp', Ramp)
-  }
-
-  setRamp(r: Ramp): void {
-    this.putKv('ramp', r)
   }
 
   contactGuard(contactId: string): ContactGuard | undefined {
@@ -292,21 +211,6 @@ export class AccountStore {
 
   dropInbound(seq: number): void {
     this.storage.sql.exec('DELETE FROM inbound_queue WHERE seq = ?', seq)
-  }
-
-  /** Any other kv entry, parsed with its shape (modules own their keys: `link`, `session_fence`, …). */
-  get<S extends z.ZodType>(key: string, shape: S): z.infer<S> | undefined {
-    return this.getKv(key, shape)
-  }
-
-  put(key: string, value: unknown): void {
-    this.putKv(key, value)
-  }
-
-  delete(key: string): void {
-    if (this.rawKv(key) === null) return
-    this.storage.sql.exec('DELETE FROM kv WHERE key = ?', key)
-    this.kv.set(key, null)
   }
 
   sessionEntries(): Record<string, string> {

@@ -10,7 +10,7 @@
 import { env } from 'cloudflare:workers'
 import { afterAll, describe, expect, it } from 'vitest'
 import { CLOSE, RELAY_BATCH_FRAMES_MAX, type FrameOf } from '../../../schema/frames'
-import { INBOUND_BATCH_MAX } from '../../../worker/relay/inbox'
+import { INBOUND_BATCH_MAX } from '../../../worker/relay/frame-batches'
 import { accountStub } from '../../../worker/lib/objects'
 import { meterEveryD1, UNMETERED } from '../d1-meter'
 import { call, newTenant } from '../helpers'
