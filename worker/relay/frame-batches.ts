@@ -9,7 +9,7 @@ import type { HubContext } from './hub-context'
 import { inSessionOrder } from './hub-context'
 import type { SessionRow } from './hub-store'
 import { sendFrame, type Link } from './links'
-import { isHolder, lateData, refOf, reject, tenantsWithOwnOnce, type SessionFrame } from './session-frame'
+import { admitted, refOf, tenantsWithOwnOnce, type SessionFrame } from './session-frame'
 
 /** At most this many inbound messages go into one AccountDO call (one D1 batch of three statements each). */
 export const INBOUND_BATCH_MAX = 50
@@ -59,11 +59,7 @@ async function commitAccepted<F extends SessionFrame>(
   const row = c.store.bySid(sid)
   const tenantsWithOwn = tenantsWithOwnOnce(c)
   const accepted: typeof items = []
-  for (const item of items) {
-    const ok = row !== undefined && (isHolder(row, item.link, item.frame) || (await lateData(item.link, row, item.frame, tenantsWithOwn)))
-    if (ok) accepted.push(item)
-    else reject(item.link, item.frame, row ? 'stale_fence' : 'unknown_session')
-  }
+  for (const item of items) if (await admitted(item.link, row, item.frame, tenantsWithOwn)) accepted.push(item)
   if (!row || accepted.length === 0) return
   try {
     await store(

@@ -2,7 +2,8 @@
  * RelayHubDO: the one Durable Object where relay links end (hibernatable WebSockets) and the coordinator that
  * assigns each alpha/beta session to one live relay under a fenced lease. A thin class of lifecycle hooks and RPC
  * methods; the rules live in placement.ts, leases.ts, inbox.ts (with hello.ts, session-inbox.ts, frame-batches.ts
- * and session-frame.ts) and control.ts, its storage in hub-store.ts. Frames are routed to the AccountDOs by RPC. A singleton (`relayHub(env)`): docs/ARCHITECTURE.md says why.
+ * and session-frame.ts) and control.ts, its storage in hub-store.ts. Frames are routed to the AccountDOs by RPC.
+ * A singleton (`relayHub(env)`): docs/ARCHITECTURE.md says why.
  */
 import { DurableObject } from 'cloudflare:workers'
 import {

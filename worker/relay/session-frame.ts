@@ -29,7 +29,7 @@ export function sendQueued(link: Link, row: SessionRow, sends: QueuedSend[]): vo
 const DATA_FRAMES: ReadonlySet<SessionFrame['type']> = new Set(['inbound', 'receipt', 'sent', 'send_failed', 'reaction', 'risk'])
 
 /** The frame comes from the process holding the session's lease, under its current fencing number. */
-export function isHolder(row: SessionRow, link: Link, frame: SessionFrame): boolean {
+function isHolder(row: SessionRow, link: Link, frame: SessionFrame): boolean {
   return row.instance === link.att.instance && row.relayId === link.att.relayId && row.fence === frame.fence
 }
 
@@ -39,10 +39,26 @@ export function isHolder(row: SessionRow, link: Link, frame: SessionFrame): bool
  * own. So the service's relays cannot put frames into the sessions of a tenant that keeps its own. `tenantsWithOwn`
  * is read (one D1 query) only when a service relay sends such a frame, which a healthy failover rarely does.
  */
-export async function lateData(link: Link, row: SessionRow, frame: SessionFrame, tenantsWithOwn: () => Promise<ReadonlySet<string>>): Promise<boolean> {
+async function lateData(link: Link, row: SessionRow, frame: SessionFrame, tenantsWithOwn: () => Promise<ReadonlySet<string>>): Promise<boolean> {
   if (!DATA_FRAMES.has(frame.type) || frame.fence > row.fence) return false
   if (link.att.tenantId !== null) return link.att.tenantId === row.tenantId
   return inScope(link, row, await tenantsWithOwn())
+}
+
+/**
+ * Whether the hub takes `frame` for the session `row` (read when the frame's turn comes: the session may have moved
+ * meanwhile): from its holder, or late data in scope. A frame it does not take is rejected on its link, `stale_fence`
+ * or, for a session the hub no longer knows, `unknown_session`, and the relay stops resending it.
+ */
+export async function admitted(
+  link: Link,
+  row: SessionRow | undefined,
+  frame: SessionFrame,
+  tenantsWithOwn: () => Promise<ReadonlySet<string>>
+): Promise<boolean> {
+  if (row && (isHolder(row, link, frame) || (await lateData(link, row, frame, tenantsWithOwn)))) return true
+  reject(link, frame, row ? 'stale_fence' : 'unknown_session')
+  return false
 }
 
 /** The tenants with relays of their own, read at most once per use. */

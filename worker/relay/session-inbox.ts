@@ -9,7 +9,7 @@ import type { SessionRow } from './hub-store'
 import { sendFrame, type Link } from './links'
 import { placeWaiting } from './placement'
 import { onInboundFrame, onReceiptFrame } from './frame-batches'
-import { isHolder, lateData, refOf, reject, sendQueued, tenantsWithOwnOnce, type SessionFrame } from './session-frame'
+import { admitted, refOf, reject, sendQueued, tenantsWithOwnOnce, type SessionFrame } from './session-frame'
 
 export async function onSessionFrame(c: HubContext, link: Link, frame: SessionFrame): Promise<void> {
   if (!link.att.instance) return reject(link, frame, 'invalid')
@@ -20,8 +20,8 @@ export async function onSessionFrame(c: HubContext, link: Link, frame: SessionFr
   await inSessionOrder(c, frame.sid, async () => {
     // Checked when the frame's turn comes: the session may have moved while earlier frames were handled.
     const row = c.store.bySid(frame.sid)
-    if (!row) return reject(link, frame, 'unknown_session')
-    if (!isHolder(row, link, frame) && !(await lateData(link, row, frame, tenantsWithOwnOnce(c)))) return reject(link, frame, 'stale_fence')
+    // `!row` only narrows the type: a frame for an unknown session is never admitted (it is rejected as such).
+    if (!(await admitted(link, row, frame, tenantsWithOwnOnce(c))) || !row) return
     try {
       await handle(c, link, row, frame)
     } catch (err) {

@@ -116,6 +116,29 @@ describe('an inbound frame on its way to D1', () => {
     expect(await stored(assign.account.accountId, unknown.message.upstreamId)).toBe(false)
   })
 
+  it('rejects every kind of session frame it does not take: unknown session, or a steering frame under another fence', async () => {
+    const { relay, assign } = await linked()
+    const state = (sid: string, fence: number): FrameOf<'state'> => ({
+      type: 'state',
+      id: relay.id(),
+      sid,
+      fence,
+      state: { state: 'connected', identifier: assign.account.accountId, upstreamUserId: null },
+      at: Date.now(),
+    })
+    const receipt: FrameOf<'receipt'> = {
+      type: 'receipt',
+      id: relay.id(),
+      sid: 'ses_nobody',
+      fence: assign.fence,
+      receipt: { upstreamId: 'RC-nobody', status: 'delivered' },
+    }
+    const frames = [state('ses_nobody', assign.fence), receipt, { ...inbound(relay, assign), sid: 'ses_nobody' }, state(assign.sid, assign.fence + 1)]
+    relay.ws.send(JSON.stringify(frames))
+    const reasons = await Promise.all(frames.map(async (f) => (await relay.next('reject', (r) => r.id === f.id)).reason))
+    expect(reasons).toEqual(['unknown_session', 'unknown_session', 'unknown_session', 'stale_fence'])
+  })
+
   it('hands consecutive receipts of a batch to the AccountDO in one call, never ahead of a frame sent before them', async () => {
     const { relay, assign } = await linked()
     const receipt = (n: number): FrameOf<'receipt'> => ({
