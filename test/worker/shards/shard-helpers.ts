@@ -40,11 +40,10 @@ export async function startMove(tenantId: string, shard: number): Promise<Respon
 
 /** Runs the mover's alarms (the settle included, without waiting it out) until the move is done or failed. */
 export async function finishMove(tenantId: string, maxSteps = 200): Promise<MoveBody> {
-  const stub = env.TENANT_MOVE.getByName(tenantId)
   for (let i = 0; i < maxSteps; i++) {
     const move = await moveOf(tenantId)
     if (move.phase === 'done' || move.phase === 'failed') return move
-    await runStep(stub, move.phase, tenantId)
+    await runStep(tenantId, move.phase)
   }
   throw new Error(`the move of ${tenantId} did not finish in ${maxSteps} steps`)
 }
@@ -61,9 +60,9 @@ const PAST_FLIP = new Set(['settling', 'draining', 'done'])
  * already be behind: the caches are cleared whenever a phase past the flip is seen, before or after the step, or a
  * placement cached before the flip would outlive the old rows' deletion, which a real settle never lets happen.
  */
-async function runStep(stub: DurableObjectStub, phase: string, tenantId: string): Promise<MoveBody> {
+async function runStep(tenantId: string, phase: string): Promise<MoveBody> {
   if (PAST_FLIP.has(phase)) clearAuthCache()
-  await runDurableObjectAlarm(stub)
+  await runDurableObjectAlarm(env.TENANT_MOVE.getByName(tenantId))
   const after = await moveOf(tenantId)
   if (PAST_FLIP.has(after.phase)) clearAuthCache()
   return after
@@ -71,6 +70,5 @@ async function runStep(stub: DurableObjectStub, phase: string, tenantId: string)
 
 /** Runs one alarm of the mover: a step of the move. */
 export async function stepMove(tenantId: string): Promise<MoveBody> {
-  const stub = env.TENANT_MOVE.getByName(tenantId)
-  return runStep(stub, (await moveOf(tenantId)).phase, tenantId)
+  return runStep(tenantId, (await moveOf(tenantId)).phase)
 }
