@@ -115,7 +115,7 @@ export function doneWhenRows(run: RunFigures, compared?: ComparedRun): DoneWhenR
 export function doneWhenTable(rows: DoneWhenRow[], comparedSha: string | undefined): string[] {
   const met = (m: boolean | undefined) => (m === undefined ? '—' : m ? 'met' : 'NOT met')
   return [
-    `| Goal (issue 23, "Done when") | This run | ${comparedSha ? `${comparedSha} (same run, back to back)` : 'Compared commit'} | Target | Met |`,
+    `| Goal | This run | ${comparedSha ? `${comparedSha} (same run, back to back)` : 'Compared commit'} | Target | Met |`,
     '|---|---|---|---|---|',
     ...rows.map((r) => `| ${r.goal} | ${r.now} | ${r.compared} | ${r.target} | ${met(r.met)} |`),
   ]

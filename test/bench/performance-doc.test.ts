@@ -14,9 +14,9 @@ const PREVIOUS = `# Performance
 - Command: \`npm run bench\`
 - Date: 2026-11-22T03:49:12.722Z
 
-## Issue 23 targets
+## Speed targets
 
-| Goal (issue 23, "Done when") | This run | Compared commit | Target | Met |
+| Goal | This run | Compared commit | Target | Met |
 |---|---|---|---|---|
 | MCP overhead ratio (p50 tools/call ÷ p50 direct) | 9.99x | — | x | — |
 
@@ -153,10 +153,14 @@ describe('performanceDoc', () => {
   })
 
   it('opens with the Done-when table and the compared commit’s baseline', () => {
-    expect(doc).toContain('| Goal (issue 23, "Done when") | This run | 58e5f7d (same run, back to back) | Target | Met |')
+    expect(doc).toContain('| Goal | This run | 58e5f7d (same run, back to back) | Target | Met |')
     expect(doc).toContain('| baseline GET /v1/usage server CPU per call | 4.80 ms | 2.67 ms | ≤ 1.1x 58e5f7d’s | NOT met |')
     expect(doc).toContain('- Compared commit: 58e5f7d (checkout /work/wt/base58)')
-    expect(doc.indexOf('## Issue 23 targets')).toBeLessThan(doc.indexOf('## Inbound'))
+    expect(doc.indexOf('## Speed targets')).toBeLessThan(doc.indexOf('## Inbound'))
+  })
+
+  it('names no private issue numbers or spec sections (the docs-links test forbids them in docs/)', () => {
+    expect(doc).not.toMatch(/\bissue \d+|§\s?\d/i)
   })
 
   it('ends with the history file, its title dropped and its headings one level down', () => {

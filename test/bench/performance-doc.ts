@@ -68,10 +68,11 @@ export function performanceDoc(input: PerformanceDocInput): string {
     'not exist in production. The baseline through the proxy is listed for reference. A run on a loaded machine',
     '(1-minute load average above the number of cores at its start or end) is not recorded here.',
     '',
-    'Issue 23 is measured with `npm run bench -- --compare /path/to/58e5f7d-checkout` (or `BENCH_COMPARE=<dir>`): after',
-    "this tree's figures the same command starts the other checkout's `wrangler dev` (its own node_modules) and runs this",
-    "tree's baseline and inbound bench against it, back to back on the same machine. Each table's **Before** column holds",
-    "that commit's value for the inbound figures, and for every other figure the value recorded in the PERFORMANCE.md this",
+    'The speed targets below are measured with `npm run bench -- --compare /path/to/58e5f7d-checkout` (or',
+    "`BENCH_COMPARE=<dir>`; 58e5f7d is the commit before the round that made requests dearer): after this tree's figures",
+    "the same command starts the other checkout's `wrangler dev` (with its own node_modules) and runs this tree's",
+    "baseline and inbound bench against it, back to back on the same machine. Each table's **Before** column holds that",
+    "commit's value for the inbound figures, and for every other figure the value recorded in the PERFORMANCE.md this",
     'file replaced ("—" when it had none; rows are matched by their metric text).',
     '',
     `- Command: \`${input.command}\``,
@@ -86,7 +87,7 @@ export function performanceDoc(input: PerformanceDocInput): string {
     // Other work on the machine (a parallel test suite) moves absolute figures; the load says how quiet it was.
     `- Load average (1/5/15 min) at start: ${formatLoad(input.loadAtStart)}; at end: ${formatLoad(input.loadAtEnd)}`,
     '',
-    '## Issue 23 targets',
+    '## Speed targets',
     '',
     ...doneWhenTable(
       doneWhenRows(
