@@ -19,6 +19,7 @@ import { join, resolve } from 'node:path'
 import { startReceiver } from '../fixtures/receiver'
 import { repoRoot, startLocalServer } from '../e2e/local-server'
 import { alphaDriverBench } from './alpha-driver.bench'
+import { benchArgs } from './bench-args'
 import { measureBaseline, ms, type Baseline, type Bench, type BenchReport, type StandaloneBench } from './bench-kit'
 import { capacityBench } from './capacity.bench'
 import { idleBench } from './idle.bench'
@@ -38,14 +39,9 @@ const ALL: Array<Bench | StandaloneBench> = [inboundBench, relayBench, webhooksB
 const COMPARED = new Set(['inbound'])
 
 const args = process.argv.slice(2)
-const compareAt = args.findIndex((a) => a === '--compare' || a.startsWith('--compare='))
-const compareArg = compareAt < 0 ? undefined : args[compareAt]!.includes('=') ? args[compareAt]!.slice('--compare='.length) : args[compareAt + 1]
-const compareDir = compareArg ?? (process.env.BENCH_COMPARE || undefined)
-if (compareAt >= 0 && !compareArg) throw new Error('--compare needs a directory: npm run bench -- --compare /path/to/checkout')
+const { only, profile, compareDir } = benchArgs(args, process.env)
 if (compareDir && !existsSync(join(compareDir, 'node_modules', '.bin', 'wrangler')))
   throw new Error(`--compare ${compareDir}: not a checkout with its dependencies installed (no node_modules/.bin/wrangler)`)
-const only = args.filter((a, i) => !a.startsWith('-') && !(compareAt >= 0 && !args[compareAt]!.includes('=') && i === compareAt + 1))
-const profile = args.includes('--profile')
 const selected = only.length ? ALL.filter((b) => only.includes(b.name)) : ALL
 const loadAtStart = currentLoad()
 console.log(
