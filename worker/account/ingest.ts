@@ -130,7 +130,9 @@ function ingestOne(c: AccountContext, ref: AccountRef, item: InboundItem, now: n
       if (c.store.recordInbound(seed.id)) queueMicrotask(() => writeCommitted(c))
       countInbound(c.store)
       // Open waits are answered from this commit (its wire shape, with the contact as the batch left it): no re-read.
-      c.waits.committed([{ seq: inserted.seq, message: toWireMessage({ message: { ...facts, errorCode: null, createdAt: now }, contact: contactOf(contact) }) }])
+      c.waits.committed([
+        { seq: inserted.seq, message: toWireMessage({ message: { ...facts, errorCode: null, createdAt: now }, contact: contactOf(contact) }) },
+      ])
       return { stored: true, messageId: row.id, contactId: seed.id, duplicate: false }
     },
     (err: unknown) => {
