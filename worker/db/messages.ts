@@ -150,19 +150,18 @@ const inboundInsert = compiled<InboundRowValues>((db) => {
     )
     .limit(1)
   const replyTo = sql`case when ${p.replyTo} is null then null else coalesce((${ours}), ${p.replyTo}) end`
-  return (
-    db
-      .insert(messages)
-      .select(
-        db
-          .select(constantRow(messages, row, { replyTo }))
-          .from(contacts)
-          .where(and(eq(contacts.id, p.contactId), eq(contacts.private, false)))
-      )
-      .onConflictDoNothing()
-      // A row only when it inserted: nothing for a duplicate upstream id or a private contact.
-      .returning({ id: messages.id, seq: messages.seq })
-  )
+  // RETURNING gives a row only when it inserted: none for a duplicate upstream id or a private contact. SQLite needs
+  // the WHERE in an INSERT … SELECT that has an ON CONFLICT clause (the parser's join ambiguity); it has one.
+  return db
+    .insert(messages)
+    .select(
+      db
+        .select(constantRow(messages, row, { replyTo }))
+        .from(contacts)
+        .where(and(eq(contacts.id, p.contactId), eq(contacts.private, false)))
+    )
+    .onConflictDoNothing()
+    .returning({ id: messages.id, seq: messages.seq })
 })
 
 /** What `insertInboundUnlessPrivate` answers when it inserted, as a raw D1 row: the message's id and its seq. */
