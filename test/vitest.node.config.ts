@@ -8,7 +8,14 @@ export default defineProject({
     name: 'node',
     dir: path.join(import.meta.dirname, '..'),
     environment: 'node',
-    include: ['test/relay/**/*.test.ts', 'test/common/**/*.test.ts', 'test/client/**/*.test.ts', 'test/e2e/**/*.test.ts', 'test/scripts/**/*.test.ts'],
+    include: [
+      'test/relay/**/*.test.ts',
+      'test/common/**/*.test.ts',
+      'test/client/**/*.test.ts',
+      'test/e2e/**/*.test.ts',
+      'test/scripts/**/*.test.ts',
+      'test/bench/**/*.test.ts',
+    ],
     testTimeout: 60_000,
     hookTimeout: 120_000,
     // e2e files each start a wrangler dev; running them one at a time keeps a 2-core machine responsive.

@@ -316,7 +316,7 @@ export const capacityBench: StandaloneBench = {
       }
     )
     const report: BenchReport = {
-      title: 'Capacity: D1 work and bytes per operation (issue 22 §5)',
+      title: 'Capacity: D1 work and bytes per operation',
       rows,
       notes: [
         'Statements and rows: D1 meta summed in workerd (test/worker/db/capacity.test.ts). Bytes: dbstat page sizes of the local D1 file after the operations ran against wrangler dev.',

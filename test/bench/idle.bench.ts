@@ -34,12 +34,13 @@ export const idleBench: StandaloneBench = {
     })
     if (!passed || figures.length === 0) rows.push({ metric: 'test/worker/idle-hour.test.ts', value: `failed (exit ${vitest.status})`, ok: false })
     return {
-      title: 'Cost at rest: Durable Object wake-ups per idle hour (issue 14 §7)',
+      title: 'Cost at rest: Durable Object wake-ups per idle hour',
       rows,
       notes: [
         'Simulated hour on an injected clock in workerd (test/worker/idle-hour.test.ts): every alarm the object sets within the hour is fired and counted.',
         'Account: a custom-channel account after a burst of 5 inbound messages (with a webhook subscription that answers 200, and without one). Nothing is pending afterwards, so no timer is left.',
         'Relay hub: one relay link holding one connected session, heartbeating every 3 s (the default), with the default 10 s lease. Heartbeats are answered by the WebSocket auto-response without waking the hub; only the lease check wakes it, once the link could first count as silent (lease after it was last heard).',
+        'Not counted: a send still leaves its 30 s delivery sweep (`delivery` timer, worker/account/send.ts), one wake-up per send burst, after which the sweep finds nothing queued and stops.',
       ],
     }
   },

@@ -137,6 +137,8 @@ export const inboundBench: Bench = {
       notes: [
         "Ingest: 16 clients push `POST /v1/channels/custom/inbound` flat out (past wrangler dev's proxy, keep-alive) while one client drains `GET /v1/messages/wait` with its cursor; every pushed text must come back exactly once.",
         `Why the 500 msg/s target is not met on this machine: an ingested message (its push plus its share of the consumer's waits) costs about as much server CPU as one bare authenticated GET here, and all of it (workerd running the Worker, the Durable Objects and local D1, plus the benchmark clients) shares ${os.cpus().length} cores. 500 msg/s would need less CPU per message than one authenticated GET costs under wrangler dev. Deployed, the Worker, each AccountDO and D1 run on separate machines.`,
+        'Where a bare GET’s server CPU goes (CPU profiles: `npm run bench -- inbound --profile`, with `INBOUND_BENCH_PHASES=usage` for the GET alone): under `wrangler dev` each Rate Limiting binding call is a round trip to the limiter, about 1 ms of CPU (58e5f7d had no rate limits; a tenant with one key now makes one such call per request), and most of the rest is the D1 client and request I/O. The per-key limit stays: it is the promise the limits make. The key-scope, audit and idempotency middleware cost about 0.03 ms a call in the profiles (folding them into one layer saved 1–2 µs in a bare Hono micro-benchmark), so they stay three readable layers.',
+        'The wait is answered from the rows the AccountDO just committed (no second D1 read per wake), which is why push sent → wait returned, not the wake after the push’s answer, is the headline.',
       ],
     }
   },

@@ -137,6 +137,8 @@ export const mediaBench: Bench = {
         notes: [
           'One relay process (sim driver) and `wrangler dev` with R2 on local disk. The simulated network runs in the benchmark process and sends all 200 images at once, then all 20 large ones; each is downloaded by the relay from the network’s media server, spooled to a temporary file, streamed to `PUT /relay/media/…` (at most 4 uploads per session at once) and reported as an `inbound` frame after its upload.',
           'Latency counts from the upstream message to the wait answer that carries it, so in a burst it includes queueing behind earlier images.',
+          'Memory must not grow with the item size: the relay never holds an item in memory (if it did, 4 concurrent 16 MiB uploads alone would add 64 MiB or more), so the 16 MiB burst should peak no higher than the 1 MiB one, whose growth is V8 heap for the messages in flight and stream buffers.',
+          'SMS and page-inbox attachments do not pass through the relay: the Worker streams them from the provider into R2 (worker/media/ingest-url.ts; a body of unknown length as a multipart upload holding one 8 MiB part), which the workerd tests check byte for byte; they are not part of this benchmark.',
         ],
       }
     } finally {

@@ -5,6 +5,7 @@
  * not recorded as docs/PERFORMANCE.md (its markdown goes to the temp directory instead).
  */
 import { cpus, loadavg } from 'node:os'
+import { type BeforeSource, beforeText } from './before-after'
 import { ms, type Baseline, type BenchRow } from './bench-kit'
 
 export type Load = [number, number, number]
@@ -33,8 +34,11 @@ export function formatLine(row: BenchRow, baseline: Baseline | undefined): strin
   return `${mark} ${row.metric}: ${row.value} | baseline ${baselineText(row, baseline)} | ratio ${ratioText(row)} | target ${row.target ?? '—'} | ${metText(row)}`
 }
 
-export const TABLE_HEAD = ['| Metric | Value | Baseline (same run) | Ratio | Target | Met |', '|---|---|---|---|---|---|']
+/** A figure table's head; its "Before" column is labelled with where the before values come from. */
+export function tableHead(before: BeforeSource | undefined): string[] {
+  return [`| Metric | Value | ${before?.label ?? 'Before'} | Baseline (same run) | Ratio | Target | Met |`, '|---|---|---|---|---|---|---|']
+}
 
-export function tableRow(row: BenchRow, baseline: Baseline | undefined): string {
-  return `| ${row.metric} | ${row.value} | ${baselineText(row, baseline)} | ${ratioText(row)} | ${row.target ?? '—'} | ${metText(row)} |`
+export function tableRow(row: BenchRow, baseline: Baseline | undefined, before?: BeforeSource): string {
+  return `| ${row.metric} | ${row.value} | ${beforeText(row, before)} | ${baselineText(row, baseline)} | ${ratioText(row)} | ${row.target ?? '—'} | ${metText(row)} |`
 }

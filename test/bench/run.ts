@@ -6,13 +6,20 @@
  * docs/CAPACITY.md (it starts its own server). `--profile` takes a CPU profile of the Worker's isolate during each selected benchmark and prints
  * where the time went (test/bench/profile.ts); the raw profiles go to the temp directory. Every figure is printed with
  * the same run's baseline, its ratio, target and met/not met, and a run on a loaded machine is not recorded (report.ts).
+ * `--compare <dir>` (or `BENCH_COMPARE=<dir>`), with <dir> a checkout of another commit whose dependencies are
+ * installed: right after this tree's figures, the same command starts that checkout's wrangler dev and measures there,
+ * with this tree's bench code, the baseline and the inbound bench; docs/PERFORMANCE.md shows them as the "Before" of the
+ * inbound figures (issue 23 runs it against 58e5f7d). A run of selected benches writes its markdown to the temp
+ * directory instead of docs/PERFORMANCE.md.
  */
-import { writeFileSync } from 'node:fs'
+import { execFileSync } from 'node:child_process'
+import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { cpus, tmpdir, totalmem } from 'node:os'
-import { join } from 'node:path'
+import { join, resolve } from 'node:path'
 import { startReceiver } from '../fixtures/receiver'
 import { repoRoot, startLocalServer } from '../e2e/local-server'
 import { alphaDriverBench } from './alpha-driver.bench'
+import { benchArgs } from './bench-args'
 import { measureBaseline, ms, type Baseline, type Bench, type BenchReport, type StandaloneBench } from './bench-kit'
 import { capacityBench } from './capacity.bench'
 import { idleBench } from './idle.bench'
@@ -21,108 +28,137 @@ import { mcpBench } from './mcp.bench'
 import { mediaBench } from './media.bench'
 import { devBundle, formatSummary, profiled } from './profile'
 import { relayBench } from './relay.bench'
-import { currentLoad, formatLine, formatLoad, isLoaded, TABLE_HEAD, tableRow } from './report'
+import { doneWhenRows } from './done-when'
+import { type ComparedFigures, HISTORY_FILE, type NamedReport, performanceDoc } from './performance-doc'
+import { currentLoad, formatLine, formatLoad, isLoaded } from './report'
 import { webhooksBench } from './webhooks.bench'
 
 const ALL: Array<Bench | StandaloneBench> = [inboundBench, relayBench, webhooksBench, mcpBench, alphaDriverBench, mediaBench, idleBench, capacityBench]
 
-const only = process.argv.slice(2).filter((a) => !a.startsWith('-'))
-const profile = process.argv.includes('--profile')
+/** Benches that `--compare` also runs against the other checkout (issue 23 compares the inbound figures). */
+const COMPARED = new Set(['inbound'])
+
+const args = process.argv.slice(2)
+const { only, profile, compareDir } = benchArgs(args, process.env)
+if (compareDir && !existsSync(join(compareDir, 'node_modules', '.bin', 'wrangler')))
+  throw new Error(`--compare ${compareDir}: not a checkout with its dependencies installed (no node_modules/.bin/wrangler)`)
 const selected = only.length ? ALL.filter((b) => only.includes(b.name)) : ALL
 const loadAtStart = currentLoad()
 console.log(
   `load average (1/5/15 min) at start: ${formatLoad(loadAtStart)} on ${cpus().length} cores${isLoaded(loadAtStart) ? ' — LOADED: figures are indicative only' : ''}`
 )
-const reports: BenchReport[] = []
+const reports: NamedReport[] = []
 let failed = false
 let baselineUsed: Baseline | undefined
+let compared: ComparedFigures | undefined
 
-function print(report: BenchReport): void {
-  reports.push(report)
+function print(name: string, report: BenchReport, baseline: Baseline | undefined, into: NamedReport[]): void {
+  into.push({ name, report })
   for (const r of report.rows) {
-    if (r.ok === false) failed = true
-    console.log(formatLine(r, baselineUsed))
+    if (r.ok === false && into === reports) failed = true
+    console.log(formatLine(r, baseline))
   }
 }
+
+const baselineText = (b: Baseline) =>
+  `p50 ${ms(b.usageP50Ms)}, p99 ${ms(b.usageP99Ms)} (${b.samples} calls); through the dev proxy p50 ${ms(b.proxiedUsageP50Ms)}; server CPU ${ms(b.usageCpuMs)} per call`
 
 const standalone = selected.filter((b): b is StandaloneBench => 'standalone' in b)
 const withServer = selected.filter((b): b is Bench => !('standalone' in b))
 for (const bench of standalone) {
   console.log(`\n== ${bench.name}`)
-  print(await bench.run())
+  print(bench.name, await bench.run(), undefined, reports)
 }
-const server = withServer.length > 0 ? await startLocalServer() : null
-const receiver = server ? await startReceiver() : null
+const receiver = withServer.length > 0 || compareDir ? await startReceiver() : null
 try {
-  if (server && receiver) {
-    const baseline = await measureBaseline(server)
-    baselineUsed = baseline
-    console.log(
-      `baseline GET /v1/usage: p50 ${ms(baseline.usageP50Ms)}, p99 ${ms(baseline.usageP99Ms)} (${baseline.samples} calls); through the dev proxy p50 ${ms(baseline.proxiedUsageP50Ms)}; server CPU ${ms(baseline.usageCpuMs)} per call`
-    )
-    for (const bench of withServer) {
-      console.log(`\n== ${bench.name}`)
-      let report: BenchReport
-      if (profile) {
-        const rawPath = join(tmpdir(), `${bench.name}-${Date.now()}.cpuprofile`)
-        const out = await profiled(server.inspectorPort, rawPath, devBundle(repoRoot), () => bench.run({ server, receiver, baseline }))
-        report = out.result
-        console.log(`${formatSummary(out.summary)}\n\nraw profile: ${rawPath}\n`)
-      } else {
-        report = await bench.run({ server, receiver, baseline })
+  const server = withServer.length > 0 ? await startLocalServer() : null
+  try {
+    if (server && receiver) {
+      const baseline = await measureBaseline(server)
+      baselineUsed = baseline
+      console.log(`baseline GET /v1/usage: ${baselineText(baseline)}`)
+      for (const bench of withServer) {
+        console.log(`\n== ${bench.name}`)
+        let report: BenchReport
+        if (profile) {
+          const rawPath = join(tmpdir(), `${bench.name}-${Date.now()}.cpuprofile`)
+          const out = await profiled(server.inspectorPort, rawPath, devBundle(repoRoot), () => bench.run({ server, receiver, baseline }))
+          report = out.result
+          console.log(`${formatSummary(out.summary)}\n\nraw profile: ${rawPath}\n`)
+        } else {
+          report = await bench.run({ server, receiver, baseline })
+        }
+        print(bench.name, report, baseline, reports)
       }
-      print(report)
     }
+  } finally {
+    await server?.stop()
   }
+  if (compareDir && receiver) compared = await measureCompared(resolve(compareDir), receiver)
 } finally {
-  await Promise.all([server?.stop(), receiver?.close()])
+  await receiver?.close()
+}
+
+/** The other checkout, right after this tree on the same machine: its baseline and the COMPARED benches, this tree's code. */
+async function measureCompared(dir: string, rcv: NonNullable<typeof receiver>): Promise<ComparedFigures> {
+  const sha = execFileSync('git', ['-C', dir, 'rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim()
+  console.log(`\n== compared commit ${sha} (${dir}): same benches, its wrangler dev`)
+  const other = await startLocalServer({ root: dir })
+  try {
+    const baseline = await measureBaseline(other)
+    console.log(`baseline GET /v1/usage at ${sha}: ${baselineText(baseline)}`)
+    const done: NamedReport[] = []
+    for (const bench of withServer.filter((b) => COMPARED.has(b.name))) {
+      console.log(`\n== ${bench.name} at ${sha}`)
+      print(bench.name, await bench.run({ server: other, receiver: rcv, baseline }), baseline, done)
+    }
+    return { sha, dir, baseline, reports: done }
+  } finally {
+    await other.stop()
+  }
 }
 
 const loadAtEnd = currentLoad()
 const loaded = isLoaded(loadAtStart) || isLoaded(loadAtEnd)
 console.log(`\nload average (1/5/15 min) at end: ${formatLoad(loadAtEnd)}${loaded ? ' — LOADED run: not a result' : ''}`)
 
-if (only.length === 0 && !profile) {
-  const cpu = cpus()[0]?.model ?? 'unknown CPU'
-  const lines = [
-    '# Performance',
-    '',
-    ...(loaded
-      ? [
-          `**Loaded run: not a result.** The 1-minute load average exceeded the ${cpus().length} cores at its start or end; its figures measure the other work on the machine as much as the gateway.`,
-          '',
-        ]
-      : []),
-    'Generated by `npm run bench` (test/bench/run.ts). Every figure comes from one run against the real local server',
-    '(`wrangler dev`, local D1 and Durable Objects) on loopback, next to a baseline measured in the same run: the round',
-    'trip of a bare authenticated `GET /v1/usage` (or, for CPU figures, its server CPU per call). Each row gives that',
-    'baseline, the ratio to it, the target and whether it was met. Ratios carry over between machines better than',
-    "absolute numbers. Calls go to the Worker past wrangler dev's reload proxy (its address is read from",
-    "wrangler's debug log): on a 2-core machine that dev-only proxy costs about half the throughput, and it does",
-    'not exist in production. The baseline through the proxy is listed for reference. A run on a loaded machine',
-    '(1-minute load average above the number of cores at its start or end) is not recorded here.',
-    '',
-    `- Command: \`npm run bench\``,
-    `- Date: ${new Date().toISOString()}`,
-    `- Machine: ${cpus().length} × ${cpu}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}`,
-    `- Baseline \`GET /v1/usage\`: p50 ${ms(baselineUsed!.usageP50Ms)}, p99 ${ms(baselineUsed!.usageP99Ms)} (${baselineUsed!.samples} calls); through wrangler dev's proxy p50 ${ms(baselineUsed!.proxiedUsageP50Ms)}; server CPU per call ${ms(baselineUsed!.usageCpuMs)}`,
-    // Other work on the machine (a parallel test suite) moves absolute figures; the load says how quiet it was.
-    `- Load average (1/5/15 min) at start: ${formatLoad(loadAtStart)}; at end: ${formatLoad(loadAtEnd)}`,
-    '',
-  ]
-  for (const r of reports) {
-    lines.push(`## ${r.title}`, '', ...TABLE_HEAD)
-    for (const row of r.rows) lines.push(tableRow(row, baselineUsed))
-    lines.push('', ...(r.notes ?? []).map((n) => `- ${n}`), '')
-  }
-  const text = `${lines.join('\n').trimEnd()}\n`
-  if (loaded) {
-    const path = join(tmpdir(), `PERFORMANCE-loaded-${Date.now()}.md`)
-    writeFileSync(path, text)
-    console.log(`\nloaded machine: docs/PERFORMANCE.md left as it was; this run's report is ${path}`)
-  } else {
-    writeFileSync(join(repoRoot, 'docs/PERFORMANCE.md'), text)
+const doneWhen = doneWhenRows(
+  { baseline: baselineUsed, reports: reports.map((r) => r.report) },
+  compared && { sha: compared.sha, baseline: compared.baseline, reports: compared.reports.map((r) => r.report) }
+).filter((r) => r.now !== 'not measured')
+if (doneWhen.length > 0) {
+  console.log('\nissue 23 targets:')
+  for (const r of doneWhen)
+    console.log(
+      `${r.met === undefined ? ' ' : r.met ? '✓' : '✗'} ${r.goal}: ${r.now}${compared ? ` | ${compared.sha} ${r.compared}` : ''} | target ${r.target}`
+    )
+}
+
+if (!profile) {
+  const docPath = join(repoRoot, 'docs/PERFORMANCE.md')
+  const historyPath = join(repoRoot, HISTORY_FILE)
+  const text = performanceDoc({
+    command: ['npm run bench', ...(args.length ? ['--', ...args] : [])].join(' '),
+    date: new Date(),
+    machine: `${cpus().length} × ${cpus()[0]?.model ?? 'unknown CPU'}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}`,
+    cores: cpus().length,
+    loadAtStart,
+    loadAtEnd,
+    loaded,
+    baseline: baselineUsed,
+    reports,
+    compared,
+    previous: existsSync(docPath) ? readFileSync(docPath, 'utf8') : undefined,
+    history: existsSync(historyPath) ? readFileSync(historyPath, 'utf8') : undefined,
+  })
+  // Only a full run on a quiet machine is a result; anything else leaves its markdown in the temp directory.
+  if (only.length === 0 && !loaded) {
+    writeFileSync(docPath, text)
     console.log('\nwrote docs/PERFORMANCE.md')
+  } else {
+    const path = join(tmpdir(), `PERFORMANCE-${loaded ? 'loaded' : 'partial'}-${Date.now()}.md`)
+    writeFileSync(path, text)
+    console.log(`\n${loaded ? 'loaded machine' : 'selected benches only'}: docs/PERFORMANCE.md left as it was; this run's report is ${path}`)
   }
 }
 if (failed) console.log('\nsome targets were not met (see above)')

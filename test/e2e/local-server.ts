@@ -54,13 +54,13 @@ export async function freePort(): Promise<number> {
   })
 }
 
-function bin(name: string): string {
-  return join(repoRoot, 'node_modules', '.bin', name)
+function bin(root: string, name: string): string {
+  return join(root, 'node_modules', '.bin', name)
 }
 
 /** Node 24 from node_modules first, as npm scripts have it (wrangler needs Node >= 22.12). */
-function childEnv(): NodeJS.ProcessEnv {
-  return { ...process.env, PATH: `${join(repoRoot, 'node_modules', '.bin')}:${process.env.PATH ?? ''}`, WRANGLER_SEND_METRICS: 'false', CI: '1' }
+function childEnv(root: string): NodeJS.ProcessEnv {
+  return { ...process.env, PATH: `${join(root, 'node_modules', '.bin')}:${process.env.PATH ?? ''}`, WRANGLER_SEND_METRICS: 'false', CI: '1' }
 }
 
 /** Linux clock ticks per second (`getconf CLK_TCK`), the unit of /proc/<pid>/stat times. */
@@ -111,7 +111,12 @@ async function waitReady(url: string, child: ChildProcess, output: () => string,
   throw new Error(`wrangler dev did not answer within ${timeoutMs} ms:\n${output()}`)
 }
 
-export async function startLocalServer(opts: { vars?: Record<string, string> } = {}): Promise<LocalServer> {
+/**
+ * `root`: the checkout whose Worker runs (this one by default); `npm run bench -- --compare <dir>` passes another
+ * commit's checkout, with its own node_modules and wrangler.toml, to measure it back to back with this one.
+ */
+export async function startLocalServer(opts: { vars?: Record<string, string>; root?: string } = {}): Promise<LocalServer> {
+  const root = opts.root ?? repoRoot
   const dir = mkdtempSync(join(tmpdir(), 'gateway-e2e-'))
   const adminToken = `adm_${randomBytes(16).toString('hex')}`
   const vars: Record<string, string> = {
@@ -130,10 +135,10 @@ export async function startLocalServer(opts: { vars?: Record<string, string> } =
   const persist = join(dir, 'state')
 
   // The directory and every shard (scripts/d1-databases.mjs), as `npm start` does.
-  for (const { binding } of d1Databases()) {
-    const migrate = spawnSync(bin('wrangler'), ['d1', 'migrations', 'apply', binding, '--local', '--persist-to', persist], {
-      cwd: repoRoot,
-      env: childEnv(),
+  for (const { binding } of d1Databases(join(root, 'wrangler.toml'))) {
+    const migrate = spawnSync(bin(root, 'wrangler'), ['d1', 'migrations', 'apply', binding, '--local', '--persist-to', persist], {
+      cwd: root,
+      env: childEnv(root),
       encoding: 'utf8',
     })
     if (migrate.status !== 0) throw new Error(`migrations failed on ${binding}:\n${migrate.stdout}\n${migrate.stderr}`)
@@ -144,7 +149,7 @@ export async function startLocalServer(opts: { vars?: Record<string, string> } =
   let log = ''
   let directPort: string | undefined
   const child = spawn(
-    bin('wrangler'),
+    bin(root, 'wrangler'),
     [
       'dev',
       '--port',
@@ -161,7 +166,7 @@ export async function startLocalServer(opts: { vars?: Record<string, string> } =
       '--log-level',
       'debug',
     ],
-    { cwd: repoRoot, env: childEnv(), stdio: ['ignore', 'pipe', 'pipe'] }
+    { cwd: root, env: childEnv(root), stdio: ['ignore', 'pipe', 'pipe'] }
   )
   const collect = (d: Buffer) => {
     const text = d.toString()

@@ -25,6 +25,8 @@ export type AccountPlacement = z.infer<typeof AccountPlacement>
 export class AccountKv {
   /** kv values as stored (JSON text; null when absent), filled on first read. */
   protected readonly kv = new Map<string, string | null>()
+  /** The ref and placement as parsed from the text they were parsed from: read on every call, so parsed once. */
+  private readonly frozen = new Map<string, { raw: string; value: unknown }>()
 
   constructor(protected readonly storage: DurableObjectStorage) {}
 
@@ -41,6 +43,17 @@ export class AccountKv {
     return raw === null ? undefined : shape.parse(JSON.parse(raw))
   }
 
+  /** A flat value parsed once per stored text and frozen, so no caller can change the copy the next one gets. */
+  private getFrozen<S extends z.ZodType<object>>(key: string, shape: S): Readonly<z.infer<S>> | undefined {
+    const raw = this.rawKv(key)
+    if (raw === null) return undefined
+    const known = this.frozen.get(key)
+    if (known?.raw === raw) return known.value as Readonly<z.infer<S>>
+    const value = Object.freeze(shape.parse(JSON.parse(raw)))
+    this.frozen.set(key, { raw, value })
+    return value
+  }
+
   /** Writes only a changed value: every storage write holds the object's next reply until it is durable. */
   private putKv(key: string, value: unknown): void {
     const raw = JSON.stringify(value)
@@ -49,8 +62,8 @@ export class AccountKv {
     this.kv.set(key, raw)
   }
 
-  ref(): AccountRef | undefined {
-    return this.getKv('ref', AccountRef)
+  ref(): Readonly<AccountRef> | undefined {
+    return this.getFrozen('ref', AccountRef)
   }
 
   setRef(ref: AccountRef): void {
@@ -58,8 +71,8 @@ export class AccountKv {
     this.putKv('ref', { tenantId: ref.tenantId, accountId: ref.accountId, channel: ref.channel })
   }
 
-  placement(): AccountPlacement | undefined {
-    return this.getKv('placement', AccountPlacement)
+  placement(): Readonly<AccountPlacement> | undefined {
+    return this.getFrozen('placement', AccountPlacement)
   }
 
   setPlacement(p: AccountPlacement): void {

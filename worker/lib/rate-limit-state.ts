@@ -18,28 +18,56 @@ export type { RateLimitState }
 export const rateLimitClock = { now: () => Date.now() }
 
 const WINDOWS_MAX_ENTRIES = 10_000
-const windows = new Map<string, { start: number; used: number }>()
+
+/**
+ * One counter's fixed window in this isolate: requests seen; how many more the binding's last "allowed" stands for
+ * (a sampled rule's); whether its last answer was "over".
+ */
+export type LocalWindow = { start: number; used: number; credit: number; over: boolean }
+const windows = new Map<string, LocalWindow>()
 
 /**
  * Counts one request of `counter` in this isolate's current fixed window of the rule's period (windows start at
- * multiples of the period since the epoch) and answers the limit's state after it.
+ * multiples of the period since the epoch) and answers the window.
  */
-export function seenLocally(rule: RateLimitRule, counter: string, allowed: boolean, now: number): RateLimitState {
+export function countLocally(rule: RateLimitRule, counter: string, now: number): LocalWindow {
   const periodMs = rule.periodS * 1000
   const start = now - (now % periodMs)
   let w = windows.get(counter)
   if (!w || w.start !== start) {
     if (windows.size >= WINDOWS_MAX_ENTRIES) windows.clear()
-    w = { start, used: 0 }
+    w = { start, used: 0, credit: 0, over: false }
     windows.set(counter, w)
   }
   w.used++
+  return w
+}
+
+/**
+ * Whether the binding admits this request, asking it only when needed (lib/abuse-limits.ts `sampleEvery`): an
+ * "allowed" stands for the request that asked and the next n - 1, so the first request of a window asks and then
+ * every n-th; while the last answer was "over" every request asks, so a refusal lasts exactly as long as the
+ * binding's. Concurrent requests with no credit left may each ask: that only counts them more strictly.
+ */
+export async function admitted(rule: RateLimitRule, w: LocalWindow, ask: () => Promise<RateLimitOutcome>): Promise<boolean> {
+  if (!w.over && w.credit > 0) {
+    w.credit--
+    return true
+  }
+  const { success } = await ask()
+  w.over = !success
+  w.credit = success ? (rule.sampleEvery ?? 1) - 1 : 0
+  return success
+}
+
+/** The limit's state for the headers after this request: `allowed` false reports nothing left. */
+export function windowState(rule: RateLimitRule, w: LocalWindow, allowed: boolean, now: number): RateLimitState {
   return {
     policy: rule.policy,
     quota: rule.limit,
     windowS: rule.periodS,
     remaining: allowed ? Math.max(0, rule.limit - w.used) : 0,
-    resetS: Math.max(1, Math.ceil((start + periodMs - now) / 1000)),
+    resetS: Math.max(1, Math.ceil((w.start + rule.periodS * 1000 - now) / 1000)),
   }
 }
 

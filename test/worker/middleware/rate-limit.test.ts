@@ -7,10 +7,11 @@
  */
 import { env, exports } from 'cloudflare:workers'
 import { createExecutionContext } from 'cloudflare:test'
-import { describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it } from 'vitest'
 import { app } from '../../../worker/app'
 import { sha256Hex } from '../../../worker/lib/crypto'
 import { RATE_LIMITS } from '../../../worker/lib/rate-limit'
+import { rateLimitClock } from '../../../worker/lib/rate-limit-state'
 import { ADMIN_TOKEN, body, call, connectCustom, newTenant, ORIGIN, uniqueAddress } from '../helpers'
 import { issueRelay } from '../relay-helpers'
 
@@ -34,19 +35,33 @@ function withExhausted(name: keyof typeof RATE_LIMITS) {
   return (path: string, init: RequestInit) => app.fetch(new Request(ORIGIN + path, init), { ...env, [name]: over }, createExecutionContext())
 }
 
-/** The Worker with the request and push limits replaced by bindings that allow everything and count what they are asked. */
-function withCounted() {
+/**
+ * The Worker with the request and push limits replaced by bindings that count what they are asked and answer
+ * `answers` in turn (then "allowed"), with the clock frozen inside one window so the sampling below is exact.
+ */
+function withCounted(answers: boolean[] = []) {
+  freezeInsideWindow()
   const asked = { RL_API_KEY: 0, RL_TENANT: 0, RL_INBOUND: 0 }
   const counting = (name: keyof typeof asked): RateLimit => ({
     limit: async () => {
       asked[name]++
-      return { success: true }
+      return { success: answers.shift() ?? true }
     },
   })
   const bindings = { RL_API_KEY: counting('RL_API_KEY'), RL_TENANT: counting('RL_TENANT'), RL_INBOUND: counting('RL_INBOUND') }
   const fetch = (path: string, init: RequestInit) => app.fetch(new Request(ORIGIN + path, init), { ...env, ...bindings }, createExecutionContext())
   return { asked, fetch }
 }
+
+/** A moment 3.5 s into a 10 s window (and so into a 60 s one), frozen for the local counts. */
+function freezeInsideWindow(): void {
+  const now = Date.now() - (Date.now() % 60_000) + 3_500
+  rateLimitClock.now = () => now
+}
+
+afterEach(() => {
+  rateLimitClock.now = () => Date.now()
+})
 
 /** A second live key for the tenant, minted through the admin API (which clears this isolate's key cache). */
 async function secondKey(tenantId: string): Promise<string> {
@@ -128,7 +143,8 @@ describe('tenant limits a one-key tenant cannot reach', () => {
     const push = await fetch('/v1/channels/custom/inbound', pushInit(t.key))
     expect(push.status).toBe(200)
     expect(push.headers.get('RateLimit-Policy')).toBe('"api-key";q=6000;w=10, "tenant";q=12000;w=10, "inbound";q=6000;w=10')
-    expect(asked).toEqual({ RL_API_KEY: 2, RL_TENANT: 0, RL_INBOUND: 0 })
+    // The push is the key's second request of the window: sampled out (see below).
+    expect(asked).toEqual({ RL_API_KEY: 1, RL_TENANT: 0, RL_INBOUND: 0 })
   })
 
   it('asks the tenant and push bindings from the moment the tenant has a second key, for the first key too', async () => {
@@ -140,7 +156,9 @@ describe('tenant limits a one-key tenant cannot reach', () => {
     const other = await secondKey(t.tenantId)
     expect((await fetch('/v1/channels/custom/inbound', pushInit(t.key))).status).toBe(200)
     expect((await fetch('/v1/usage', { headers: { 'X-API-Key': other } })).status).toBe(200)
-    expect(asked).toEqual({ RL_API_KEY: 3, RL_TENANT: 2, RL_INBOUND: 1 })
+    // Each counter asks for its first request of the window: the first key's second push asks the tenant and push
+    // bindings (their first), the second key's GET its own key binding (its first) but not the tenant's (its second).
+    expect(asked).toEqual({ RL_API_KEY: 2, RL_TENANT: 1, RL_INBOUND: 1 })
   })
 
   it('asks the tenant binding for an MCP call, whose key lookup does not count the tenant’s keys', async () => {
@@ -153,6 +171,31 @@ describe('tenant limits a one-key tenant cannot reach', () => {
     })
     expect(res.status).toBe(200)
     expect(asked.RL_TENANT).toBe(1)
+  })
+})
+
+describe('sampled request and push limits', () => {
+  it('ask the binding for a key’s first request of a window and every tenth after it, stating every request in the headers', async () => {
+    const t = await newTenant()
+    const { asked, fetch } = withCounted()
+    const remaining: string[] = []
+    for (let i = 0; i < 21; i++) {
+      const res = await fetch('/v1/usage', { headers: { 'X-API-Key': t.key } })
+      expect(res.status).toBe(200)
+      remaining.push(res.headers.get('RateLimit')!.split(',')[0]!)
+    }
+    expect(RATE_LIMITS.RL_API_KEY.sampleEvery).toBe(10)
+    expect(asked.RL_API_KEY).toBe(3)
+    expect(remaining.at(-1)).toBe('"api-key";r=5979;t=7')
+  })
+
+  it('ask on every request after an “over” until the binding allows again, then sample again', async () => {
+    const t = await newTenant()
+    const { asked, fetch } = withCounted([false, false, true])
+    const statuses: number[] = []
+    for (let i = 0; i < 5; i++) statuses.push((await fetch('/v1/usage', { headers: { 'X-API-Key': t.key } })).status)
+    expect(statuses).toEqual([429, 429, 200, 200, 200])
+    expect(asked.RL_API_KEY).toBe(3)
   })
 })
 
