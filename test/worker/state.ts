@@ -9,6 +9,7 @@ import { vi } from 'vitest'
 import { contacts, events, messages, type AccountStatus, type Channel } from '../../schema/d1'
 import type { EventPayload } from '../../schema/events'
 import { accountStub } from '../../worker/lib/objects'
+import type { AccountContext } from '../../worker/account/context'
 import type { AccountRef } from '../../worker/account/storage'
 import { insertAccountWithinCap } from '../../worker/db/accounts'
 import { database } from '../../worker/db/client'
@@ -108,3 +109,13 @@ export function freezeClockYearAhead(): number {
 
 export const HOUR_MS = 3_600_000
 export const DAY_MS = 86_400_000
+
+/** The object's context, once the object knows its tenant's shard (its RPC methods learn it first; these tests call the rules directly). */
+export async function accountContextOf(instance: unknown): Promise<AccountContext> {
+  const placed: unknown = Reflect.get(instance as object, 'placed')
+  if (typeof placed !== 'function') throw new Error('AccountDO.placed changed shape')
+  await placed.call(instance)
+  const c: unknown = Reflect.get(instance as object, 'context')
+  if (typeof c !== 'object' || c === null || !('commit' in c) || !('store' in c)) throw new Error('AccountDO.context changed shape')
+  return c as AccountContext
+}

@@ -1,17 +1,18 @@
 /**
- * The inbound step inside the AccountDO, one path for a single push and a relay's burst: per message four
- * statements, with no read before them. Upsert the contact, insert the message unless its upstream id is already
- * stored or the contact is private, insert `message.received` only if that insert happened, then read back which
- * message holds the upstream id. The statements are compiled once per isolate (db/compiled.ts) and go through the
- * account's group commit (`c.inbound`), so concurrent pushes and the messages of a burst share D1 batches, in order.
- * A new message restarts the person's loop-guard counter and wakes the open waits; a duplicate changes nothing.
+ * The inbound step inside the AccountDO, one path for a single push and a relay's burst: per message three
+ * statements, with no read before or after them. Upsert the contact (it answers the contact's wire columns and the
+ * message already stored under the upstream id, if any), insert the message unless that upstream id is stored or
+ * the contact is private (it answers the new row's id and seq), and insert `message.received` only if that insert
+ * happened. The statements are compiled once per isolate (db/compiled.ts) and go through the account's group commit
+ * (`c.inbound`), so concurrent pushes and the messages of a burst share D1 batches, in order. A new message restarts
+ * the person's loop-guard counter and wakes the open waits; a duplicate changes nothing.
  */
 import { z } from 'zod'
 import type { StoredItem } from '../media/inbound'
 import { getAccount } from '../db/accounts'
-import { upsertInboundContact, type ContactSeed } from '../db/contacts'
+import { upsertInboundContact, UpsertedInboundContact, type ContactSeed } from '../db/contacts'
 import { insertReceivedEvent } from '../db/events'
-import { findInbound, FoundInbound, insertInboundUnlessPrivate } from '../db/messages'
+import { InsertedInbound, insertInboundUnlessPrivate } from '../db/messages'
 import { toWireMessage, type WireContactFacts } from '../db/wire'
 import { messageEventPayload } from '../events/payloads'
 import { newId } from '../lib/ids'
@@ -19,8 +20,9 @@ import type { AccountContext } from './context'
 import type { AccountRef } from './storage'
 import { countInbound, writeInboundTally } from './totals'
 
-/** What `findInbound` reads back, as raw D1 rows. */
-const StoredInbound = z.object({ results: z.array(FoundInbound) })
+/** What the contact upsert answers (always one row) and what the message insert answers (a row if it inserted). */
+const UpsertAnswer = z.object({ results: z.tuple([UpsertedInboundContact]) })
+const InsertAnswer = z.object({ results: z.array(InsertedInbound).max(1) })
 
 export type InboundItem = {
   contact: ContactSeed
@@ -107,27 +109,30 @@ function ingestOne(c: AccountContext, ref: AccountRef, item: InboundItem, now: n
   // The contact part is filled in by SQL from the stored contact row (insertReceivedEvent).
   const payload = messageEventPayload('message.received', facts, { id: seed.id, phone: null, name: null }, ref.channel, now)
   const written = c.inbound.write([
-    upsertInboundContact(c.db, seed, item.text, now),
+    upsertInboundContact(c.db, seed, item.text, item.upstreamId, now),
     insertInboundUnlessPrivate(c.db, row, now),
     insertReceivedEvent(c.db, ref.tenantId, ref.accountId, payload, row.id, now),
-    findInbound(c.db, ref.tenantId, ref.accountId, item.upstreamId, row.id),
   ])
   return written.then(
     (results): IngestOutcome => {
-      const stored = StoredInbound.parse(results[3]).results[0]
-      if (!stored) return { stored: false, contactId: seed.id, reason: 'contact_private' }
-      if (stored.id !== row.id) {
-        // Usually a re-push of an old message; but it may be this message's own earlier batch that landed although
+      const [contact] = UpsertAnswer.parse(results[0]).results
+      const [inserted] = InsertAnswer.parse(results[1]).results
+      if (!inserted) {
+        // Nothing stored under its upstream id before this batch: the insert was refused for a private contact.
+        if (contact.prior_id === null || contact.prior_contact_id === null) return { stored: false, contactId: seed.id, reason: 'contact_private' }
+        // A duplicate, whatever the contact is now (a person made private keeps what was stored before). Usually a re-push of an old message; but it may be this message's own earlier batch that landed although
         // its answer was lost (and was retried): then open waits never got it, so they read D1 again.
         c.waits.unsure()
-        c.store.recordDuplicateInbound(stored.contact_id)
-        return { stored: true, messageId: stored.id, contactId: stored.contact_id, duplicate: true }
+        c.store.recordDuplicateInbound(contact.prior_contact_id)
+        return { stored: true, messageId: contact.prior_id, contactId: contact.prior_contact_id, duplicate: true }
       }
       // Written once for the whole commit (its writers' answers all run before the microtask), not once per message.
       if (c.store.recordInbound(seed.id)) queueMicrotask(() => writeCommitted(c))
       countInbound(c.store)
       // Open waits are answered from this commit (its wire shape, with the contact as the batch left it): no re-read.
-      c.waits.committed([{ seq: stored.seq, message: toWireMessage({ message: { ...facts, errorCode: null, createdAt: now }, contact: contactOf(stored) }) }])
+      c.waits.committed([
+        { seq: inserted.seq, message: toWireMessage({ message: { ...facts, errorCode: null, createdAt: now }, contact: contactOf(contact) }) },
+      ])
       return { stored: true, messageId: row.id, contactId: seed.id, duplicate: false }
     },
     (err: unknown) => {
@@ -144,16 +149,15 @@ function writeCommitted(c: AccountContext): void {
   writeInboundTally(c.store)
 }
 
-function contactOf(f: FoundInbound): WireContactFacts | null {
-  if (f.c_channel === null) return null
+function contactOf(f: UpsertedInboundContact): WireContactFacts {
   return {
-    phone: f.c_phone,
-    name: f.c_name,
-    firstName: f.c_first_name,
-    lastName: f.c_last_name,
-    externalId: f.c_external_id,
-    channel: f.c_channel,
-    username: f.c_username,
-    aiPaused: f.c_ai_paused === 1,
+    phone: f.phone,
+    name: f.name,
+    firstName: f.first_name,
+    lastName: f.last_name,
+    externalId: f.external_id,
+    channel: f.channel,
+    username: f.username,
+    aiPaused: f.ai_paused === 1,
   }
 }

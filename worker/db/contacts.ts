@@ -3,7 +3,8 @@
  * insert statements here are idempotent and can ride in the same D1 batch as the message that needs them.
  */
 import { and, eq, sql } from 'drizzle-orm'
-import { contacts, type Channel } from '../../schema/d1'
+import { z } from 'zod'
+import { contacts, messages, type Channel } from '../../schema/d1'
 import type { Db } from './client'
 import { compiledVariants, placeholders } from './compiled'
 import { inJsonList } from './json-list'
@@ -64,7 +65,7 @@ const INBOUND_REFRESH = {
   username: sql`coalesce(excluded.username, ${contacts.username})`,
 }
 
-type InboundContactValues = Required<ContactSeed> & { now: number }
+type InboundContactValues = Required<ContactSeed> & { now: number; upstreamId: string | null }
 type OptOutKey = { flag: 'optedOut' | 'doNotDisturb'; value: boolean } | null
 
 /** The upsert of an inbound message's contact, per opt-out change (the flag it sets is part of the statement). */
@@ -103,14 +104,53 @@ const inboundContactUpsert = compiledVariants<OptOutKey, InboundContactValues>((
         updatedAt: sql`${p.now}`,
       },
     })
+    .returning({
+      phone: contacts.phone,
+      name: contacts.name,
+      firstName: contacts.firstName,
+      lastName: contacts.lastName,
+      externalId: contacts.externalId,
+      channel: contacts.channel,
+      username: contacts.username,
+      aiPaused: contacts.aiPaused,
+      // The inbound message already stored under this upstream id, as it is before the message's own insert (the
+      // next statement of the batch): that insert then does nothing, and this is the message the push duplicates.
+      priorId: sql`(${priorInbound(messages.id, p)})`.as('prior_id'),
+      priorContactId: sql`(${priorInbound(messages.contactId, p)})`.as('prior_contact_id'),
+    })
 })
+
+function priorInbound(column: typeof messages.id | typeof messages.contactId, p: ReturnType<typeof placeholders<InboundContactValues>>) {
+  return sql`select ${column} from ${messages} where ${messages.tenantId} = ${p.tenantId} and ${messages.accountId} = ${p.accountId}
+    and ${messages.direction} = 'inbound' and ${messages.upstreamId} = ${p.upstreamId}`
+}
+
+/**
+ * What the inbound upsert answers, as a raw D1 row (SQL column names): the contact's wire columns as this message
+ * leaves them, and the message already stored under the upstream id, if any.
+ */
+export const UpsertedInboundContact = z.object({
+  phone: z.string().nullable(),
+  name: z.string().nullable(),
+  first_name: z.string().nullable(),
+  last_name: z.string().nullable(),
+  external_id: z.string().nullable(),
+  channel: z.enum(contacts.channel.enumValues),
+  username: z.string().nullable(),
+  ai_paused: z.number(),
+  prior_id: z.string().nullable(),
+  prior_contact_id: z.string().nullable(),
+})
+export type UpsertedInboundContact = z.infer<typeof UpsertedInboundContact>
 
 /**
  * Creates or refreshes the contact of an inbound message: names given by the channel replace older ones, the
  * first/last inbound times move, and a STOP/START message sets the opt-out flag (SMS) or do-not-disturb (others).
- * Compiled once (db/compiled.ts): it runs for every inbound message.
+ * Answers one row (UpsertedInboundContact): the contact as it now is, and the message already stored under
+ * `upstreamId` (so the batch needs no read-back to tell a duplicate). Compiled once (db/compiled.ts): it runs for
+ * every inbound message.
  */
-export function upsertInboundContact(db: Db, seed: ContactSeed, text: string, now: number): D1PreparedStatement {
+export function upsertInboundContact(db: Db, seed: ContactSeed, text: string, upstreamId: string | null, now: number): D1PreparedStatement {
   const optOut = optOutChange(text)
   const key: OptOutKey = optOut === undefined ? null : { flag: seed.channel === 'sms' ? 'optedOut' : 'doNotDisturb', value: optOut }
   return inboundContactUpsert(db, key).bind(db, {
@@ -128,6 +168,7 @@ export function upsertInboundContact(db: Db, seed: ContactSeed, text: string, no
     lastName: seed.lastName ?? null,
     email: seed.email ?? null,
     now,
+    upstreamId,
   })
 }
 

@@ -8,7 +8,7 @@ import { contacts, messages, type MediaKind, type MessageStatus } from '../../sc
 import { alias } from 'drizzle-orm/sqlite-core'
 import type { Db } from './client'
 import { accountFigures } from './account-stats'
-import { compiled, compiledVariants, placeholders } from './compiled'
+import { compiled, placeholders } from './compiled'
 import { constantRow } from './constant-row'
 import { inJsonList } from './json-list'
 import type { ContactRow } from './contacts'
@@ -150,6 +150,8 @@ const inboundInsert = compiled<InboundRowValues>((db) => {
     )
     .limit(1)
   const replyTo = sql`case when ${p.replyTo} is null then null else coalesce((${ours}), ${p.replyTo}) end`
+  // RETURNING gives a row only when it inserted: none for a duplicate upstream id or a private contact. SQLite needs
+  // the WHERE in an INSERT … SELECT that has an ON CONFLICT clause (the parser's join ambiguity); it has one.
   return db
     .insert(messages)
     .select(
@@ -159,66 +161,20 @@ const inboundInsert = compiled<InboundRowValues>((db) => {
         .where(and(eq(contacts.id, p.contactId), eq(contacts.private, false)))
     )
     .onConflictDoNothing()
+    .returning({ id: messages.id, seq: messages.seq })
 })
+
+/** What `insertInboundUnlessPrivate` answers when it inserted, as a raw D1 row: the message's id and its seq. */
+export const InsertedInbound = z.object({ id: z.string(), seq: z.number().int() })
 
 /**
  * An inbound insert that does nothing when this upstream id was already stored (re-pushed or re-sent by a relay)
  * or when the contact is private (spec 4.3: nothing about private contacts is stored). The contact row must exist
- * by then (upserted earlier in the same batch). Compiled once: it runs for every inbound message.
+ * by then (upserted earlier in the same batch). `RETURNING` answers the inserted row's id and seq (InsertedInbound),
+ * and no row when it inserted nothing. Compiled once: it runs for every inbound message.
  */
 export function insertInboundUnlessPrivate(db: Db, row: Omit<InboundRowValues, 'now'>, now: number): D1PreparedStatement {
   return inboundInsert(db).bind(db, { ...row, now })
-}
-
-type FindInboundValues = { tenantId: string; accountId: string; upstreamId: string; id: string }
-
-const inboundLookup = compiledVariants<boolean, FindInboundValues>((db, byUpstreamId) => {
-  const p = placeholders<FindInboundValues>()
-  const match = byUpstreamId ? and(eq(messages.direction, 'inbound'), eq(messages.upstreamId, p.upstreamId)) : eq(messages.id, p.id)
-  // Aliased: both tables have `id`, `channel` and `name`-like columns, and a bound statement answers raw rows.
-  return db
-    .select({
-      id: messages.id,
-      contactId: messages.contactId,
-      seq: messages.seq,
-      phone: sql`${contacts.phone}`.as('c_phone'),
-      name: sql`${contacts.name}`.as('c_name'),
-      firstName: sql`${contacts.firstName}`.as('c_first_name'),
-      lastName: sql`${contacts.lastName}`.as('c_last_name'),
-      externalId: sql`${contacts.externalId}`.as('c_external_id'),
-      channel: sql`${contacts.channel}`.as('c_channel'),
-      username: sql`${contacts.username}`.as('c_username'),
-      aiPaused: sql`${contacts.aiPaused}`.as('c_ai_paused'),
-    })
-    .from(messages)
-    .leftJoin(contacts, eq(contacts.id, messages.contactId))
-    .where(and(eq(messages.tenantId, p.tenantId), eq(messages.accountId, p.accountId), match))
-    .limit(1)
-})
-
-/** What `findInbound` answers: the stored message's id, contact and seq, and the contact's wire columns (raw names). */
-export const FoundInbound = z.object({
-  id: z.string(),
-  contact_id: z.string(),
-  seq: z.number().int(),
-  c_phone: z.string().nullable(),
-  c_name: z.string().nullable(),
-  c_first_name: z.string().nullable(),
-  c_last_name: z.string().nullable(),
-  c_external_id: z.string().nullable(),
-  c_channel: z.enum(contacts.channel.enumValues).nullable(),
-  c_username: z.string().nullable(),
-  c_ai_paused: z.number().nullable(),
-})
-export type FoundInbound = z.infer<typeof FoundInbound>
-
-/**
- * The stored inbound message with this upstream id (or, without one, this id): how a batch learns what it inserted,
- * its seq and its contact as stored after the batch's upsert, so the AccountDO hands the wire message to open waits
- * without reading it again. Answers raw rows (FoundInbound).
- */
-export function findInbound(db: Db, tenantId: string, accountId: string, upstreamId: string | null, id: string): D1PreparedStatement {
-  return inboundLookup(db, upstreamId !== null).bind(db, { tenantId, accountId, upstreamId: upstreamId ?? '', id })
 }
 
 export async function findByUpstreamId(

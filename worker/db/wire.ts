@@ -10,7 +10,7 @@ import { wireMedia, type MediaFacts } from './wire-media'
 export type WireMessage = z.infer<typeof Message>
 export type WireContact = WireMessage['contact']
 
-/** What a wire contact is made of: a stored contact row, or the columns a commit read back (account/ingest.ts). */
+/** What a wire contact is made of: a stored contact row, or the columns an inbound commit's upsert answered (account/ingest.ts). */
 export type WireContactFacts = Pick<ContactRow, 'phone' | 'name' | 'firstName' | 'lastName' | 'externalId' | 'channel' | 'username' | 'aiPaused'>
 /** What a wire message is made of. */
 export type WireMessageFacts = {

@@ -67,9 +67,9 @@ describe('the inbound group commit', () => {
     expect(await receivedEvents(t.tenantId)).toBe(20)
   })
 
-  it('splits a burst larger than one batch into as few batches as fit (100 statements, four per message)', async () => {
+  it('splits a burst larger than one batch into as few batches as fit (100 statements, three per message)', async () => {
     const { t, batches, texts } = await relayBurst(50, 'GD')
-    expect(inboundBatches(batches).map((b) => b.length)).toEqual([100, 96])
+    expect(inboundBatches(batches).map((b) => b.length)).toEqual([99, 48])
     expect(await inboundTexts(t.tenantId)).toEqual(texts)
   })
 

@@ -1,15 +1,21 @@
 /**
  * The inbound step in the AccountDO, through POST /v1/channels/custom/inbound and straight through the DO for
  * channels REST cannot connect yet: contact creation, de-duplication by upstream id, the message.received event,
- * STOP/START handling and private contacts.
+ * STOP/START handling and private contacts, and what D1 is asked per message: three statements in the account's
+ * batch, no read-back (a burst mixing new, duplicate and private messages keeps each one's outcome).
  */
-import { env } from 'cloudflare:test'
-import { describe, expect, it } from 'vitest'
+import { env, runInDurableObject } from 'cloudflare:test'
+import { afterAll, describe, expect, it } from 'vitest'
 import type { MessageEvent } from '../../../schema/events'
+import { ingestMessages, type InboundItem } from '../../../worker/account/ingest'
 import { contactIdFor } from '../../../worker/lib/ids'
 import { accountStub } from '../../../worker/lib/objects'
-import { body, call, connectCustom, getMessageVia, newTenant, pushInbound, send } from '../helpers'
-import { addAccount, contactRow, eventsOf, ingestVia, setContactFlags } from '../state'
+import { meterEveryD1 } from '../d1-meter'
+import { body, call, connectCustom, getMessageVia, newTenant, pushInbound, send, type TestTenant } from '../helpers'
+import { accountContextOf, addAccount, contactRow, eventsOf, ingestVia, setContactFlags } from '../state'
+
+const meter = meterEveryD1(env.DB)
+afterAll(() => meter.restore())
 
 async function customTenant() {
   const t = await newTenant()
@@ -189,5 +195,84 @@ describe('inbound on an SMS account', () => {
     expect(refused.body.error_code).toBe('contact_opted_out')
     const contact = await contactRow(t.tenantId, await contactIdFor(t.tenantId, '+15550003333', { kind: 'phone', value: '+15557654321' }))
     expect(contact).toMatchObject({ optedOut: true, doNotDisturb: false })
+  })
+})
+
+/** An item of a custom-channel burst from `person`, under `upstreamId`. */
+async function item(t: TestTenant, person: string, upstreamId: string, text: string): Promise<InboundItem> {
+  const id = await contactIdFor(t.tenantId, 'custom', { kind: 'external', value: person })
+  const contact = { id, tenantId: t.tenantId, accountId: 'custom', channel: 'custom' as const, externalId: person }
+  return { contact, text, mediaUrl: null, mediaContentType: null, upstreamId }
+}
+
+/** Ingests `items` as one call of the account's object (a relay burst's path): one group commit for all of them. */
+async function burst(t: TestTenant, items: InboundItem[]) {
+  const ref = { tenantId: t.tenantId, accountId: 'custom', channel: 'custom' as const }
+  return runInDurableObject(accountStub(env, t.tenantId, 'custom'), async (instance) => {
+    const c = await accountContextOf(instance)
+    let outcomes: Awaited<ReturnType<typeof ingestMessages>> = []
+    const totals = await meter.measure(async () => {
+      outcomes = await ingestMessages(c, ref, items)
+    })
+    return { outcomes, totals }
+  })
+}
+
+describe('the D1 statements of an inbound message', () => {
+  it('stores a burst in one D1 batch of three statements per message, with no read after it', async () => {
+    const t = await customTenant()
+    await pushInbound(t, { body: 'warm-up', fromId: 'st-0', messageSid: 'st-warm' })
+    const items = await Promise.all(Array.from({ length: 6 }, (_, i) => item(t, `st-${i % 2}`, `st-${i}`, `statement ${i}`)))
+    const { outcomes, totals } = await burst(t, items)
+    expect(outcomes.map((o) => o.stored && !o.duplicate)).toEqual(items.map(() => true))
+    expect(totals).toMatchObject({ statements: 3 * items.length, roundTrips: 1 })
+  })
+
+  it('keeps each outcome of a burst mixing new, duplicate and private messages in one batch', async () => {
+    const t = await customTenant()
+    const old = await pushInbound(t, { body: 'stored before', fromId: 'mix-a', messageSid: 'mix-old' })
+    const hidden = await pushInbound(t, { body: 'before private', fromId: 'mix-p', messageSid: 'mix-hidden-old' })
+    await setContactFlags(String(hidden.body.contact_id), { private: true })
+    const items = [
+      await item(t, 'mix-a', 'mix-1', 'new one'),
+      await item(t, 'mix-a', 'mix-old', 'stored before'),
+      await item(t, 'mix-p', 'mix-p1', 'keep this private'),
+      await item(t, 'mix-b', 'mix-2', 'new two'),
+      await item(t, 'mix-a', 'mix-1', 'new one again'),
+      await item(t, 'mix-p', 'mix-hidden-old', 'before private'),
+    ]
+    const { outcomes, totals } = await burst(t, items)
+    const [first, , , second] = outcomes
+    expect(outcomes).toEqual([
+      { stored: true, messageId: expect.stringMatching(/^msg_/), contactId: items[0]!.contact.id, duplicate: false },
+      { stored: true, messageId: old.body.message_id, contactId: old.body.contact_id, duplicate: true },
+      { stored: false, contactId: items[2]!.contact.id, reason: 'contact_private' },
+      { stored: true, messageId: expect.stringMatching(/^msg_/), contactId: items[3]!.contact.id, duplicate: false },
+      // Repeated within the burst: a duplicate of the message the same batch stored a moment before.
+      { stored: true, messageId: first?.stored ? first.messageId : '', contactId: items[0]!.contact.id, duplicate: true },
+      // A message stored before its person was made private stays what it was: a re-push is a duplicate of it.
+      { stored: true, messageId: hidden.body.message_id, contactId: hidden.body.contact_id, duplicate: true },
+    ])
+    expect(second?.stored && second.messageId).not.toBe(first?.stored && first.messageId)
+    expect(totals).toMatchObject({ statements: 3 * items.length, roundTrips: 1 })
+    const list = await body<{ messages: { text: string }[] }>(await call('/v1/messages?limit=10', { key: t.key }))
+    expect(list.messages.map((m) => m.text).sort()).toEqual(['before private', 'new one', 'new two', 'stored before'])
+    expect(await eventsOf(t.tenantId, 'message.received')).toHaveLength(4)
+    expect((await accountStub(env, t.tenantId, 'custom').totals()).inbound).toBe(4)
+  })
+
+  it('answers a re-push as a duplicate of the first message and hands it to no wait again', async () => {
+    const t = await customTenant()
+    const start = await body<{ cursor: string }>(await call('/v1/messages/wait?timeout_s=0', { key: t.key }))
+    const first = await pushInbound(t, { body: 'only once', fromId: 'w-1', messageSid: 'w-sid' })
+    const got = await body<{ messages: { id: string }[]; cursor: string }>(await call(`/v1/messages/wait?timeout_s=5&cursor=${start.cursor}`, { key: t.key }))
+    expect(got.messages.map((m) => m.id)).toEqual([first.body.message_id])
+    // Opened before the re-push: it must not be answered with the duplicate, only with the next new message.
+    const next = call(`/v1/messages/wait?timeout_s=5&cursor=${got.cursor}`, { key: t.key })
+    const again = await pushInbound(t, { body: 'only once', fromId: 'w-1', messageSid: 'w-sid' })
+    expect(again.body).toMatchObject({ message_id: first.body.message_id, contact_id: first.body.contact_id, duplicate: true })
+    const later = await pushInbound(t, { body: 'a new one', fromId: 'w-1', messageSid: 'w-sid-2' })
+    const answered = await body<{ messages: { id: string }[] }>(await next)
+    expect(answered.messages.map((m) => m.id)).toEqual([later.body.message_id])
   })
 })

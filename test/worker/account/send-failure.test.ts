@@ -14,7 +14,7 @@ import type { AccountRef } from '../../../worker/account/storage'
 import { contactIdFor, newId } from '../../../worker/lib/ids'
 import { accountStub } from '../../../worker/lib/objects'
 import { connectCustom, newTenant } from '../helpers'
-import { messageRow } from '../state'
+import { accountContextOf, messageRow } from '../state'
 
 const FAILING_TEXT = 'this commit is refused by an injected D1 failure'
 
@@ -48,16 +48,6 @@ async function sendInput(ref: AccountRef, person: string, text: string): Promise
   }
 }
 
-/** The object's context, once the object knows its tenant's shard (its RPC methods learn it first; these tests call the rules directly). */
-async function contextOf(instance: unknown): Promise<AccountContext> {
-  const placed: unknown = Reflect.get(instance as object, 'placed')
-  if (typeof placed !== 'function') throw new Error('AccountDO.placed changed shape')
-  await placed.call(instance)
-  const c: unknown = Reflect.get(instance as object, 'context')
-  if (typeof c !== 'object' || c === null || !('commit' in c) || !('store' in c)) throw new Error('AccountDO.context changed shape')
-  return c as AccountContext
-}
-
 /** The object's context whose commits wait for `gate` first, so another send runs while this one is in flight. */
 function heldUntil(c: AccountContext, gate: Promise<void>): AccountContext {
   return { ...c, commit: async (statements) => (await gate, c.commit(statements)) }
@@ -78,7 +68,7 @@ describe('AccountDO send: a failed D1 commit', () => {
     const failing = await sendInput(ref, 'first-person', FAILING_TEXT)
     const accepted = await sendInput(ref, 'second-person', 'hello there')
     const after = await runInDurableObject(accountStub(env, ref.tenantId, ref.accountId), async (instance) => {
-      const c = await contextOf(instance)
+      const c = await accountContextOf(instance)
       const g = gate()
       const a = sendMessage(heldUntil(c, g.promise), failing)
       const b = await sendMessage(c, accepted)
@@ -100,7 +90,7 @@ describe('AccountDO send: a failed D1 commit', () => {
     const failing = await sendInput(ref, 'same-person', FAILING_TEXT)
     const accepted = await sendInput(ref, 'same-person', 'second message')
     const after = await runInDurableObject(accountStub(env, ref.tenantId, ref.accountId), async (instance) => {
-      const c = await contextOf(instance)
+      const c = await accountContextOf(instance)
       const g = gate()
       const a = sendMessage(heldUntil(c, g.promise), failing)
       await sendMessage(c, accepted)
@@ -117,7 +107,7 @@ describe('AccountDO send: a failed D1 commit', () => {
     const failing = await sendInput(ref, 'replier', FAILING_TEXT)
     const accepted = await sendInput(ref, 'replier', 'thanks for writing')
     const after = await runInDurableObject(accountStub(env, ref.tenantId, ref.accountId), async (instance) => {
-      const c = await contextOf(instance)
+      const c = await accountContextOf(instance)
       const g = gate()
       const a = sendMessage(heldUntil(c, g.promise), failing)
       const { hasInbound: _, ...seed } = failing.contact

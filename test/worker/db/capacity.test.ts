@@ -41,7 +41,7 @@ const WAITS = 30
 const KEYED_SENDS = 20
 
 describe('D1 work per operation', () => {
-  it('stores an inbound message in one batch of 4 statements, with no read before it', async () => {
+  it('stores an inbound message in one batch of 3 statements, with no read before or after it', async () => {
     const t = await newTenant()
     await connectCustom(t)
     await pushInbound(t, { body: 'warm-up', fromId: 'p0' })
@@ -51,7 +51,7 @@ describe('D1 work per operation', () => {
     figure('inbound message (custom channel push, no webhook)', INBOUND, totals)
     // The API key's owner is read again when its cache lapses (once a minute): not the message's cost.
     const keyLookups = meter.lastLog.filter((e) => e.sql.includes('from "api_keys"')).length
-    expect(totals.statements - keyLookups).toBe(4 * INBOUND)
+    expect(totals.statements - keyLookups).toBe(3 * INBOUND)
     expect(totals.roundTrips - keyLookups).toBe(INBOUND)
   })
 

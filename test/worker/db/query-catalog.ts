@@ -248,7 +248,7 @@ export const CATALOG: Record<string, Entry> = {
 
   'contacts.getContact': { path: 'hot', call: (db) => contacts.getContact(db, T, 'ct_plan') },
   'contacts.insertContactIfMissing': { path: 'hot', call: (db) => contacts.insertContactIfMissing(db, seed, NOW) },
-  'contacts.upsertInboundContact': { path: 'hot', call: (db) => contacts.upsertInboundContact(db, seed, 'hello', NOW) },
+  'contacts.upsertInboundContact': { path: 'hot', call: (db) => contacts.upsertInboundContact(db, seed, 'hello', 'up_1', NOW) },
   'contacts.upsertImportedContact': { path: 'hot', call: (db) => contacts.upsertImportedContact(db, seed, { aiPaused: false, private: false }, NOW) },
   'contacts.findContactByPhone': { path: 'hot', call: (db) => contacts.findContactByPhone(db, T, A, '+15550002') },
   'contacts.contactIdsByPhone': { path: 'hot', call: (db) => contacts.contactIdsByPhone(db, T, A, ['+15550002']) },
@@ -315,7 +315,6 @@ export const CATALOG: Record<string, Entry> = {
   'messages.oldestMessages': { path: 'cron', call: (db) => messages.oldestMessages(db, T, 500) },
   'messages.insertMessage': { path: 'hot', call: (db) => messages.insertMessage(db, message) },
   'messages.insertInboundUnlessPrivate': { path: 'hot', call: (db) => messages.insertInboundUnlessPrivate(db, inbound, NOW) },
-  'messages.findInbound': { path: 'hot', call: (db) => messages.findInbound(db, T, A, 'up_1', 'msg_plan_in') },
   'messages.findByUpstreamId': { path: 'hot', call: (db) => messages.findByUpstreamId(db, T, A, 'outbound', 'up_2') },
   'messages.findByUpstreamIdAnyDirection': { path: 'hot', call: (db) => messages.findByUpstreamIdAnyDirection(db, T, A, 'up_2') },
   'messages.findByUpstreamIds': { path: 'hot', call: (db) => messages.findByUpstreamIds(db, T, A, 'outbound', ['up_1', 'up_2']) },

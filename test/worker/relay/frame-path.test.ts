@@ -1,6 +1,6 @@
 /**
  * Issue 23 §4: what an inbound frame costs on its way relay → RelayHubDO → AccountDO → D1, counted over the real
- * Worker and Durable Objects: one D1 round trip (four statements) for a lone frame, never more than one per frame in
+ * Worker and Durable Objects: one D1 round trip (three statements) for a lone frame, never more than one per frame in
  * a burst, the ack only after the commit. The counts are held here (a round trip more per frame fails this test).
  * The same file prints, as `frame-path figure {json}`, the wall time of each hop measured side by side in one run (a
  * frame through the hub, the same AccountDO call made directly, a no-op AccountDO call, a D1 batch of four
@@ -64,14 +64,14 @@ async function stored(accountId: string, upstreamId: string): Promise<boolean> {
 }
 
 describe('an inbound frame on its way to D1', () => {
-  it('costs one D1 round trip (four statements) for a known sender, and is acked only once committed', async () => {
+  it('costs one D1 round trip (three statements) for a known sender, and is acked only once committed', async () => {
     const { relay, assign } = await linked()
     // The first message from a person looks them up (one read); the figures are for everyone after.
     expect(await relay.request(inbound(relay, assign))).toMatchObject({ type: 'ack' })
     const frame = inbound(relay, assign)
     const totals = await meter.measure(async () => expect(await relay.request(frame)).toMatchObject({ type: 'ack' }))
     expect(await stored(assign.account.accountId, frame.message.upstreamId)).toBe(true)
-    expect(totals).toMatchObject({ roundTrips: 1, statements: 4 })
+    expect(totals).toMatchObject({ roundTrips: 1, statements: 3 })
   })
 
   it('never costs more than one D1 round trip per frame in a burst of one session, and stores it in order', async () => {
@@ -79,7 +79,7 @@ describe('an inbound frame on its way to D1', () => {
     expect(await relay.request(inbound(relay, assign))).toMatchObject({ type: 'ack' })
     const frames = Array.from({ length: 50 }, (_, i) => inbound(relay, assign, `burst ${i}`))
     const totals = await meter.measure(() => Promise.all(frames.map((f) => relay.request(f))))
-    expect(totals.statements).toBe(200)
+    expect(totals.statements).toBe(150)
     // Frames that reach the hub while the session's commit runs share the next AccountDO call and D1 batch; how many
     // do depends on how fast they arrive (in this single-threaded runtime, about one per commit), so the bound held
     // here is the one that does not: no frame costs a round trip of its own on top of its batch's.
@@ -96,7 +96,7 @@ describe('an inbound frame on its way to D1', () => {
       await answered(relay, frames)
     })
     // One AccountDO call for the whole batch (one ack below), whose group commit shares D1 batches among its messages.
-    expect(totals.statements).toBe(4 * frames.length)
+    expect(totals.statements).toBe(3 * frames.length)
     expect(totals.roundTrips).toBeLessThanOrEqual(3)
     const acks = relay.frames.filter((f) => f.type === 'ack' && frames.some((fr) => f.ids.includes(fr.id)))
     expect(acks).toEqual([{ type: 'ack', ids: frames.map((f) => f.id) }])
