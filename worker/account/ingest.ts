@@ -120,8 +120,9 @@ function ingestOne(c: AccountContext, ref: AccountRef, item: InboundItem, now: n
       if (!inserted) {
         // Nothing stored under its upstream id before this batch: the insert was refused for a private contact.
         if (contact.prior_id === null || contact.prior_contact_id === null) return { stored: false, contactId: seed.id, reason: 'contact_private' }
-        // A duplicate, whatever the contact is now (a person made private keeps what was stored before). Usually a re-push of an old message; but it may be this message's own earlier batch that landed although
-        // its answer was lost (and was retried): then open waits never got it, so they read D1 again.
+        // A duplicate, whatever the contact is now (a person made private keeps what was stored before). Usually a
+        // re-push of an old message; but it may be this message's own earlier batch that landed although its answer
+        // was lost (and was retried): then open waits never got it, so they read D1 again.
         c.waits.unsure()
         c.store.recordDuplicateInbound(contact.prior_contact_id)
         return { stored: true, messageId: contact.prior_id, contactId: contact.prior_contact_id, duplicate: true }
