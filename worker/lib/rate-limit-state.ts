@@ -21,9 +21,9 @@ const WINDOWS_MAX_ENTRIES = 10_000
 
 /**
  * One counter's fixed window in this isolate: requests seen; how many more the binding's last "allowed" stands for
- * (a sampled rule's); whether its last answer was "over".
+ * (a sampled rule's); whether its last answer was "over"; the ask in flight, if any.
  */
-export type LocalWindow = { start: number; used: number; credit: number; over: boolean }
+export type LocalWindow = { start: number; used: number; credit: number; over: boolean; asking?: Promise<boolean> }
 const windows = new Map<string, LocalWindow>()
 
 /**
@@ -47,17 +47,34 @@ export function countLocally(rule: RateLimitRule, counter: string, now: number):
  * Whether the binding admits this request, asking it only when needed (lib/abuse-limits.ts `sampleEvery`): an
  * "allowed" stands for the request that asked and the next n - 1, so the first request of a window asks and then
  * every n-th; while the last answer was "over" every request asks, so a refusal lasts exactly as long as the
- * binding's. Concurrent requests with no credit left may each ask: that only counts them more strictly.
+ * binding's. Requests that arrive while an ask is in flight wait for it and then take its credit (or share its
+ * "over"), so concurrent requests do not each ask, which would count them up to n times over.
  */
 export async function admitted(rule: RateLimitRule, w: LocalWindow, ask: () => Promise<RateLimitOutcome>): Promise<boolean> {
-  if (!w.over && w.credit > 0) {
-    w.credit--
-    return true
+  for (;;) {
+    if (w.asking) {
+      if (!(await w.asking)) return false
+      continue
+    }
+    if (!w.over && w.credit > 0) {
+      w.credit--
+      return true
+    }
+    w.asking = ask().then(
+      ({ success }) => {
+        // Cleared before anyone waiting on it resumes, so the next one to run finds the credit, not the ask.
+        w.asking = undefined
+        w.over = !success
+        w.credit = success ? (rule.sampleEvery ?? 1) - 1 : 0
+        return success
+      },
+      (err: unknown) => {
+        w.asking = undefined
+        throw err
+      }
+    )
+    return w.asking
   }
-  const { success } = await ask()
-  w.over = !success
-  w.credit = success ? (rule.sampleEvery ?? 1) - 1 : 0
-  return success
 }
 
 /** The limit's state for the headers after this request: `allowed` false reports nothing left. */

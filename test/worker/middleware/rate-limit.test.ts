@@ -53,9 +53,12 @@ function withCounted(answers: boolean[] = []) {
   return { asked, fetch }
 }
 
-/** A moment 3.5 s into a 10 s window (and so into a 60 s one), frozen for the local counts. */
+/**
+ * A moment 3.5 s into a 10 s window (and so into a 60 s one), frozen for the local counts: in the minute before this
+ * one, so no count a request made on the real clock (a warm-up) is in its window.
+ */
 function freezeInsideWindow(): void {
-  const now = Date.now() - (Date.now() % 60_000) + 3_500
+  const now = Date.now() - (Date.now() % 60_000) - 60_000 + 3_500
   rateLimitClock.now = () => now
 }
 
@@ -187,6 +190,24 @@ describe('sampled request and push limits', () => {
     expect(RATE_LIMITS.RL_API_KEY.sampleEvery).toBe(10)
     expect(asked.RL_API_KEY).toBe(3)
     expect(remaining.at(-1)).toBe('"api-key";r=5979;t=7')
+  })
+
+  it('ask once for requests that arrive together: those that come while an ask is in flight wait for its answer', async () => {
+    const t = await newTenant()
+    await call('/v1/usage', { key: t.key }) // the key is looked up and cached once, outside the counted run
+    const { asked, fetch } = withCounted()
+    const answers = await Promise.all(Array.from({ length: 20 }, () => fetch('/v1/usage', { headers: { 'X-API-Key': t.key } })))
+    expect(answers.map((r) => r.status)).toEqual(Array(20).fill(200))
+    expect(asked.RL_API_KEY).toBe(2)
+  })
+
+  it('refuse together the requests that waited on an “over”', async () => {
+    const t = await newTenant()
+    await call('/v1/usage', { key: t.key })
+    const { asked, fetch } = withCounted([false])
+    const answers = await Promise.all(Array.from({ length: 5 }, () => fetch('/v1/usage', { headers: { 'X-API-Key': t.key } })))
+    expect(answers.map((r) => r.status)).toEqual(Array(5).fill(429))
+    expect(asked.RL_API_KEY).toBe(1)
   })
 
   it('ask on every request after an “over” until the binding allows again, then sample again', async () => {
