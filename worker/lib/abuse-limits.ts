@@ -31,7 +31,7 @@ export type RateLimitRule = {
    * window, then every n-th, and every one after an "over" until it allows again), and its `[[ratelimits]]` limit is
    * `limit / sampleEvery` (`bindingLimit`). Under `wrangler dev` each binding call costs about half a millisecond of
    * CPU on the thread that runs everything, an eighth of a bare GET; deployed it is a round trip per request. A key
-   * can pass its limit by fewer than `sampleEvery` requests per isolate serving it, against a binding that is
+   * can pass its limit by fewer than `sampleEvery` requests per ask in flight in an isolate, against a binding that is
    * approximate per location anyway.
    */
   sampleEvery?: number

@@ -21,9 +21,9 @@ const WINDOWS_MAX_ENTRIES = 10_000
 
 /**
  * One counter's fixed window in this isolate: requests seen; how many more the binding's last "allowed" stands for
- * (a sampled rule's); whether its last answer was "over"; the ask in flight, if any.
+ * (a sampled rule's); whether its last answer was "over".
  */
-export type LocalWindow = { start: number; used: number; credit: number; over: boolean; asking?: Promise<boolean> }
+export type LocalWindow = { start: number; used: number; credit: number; over: boolean }
 const windows = new Map<string, LocalWindow>()
 
 /**
@@ -44,37 +44,30 @@ export function countLocally(rule: RateLimitRule, counter: string, now: number):
 }
 
 /**
- * Whether the binding admits this request, asking it only when needed (lib/abuse-limits.ts `sampleEvery`): an
- * "allowed" stands for the request that asked and the next n - 1, so the first request of a window asks and then
- * every n-th; while the last answer was "over" every request asks, so a refusal lasts exactly as long as the
- * binding's. Requests that arrive while an ask is in flight wait for it and then take its credit (or share its
- * "over"), so concurrent requests do not each ask, which would count them up to n times over.
+ * Whether the binding admits this request, asking it only when needed (lib/abuse-limits.ts `sampleEvery`): an ask
+ * stands for the request that asks and the next n - 1, so the first request of a window asks and then every n-th;
+ * while the last answer was "over" every request asks, so a refusal lasts exactly as long as the binding's.
+ * The credit is granted when the ask starts, not when it is answered: requests that arrive meanwhile take it instead
+ * of asking too (which would count them up to n times over), and they cannot wait for the ask instead, since a
+ * request in workerd must not wait on another request's I/O (it would hang). So up to n - 1 requests may pass
+ * while an ask that ends "over" is in flight: the same bound as sampling itself.
  */
 export async function admitted(rule: RateLimitRule, w: LocalWindow, ask: () => Promise<RateLimitOutcome>): Promise<boolean> {
-  for (;;) {
-    if (w.asking) {
-      if (!(await w.asking)) return false
-      continue
-    }
-    if (!w.over && w.credit > 0) {
-      w.credit--
-      return true
-    }
-    w.asking = ask().then(
-      ({ success }) => {
-        // Cleared before anyone waiting on it resumes, so the next one to run finds the credit, not the ask.
-        w.asking = undefined
-        w.over = !success
-        w.credit = success ? (rule.sampleEvery ?? 1) - 1 : 0
-        return success
-      },
-      (err: unknown) => {
-        w.asking = undefined
-        throw err
-      }
-    )
-    return w.asking
+  if (!w.over && w.credit > 0) {
+    w.credit--
+    return true
   }
+  const every = rule.sampleEvery ?? 1
+  if (!w.over) w.credit = every - 1
+  const { success } = await ask()
+  if (!success) {
+    w.over = true
+    w.credit = 0
+  } else if (w.over) {
+    w.over = false
+    w.credit = every - 1
+  }
+  return success
 }
 
 /** The limit's state for the headers after this request: `allowed` false reports nothing left. */

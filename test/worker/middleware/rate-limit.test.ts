@@ -37,15 +37,18 @@ function withExhausted(name: keyof typeof RATE_LIMITS) {
 
 /**
  * The Worker with the request and push limits replaced by bindings that count what they are asked and answer
- * `answers` in turn (then "allowed"), with the clock frozen inside one window so the sampling below is exact.
+ * `answers` in turn (then "allowed") once `gate` opens, with the clock frozen inside one window so the sampling
+ * below is exact.
  */
-function withCounted(answers: boolean[] = []) {
+function withCounted(answers: boolean[] = [], gate: Promise<void> = Promise.resolve()) {
   freezeInsideWindow()
   const asked = { RL_API_KEY: 0, RL_TENANT: 0, RL_INBOUND: 0 }
   const counting = (name: keyof typeof asked): RateLimit => ({
     limit: async () => {
       asked[name]++
-      return { success: answers.shift() ?? true }
+      const success = answers.shift() ?? true
+      await gate
+      return { success }
     },
   })
   const bindings = { RL_API_KEY: counting('RL_API_KEY'), RL_TENANT: counting('RL_TENANT'), RL_INBOUND: counting('RL_INBOUND') }
@@ -192,7 +195,7 @@ describe('sampled request and push limits', () => {
     expect(remaining.at(-1)).toBe('"api-key";r=5979;t=7')
   })
 
-  it('ask once for requests that arrive together: those that come while an ask is in flight wait for its answer', async () => {
+  it('ask once for requests that arrive together: an ask’s credit is theirs from the moment it starts', async () => {
     const t = await newTenant()
     await call('/v1/usage', { key: t.key }) // the key is looked up and cached once, outside the counted run
     const { asked, fetch } = withCounted()
@@ -201,13 +204,23 @@ describe('sampled request and push limits', () => {
     expect(asked.RL_API_KEY).toBe(2)
   })
 
-  it('refuse together the requests that waited on an “over”', async () => {
+  it('let the requests that come while an ask is in flight take its credit, and refuse every one from its “over” on', async () => {
     const t = await newTenant()
-    await call('/v1/usage', { key: t.key })
-    const { asked, fetch } = withCounted([false])
-    const answers = await Promise.all(Array.from({ length: 5 }, () => fetch('/v1/usage', { headers: { 'X-API-Key': t.key } })))
-    expect(answers.map((r) => r.status)).toEqual(Array(5).fill(429))
+    let open = () => {}
+    const { asked, fetch } = withCounted([false, false], new Promise((resolve) => (open = resolve)))
+    const usage = () => fetch('/v1/usage', { headers: { 'X-API-Key': t.key } })
+    const first = usage() // asks, and its answer is held
+    const meanwhile: number[] = []
+    for (let i = 0; i < 9; i++) meanwhile.push((await usage()).status)
+    expect(meanwhile).toEqual([...Array(9).fill(200)])
     expect(asked.RL_API_KEY).toBe(1)
+    open()
+    expect((await first).status).toBe(429)
+    // Over: every request asks, and is refused until the binding allows one.
+    expect((await usage()).status).toBe(429)
+    expect((await usage()).status).toBe(200)
+    expect((await usage()).status).toBe(200)
+    expect(asked.RL_API_KEY).toBe(3)
   })
 
   it('ask on every request after an “over” until the binding allows again, then sample again', async () => {
