@@ -83,9 +83,11 @@ export function request(target: string, method: string, headers: Record<string, 
 }
 
 /** p50/p99 of a bare authenticated GET /v1/usage: the yardstick every latency figure is compared with. */
-export async function measureBaseline(server: LocalServer, samples = 300): Promise<Baseline> {
+export async function measureBaseline(server: LocalServer, samples = 1000): Promise<Baseline> {
   const { key } = await server.newTenant()
-  for (let i = 0; i < 20; i++) await api(server, key, 'GET', '/usage')
+  // Warm: V8 optimises the request path after some hundreds of calls, and a colder start made back-to-back runs of the
+  // same commit differ by a third in CPU per call.
+  for (let i = 0; i < 300; i++) await api(server, key, 'GET', '/usage')
   const times: number[] = []
   const cpuBefore = server.cpuSeconds()
   for (let i = 0; i < samples; i++) {

@@ -5,9 +5,11 @@
  * a goal whose bench did not run says "not measured".
  */
 import { type Baseline, type BenchReport, type BenchRow, ms } from './bench-kit'
+import type { InterleavedCpu } from './interleaved'
 
 export type RunFigures = { baseline: Baseline | undefined; reports: BenchReport[] }
-export type ComparedRun = RunFigures & { sha: string }
+/** `cpu`: both trees' GET CPU from alternating rounds (interleaved.ts); the GET goal uses it over the two baselines. */
+export type ComparedRun = RunFigures & { sha: string; cpu?: InterleavedCpu }
 
 export type DoneWhenRow = { goal: string; now: string; compared: string; target: string; met: boolean | undefined }
 
@@ -86,11 +88,12 @@ const GOALS: Goal[] = [
 ]
 
 export function doneWhenRows(run: RunFigures, compared?: ComparedRun): DoneWhenRow[] {
-  const cpu = run.baseline?.usageCpuMs
-  const cpuBefore = compared?.baseline?.usageCpuMs
+  const alternating = compared?.cpu
+  const cpu = alternating?.mineMs ?? run.baseline?.usageCpuMs
+  const cpuBefore = alternating?.theirsMs ?? compared?.baseline?.usageCpuMs
   const rows: DoneWhenRow[] = [
     {
-      goal: 'baseline GET /v1/usage server CPU per call',
+      goal: `baseline GET /v1/usage server CPU per call${alternating ? ` (both servers up, ${alternating.rounds} alternating rounds of ${alternating.callsPerRound} calls, median)` : ''}`,
       now: cpu === undefined ? 'not measured' : ms(cpu),
       compared: cpuBefore === undefined ? '—' : ms(cpuBefore),
       target: `≤ ${GET_CPU_MAX_RATIO}x ${compared?.sha ?? 'the compared commit'}’s`,

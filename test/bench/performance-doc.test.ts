@@ -111,6 +111,18 @@ describe('doneWhenRows', () => {
     expect(at(2.67 * 1.1 + 0.01)).toBe(false)
   })
 
+  it('judges the GET CPU from the alternating rounds when they were measured, over the two baselines', () => {
+    const cpu = { rounds: 6, callsPerRound: 300, mineMs: 2.9, theirsMs: 2.7 }
+    const [row] = doneWhenRows(run, { ...compared, cpu })
+    expect(row).toEqual({
+      goal: 'baseline GET /v1/usage server CPU per call (both servers up, 6 alternating rounds of 300 calls, median)',
+      now: '2.90 ms',
+      compared: '2.70 ms',
+      target: '≤ 1.1x 58e5f7d’s',
+      met: true,
+    })
+  })
+
   it('judges MCP overhead against today’s 1.11x and leaves goals of benches that did not run as not measured', () => {
     const rows = doneWhenRows(run)
     expect(rows.find((r) => r.goal.startsWith('MCP overhead'))).toMatchObject({ now: '1.08x', met: true, compared: '—' })

@@ -6,13 +6,15 @@
  */
 import { beforeFromDoc, beforeFromRun, type BeforeSource, recordedFigures } from './before-after'
 import { type Baseline, type BenchReport, ms } from './bench-kit'
+import type { InterleavedCpu } from './interleaved'
 import { doneWhenRows, doneWhenTable } from './done-when'
 import { formatLoad, type Load, tableHead, tableRow } from './report'
 
 /** One bench's report under its name (`inbound`, `relay`, …), as the runner selects them. */
 export type NamedReport = { name: string; report: BenchReport }
 
-export type ComparedFigures = { sha: string; dir: string; baseline: Baseline; reports: NamedReport[] }
+/** `cpu`: the GET CPU of both trees in alternating rounds (interleaved.ts), when measured. */
+export type ComparedFigures = { sha: string; dir: string; baseline: Baseline; reports: NamedReport[]; cpu?: InterleavedCpu }
 
 export type PerformanceDocInput = {
   command: string
@@ -73,7 +75,9 @@ export function performanceDoc(input: PerformanceDocInput): string {
     "the same command starts the other checkout's `wrangler dev` (with its own node_modules) and runs this tree's",
     "baseline and inbound bench against it, back to back on the same machine. Each table's **Before** column holds that",
     "commit's value for the inbound figures, and for every other figure the value recorded in the PERFORMANCE.md this",
-    'file replaced ("—" when it had none; rows are matched by their metric text).',
+    'file replaced ("—" when it had none; rows are matched by their metric text). The GET CPU goal is then judged with',
+    'both servers up at once, in alternating rounds of calls (the median of each side): measured one after the other,',
+    "the same commit's figure moved by a third between runs on this shared virtual machine.",
     '',
     `- Command: \`${input.command}\``,
     `- Date: ${input.date.toISOString()}`,
@@ -92,7 +96,7 @@ export function performanceDoc(input: PerformanceDocInput): string {
     ...doneWhenTable(
       doneWhenRows(
         { baseline, reports: input.reports.map((r) => r.report) },
-        compared && { sha: compared.sha, baseline: compared.baseline, reports: compared.reports.map((r) => r.report) }
+        compared && { sha: compared.sha, baseline: compared.baseline, reports: compared.reports.map((r) => r.report), cpu: compared.cpu }
       ),
       compared?.sha
     ),

@@ -29,6 +29,7 @@ import { mediaBench } from './media.bench'
 import { devBundle, formatSummary, profiled } from './profile'
 import { relayBench } from './relay.bench'
 import { doneWhenRows } from './done-when'
+import { interleavedCpu } from './interleaved'
 import { type ComparedFigures, HISTORY_FILE, type NamedReport, performanceDoc } from './performance-doc'
 import { currentLoad, formatLine, formatLoad, isLoaded } from './report'
 import { webhooksBench } from './webhooks.bench'
@@ -112,7 +113,17 @@ async function measureCompared(dir: string, rcv: NonNullable<typeof receiver>): 
       console.log(`\n== ${bench.name} at ${sha}`)
       print(bench.name, await bench.run({ server: other, receiver: rcv, baseline }), baseline, done)
     }
-    return { sha, dir, baseline, reports: done }
+    // The GET CPU goal, from both servers up at once in alternating rounds (interleaved.ts says why).
+    const mine = await startLocalServer()
+    try {
+      const cpu = await interleavedCpu(mine, other)
+      console.log(
+        `GET /v1/usage server CPU per call, interleaved (${cpu.rounds} rounds of ${cpu.callsPerRound} calls each, median): this tree ${ms(cpu.mineMs)}, ${sha} ${ms(cpu.theirsMs)} (${(cpu.mineMs / cpu.theirsMs).toFixed(2)}x)`
+      )
+      return { sha, dir, baseline, reports: done, cpu }
+    } finally {
+      await mine.stop()
+    }
   } finally {
     await other.stop()
   }
@@ -124,7 +135,7 @@ console.log(`\nload average (1/5/15 min) at end: ${formatLoad(loadAtEnd)}${loade
 
 const doneWhen = doneWhenRows(
   { baseline: baselineUsed, reports: reports.map((r) => r.report) },
-  compared && { sha: compared.sha, baseline: compared.baseline, reports: compared.reports.map((r) => r.report) }
+  compared && { sha: compared.sha, baseline: compared.baseline, reports: compared.reports.map((r) => r.report), cpu: compared.cpu }
 ).filter((r) => r.now !== 'not measured')
 if (doneWhen.length > 0) {
   console.log('\nissue 23 targets:')
