@@ -58,8 +58,10 @@ export const inboundBench: Bench = {
     let drainCursor = (await api(server, ingest.key, 'GET', '/messages/wait?timeout_s=0')).json.cursor as string
     const seen: string[] = []
     let pushing = true
+    let waits = 0
     const consumer = (async () => {
       while (pushing || seen.length < INGEST_MESSAGES) {
+        waits++
         const r = await api(server, ingest.key, 'GET', `/messages/wait?timeout_s=2&cursor=${drainCursor}`)
         for (const m of r.json.messages) seen.push(m.text)
         drainCursor = r.json.cursor
@@ -132,6 +134,8 @@ export const inboundBench: Bench = {
           ratio: cpuMsPerMessage / baseline.usageCpuMs,
           base: 'cpu',
         },
+        // Each wait answer is a whole authenticated request: fewer messages per answer cost more CPU per message.
+        { metric: 'messages per wait answer (the consumer’s calls)', value: `${(seen.length / waits).toFixed(2)} (${waits} waits)` },
         { metric: 'lost / duplicated (received by the consumer)', value: `${lost} / ${duplicated}`, target: '0 / 0', ok: lost === 0 && duplicated === 0 },
       ],
       notes: [
