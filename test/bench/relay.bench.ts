@@ -462,7 +462,7 @@ export const relayBench: Bench = {
         'beta runs the real GramJS client (relay/beta) against the fake MTProto data centre (relay/sim/network/beta-dc), alpha the simulated phones; both through the same relay process, link and `wrangler dev`. beta\u2019s extra relay and upstream CPU per message is GramJS decoding and decrypting each update, which the real network costs too.',
         'The RelayHub\u2019s hop stays: test/worker/relay/frame-path.test.ts shows a frame through the hub costs no more than calling the AccountDO directly.',
         'Sends go to people who wrote to the account first (the free plan allows 50 sends per account and day); latency is one send at a time, throughput one client per account posting its sends in order; every send must reach the phone exactly once and in posting order.',
-        'Relay memory per idle session: the 84 KiB issue 23 found came from V8\u2019s young generation growing with the sessions\u2019 garbage; the relay runs with `--max-semi-space-size=16` (package.json\u2019s `relay` script, relay/Dockerfile), which caps it.',
+        'Relay memory per idle session: the 84 KiB per session measured before the speed round came from V8\u2019s young generation growing with the sessions\u2019 garbage; the relay runs with `--max-semi-space-size=16` (package.json\u2019s `relay` script, relay/Dockerfile), which caps it.',
       ],
     }
   },
