@@ -78,4 +78,29 @@ describe('custom channel end to end on the local server, through the typed clien
     const anonymous = createGateway({ baseUrl: local.server.url, apiKey: 'svc_live_not-a-key' })
     await expect(anonymous.usage.get()).rejects.toMatchObject({ name: 'MessagingError', code: 'unauthorized', status: 401 })
   })
+
+  it('answers a burst of concurrent pushes and reads with one key, every one, and the wait gets each message once', async () => {
+    // The request limits are sampled per key (docs/security.md): concurrent requests of one key share the credit of an
+    // ask in flight, through the real bindings of wrangler dev. That no request waits on another's ask (it would hang
+    // in workerd) is pinned deterministically in test/worker/middleware/rate-limit.test.ts.
+    const { key } = await local.server.newTenant()
+    const gw = createGateway({ baseUrl: local.server.url, apiKey: key })
+    await gw.call(gw.api.PUT('/channels/custom', { body: { webhook_url: `${local.receiver.url}/r/burst` } }))
+    const { cursor } = await gw.messages.wait({ timeout_s: 0 })
+    const texts = Array.from({ length: 40 }, (_, i) => `burst ${i}`)
+    const answers = await Promise.all([
+      ...texts.map((text, i) => gw.call(gw.api.POST('/channels/custom/inbound', { body: { customData: { body: text, fromId: `p${i % 5}` } } }))),
+      ...Array.from({ length: 20 }, () => gw.usage.get()),
+    ])
+    expect(answers).toHaveLength(60)
+    const seen: string[] = []
+    let at = cursor
+    while (seen.length < texts.length) {
+      const page = await gw.messages.wait({ cursor: at, timeout_s: 5 })
+      if (page.messages.length === 0) break
+      seen.push(...page.messages.map((m) => m.text))
+      at = page.cursor
+    }
+    expect(seen.sort()).toEqual([...texts].sort())
+  })
 })
