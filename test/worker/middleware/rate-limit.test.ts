@@ -209,6 +209,8 @@ describe('sampled request and push limits', () => {
     let open = () => {}
     const { asked, fetch } = withCounted([false, false], new Promise((resolve) => (open = resolve)))
     const usage = () => fetch('/v1/usage', { headers: { 'X-API-Key': t.key } })
+    // They take the credit instead of waiting for the ask: in workerd a request that waits on another request's I/O
+    // hangs (an earlier version waited, and this test timed out on it).
     const first = usage() // asks, and its answer is held
     const meanwhile: number[] = []
     for (let i = 0; i < 9; i++) meanwhile.push((await usage()).status)
