@@ -52,7 +52,7 @@ export function countLocally(rule: RateLimitRule, counter: string, now: number):
  * request in workerd must not wait on another request's I/O (it would hang). So up to n - 1 requests may pass
  * while an ask that ends "over" is in flight: the same bound as sampling itself.
  */
-export async function admitted(rule: RateLimitRule, w: LocalWindow, ask: () => Promise<RateLimitOutcome>): Promise<boolean> {
+export async function bindingAllows(rule: RateLimitRule, w: LocalWindow, ask: () => Promise<RateLimitOutcome>): Promise<boolean> {
   if (!w.over && w.credit > 0) {
     w.credit--
     return true

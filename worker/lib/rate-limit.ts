@@ -10,16 +10,16 @@ import { createMiddleware } from 'hono/factory'
 import type { AppEnv } from '../env'
 import { ApiError } from '../errors'
 import { RATE_LIMITS, type RateLimitName } from './abuse-limits'
-import { admitted, countLocally, noteRateLimit, rateLimitClock, windowState } from './rate-limit-state'
+import { bindingAllows, countLocally, noteRateLimit, rateLimitClock, windowState } from './rate-limit-state'
 
 export { RATE_LIMITS, type RateLimitName, type RateLimitRule } from './abuse-limits'
 
 /**
  * Counts one use of `name` for `key`; past the limit, a 429 in the route family's error shape with Retry-After (the
- * binding says no more than "over": the whole period is the honest wait). The binding is asked when `admitted` needs
- * it (a sampled rule asks for one request in `sampleEvery`, lib/abuse-limits.ts) unless the key's limit already
- * holds this one (`heldByKeyLimit`). A binding missing from the environment (a self-hosted workerd configured without
- * it) limits nothing.
+ * binding says no more than "over": the whole period is the honest wait). The binding is asked when `bindingAllows`
+ * needs it (a sampled rule asks for one request in `sampleEvery`, lib/abuse-limits.ts) unless the key's limit
+ * already holds this one (`heldByKeyLimit`). A binding missing from the environment (a self-hosted workerd configured
+ * without it) limits nothing.
  */
 export async function enforce(c: Context<AppEnv>, name: RateLimitName, key: string, message: string): Promise<void> {
   const binding = c.env[name] as RateLimit | undefined
@@ -27,7 +27,7 @@ export async function enforce(c: Context<AppEnv>, name: RateLimitName, key: stri
   const rule = RATE_LIMITS[name]
   const now = rateLimitClock.now()
   const window = countLocally(rule, `${name}:${key}`, now)
-  const success = heldByKeyLimit(c, name, key) || (await admitted(rule, window, () => binding.limit({ key })))
+  const success = heldByKeyLimit(c, name, key) || (await bindingAllows(rule, window, () => binding.limit({ key })))
   noteRateLimit(c, windowState(rule, window, success, now))
   if (!success) throw new ApiError(429, 'rate_limited', message, rule.periodS)
 }
