@@ -22,11 +22,21 @@ export type AccountRef = z.infer<typeof AccountRef>
 export const AccountPlacement = z.object({ shard: z.number().int(), placement: z.number().int(), movingTo: z.number().int().nullable() })
 export type AccountPlacement = z.infer<typeof AccountPlacement>
 
+/** A flat value parsed from its stored text once, until the text changes; frozen, so no caller changes the next one's. */
+function parsedOnce<S extends z.ZodType<object>>(shape: S): (raw: string) => Readonly<z.infer<S>> {
+  let last: { raw: string; value: Readonly<z.infer<S>> } | undefined
+  return (raw) => {
+    if (last?.raw !== raw) last = { raw, value: Object.freeze(shape.parse(JSON.parse(raw))) }
+    return last.value
+  }
+}
+
 export class AccountKv {
   /** kv values as stored (JSON text; null when absent), filled on first read. */
   protected readonly kv = new Map<string, string | null>()
-  /** The ref and placement as parsed from the text they were parsed from: read on every call, so parsed once. */
-  private readonly frozen = new Map<string, { raw: string; value: unknown }>()
+  /** The ref and placement, read on every call: parsed once per stored text. */
+  private readonly refOf = parsedOnce(AccountRef)
+  private readonly placementOf = parsedOnce(AccountPlacement)
 
   constructor(protected readonly storage: DurableObjectStorage) {}
 
@@ -43,17 +53,6 @@ export class AccountKv {
     return raw === null ? undefined : shape.parse(JSON.parse(raw))
   }
 
-  /** A flat value parsed once per stored text and frozen, so no caller can change the copy the next one gets. */
-  private getFrozen<S extends z.ZodType<object>>(key: string, shape: S): Readonly<z.infer<S>> | undefined {
-    const raw = this.rawKv(key)
-    if (raw === null) return undefined
-    const known = this.frozen.get(key)
-    if (known?.raw === raw) return known.value as Readonly<z.infer<S>>
-    const value = Object.freeze(shape.parse(JSON.parse(raw)))
-    this.frozen.set(key, { raw, value })
-    return value
-  }
-
   /** Writes only a changed value: every storage write holds the object's next reply until it is durable. */
   private putKv(key: string, value: unknown): void {
     const raw = JSON.stringify(value)
@@ -63,7 +62,8 @@ export class AccountKv {
   }
 
   ref(): Readonly<AccountRef> | undefined {
-    return this.getFrozen('ref', AccountRef)
+    const raw = this.rawKv('ref')
+    return raw === null ? undefined : this.refOf(raw)
   }
 
   setRef(ref: AccountRef): void {
@@ -72,7 +72,8 @@ export class AccountKv {
   }
 
   placement(): Readonly<AccountPlacement> | undefined {
-    return this.getFrozen('placement', AccountPlacement)
+    const raw = this.rawKv('placement')
+    return raw === null ? undefined : this.placementOf(raw)
   }
 
   setPlacement(p: AccountPlacement): void {
