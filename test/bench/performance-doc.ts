@@ -7,7 +7,7 @@
 import { beforeFromDoc, beforeFromRun, type BeforeSource, recordedFigures } from './before-after'
 import { type Baseline, type BenchReport, ms } from './bench-kit'
 import type { InterleavedCpu } from './interleaved'
-import { doneWhenRows, doneWhenTable } from './done-when'
+import { type DoneWhenRow, doneWhenRows, doneWhenTable } from './done-when'
 import { formatLoad, type Load, tableHead, tableRow } from './report'
 
 /** One bench's report under its name (`inbound`, `relay`, …), as the runner selects them. */
@@ -44,6 +44,15 @@ const historyBody = (history: string) =>
     .replace(/^# .*\n+/, '')
     .replace(/^(#{2,}) /gm, '#$1 ')
     .trimEnd()
+
+/** The speed targets of a run (done-when.ts), with the compared commit's figures when it was measured too. */
+export function speedTargets(input: Pick<PerformanceDocInput, 'baseline' | 'reports' | 'compared'>): DoneWhenRow[] {
+  const { compared } = input
+  return doneWhenRows(
+    { baseline: input.baseline, reports: input.reports.map((r) => r.report) },
+    compared && { sha: compared.sha, baseline: compared.baseline, reports: compared.reports.map((r) => r.report), cpu: compared.cpu }
+  )
+}
 
 export function performanceDoc(input: PerformanceDocInput): string {
   const { compared, baseline } = input
@@ -93,13 +102,7 @@ export function performanceDoc(input: PerformanceDocInput): string {
     '',
     '## Speed targets',
     '',
-    ...doneWhenTable(
-      doneWhenRows(
-        { baseline, reports: input.reports.map((r) => r.report) },
-        compared && { sha: compared.sha, baseline: compared.baseline, reports: compared.reports.map((r) => r.report), cpu: compared.cpu }
-      ),
-      compared?.sha
-    ),
+    ...doneWhenTable(speedTargets(input), compared?.sha),
     '',
   ]
   for (const { name, report } of input.reports) {

@@ -28,9 +28,8 @@ import { mcpBench } from './mcp.bench'
 import { mediaBench } from './media.bench'
 import { devBundle, formatSummary, profiled } from './profile'
 import { relayBench } from './relay.bench'
-import { doneWhenRows } from './done-when'
 import { interleavedCpu } from './interleaved'
-import { type ComparedFigures, HISTORY_FILE, type NamedReport, performanceDoc } from './performance-doc'
+import { type ComparedFigures, HISTORY_FILE, type NamedReport, performanceDoc, speedTargets } from './performance-doc'
 import { currentLoad, formatLine, formatLoad, isLoaded } from './report'
 import { webhooksBench } from './webhooks.bench'
 
@@ -133,10 +132,7 @@ const loadAtEnd = currentLoad()
 const loaded = isLoaded(loadAtStart) || isLoaded(loadAtEnd)
 console.log(`\nload average (1/5/15 min) at end: ${formatLoad(loadAtEnd)}${loaded ? ' — LOADED run: not a result' : ''}`)
 
-const doneWhen = doneWhenRows(
-  { baseline: baselineUsed, reports: reports.map((r) => r.report) },
-  compared && { sha: compared.sha, baseline: compared.baseline, reports: compared.reports.map((r) => r.report), cpu: compared.cpu }
-).filter((r) => r.now !== 'not measured')
+const doneWhen = speedTargets({ baseline: baselineUsed, reports, compared }).filter((r) => r.now !== 'not measured')
 if (doneWhen.length > 0) {
   console.log('\nissue 23 targets:')
   for (const r of doneWhen)
