@@ -12,11 +12,7 @@ type TenantIdValues = { tenantId: string }
 const readAccount = rawRowReader(accounts)
 
 const tenantAccounts = compiled<TenantIdValues>((db) =>
-  db
-    .select()
-    .from(accounts)
-    .where(eq(accounts.tenantId, placeholders<TenantIdValues>().tenantId))
-    .orderBy(asc(accounts.createdAt), asc(accounts.id))
+  db.select().from(accounts).where(eq(accounts.tenantId, placeholders<TenantIdValues>().tenantId)).orderBy(asc(accounts.createdAt), asc(accounts.id))
 )
 
 /**

@@ -93,7 +93,7 @@ function withContactOf(row: readonly unknown[]): MessageWithContact {
 export async function inboundAfter(db: Db, tenantId: string, accountIds: string[], afterSeq: number, limit: number): Promise<MessageWithContact[]> {
   if (accountIds.length === 0) return []
   const values: InboundAfterValues = { tenantId, afterSeq, limit }
-  accountIds.forEach((id, i) => (values[`account${i}`] = id))
+  for (const [i, id] of accountIds.entries()) values[`account${i}`] = id
   const rows = await inboundAfterStatement(db, accountIds.length).bind(db, values).raw()
   return rows.map(withContactOf)
 }

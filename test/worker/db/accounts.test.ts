@@ -56,8 +56,17 @@ describe('listAccounts', () => {
     const other = await newTenant()
     await db.insert(accounts).values([
       { tenantId: t.tenantId, id: 'b-later', channel: 'custom', identifier: 'b', status: 'connected', connectedAt: 2500, createdAt: 2000, updatedAt: 2600 },
-      { tenantId: t.tenantId, id: 'a-first', channel: 'sms', identifier: '+15550001', status: 'restricted', statusReason: 'daily cap', createdAt: 1000, updatedAt: 1000 },
-      { tenantId: t.tenantId, id: 'c-tie', channel: 'alpha', identifier: '+15550002', status: 'disconnected', createdAt: 2000, updatedAt: 2000 },
+      {
+        tenantId: t.tenantId,
+        id: 'a-first',
+        channel: 'sms',
+        identifier: '+15550001',
+        status: 'restricted',
+        statusReason: 'daily cap',
+        createdAt: 1000,
+        updatedAt: 1000,
+      },
+      { tenantId: t.tenantId, id: 'c-tie', channel: 'alpha_web', identifier: '+15550002', status: 'disconnected', createdAt: 2000, updatedAt: 2000 },
       { tenantId: other.tenantId, id: 'x', channel: 'custom', identifier: 'x', status: 'connected', createdAt: 1500, updatedAt: 1500 },
     ])
     const listed = await listAccounts(db, t.tenantId)

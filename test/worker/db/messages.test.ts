@@ -41,7 +41,7 @@ async function storeHistory() {
       id: full,
       tenantId,
       accountId: a,
-      channel: 'alpha',
+      channel: 'alpha_web',
       phone: '+15550100',
       externalId: 'ext-1',
       socialId: 'soc-1',
@@ -64,7 +64,18 @@ async function storeHistory() {
   let n = 0
   const message = (accountId: string, contactId: string, extra: Partial<NewMessage> = {}): NewMessage => {
     n += 1
-    return { id: `m-${crypto.randomUUID()}`, tenantId, accountId, contactId, direction: 'inbound', text: `text ${n}`, status: 'received', createdAt: 100 + n, updatedAt: 100 + n, ...extra }
+    return {
+      id: `m-${crypto.randomUUID()}`,
+      tenantId,
+      accountId,
+      contactId,
+      direction: 'inbound',
+      text: `text ${n}`,
+      status: 'received',
+      createdAt: 100 + n,
+      updatedAt: 100 + n,
+      ...extra,
+    }
   }
   const rows: NewMessage[] = [
     message(a, full, { upstreamId: 'up-1' }),
