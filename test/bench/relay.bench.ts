@@ -301,22 +301,13 @@ async function memoryAfterGc(relay: RelayProc, when: string): Promise<MemoryRead
 }
 
 /**
- * Memory of a fresh relay process: restarted first (so the earlier phases' garbage is gone), measured with the few
- * sessions it resumed, then again with IDLE_SESSIONS linked and idle (heartbeats only); each reading after a full GC.
+ * Diagnosis (`RELAY_BENCH_SOAK_S`): the relay's memory every 10 s with nothing added, and with RELAY_BENCH_PROFILE
+ * where it allocated meanwhile, so growth that comes with time is seen apart from the sessions.
  */
-async function idleSessions(
-  alpha: BenchChannel,
-  sim: SimServer,
-  restart: () => Promise<RelayProc>
-): Promise<{ before: MemoryReading; beforeSessions: number; after: MemoryReading; setupS: number; relay: RelayProc }> {
-  const relay = await restart()
-  await new Promise((r) => setTimeout(r, 3000))
-  const beforeSessions = sim.network.all().filter((p) => p.open.size === 1).length
-  const before = await memoryAfterGc(relay, 'before the idle sessions')
-  // Diagnosis: memory over time with nothing added, so growth that comes with time is not booked to the sessions.
-  const soakS = Number(process.env.RELAY_BENCH_SOAK_S ?? 0)
-  const soakAllocations =
-    PROFILE && soakS > 0 ? await startAllocationSampling(relayInspector(relay), join(diagnostics!, `relay-idle-${Date.now()}.heapprofile`)) : null
+async function soak(relay: RelayProc, soakS: number): Promise<void> {
+  if (soakS <= 0) return
+  console.log(`relay memory at the start of a ${soakS} s soak: ${mib(await relayMemory(relay))}`)
+  const soakAllocations = PROFILE ? await startAllocationSampling(relayInspector(relay), join(diagnostics!, `relay-idle-${Date.now()}.heapprofile`)) : null
   for (let waited = 0; waited < soakS; waited += 10) {
     await new Promise((r) => setTimeout(r, 10_000))
     console.log(`relay memory ${waited + 10} s later: ${mib(await relayMemory(relay))}`)
@@ -328,7 +319,25 @@ async function idleSessions(
     console.log(`relay allocations while idle, garbage included (${soakS} s; self, inclusive, function), by self:\n${list(sites.slice(0, 20))}`)
     console.log(`by inclusive:\n${list([...sites].sort((a, b) => b.inclusiveBytes - a.inclusiveBytes).slice(0, 40))}`)
   }
+}
+
+/**
+ * Memory of a fresh relay process: restarted first (so the earlier phases' garbage is gone), measured with the few
+ * sessions it resumed, then again with IDLE_SESSIONS linked and idle (heartbeats only); each reading after a full GC.
+ * The soak and the first heap snapshot come before the first reading: neither time nor the snapshot writer's memory
+ * (over 100 MiB of RSS that the process keeps) is booked to the sessions.
+ */
+async function idleSessions(
+  alpha: BenchChannel,
+  sim: SimServer,
+  restart: () => Promise<RelayProc>
+): Promise<{ before: MemoryReading; beforeSessions: number; after: MemoryReading; setupS: number; relay: RelayProc }> {
+  const relay = await restart()
+  await new Promise((r) => setTimeout(r, 3000))
+  const beforeSessions = sim.network.all().filter((p) => p.open.size === 1).length
+  await soak(relay, Number(process.env.RELAY_BENCH_SOAK_S ?? 0))
   const snapshotBefore = HEAP ? await heapSnapshot(relay) : null
+  const before = await memoryAfterGc(relay, 'before the idle sessions')
   const started = performance.now()
   await pool(
     Array.from({ length: IDLE_SESSIONS - beforeSessions }, (_, i) => i),
@@ -339,9 +348,9 @@ async function idleSessions(
   await new Promise((r) => setTimeout(r, 5000))
   const after = await memoryAfterGc(relay, `with ${IDLE_SESSIONS} idle sessions`)
   if (snapshotBefore) {
-    const after = await heapSnapshot(relay)
-    const growth = heapGrowth(readHeapSnapshot(snapshotBefore), readHeapSnapshot(after), IDLE_SESSIONS - beforeSessions)
-    console.log(`\nrelay heap snapshots: ${snapshotBefore} → ${after}\n${formatGrowth(growth)}\n`)
+    const snapshotAfter = await heapSnapshot(relay)
+    const growth = heapGrowth(readHeapSnapshot(snapshotBefore), readHeapSnapshot(snapshotAfter), IDLE_SESSIONS - beforeSessions)
+    console.log(`\nrelay heap snapshots: ${snapshotBefore} → ${snapshotAfter}\n${formatGrowth(growth)}\n`)
   }
   return { before, beforeSessions, after, setupS, relay }
 }
