@@ -293,6 +293,9 @@ type MemoryReading = { rss: number; heapUsed: number }
  * swung from 7 to 107 KiB per session between two runs of the same code).
  */
 async function memoryAfterGc(relay: RelayProc, when: string): Promise<MemoryReading> {
+  // The unforced reading too, for the log: what a relay left alone holds at that moment, garbage and grown young
+  // generation included (the GC below shrinks new space back to its minimum).
+  console.log(`relay memory ${when}, as found: ${mib(await relayMemory(relay))}`)
   await collectGarbage(relayInspector(relay))
   const rss = rssMiB(relay.proc.pid!)
   const all = await relayMemory(relay)
