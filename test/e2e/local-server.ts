@@ -58,9 +58,23 @@ function bin(root: string, name: string): string {
   return join(root, 'node_modules', '.bin', name)
 }
 
-/** Node 24 from node_modules first, as npm scripts have it (wrangler needs Node >= 22.12). */
+/**
+ * Node 24 from node_modules first, as npm scripts have it (wrangler needs Node >= 22.12). Wrangler's local explorer
+ * and its local trace collector are off unless the caller's environment turns them on: the collector receives every
+ * invocation's tail events (each request, each Durable Object call) and writes them to a SQLite file with an fsync,
+ * on the same workerd thread as the Worker. That was about 1.7 ms of server CPU per bare GET (3.2 → 1.5 ms) and an
+ * fsync per request, a dev-only cost that deployed Workers do not pay (their tracing is opt-in and off the request
+ * path) and that no test reads. `X_LOCAL_OBSERVABILITY=true npm run bench` measures with it.
+ */
 function childEnv(root: string): NodeJS.ProcessEnv {
-  return { ...process.env, PATH: `${join(root, 'node_modules', '.bin')}:${process.env.PATH ?? ''}`, WRANGLER_SEND_METRICS: 'false', CI: '1' }
+  return {
+    ...process.env,
+    PATH: `${join(root, 'node_modules', '.bin')}:${process.env.PATH ?? ''}`,
+    WRANGLER_SEND_METRICS: 'false',
+    CI: '1',
+    X_LOCAL_OBSERVABILITY: process.env.X_LOCAL_OBSERVABILITY ?? 'false',
+    X_LOCAL_EXPLORER: process.env.X_LOCAL_EXPLORER ?? 'false',
+  }
 }
 
 /** Linux clock ticks per second (`getconf CLK_TCK`), the unit of /proc/<pid>/stat times. */
