@@ -140,8 +140,9 @@ async function burstProfiled<T>(server: LocalServer, relay: RelayProc, what: str
   return out.result
 }
 
-function rssMiB(pid: number): number {
-  const kb = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? NaN)
+/** A /proc/<pid>/status field in MiB: VmRSS (resident), or its parts RssAnon (heap, stacks, malloc) and RssFile (mapped files, the node binary's code among them). */
+function statusMiB(pid: number, field = 'VmRSS'): number {
+  const kb = Number(new RegExp(`${field}:\\s+(\\d+)`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? NaN)
   return kb / 1024
 }
 
@@ -297,9 +298,10 @@ async function memoryAfterGc(relay: RelayProc, when: string): Promise<MemoryRead
   // generation included (the GC below shrinks new space back to its minimum).
   console.log(`relay memory ${when}, as found: ${mib(await relayMemory(relay))}`)
   await collectGarbage(relayInspector(relay))
-  const rss = rssMiB(relay.proc.pid!)
+  const pid = relay.proc.pid!
+  const rss = statusMiB(pid)
   const all = await relayMemory(relay)
-  console.log(`relay memory ${when}, after a full GC: ${mib({ ...all, rss })}`)
+  console.log(`relay memory ${when}, after a full GC: ${mib({ ...all, rss, rssAnon: statusMiB(pid, 'RssAnon'), rssFile: statusMiB(pid, 'RssFile') })}`)
   return { rss, heapUsed: all.heapUsed }
 }
 
