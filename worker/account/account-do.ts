@@ -89,6 +89,7 @@ export class AccountObject extends DurableObject<Env> {
       schedule: (name, at) => this.schedule(name, at),
       unschedule: (name) => this.unschedule(name),
       background: (work) => ctx.waitUntil(work),
+      later: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
       commit: (statements) => this.commit(statements),
       commitBound: (statements) => this.commitBound(statements),
       inbound: new GroupCommit((statements) => this.commitBound(statements)),

@@ -26,6 +26,8 @@ export type AccountContext = {
   unschedule(name: TimerName): Promise<void>
   /** Keeps the object alive until `work` settles (the response has already gone out). */
   background(work: Promise<unknown>): void
+  /** Resolves `ms` from now: an in-memory timer, gone if the object is evicted (tests hand in one they control). */
+  later(ms: number): Promise<void>
   /**
    * Runs one atomic D1 batch. When it inserts events (db/events.ts), webhook fan-out is armed before the write
    * and started right after it, so every event written here reaches its subscriptions. Use it for every batch.

@@ -18,7 +18,7 @@ import { messageEventPayload } from '../events/payloads'
 import { newId } from '../lib/ids'
 import type { AccountContext } from './context'
 import type { AccountRef } from './storage'
-import { countInbound, writeInboundTally } from './totals'
+import { countInbound, INBOUND_TALLY_DELAY_MS, writeInboundTally } from './totals'
 
 /** What the contact upsert answers (always one row) and what the message insert answers (a row if it inserted). */
 const UpsertAnswer = z.object({ results: z.tuple([UpsertedInboundContact]) })
@@ -75,7 +75,7 @@ export async function ingestMessages(c: AccountContext, ref: AccountRef, items: 
   c.store.setRef(ref)
   if (!(await accountExists(c, ref))) return items.map((i) => ({ stored: false, contactId: i.contact.id, reason: 'account_not_found' }))
   const settled = await Promise.allSettled(items.map((item) => ingestOne(c, ref, item, now)))
-  // Already written by the microtask as a rule; written here too so no answer leaves before its counters are stored.
+  // Already written by the microtask as a rule; written here too so no answer leaves before its guard resets are stored.
   writeCommitted(c)
   const outcomes: IngestOutcome[] = []
   for (const s of settled) {
@@ -144,10 +144,20 @@ function ingestOne(c: AccountContext, ref: AccountRef, item: InboundItem, now: n
   )
 }
 
-/** The loop-guard resets and inbound tally of the messages committed so far, written in one go per burst. */
+/**
+ * The loop-guard resets of the messages committed so far, written in one go per burst, before any answer leaves;
+ * their inbound tally is written INBOUND_TALLY_DELAY_MS later, off the answers' path (totals.ts says why).
+ */
 function writeCommitted(c: AccountContext): void {
   c.store.writeGuardResets()
-  writeInboundTally(c.store)
+  if (c.store.inboundUntallied === 0 || c.store.tallyDue) return
+  c.store.tallyDue = true
+  c.background(
+    c.later(INBOUND_TALLY_DELAY_MS).then(() => {
+      c.store.tallyDue = false
+      writeInboundTally(c.store)
+    })
+  )
 }
 
 function contactOf(f: UpsertedInboundContact): WireContactFacts {

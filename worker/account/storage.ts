@@ -62,8 +62,10 @@ export class AccountStore extends AccountKv {
   private timers: Map<TimerName, number> | undefined
   /** People whose loop-guard counter restarts with a committed message, not yet written (see `recordInbound`). */
   private readonly guardResets = new Set<string>()
-  /** Inbound messages committed but not yet added to the stored totals (totals.ts adds them once per burst). */
+  /** Inbound messages committed but not yet added to the stored totals (totals.ts adds them a moment later). */
   inboundUntallied = 0
+  /** A write of `inboundUntallied` is scheduled (account/ingest.ts). */
+  tallyDue = false
   /** undefined: not read yet; null: none stored. */
   private owner: { tenantId: string; accountId: string } | null | undefined
 

@@ -32,8 +32,18 @@ export function tally(store: AccountStore, what: { outbound: 1 } | { refused: st
 }
 
 /**
- * Counts one stored inbound message in memory: `writeInboundTally` adds a burst's messages to storage in one write
- * (a write per message was a Durable Object SQL call each), and reads count them before that.
+ * How long after a commit its inbound messages are added to the stored totals. The write is kept off the replies:
+ * a Durable Object holds every reply that leaves while a storage write is not yet durable, and the tally is the only
+ * value an inbound commit changes in the object's storage (a guard reset rewrites an unchanged row, which SQLite
+ * skips), so writing it with the commit held each push's answer and each woken wait for a sync of its own (under
+ * `wrangler dev`, one fsync per push). Reads add what is not written yet (`totalsOf`). The price: a restart of the
+ * object within this time loses those messages from the lifetime count (GET /admin/metrics), not the messages.
+ */
+export const INBOUND_TALLY_DELAY_MS = 1_000
+
+/**
+ * Counts one stored inbound message in memory: `writeInboundTally` adds the messages of the last
+ * INBOUND_TALLY_DELAY_MS to storage in one write, and reads count them before that.
  */
 export function countInbound(store: AccountStore): void {
   store.inboundUntallied++

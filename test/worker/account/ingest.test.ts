@@ -8,6 +8,7 @@ import { env, runInDurableObject } from 'cloudflare:test'
 import { afterAll, describe, expect, it } from 'vitest'
 import type { MessageEvent } from '../../../schema/events'
 import { ingestMessages, type InboundItem } from '../../../worker/account/ingest'
+import { INBOUND_TALLY_DELAY_MS, Totals, totalsOf } from '../../../worker/account/totals'
 import { contactIdFor } from '../../../worker/lib/ids'
 import { accountStub } from '../../../worker/lib/objects'
 import { meterEveryD1 } from '../d1-meter'
@@ -217,6 +218,46 @@ async function burst(t: TestTenant, items: InboundItem[]) {
     return { outcomes, totals }
   })
 }
+
+describe('the inbound tally', () => {
+  it('is stored a moment after the commit, not before its answer, and counted meanwhile', async () => {
+    const t = await customTenant()
+    const ref = { tenantId: t.tenantId, accountId: 'custom', channel: 'custom' as const }
+    const first = [await item(t, 'tally-a', 'tally-1', 'first')]
+    // The same person again: this commit changes nothing in the object's storage but the tally.
+    const second = [await item(t, 'tally-a', 'tally-2', 'second')]
+    await runInDurableObject(accountStub(env, t.tenantId, 'custom'), async (instance, state) => {
+      const real = await accountContextOf(instance)
+      const stored = () => {
+        const row = state.storage.sql.exec<{ value: string }>("SELECT value FROM kv WHERE key = 'totals'").toArray()[0]
+        return row ? Totals.parse(JSON.parse(row.value)).inbound : 0
+      }
+      const work: Promise<unknown>[] = []
+      const timers: { ms: number; fire: () => void }[] = []
+      const c = {
+        ...real,
+        background: (w: Promise<unknown>) => void work.push(w),
+        later: (ms: number) => new Promise<void>((fire) => timers.push({ ms, fire })),
+      }
+      const fireAll = async () => {
+        for (const timer of timers.splice(0)) timer.fire()
+        await Promise.all(work.splice(0))
+      }
+      expect(await ingestMessages(c, ref, first)).toMatchObject([{ stored: true, duplicate: false }])
+      await fireAll()
+      expect(stored()).toBe(1)
+
+      expect(await ingestMessages(c, ref, second)).toMatchObject([{ stored: true, duplicate: false }])
+      // Answered with the tally in memory only, and one write of it scheduled.
+      expect(stored()).toBe(1)
+      expect(totalsOf(real.store).inbound).toBe(2)
+      expect(timers.map((x) => x.ms)).toEqual([INBOUND_TALLY_DELAY_MS])
+      await fireAll()
+      expect(stored()).toBe(2)
+      expect(totalsOf(real.store).inbound).toBe(2)
+    })
+  })
+})
 
 describe('the D1 statements of an inbound message', () => {
   it('stores a burst in one D1 batch of three statements per message, with no read after it', async () => {
