@@ -132,6 +132,22 @@ export async function startAllocationSampling(
 }
 
 /**
+ * Forces a full garbage collection in a Node process under `--inspect` (DevTools `HeapProfiler.collectGarbage`, the
+ * button in Chrome's memory panel), `times` over (finalizers run by the first free more for the next), then waits
+ * `settleMs` for the background sweeper and the allocator to hand freed pages back before anyone reads RSS. A memory
+ * reading taken after this counts what is live, not whatever the last GC happened to leave behind.
+ */
+export async function collectGarbage(inspector: string, times = 2, settleMs = 1000): Promise<void> {
+  const session = await Inspector.open(inspector)
+  try {
+    for (let i = 0; i < times; i++) await session.send('HeapProfiler.collectGarbage')
+  } finally {
+    session.close()
+  }
+  await new Promise((r) => setTimeout(r, settleMs))
+}
+
+/**
  * Which module a bundle line belongs to: esbuild (wrangler's bundler) opens every module with a `// path` comment,
  * so the nearest one above the line names it (`worker/db/events.ts`, `node_modules/drizzle-orm/...`).
  */

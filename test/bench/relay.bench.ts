@@ -14,7 +14,7 @@ import { repoRoot, treeCpuSeconds, type LocalServer } from '../e2e/local-server'
 import type { SimServer } from '../../relay/sim/network/server'
 import { ms, percentile, type Baseline, type Bench, type BenchRow } from './bench-kit'
 import { formatGrowth, heapGrowth, readHeapSnapshot } from './heap-snapshot'
-import { devBundle, formatSummary, profiled, startAllocationSampling, startProfile, summarize, type CpuProfile } from './profile'
+import { collectGarbage, devBundle, formatSummary, profiled, startAllocationSampling, startProfile, summarize, type CpuProfile } from './profile'
 import {
   alphaChannel,
   betaChannel,
@@ -63,14 +63,21 @@ const diagnostics = HEAP || PROFILE ? mkdtempSync(join(tmpdir(), 'relay-bench-')
  * `RELAY_BENCH_VIA_PROXY=1` dials through it (how the figures before issue 23 were taken), for comparison.
  */
 const VIA_PROXY = process.env.RELAY_BENCH_VIA_PROXY === '1'
-/** Extra Node options for the relay process (`RELAY_BENCH_NODE_OPTIONS`), to compare runtime settings. */
-const nodeOptions = [
-  process.env.RELAY_BENCH_NODE_OPTIONS ?? '',
-  ...(diagnostics ? [`--diagnostic-dir=${diagnostics}`, HEAP ? '--heapsnapshot-signal=SIGUSR2' : '', PROFILE ? '--inspect=127.0.0.1:0' : ''] : []),
-]
-  .filter(Boolean)
-  .join(' ')
-function relayEnv(server: LocalServer): Record<string, string> {
+/**
+ * Extra Node options for the relay process (`RELAY_BENCH_NODE_OPTIONS`), to compare runtime settings. `inspect` opens
+ * its inspector on a free port: the idle phase's relay gets it to force full GCs before its memory readings.
+ */
+function relayNodeOptions(inspect: boolean): string {
+  return [
+    process.env.RELAY_BENCH_NODE_OPTIONS ?? '',
+    ...(diagnostics ? [`--diagnostic-dir=${diagnostics}`, HEAP ? '--heapsnapshot-signal=SIGUSR2' : ''] : []),
+    PROFILE || inspect ? '--inspect=127.0.0.1:0' : '',
+  ]
+    .filter(Boolean)
+    .join(' ')
+}
+function relayEnv(server: LocalServer, inspect = false): Record<string, string> {
+  const nodeOptions = relayNodeOptions(inspect)
   return {
     ...(VIA_PROXY ? {} : { GATEWAY_URL: server.directUrl }),
     ...(nodeOptions ? { NODE_OPTIONS: nodeOptions } : {}),
@@ -100,13 +107,14 @@ async function heapSnapshot(relay: RelayProc): Promise<string> {
   return path
 }
 
-/** Runs `work` while profiling the Worker's isolate and the relay process; prints both summaries. */
+/** The DevTools WebSocket URL of a relay spawned with `--inspect` (the newest, should it have printed more). */
 function relayInspector(relay: RelayProc): string {
   const url = [...relay.output().matchAll(/Debugger listening on (ws:\/\/\S+)/g)].at(-1)?.[1]
-  if (!url) throw new Error('the relay has no inspector (RELAY_BENCH_PROFILE spawns it with --inspect)')
+  if (!url) throw new Error('the relay has no inspector (RELAY_BENCH_PROFILE and the idle phase spawn it with --inspect)')
   return url
 }
 
+/** Runs `work` while profiling the Worker's isolate and the relay process; prints both summaries. */
 async function burstProfiled<T>(server: LocalServer, relay: RelayProc, what: string, work: () => Promise<T>): Promise<T> {
   const stamp = `${what}-${Date.now()}`
   const relayRun = await startProfile(relayInspector(relay))
@@ -132,8 +140,9 @@ async function burstProfiled<T>(server: LocalServer, relay: RelayProc, what: str
   return out.result
 }
 
-function rssMiB(pid: number): number {
-  const kb = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? NaN)
+/** A /proc/<pid>/status field in MiB: VmRSS (resident), or its parts RssAnon (heap, stacks, malloc) and RssFile (mapped files, the node binary's code among them). */
+function statusMiB(pid: number, field = 'VmRSS'): number {
+  const kb = Number(new RegExp(`${field}:\\s+(\\d+)`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? NaN)
   return kb / 1024
 }
 
@@ -277,24 +286,33 @@ async function bridgeRows(
   return rows
 }
 
+type MemoryReading = { rss: number; heapUsed: number }
+
 /**
- * RSS of a fresh relay process: restarted first (so the earlier phases' garbage is gone), measured with the few
- * sessions it resumed, then again with IDLE_SESSIONS linked and idle (heartbeats only).
+ * The relay's RSS (from /proc) and live heap (heapUsed from its /metrics), in MiB, right after forced full GCs: without
+ * them the reading counts whatever garbage the last GC left, and linking 1,000 sessions leaves plenty (the figure
+ * swung from 7 to 107 KiB per session between two runs of the same code).
  */
-async function idleSessions(
-  alpha: BenchChannel,
-  sim: SimServer,
-  restart: () => Promise<RelayProc>
-): Promise<{ before: number; beforeSessions: number; rss: number; setupS: number; relay: RelayProc }> {
-  const relay = await restart()
-  await new Promise((r) => setTimeout(r, 3000))
-  const beforeSessions = sim.network.all().filter((p) => p.open.size === 1).length
-  const before = rssMiB(relay.proc.pid!)
-  console.log(`relay memory before the idle sessions: ${mib(await relayMemory(relay))}`)
-  // Diagnosis: memory over time with nothing added, so growth that comes with time is not booked to the sessions.
-  const soakS = Number(process.env.RELAY_BENCH_SOAK_S ?? 0)
-  const soakAllocations =
-    PROFILE && soakS > 0 ? await startAllocationSampling(relayInspector(relay), join(diagnostics!, `relay-idle-${Date.now()}.heapprofile`)) : null
+async function memoryAfterGc(relay: RelayProc, when: string): Promise<MemoryReading> {
+  // The unforced reading too, for the log: what a relay left alone holds at that moment, garbage and grown young
+  // generation included (the GC below shrinks new space back to its minimum).
+  console.log(`relay memory ${when}, as found: ${mib(await relayMemory(relay))}`)
+  await collectGarbage(relayInspector(relay))
+  const pid = relay.proc.pid!
+  const rss = statusMiB(pid)
+  const all = await relayMemory(relay)
+  console.log(`relay memory ${when}, after a full GC: ${mib({ ...all, rss, rssAnon: statusMiB(pid, 'RssAnon'), rssFile: statusMiB(pid, 'RssFile') })}`)
+  return { rss, heapUsed: all.heapUsed }
+}
+
+/**
+ * Diagnosis (`RELAY_BENCH_SOAK_S`): the relay's memory every 10 s with nothing added, and with RELAY_BENCH_PROFILE
+ * where it allocated meanwhile, so growth that comes with time is seen apart from the sessions.
+ */
+async function soak(relay: RelayProc, soakS: number): Promise<void> {
+  if (soakS <= 0) return
+  console.log(`relay memory at the start of a ${soakS} s soak: ${mib(await relayMemory(relay))}`)
+  const soakAllocations = PROFILE ? await startAllocationSampling(relayInspector(relay), join(diagnostics!, `relay-idle-${Date.now()}.heapprofile`)) : null
   for (let waited = 0; waited < soakS; waited += 10) {
     await new Promise((r) => setTimeout(r, 10_000))
     console.log(`relay memory ${waited + 10} s later: ${mib(await relayMemory(relay))}`)
@@ -306,7 +324,25 @@ async function idleSessions(
     console.log(`relay allocations while idle, garbage included (${soakS} s; self, inclusive, function), by self:\n${list(sites.slice(0, 20))}`)
     console.log(`by inclusive:\n${list([...sites].sort((a, b) => b.inclusiveBytes - a.inclusiveBytes).slice(0, 40))}`)
   }
+}
+
+/**
+ * Memory of a fresh relay process: restarted first (so the earlier phases' garbage is gone), measured with the few
+ * sessions it resumed, then again with IDLE_SESSIONS linked and idle (heartbeats only); each reading after a full GC.
+ * The soak and the first heap snapshot come before the first reading: neither time nor the snapshot writer's memory
+ * (over 100 MiB of RSS that the process keeps) is booked to the sessions.
+ */
+async function idleSessions(
+  alpha: BenchChannel,
+  sim: SimServer,
+  restart: () => Promise<RelayProc>
+): Promise<{ before: MemoryReading; beforeSessions: number; after: MemoryReading; setupS: number; relay: RelayProc }> {
+  const relay = await restart()
+  await new Promise((r) => setTimeout(r, 3000))
+  const beforeSessions = sim.network.all().filter((p) => p.open.size === 1).length
+  await soak(relay, Number(process.env.RELAY_BENCH_SOAK_S ?? 0))
   const snapshotBefore = HEAP ? await heapSnapshot(relay) : null
+  const before = await memoryAfterGc(relay, 'before the idle sessions')
   const started = performance.now()
   await pool(
     Array.from({ length: IDLE_SESSIONS - beforeSessions }, (_, i) => i),
@@ -315,14 +351,13 @@ async function idleSessions(
   )
   const setupS = (performance.now() - started) / 1000
   await new Promise((r) => setTimeout(r, 5000))
-  const rss = rssMiB(relay.proc.pid!)
-  console.log(`relay memory with ${IDLE_SESSIONS} idle sessions: ${mib(await relayMemory(relay))}`)
+  const after = await memoryAfterGc(relay, `with ${IDLE_SESSIONS} idle sessions`)
   if (snapshotBefore) {
-    const after = await heapSnapshot(relay)
-    const growth = heapGrowth(readHeapSnapshot(snapshotBefore), readHeapSnapshot(after), IDLE_SESSIONS - beforeSessions)
-    console.log(`\nrelay heap snapshots: ${snapshotBefore} → ${after}\n${formatGrowth(growth)}\n`)
+    const snapshotAfter = await heapSnapshot(relay)
+    const growth = heapGrowth(readHeapSnapshot(snapshotBefore), readHeapSnapshot(snapshotAfter), IDLE_SESSIONS - beforeSessions)
+    console.log(`\nrelay heap snapshots: ${snapshotBefore} → ${snapshotAfter}\n${formatGrowth(growth)}\n`)
   }
-  return { before, beforeSessions, rss, setupS, relay }
+  return { before, beforeSessions, after, setupS, relay }
 }
 
 async function resume(sim: SimServer, kill: () => Promise<unknown>, start: () => RelayProc): Promise<{ seconds: number; relay: RelayProc }> {
@@ -395,22 +430,27 @@ export const relayBench: Bench = {
             await resume(
               sim,
               () => relay.kill('SIGTERM'),
-              () => spawnRelay(server, token, sim, relayEnv(server))
+              () => spawnRelay(server, token, sim, relayEnv(server, true))
             )
           ).relay
         const idle = await idleSessions(alpha, sim, restart)
         relay = idle.relay
-        const perSession = ((idle.rss - idle.before) * 1024) / (IDLE_SESSIONS - idle.beforeSessions)
+        const perSession = (key: keyof MemoryReading) => ((idle.after[key] - idle.before[key]) * 1024) / (IDLE_SESSIONS - idle.beforeSessions)
+        const rssPerSession = perSession('rss')
         rows.push(
           {
             metric: `relay resident memory, fresh process with ${idle.beforeSessions} alpha sessions${betaSessions ? ` and ${betaSessions} beta sessions` : ''}`,
-            value: `${idle.before.toFixed(0)} MiB`,
+            value: `${idle.before.rss.toFixed(0)} MiB`,
           },
           {
             metric: `relay resident memory with ${IDLE_SESSIONS} idle sim sessions`,
-            value: `${idle.rss.toFixed(0)} MiB (${perSession.toFixed(0)} KiB per added session)`,
+            value: `${idle.after.rss.toFixed(0)} MiB (${rssPerSession.toFixed(0)} KiB per added session)`,
             target: '≤ 50 KiB per idle session',
-            ok: perSession <= 50,
+            ok: rssPerSession <= 50,
+          },
+          {
+            metric: `relay live heap (V8 heapUsed) with ${IDLE_SESSIONS} idle sim sessions`,
+            value: `${idle.after.heapUsed.toFixed(1)} MiB (${perSession('heapUsed').toFixed(1)} KiB per added session; fresh process ${idle.before.heapUsed.toFixed(1)} MiB)`,
           },
           {
             metric: `time to link ${IDLE_SESSIONS - idle.beforeSessions} numbers (QR, link, connected; ${SETUP_CONCURRENCY} at a time)`,
@@ -462,7 +502,8 @@ export const relayBench: Bench = {
         'beta runs the real GramJS client (relay/beta) against the fake MTProto data centre (relay/sim/network/beta-dc), alpha the simulated phones; both through the same relay process, link and `wrangler dev`. beta\u2019s extra relay and upstream CPU per message is GramJS decoding and decrypting each update, which the real network costs too.',
         'The RelayHub\u2019s hop stays: test/worker/relay/frame-path.test.ts shows a frame through the hub costs no more than calling the AccountDO directly.',
         'Sends go to people who wrote to the account first (the free plan allows 50 sends per account and day); latency is one send at a time, throughput one client per account posting its sends in order; every send must reach the phone exactly once and in posting order.',
-        'Relay memory per idle session: the 84 KiB per session measured before the speed round came from V8\u2019s young generation growing with the sessions\u2019 garbage; the relay runs with `--max-semi-space-size=16` (package.json\u2019s `relay` script, relay/Dockerfile), which caps it.',
+        'Relay memory per idle session: a fresh relay process (restarted after the earlier phases) is read with the few sessions it resumed, then again after the rest are linked and idle; the difference is divided by the sessions added. Each reading follows forced full garbage collections in the relay (DevTools `HeapProfiler.collectGarbage` through its inspector, twice, then a second to settle), so it counts what the sessions hold rather than the garbage that linking them left behind, which unforced readings of the same code put anywhere between 7 and 107 KiB per session. Resident memory (RSS, from /proc) is the judged figure; the live V8 heap (heapUsed) per session is shown beside it as what the sessions\u2019 JavaScript objects hold.',
+        'The 84 KiB per session measured before the speed round came from V8\u2019s young generation growing with the sessions\u2019 garbage; the relay runs with `--max-semi-space-size=16` (package.json\u2019s `relay` script, relay/Dockerfile), which caps it.',
       ],
     }
   },

@@ -83,6 +83,8 @@ export const mcpAuth = createMiddleware<AppEnv>(async function mcpAuth(c, next) 
   if (!owner) return authFailed(c, new ApiError(401, 'invalid_api_key', 'The API key is invalid or revoked'))
   const { tenant, grant } = owner
   c.set('apiKeyRef', owner.ref)
+  // As for REST: a tenant whose only key this is cannot reach its tenant limit, so requestLimits skips that binding.
+  c.set('tenantKeys', owner.tenantKeys)
   // REST answers 404 here (spec 4.1); on the MCP endpoint a 404 means "session expired" to clients, so 403.
   if (!tenant.apiEnabled) throw new ApiError(403, 'api_not_enabled', 'The API is not enabled for this account')
   if (isExpired(grant, keyClock.now())) throw new ApiError(403, 'key_expired', 'This key has expired; mint a new one with the owner’s key')

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest'
 import { NOT_IMPLEMENTED } from '../../../worker/channels/planned'
 import { TOOLS } from '../../../worker/mcp/tools'
 import { body, call, connectCustom, newTenant, pushInbound, receiverChannel, type TestTenant } from '../helpers'
-import { callTool, rpc } from './rpc'
+import { callTool, MCP_ACCEPT, rpc } from './rpc'
 
 async function rest(t: TestTenant, path: string) {
   const res = await call(`/v1${path}`, { key: t.key })
@@ -287,6 +287,22 @@ describe('arguments that cannot form a request', () => {
     }
     const unnamed = await rpc(t.key, 'tools/call', { name: 7, arguments: {} })
     expect(unnamed.error).toMatchObject({ code: -32602, message: expect.stringContaining('params.name') })
+  })
+
+  it('drop an own __proto__ argument, as the spec schema of tools/call does, instead of naming it unknown', async () => {
+    const t = await newTenant()
+    // JSON.parse makes `__proto__` an own key; a client's serialiser could send it as it was written here.
+    const text = '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_usage","arguments":{"__proto__":{"limit":1}}}}'
+    const res = await call('/mcp', {
+      method: 'POST',
+      key: t.key,
+      keyPlace: 'header',
+      headers: { Accept: MCP_ACCEPT, 'Content-Type': 'application/json' },
+      body: text,
+    })
+    const json = await body<{ result?: { content: { text: string }[] }; error?: unknown }>(res)
+    expect(json.error, JSON.stringify(json.error)).toBeUndefined()
+    expect(json.result?.content[0]?.text).toMatch(/^HTTP 200\n/)
   })
 
   it('encode a path parameter, so an id cannot reach another route', async () => {

@@ -167,16 +167,21 @@ describe('tenant limits a one-key tenant cannot reach', () => {
     expect(asked).toEqual({ RL_API_KEY: 2, RL_TENANT: 1, RL_INBOUND: 1 })
   })
 
-  it('asks the tenant binding for an MCP call, whose key lookup does not count the tenant’s keys', async () => {
+  it('skips the tenant binding for an MCP call with the tenant’s only key, as for REST, and asks it once there is a second key', async () => {
     const t = await newTenant()
     const { asked, fetch } = withCounted()
-    const res = await fetch('/mcp', {
-      method: 'POST',
-      headers: { 'X-API-Key': t.key, 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
-    })
-    expect(res.status).toBe(200)
-    expect(asked.RL_TENANT).toBe(1)
+    const mcp = (key: string) =>
+      fetch('/mcp', {
+        method: 'POST',
+        headers: { 'X-API-Key': key, 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+      })
+    const only = await mcp(t.key)
+    expect(only.status).toBe(200)
+    expect(asked).toMatchObject({ RL_API_KEY: 1, RL_TENANT: 0 })
+    const other = await secondKey(t.tenantId)
+    expect((await mcp(other)).status).toBe(200)
+    expect(asked).toMatchObject({ RL_API_KEY: 2, RL_TENANT: 1 })
   })
 })
 
