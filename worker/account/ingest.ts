@@ -18,7 +18,7 @@ import { messageEventPayload } from '../events/payloads'
 import { newId } from '../lib/ids'
 import type { AccountContext } from './context'
 import type { AccountRef } from './storage'
-import { countInbound, INBOUND_TALLY_DELAY_MS, writeInboundTally } from './totals'
+import { countInbound, writeInboundTallySoon } from './totals'
 
 /** What the contact upsert answers (always one row) and what the message insert answers (a row if it inserted). */
 const UpsertAnswer = z.object({ results: z.tuple([UpsertedInboundContact]) })
@@ -146,18 +146,11 @@ function ingestOne(c: AccountContext, ref: AccountRef, item: InboundItem, now: n
 
 /**
  * The loop-guard resets of the messages committed so far, written in one go per burst, before any answer leaves;
- * their inbound tally is written INBOUND_TALLY_DELAY_MS later, off the answers' path (totals.ts says why).
+ * their inbound tally is written a moment later, off the answers' path (totals.ts says why).
  */
 function writeCommitted(c: AccountContext): void {
   c.store.writeGuardResets()
-  if (c.store.inboundUntallied === 0 || c.store.tallyDue) return
-  c.store.tallyDue = true
-  c.background(
-    c.later(INBOUND_TALLY_DELAY_MS).then(() => {
-      c.store.tallyDue = false
-      writeInboundTally(c.store)
-    })
-  )
+  writeInboundTallySoon(c.store, c)
 }
 
 function contactOf(f: UpsertedInboundContact): WireContactFacts {

@@ -64,7 +64,7 @@ export class AccountStore extends AccountKv {
   private readonly guardResets = new Set<string>()
   /** Inbound messages committed but not yet added to the stored totals (totals.ts adds them a moment later). */
   inboundUntallied = 0
-  /** A write of `inboundUntallied` is scheduled (account/ingest.ts). */
+  /** A write of `inboundUntallied` is scheduled (`writeInboundTallySoon` in account/totals.ts). */
   tallyDue = false
   /** undefined: not read yet; null: none stored. */
   private owner: { tenantId: string; accountId: string } | null | undefined

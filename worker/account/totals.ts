@@ -4,6 +4,7 @@
  * (the inbound contact's guard, the send's daily counters), so counting adds no D1 statement to any message.
  */
 import { z } from 'zod'
+import type { AccountContext } from './context'
 import type { AccountStore } from './storage'
 
 export const Totals = z.object({
@@ -47,6 +48,21 @@ export const INBOUND_TALLY_DELAY_MS = 1_000
  */
 export function countInbound(store: AccountStore): void {
   store.inboundUntallied++
+}
+
+/**
+ * Schedules the write of the counted inbound messages INBOUND_TALLY_DELAY_MS from now, unless one is already due
+ * (so a burst of commits makes one write, not one each).
+ */
+export function writeInboundTallySoon(store: AccountStore, timers: Pick<AccountContext, 'later' | 'background'>): void {
+  if (store.inboundUntallied === 0 || store.tallyDue) return
+  store.tallyDue = true
+  timers.background(
+    timers.later(INBOUND_TALLY_DELAY_MS).then(() => {
+      store.tallyDue = false
+      writeInboundTally(store)
+    })
+  )
 }
 
 export function writeInboundTally(store: AccountStore): void {
