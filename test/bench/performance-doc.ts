@@ -24,6 +24,8 @@ export type PerformanceDocInput = {
   loadAtStart: Load
   loadAtEnd: Load
   loaded: boolean
+  /** The servers ran with the static-asset router in front (BENCH_ASSET_ROUTER=1); left out by default. */
+  assetRouter?: boolean
   baseline: Baseline | undefined
   reports: NamedReport[]
   compared?: ComparedFigures
@@ -80,8 +82,17 @@ export function performanceDoc(input: PerformanceDocInput): string {
     "wrangler's local trace collector and explorer off (`X_LOCAL_OBSERVABILITY=false`, `X_LOCAL_EXPLORER=false`,",
     'test/e2e/local-server.ts): the collector writes every invocation’s tail events to a local SQLite file with an',
     'fsync, on the Worker’s thread, about 1.7 ms of CPU per bare GET that deployed Workers do not pay; figures in',
-    'docs/performance-history.md from before 2026-11-27 include it. A run on a loaded machine',
-    '(1-minute load average above the number of cores at its start or end) is not recorded here.',
+    'docs/performance-history.md from before 2026-11-27 include it.',
+    ...(input.assetRouter
+      ? ['Both servers ran with the static-asset router in front of the Worker (`BENCH_ASSET_ROUTER=1`), as `npm start` does.']
+      : [
+          'Both servers run without the static-asset router (`[assets]` of wrangler.toml): under `wrangler dev` it is a JS',
+          'worker in front of the Worker on the same thread, about half a millisecond per inbound push, that deployed Workers',
+          'do not pay (Cloudflare routes before the Worker; the benchmarks request nothing under /docs); 58e5f7d has no',
+          'assets, so it never had the router. The figures in docs/performance-history.md, and the Before column of',
+          'benches not compared when the PERFORMANCE.md it replaced had the router, include it; `BENCH_ASSET_ROUTER=1` keeps it.',
+        ]),
+    'A run on a loaded machine (1-minute load average above the number of cores at its start or end) is not recorded here.',
     '',
     'The speed targets below are measured with `npm run bench -- --compare /path/to/58e5f7d-checkout` (or',
     "`BENCH_COMPARE=<dir>`; 58e5f7d is the commit before the round that made requests dearer): after this tree's figures",

@@ -42,8 +42,13 @@ const args = process.argv.slice(2)
 const { only, profile, compareDir } = benchArgs(args, process.env)
 if (compareDir && !existsSync(join(compareDir, 'node_modules', '.bin', 'wrangler')))
   throw new Error(`--compare ${compareDir}: not a checkout with its dependencies installed (no node_modules/.bin/wrangler)`)
+/** Left out unless BENCH_ASSET_ROUTER=1: a dev-only hop (test/e2e/local-server.ts wranglerConfig says why). */
+const assetRouter = process.env.BENCH_ASSET_ROUTER === '1'
 const selected = only.length ? ALL.filter((b) => only.includes(b.name)) : ALL
 const loadAtStart = currentLoad()
+console.log(
+  `static-asset router in front of the Worker: ${assetRouter ? 'on (BENCH_ASSET_ROUTER=1)' : 'left out (deployed, Cloudflare routes outside the Worker; BENCH_ASSET_ROUTER=1 keeps it)'}`
+)
 console.log(
   `load average (1/5/15 min) at start: ${formatLoad(loadAtStart)} on ${cpus().length} cores${isLoaded(loadAtStart) ? ' — LOADED: figures are indicative only' : ''}`
 )
@@ -71,7 +76,7 @@ for (const bench of standalone) {
 }
 const receiver = withServer.length > 0 || compareDir ? await startReceiver() : null
 try {
-  const server = withServer.length > 0 ? await startLocalServer() : null
+  const server = withServer.length > 0 ? await startLocalServer({ assetRouter }) : null
   try {
     if (server && receiver) {
       const baseline = await measureBaseline(server)
@@ -103,7 +108,7 @@ try {
 async function measureCompared(dir: string, rcv: NonNullable<typeof receiver>): Promise<ComparedFigures> {
   const sha = execFileSync('git', ['-C', dir, 'rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim()
   console.log(`\n== compared commit ${sha} (${dir}): same benches, its wrangler dev`)
-  const other = await startLocalServer({ root: dir })
+  const other = await startLocalServer({ root: dir, assetRouter })
   try {
     const baseline = await measureBaseline(other)
     console.log(`baseline GET /v1/usage at ${sha}: ${baselineText(baseline)}`)
@@ -113,7 +118,7 @@ async function measureCompared(dir: string, rcv: NonNullable<typeof receiver>): 
       print(bench.name, await bench.run({ server: other, receiver: rcv, baseline }), baseline, done)
     }
     // The GET CPU goal, from both servers up at once in alternating rounds (interleaved.ts says why).
-    const mine = await startLocalServer()
+    const mine = await startLocalServer({ assetRouter })
     try {
       const cpu = await interleavedCpu(mine, other)
       console.log(
@@ -149,6 +154,7 @@ if (!profile) {
     date: new Date(),
     machine: `${cpus().length} × ${cpus()[0]?.model ?? 'unknown CPU'}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}`,
     cores: cpus().length,
+    assetRouter,
     loadAtStart,
     loadAtEnd,
     loaded,

@@ -126,10 +126,39 @@ async function waitReady(url: string, child: ChildProcess, output: () => string,
 }
 
 /**
+ * The wrangler config `wrangler dev` runs: the checkout's own, or with `assetRouter: false` a copy without its
+ * `[assets]` table, written beside it (relative paths in it resolve from its directory) as `.wrangler-bench.toml`.
+ * With static assets, miniflare puts Cloudflare's asset router (a JS worker) in front of the Worker on the same
+ * workerd thread, and every request crosses it, its body too: about half a millisecond of that thread per inbound
+ * push, a fifth of an ingested message's (ingest 340–370 msg/s with it, 440–615 without, in alternating runs).
+ * Deployed, Cloudflare routes before the Worker and bills none of it to the Worker (run_worker_first in wrangler.toml
+ * sends every path but /docs/* straight to it), so the benchmarks measure the Worker without the router; they
+ * request nothing under /docs.
+ */
+export function wranglerConfig(root: string, assetRouter: boolean): string[] {
+  const stripped = assetRouter ? undefined : withoutAssets(readFileSync(join(root, 'wrangler.toml'), 'utf8'))
+  if (stripped === undefined) return []
+  const path = join(root, '.wrangler-bench.toml')
+  writeFileSync(path, stripped)
+  return ['--config', path]
+}
+
+/** A wrangler.toml's text without its `[assets]` table (up to the next table), or undefined when it has none. */
+export function withoutAssets(toml: string): string | undefined {
+  const lines = toml.split('\n')
+  const start = lines.indexOf('[assets]')
+  if (start < 0) return undefined
+  const next = lines.findIndex((l, i) => i > start && l.startsWith('['))
+  return [...lines.slice(0, start), ...(next < 0 ? [] : lines.slice(next))].join('\n')
+}
+
+/**
  * `root`: the checkout whose Worker runs (this one by default); `npm run bench -- --compare <dir>` passes another
  * commit's checkout, with its own node_modules and wrangler.toml, to measure it back to back with this one.
+ * `assetRouter`: false runs it without the static-asset router in front (wranglerConfig says why; /docs then has no
+ * Scalar bundle); the benchmarks pass false unless BENCH_ASSET_ROUTER=1.
  */
-export async function startLocalServer(opts: { vars?: Record<string, string>; root?: string } = {}): Promise<LocalServer> {
+export async function startLocalServer(opts: { vars?: Record<string, string>; root?: string; assetRouter?: boolean } = {}): Promise<LocalServer> {
   const root = opts.root ?? repoRoot
   const dir = mkdtempSync(join(tmpdir(), 'gateway-e2e-'))
   const adminToken = `adm_${randomBytes(16).toString('hex')}`
@@ -179,6 +208,7 @@ export async function startLocalServer(opts: { vars?: Record<string, string>; ro
       '--show-interactive-dev-session=false',
       '--log-level',
       'debug',
+      ...wranglerConfig(root, opts.assetRouter ?? true),
     ],
     { cwd: root, env: childEnv(root), stdio: ['ignore', 'pipe', 'pipe'] }
   )
