@@ -6,7 +6,8 @@
  * docs/CAPACITY.md (it starts its own server). `--profile` takes a CPU profile of the Worker's isolate during each selected benchmark and prints
  * where the time went (test/bench/profile.ts); the raw profiles go to the temp directory. Every figure is printed with
  * the same run's baseline, its ratio, target and met/not met, and a run on a loaded machine is not recorded (report.ts).
- * `--compare <dir>` (or `BENCH_COMPARE=<dir>`), with <dir> a checkout of another commit whose dependencies are
+ * The servers run without wrangler dev's static-asset router (test/e2e/local-server.ts says why); `BENCH_ASSET_ROUTER=1`
+ * keeps it. `--compare <dir>` (or `BENCH_COMPARE=<dir>`), with <dir> a checkout of another commit whose dependencies are
  * installed: right after this tree's figures, the same command starts that checkout's wrangler dev and measures there,
  * with this tree's bench code, the baseline and the inbound bench; docs/PERFORMANCE.md shows them as the "Before" of the
  * inbound figures (issue 23 runs it against 58e5f7d). A run of selected benches writes its markdown to the temp

@@ -130,7 +130,7 @@ async function waitReady(url: string, child: ChildProcess, output: () => string,
  * `[assets]` table, written beside it (relative paths in it resolve from its directory) as `.wrangler-bench.toml`.
  * With static assets, miniflare puts Cloudflare's asset router (a JS worker) in front of the Worker on the same
  * workerd thread, and every request crosses it, its body too: about half a millisecond of that thread per inbound
- * push, a fifth of an ingested message's (ingest 340–370 msg/s with it, 440–615 without, in alternating runs).
+ * push (the inbound bench's notes give the runs).
  * Deployed, Cloudflare routes before the Worker and bills none of it to the Worker (run_worker_first in wrangler.toml
  * sends every path but /docs/* straight to it), so the benchmarks measure the Worker without the router; they
  * request nothing under /docs.

@@ -152,13 +152,13 @@ function sendBody(r: Req): Record<string, unknown> {
 async function snapshot() {
   const objects = await Promise.all(
     [customRef, alphaRef].map((ref) =>
-      runInDurableObject(accountStub(env, ref.tenantId, ref.accountId), async (_instance, state) => {
+      runInDurableObject(accountStub(env, ref.tenantId, ref.accountId), async (instance, state) => {
         const sql = state.storage.sql
         return {
           // The stored totals lag the inbound messages by up to INBOUND_TALLY_DELAY_MS (account/totals.ts), so a
           // person's earlier message may be written into them during a dry run: compare what they count instead.
           kv: sql.exec("SELECT key, value FROM kv WHERE key <> 'totals' ORDER BY key").toArray(),
-          totals: await accountStub(env, ref.tenantId, ref.accountId).totals(),
+          totals: await instance.totals(),
           guards: sql.exec('SELECT * FROM contact_guard ORDER BY contact_id').toArray(),
           openers: sql.exec('SELECT * FROM openers ORDER BY id').toArray(),
         }
