@@ -46,14 +46,19 @@ describe('relay failover', () => {
     let next = 0
     let killStarted = 0
     let killDone = 0
+    // The other posters wait while the kill runs (the posts already in flight still race it), so how many messages
+    // come after it does not depend on how long a loaded machine takes to reap the process.
+    let killing: Promise<unknown> | undefined
     const post = async () => {
       while (next < TOTAL) {
         const i = next++
         if (i === 150 && !killStarted) {
           killStarted = Date.now()
-          await first.kill('SIGKILL')
+          killing = first.kill('SIGKILL')
+          await killing
           killDone = Date.now()
         }
+        await killing
         sentAt[i] = Date.now()
         const r = await simPost(suite.sim, `/alpha/${enc(phone)}/inbound`, { from: `+4477009${String(i % 50).padStart(5, '0')}`, text: `burst-${i}` })
         expect(r.status).toBe(200)
