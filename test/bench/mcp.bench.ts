@@ -79,6 +79,7 @@ export const mcpBench: Bench = {
       ],
       notes: [
         'Each tools/call authenticates at /mcp, builds a fresh SDK server and transport, then runs GET /v1/usage through the same Hono app in-process (the key is vouched for, not looked up again).',
+        'Since 2026-11-27 a plain 2025-era request is routed without the SDK’s era classifier and a body with Content-Length is read whole (worker/mcp/plain-request.ts, handler.ts): in a CPU profile of tools/call alone (`--profile`), the classifier’s failed zod parses and the chunk-by-chunk read had taken a tenth of the isolate’s time each. Alternating runs of this bench against the commit before, on a quiet machine: tools/call p50 minus direct p50 went from 0.40 and 0.47 ms to 0.36 and 0.36 ms (ratio 1.33x, 1.38x → 1.31x, 1.30x).',
         "Direct calls and tools/call use the same Node HTTP client and keep-alive agent, past wrangler dev's proxy; the official SDK client uses its own fetch-based transport to the same address.",
       ],
     }

@@ -88,6 +88,33 @@ describe('POST /mcp transport rules', () => {
     expect(res.status).toBe(413)
   })
 
+  // A body without Content-Length is read chunk by chunk and cut off at the cap; one within it is served as usual.
+  it('reads a chunked body (no Content-Length) up to the cap: 413 past it, the answer within it', async () => {
+    const t = await newTenant()
+    const chunked = (message: unknown) => {
+      const bytes = new TextEncoder().encode(JSON.stringify(message))
+      const half = bytes.length >> 1
+      return new ReadableStream<Uint8Array>({
+        start(controller) {
+          controller.enqueue(bytes.subarray(0, half))
+          controller.enqueue(bytes.subarray(half))
+          controller.close()
+        },
+      })
+    }
+    const post = (message: unknown) =>
+      call('/mcp', {
+        method: 'POST',
+        body: chunked(message),
+        headers: { 'X-API-Key': t.key, Accept: MCP_ACCEPT, 'Content-Type': 'application/json', 'MCP-Protocol-Version': '2025-06-18' },
+      })
+    const over = await post({ jsonrpc: '2.0', id: 1, method: 'ping', params: { pad: 'x'.repeat(1024 * 1024) } })
+    expect(over.status).toBe(413)
+    const within = await post({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'get_usage', arguments: {} } })
+    expect(within.status).toBe(200)
+    expect(await body(within)).toMatchObject({ jsonrpc: '2.0', id: 2, result: { isError: false } })
+  })
+
   it('leaves a wrong Accept or Content-Type to the SDK: 406 and 415', async () => {
     const t = await newTenant()
     const notAcceptable = await mcpPost({ jsonrpc: '2.0', id: 1, method: 'ping' }, { key: t.key, headers: { Accept: 'application/json' } })
