@@ -22,7 +22,7 @@ import { readCapped } from '../lib/read-capped'
 import { requestLimits } from '../lib/rate-limit'
 import { mcpAuth, mcpCors, originGuard, refuseKeyInUrl } from './access'
 import { runTool } from './dispatch'
-import { isPlainLegacyRequest } from './plain-request'
+import { isPlainLegacyRequest, isPlainToolCall } from './plain-request'
 import { buildServer } from './server'
 import { MCP_MAX_BODY_BYTES } from '../lib/abuse-limits'
 
@@ -104,7 +104,7 @@ async function invalidParams(
   message: unknown,
   shapes: Map<string, StandardSchemaV1>
 ): Promise<{ id: string | number; error: { code: number; message: string } } | null> {
-  if (typeof message !== 'object' || message === null || !('method' in message) || !('id' in message)) return null
+  if (typeof message !== 'object' || message === null || !('method' in message) || !('id' in message) || isPlainToolCall(message)) return null
   const { id, method } = message
   const shape = typeof method === 'string' ? shapes.get(method) : undefined
   if ((typeof id !== 'string' && typeof id !== 'number') || !shape) return null

@@ -1,11 +1,12 @@
 /**
- * The common case of /mcp's era routing, decided without the SDK's classifier: a plain 2025-era request (the
+ * The common cases of /mcp's checks, decided without zod. Era routing without the SDK's classifier: a plain 2025-era request (the
  * revision header names a 2025-era revision or is absent, and the params carry no `_meta`). The SDK's
  * `classifyInboundRequest` reaches the same answer, but first tries the body as a JSON-RPC result and as an error
  * response, and a failed zod parse builds its issues: in a CPU profile of tools/call under wrangler dev the classifier
  * took a tenth of the isolate's time, more than any other step before the tool runs. Anything else (initialize, a notification, an
- * envelope, a modern header, a malformed message) is left to the classifier. test/worker/mcp/plain-request.test.ts
- * holds this to the classifier's answer over generated messages.
+ * envelope, a modern header, a malformed message) is left to the classifier. And a tools/call whose params are only a
+ * name and an arguments object needs no check against the spec's CallToolRequest schema before the SDK's own.
+ * test/worker/mcp/plain-request.test.ts holds both to the SDK's answers over generated messages.
  */
 import { SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/server'
 
@@ -25,4 +26,11 @@ export function isPlainLegacyRequest(body: unknown, protocolVersionHeader: strin
   if (jsonrpc !== '2.0' || typeof method !== 'string' || method === 'initialize') return false
   if (typeof id !== 'string' && !Number.isSafeInteger(id)) return false
   return params === undefined || (isPlainObject(params) && params._meta === undefined)
+}
+
+/** Whether a tools/call request's params are a string name and, optionally, an arguments object, and nothing else. */
+export function isPlainToolCall(body: unknown): boolean {
+  if (!isPlainObject(body) || body.method !== 'tools/call' || !isPlainObject(body.params)) return false
+  const { name, arguments: args, ...rest } = body.params
+  return typeof name === 'string' && (args === undefined || isPlainObject(args)) && Object.keys(rest).length === 0
 }

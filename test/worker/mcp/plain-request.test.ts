@@ -1,9 +1,10 @@
-// The shortcut of /mcp's era routing never disagrees with the SDK's classifier: whatever it calls a plain 2025-era
-// request, classifyInboundRequest routes to the 2025-era transport too, over generated messages and headers.
-import { classifyInboundRequest, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/server'
+// The shortcuts of /mcp's checks never disagree with the SDK: whatever they call a plain 2025-era request,
+// classifyInboundRequest routes to the 2025-era transport too, and a plain tools/call fits the spec's CallToolRequest
+// schema, over generated messages and headers.
+import { classifyInboundRequest, specTypeSchemas, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/server'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { isPlainLegacyRequest } from '../../../worker/mcp/plain-request'
+import { isPlainLegacyRequest, isPlainToolCall } from '../../../worker/mcp/plain-request'
 
 const header = fc.oneof(
   fc.constant(undefined),
@@ -19,6 +20,15 @@ const meta = fc.oneof(
 )
 const params = fc.oneof(
   fc.record({ name: fc.constantFrom('get_usage', 'list_accounts'), arguments: fc.constant({}) }),
+  fc.record(
+    {
+      name: fc.oneof(fc.string({ maxLength: 6 }), fc.integer(), fc.constant(null)),
+      arguments: fc.oneof(fc.dictionary(fc.string({ maxLength: 3 }), fc.jsonValue({ maxDepth: 1 })), fc.constant(null), fc.constant([]), fc.constant('a')),
+      task: fc.oneof(fc.constant({ ttl: 5 }), fc.constant('t')),
+      extra: fc.constant(1),
+    },
+    { requiredKeys: [] }
+  ),
   fc.record({ name: fc.constant('get_usage'), _meta: meta }),
   fc.record({ protocolVersion: fc.constantFrom('2025-06-18', '2026-07-28'), capabilities: fc.constant({}) }),
   fc.constant({}),
@@ -48,9 +58,11 @@ const nearRequest = fc.record(
   },
   { requiredKeys: ['jsonrpc', 'id', 'method'] }
 )
+const toolCall = fc.record({ jsonrpc: fc.constant('2.0'), id: fc.integer(), method: fc.constant('tools/call'), params })
 const body = fc.oneof(
   { arbitrary: message, weight: 4 },
   { arbitrary: nearRequest, weight: 4 },
+  { arbitrary: toolCall, weight: 2 },
   fc.constant([]),
   fc.constant(null),
   fc.constant('text'),
@@ -82,5 +94,33 @@ describe('isPlainLegacyRequest', () => {
     expect(isPlainLegacyRequest({ ...call, method: 'initialize' }, '2025-06-18')).toBe(false)
     expect(isPlainLegacyRequest({ ...call, params: { ...call.params, _meta: {} } }, '2025-06-18')).toBe(false)
     expect(isPlainLegacyRequest({ jsonrpc: '2.0', method: 'notifications/initialized' }, '2025-06-18')).toBe(false)
+  })
+})
+
+describe('isPlainToolCall', () => {
+  it('passes only tools/call messages that the spec schema the handler checks would pass', async () => {
+    let shortcut = 0
+    let runs = 0
+    await fc.assert(
+      fc.asyncProperty(body, async (b) => {
+        runs++
+        if (!isPlainToolCall(b)) return
+        shortcut++
+        const check = await specTypeSchemas.CallToolRequest['~standard'].validate(b)
+        expect(check.issues).toBeUndefined()
+      }),
+      { numRuns: 3000 }
+    )
+    expect(shortcut).toBeGreaterThan(runs / 50)
+  })
+
+  it('takes a name and an arguments object, nothing else', () => {
+    const call = { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'get_usage', arguments: {} } }
+    expect(isPlainToolCall(call)).toBe(true)
+    expect(isPlainToolCall({ ...call, params: { name: 'get_usage' } })).toBe(true)
+    expect(isPlainToolCall({ ...call, params: { name: 'get_usage', arguments: 'x' } })).toBe(false)
+    expect(isPlainToolCall({ ...call, params: { name: 5, arguments: {} } })).toBe(false)
+    expect(isPlainToolCall({ ...call, params: { name: 'get_usage', _meta: {} } })).toBe(false)
+    expect(isPlainToolCall({ ...call, method: 'tools/list' })).toBe(false)
   })
 })
