@@ -53,6 +53,8 @@ export type QueuedRow = { seq: number; upstreamId: string; item: string; attempt
 
 /** Rows per multi-row guard write: one bound parameter each, within SQLite's and the storage API's limits. */
 const GUARD_ROWS_PER_EXEC = 50
+/** People remembered as reset at most (`knownReset`): past it the memory starts over, which costs writes, not safety. */
+const KNOWN_RESET_MAX = 10_000
 
 export class AccountStore extends AccountKv {
   /** Bumped by every removal; a read that started before a removal must not re-mark the account as existing. */
@@ -62,6 +64,12 @@ export class AccountStore extends AccountKv {
   private timers: Map<TimerName, number> | undefined
   /** People whose loop-guard counter restarts with a committed message, not yet written (see `recordInbound`). */
   private readonly guardResets = new Set<string>()
+  /**
+   * People whose stored guard row is known to be reset (has_inbound 1, counter 0) by a reset this object wrote: a
+   * person writing several messages in a row needs the write once. Any other write of their row (a send counted or
+   * given back: `setContactGuard`) forgets them first; the object forgets them all when it restarts.
+   */
+  private readonly knownReset = new Set<string>()
   /** Inbound messages committed but not yet added to the stored totals (totals.ts adds them a moment later). */
   inboundUntallied = 0
   /** A write of `inboundUntallied` is scheduled (`writeInboundTallySoon` in account/totals.ts). */
@@ -87,6 +95,7 @@ export class AccountStore extends AccountKv {
 
   setContactGuard(contactId: string, g: ContactGuard): void {
     this.writeGuardResets()
+    this.knownReset.delete(contactId)
     this.storage.sql.exec(
       `INSERT INTO contact_guard (contact_id, has_inbound, sends_since_inbound, first_sent_at) VALUES (?, ?, ?, ?)
        ON CONFLICT (contact_id) DO UPDATE SET has_inbound = excluded.has_inbound,
@@ -110,11 +119,15 @@ export class AccountStore extends AccountKv {
     return first
   }
 
-  /** Writes the loop-guard resets `recordInbound` remembered: one statement for up to GUARD_ROWS_PER_EXEC people. */
+  /**
+   * Writes the loop-guard resets `recordInbound` remembered, but those of people whose row is reset already (it would
+   * change nothing): one statement for up to GUARD_ROWS_PER_EXEC people.
+   */
   writeGuardResets(): void {
     if (this.guardResets.size === 0) return
-    const ids = [...this.guardResets]
+    const ids = [...this.guardResets].filter((id) => !this.knownReset.has(id))
     this.guardResets.clear()
+    if (this.knownReset.size + ids.length > KNOWN_RESET_MAX) this.knownReset.clear()
     for (let at = 0; at < ids.length; at += GUARD_ROWS_PER_EXEC) {
       const chunk = ids.slice(at, at + GUARD_ROWS_PER_EXEC)
       // A new row is EMPTY_GUARD with the person's inbound: no first send yet (first_sent_at NULL).
@@ -123,6 +136,8 @@ export class AccountStore extends AccountKv {
          ON CONFLICT (contact_id) DO UPDATE SET has_inbound = 1, sends_since_inbound = 0`,
         ...chunk
       )
+      // Remembered once written: a reset that failed is not known to be stored.
+      for (const id of chunk) this.knownReset.add(id)
     }
   }
 

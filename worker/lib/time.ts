@@ -21,8 +21,12 @@ export function secondsToNextUtcDay(now: number): number {
   return Math.max(1, Math.ceil(((dayNumber(now) + 1) * DAY_MS - now) / 1000))
 }
 
+/** The last instant formatted: one message's wire shape, event payload and headers name the same instant. */
+let lastIso = { ms: Number.NaN, text: '' }
+
 export function iso(ms: number): string {
-  return new Date(ms).toISOString()
+  if (ms !== lastIso.ms) lastIso = { ms, text: new Date(ms).toISOString() }
+  return lastIso.text
 }
 
 export function isoOrNull(ms: number | null | undefined): string | null {
