@@ -45,7 +45,8 @@ export type ToolRunner = (tool: ToolSpec, args: Record<string, unknown>, signal:
 
 type CheckedCall = { name: string; arguments: Record<string, unknown> }
 
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
+/** A JSON object: not null, not an array. */
+export const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
 
 /**
  * tools/call params, which the SDK's wrapper of the method (Server._wrapHandler) has validated against the spec schema
