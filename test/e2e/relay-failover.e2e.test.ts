@@ -46,7 +46,7 @@ describe('relay failover', () => {
     let next = 0
     let killStarted = 0
     let killDone = 0
-    // The other posters wait while the kill runs (the posts already in flight still race it), so how many messages
+    // Every poster waits while the kill runs (the posts already in flight still race it), so how many messages
     // come after it does not depend on how long a loaded machine takes to reap the process.
     let killing: Promise<unknown> | undefined
     const post = async () => {
@@ -54,9 +54,9 @@ describe('relay failover', () => {
         const i = next++
         if (i === 150 && !killStarted) {
           killStarted = Date.now()
-          killing = first.kill('SIGKILL')
-          await killing
-          killDone = Date.now()
+          killing = first.kill('SIGKILL').then(() => {
+            killDone = Date.now()
+          })
         }
         await killing
         sentAt[i] = Date.now()
