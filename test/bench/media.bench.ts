@@ -73,10 +73,18 @@ export const mediaBench: Bench = {
             attachment: { contentType: 'image/jpeg', fileName: null, bytes: image, voiceNote: false },
           })
         }
-        await Promise.race([
-          waiter,
-          new Promise((_, reject) => setTimeout(() => reject(new Error(`only ${arrived.size} of ${count} ${label} images arrived in 10 min`)), 600_000)),
-        ])
+        // Cleared once the burst is in: a pending 10-minute timer kept `npm run bench` open that long after its report.
+        let deadline: ReturnType<typeof setTimeout> | undefined
+        try {
+          await Promise.race([
+            waiter,
+            new Promise((_, reject) => {
+              deadline = setTimeout(() => reject(new Error(`only ${arrived.size} of ${count} ${label} images arrived in 10 min`)), 600_000)
+            }),
+          ])
+        } finally {
+          clearTimeout(deadline)
+        }
         const seconds = (Math.max(...arrived.values()) - started) / 1000
         clearInterval(sampler)
         const latencies = [...arrived].map(([text, at]) => at - sentAt.get(text)!)
