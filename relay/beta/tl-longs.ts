@@ -18,7 +18,6 @@
  * so replacing that property is enough. Should a release move the function, the install throws at the first client,
  * rather than silently decoding the slow way.
  */
-import { createRequire } from 'node:module'
 import bigInt from 'big-integer'
 import { helpers } from 'telegram'
 
@@ -35,13 +34,11 @@ export const readBigIntFromBuffer: ReadBigInt = (buffer, little = true, signed =
 
 /** Replaces the library's decoder in the Helpers exports object GramJS calls through; idempotent. */
 export function installFastLongs(): void {
-  // The CommonJS exports object itself (the `telegram` import above is the same object, seen read-only by TypeScript).
-  const exportsObject: unknown = createRequire(import.meta.url)('telegram/Helpers')
-  if (typeof exportsObject !== 'object' || exportsObject === null) throw new Error('telegram/Helpers did not load as a module object')
-  const current: unknown = Reflect.get(exportsObject, 'readBigIntFromBuffer')
-  if (current === readBigIntFromBuffer) return
-  if (current !== libraryReadBigInt || helpers.readBigIntFromBuffer !== libraryReadBigInt) {
+  if (helpers.readBigIntFromBuffer === readBigIntFromBuffer) return
+  if (helpers.readBigIntFromBuffer !== libraryReadBigInt) {
     throw new Error('telegram/Helpers.readBigIntFromBuffer is not where GramJS 2.26 keeps it: review relay/beta/tl-longs.ts for this release')
   }
-  if (!Reflect.set(exportsObject, 'readBigIntFromBuffer', readBigIntFromBuffer)) throw new Error('telegram/Helpers.readBigIntFromBuffer is read-only')
+  // `helpers` is the CommonJS exports object itself (TypeScript sees it read-only): BinaryReader reads it at each call.
+  Reflect.set(helpers, 'readBigIntFromBuffer', readBigIntFromBuffer)
+  if (helpers.readBigIntFromBuffer !== readBigIntFromBuffer) throw new Error('telegram/Helpers.readBigIntFromBuffer could not be replaced')
 }
