@@ -7,6 +7,7 @@
  */
 import { readFileSync } from 'node:fs'
 import { eventually, issueRelayToken, simPost, spawnRelay, startSim } from '../e2e/relay-harness'
+import { withTimeout } from '../../relay/alpha/send'
 import { api, ms, percentile, type Bench, type BenchRow } from './bench-kit'
 
 const IMAGES = 200
@@ -73,18 +74,8 @@ export const mediaBench: Bench = {
             attachment: { contentType: 'image/jpeg', fileName: null, bytes: image, voiceNote: false },
           })
         }
-        // Cleared once the burst is in: a pending 10-minute timer kept `npm run bench` open that long after its report.
-        let deadline: ReturnType<typeof setTimeout> | undefined
-        try {
-          await Promise.race([
-            waiter,
-            new Promise((_, reject) => {
-              deadline = setTimeout(() => reject(new Error(`only ${arrived.size} of ${count} ${label} images arrived in 10 min`)), 600_000)
-            }),
-          ])
-        } finally {
-          clearTimeout(deadline)
-        }
+        // withTimeout clears its timer: a pending 10-minute one kept `npm run bench` open that long after its report.
+        await withTimeout(waiter, 600_000, () => new Error(`only ${arrived.size} of ${count} ${label} images arrived in 10 min`))
         const seconds = (Math.max(...arrived.values()) - started) / 1000
         clearInterval(sampler)
         const latencies = [...arrived].map(([text, at]) => at - sentAt.get(text)!)
