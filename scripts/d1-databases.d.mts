@@ -1,6 +1,7 @@
 // Types of scripts/d1-databases.mjs for the TypeScript tests.
 
-export type D1Database = { binding: string; name: string; id: string | undefined }
+/** `migrationsDir` is relative to the wrangler.toml it was read from. */
+export type D1Database = { binding: string; name: string; id: string | undefined; migrationsDir: string }
 
 export declare function d1Databases(configPath?: string): D1Database[]
 

@@ -6,7 +6,7 @@ import { join } from 'node:path'
 import { unstable_readConfig } from 'wrangler'
 import { root } from './dev-env.mjs'
 
-/** `{ binding, name, id }` per distinct database, the directory first. */
+/** `{ binding, name, id, migrationsDir }` per distinct database, the directory first (wrangler's default directory is `migrations`). */
 export function d1Databases(configPath = join(root, 'wrangler.toml')) {
   const seen = new Set()
   const out = []
@@ -14,7 +14,7 @@ export function d1Databases(configPath = join(root, 'wrangler.toml')) {
     const id = d.database_id ?? d.binding
     if (seen.has(id)) continue
     seen.add(id)
-    out.push({ binding: d.binding, name: d.database_name, id: d.database_id })
+    out.push({ binding: d.binding, name: d.database_name, id: d.database_id, migrationsDir: d.migrations_dir ?? 'migrations' })
   }
   return out
 }

@@ -1,14 +1,15 @@
 /**
  * Starts the real local gateway (wrangler dev with local D1 and Durable Objects) on free ports with a throwaway
- * state directory, for the e2e tests and the benchmarks. Migrations are applied exactly as `npm start` does.
+ * state directory, for the e2e tests and the benchmarks. Migrations are applied exactly as `npm start` does, once per
+ * machine (migrated-state.ts), and each server starts from a copy.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
+import { spawn, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { d1Databases } from '../../scripts/d1-databases.mjs'
+import { copyMigratedState } from './migrated-state'
 
 export const repoRoot = join(import.meta.dirname, '../..')
 
@@ -177,15 +178,8 @@ export async function startLocalServer(opts: { vars?: Record<string, string>; ro
   )
   const persist = join(dir, 'state')
 
-  // The directory and every shard (scripts/d1-databases.mjs), as `npm start` does.
-  for (const { binding } of d1Databases(join(root, 'wrangler.toml'))) {
-    const migrate = spawnSync(bin(root, 'wrangler'), ['d1', 'migrations', 'apply', binding, '--local', '--persist-to', persist], {
-      cwd: root,
-      env: childEnv(root),
-      encoding: 'utf8',
-    })
-    if (migrate.status !== 0) throw new Error(`migrations failed on ${binding}:\n${migrate.stdout}\n${migrate.stderr}`)
-  }
+  // The directory and every shard migrated as `npm start` does, copied from the machine's template (migrated-state.ts).
+  copyMigratedState(root, persist, childEnv(root))
 
   const port = await freePort()
   const inspector = await freePort()
