@@ -1,13 +1,14 @@
 /**
  * relay/beta/tl-longs.ts: Node's decoding of GramJS's 64-bit integers gives the library's own answers, to the type,
- * for every 8 bytes and both signs; every other call is the library's; once installed, GramJS's reader uses it.
+ * for every 8 bytes and both signs, and its encoding the library's bytes for every value; every other call is the
+ * library's; once installed, GramJS's reader and writer use them.
  */
 import bigInt from 'big-integer'
 import fc from 'fast-check'
 import { Api, helpers } from 'telegram'
 import { BinaryReader } from 'telegram/extensions'
 import { describe, expect, it } from 'vitest'
-import { installFastLongs, libraryReadBigInt, readBigIntFromBuffer } from '../../../relay/beta/tl-longs'
+import { installFastLongs, libraryReadBigInt, libraryToSignedLittleBuffer, readBigIntFromBuffer, toSignedLittleBuffer } from '../../../relay/beta/tl-longs'
 
 /** Same value, same big-integer class (NativeBigInt where the runtime has BigInt), same rendering. */
 function expectSame(fast: bigInt.BigInteger, library: bigInt.BigInteger): void {
@@ -56,11 +57,61 @@ describe('readBigIntFromBuffer', () => {
   })
 })
 
+describe('toSignedLittleBuffer', () => {
+  const TWO_64 = 1n << 64n
+
+  it('writes the library’s bytes for every big-integer, past 64 bits and below −2⁶³ too', () => {
+    fc.assert(
+      fc.property(fc.bigInt({ min: -2n * TWO_64, max: 2n * TWO_64 }), (value) => {
+        const big = bigInt(value)
+        expect(toSignedLittleBuffer(big, 8)).toEqual(libraryToSignedLittleBuffer(big, 8))
+        expect(toSignedLittleBuffer(big)).toEqual(libraryToSignedLittleBuffer(big))
+      }),
+      RUNS
+    )
+  })
+
+  it('writes the library’s bytes for safe integers, and at the sign boundary and the extremes', () => {
+    fc.assert(
+      fc.property(fc.maxSafeInteger(), (n) => {
+        expect(toSignedLittleBuffer(n, 8)).toEqual(libraryToSignedLittleBuffer(n, 8))
+      }),
+      RUNS
+    )
+    const edges = [0n, 1n, -1n, (1n << 63n) - 1n, -(1n << 63n), (1n << 63n) + 1n, TWO_64 - 1n, TWO_64, -TWO_64]
+    for (const value of edges) expect(toSignedLittleBuffer(bigInt(value), 8)).toEqual(libraryToSignedLittleBuffer(bigInt(value), 8))
+    expect(toSignedLittleBuffer(bigInt(-(1n << 63n)), 8).toString('hex')).toBe('0000000000000080')
+    expect(toSignedLittleBuffer(bigInt(-1), 8).toString('hex')).toBe('ffffffffffffffff')
+  })
+
+  it('leaves every other call to the library: other lengths, strings, unsafe numbers', () => {
+    fc.assert(
+      fc.property(fc.bigInt({ min: -(1n << 255n), max: (1n << 255n) - 1n }), fc.constantFrom(4, 16, 32), (value, length) => {
+        expect(toSignedLittleBuffer(bigInt(value), length)).toEqual(libraryToSignedLittleBuffer(bigInt(value), length))
+      }),
+      RUNS
+    )
+    for (const input of ['123456789012345678', '-5', 2 ** 60, -(2 ** 60)]) {
+      expect(toSignedLittleBuffer(input, 8)).toEqual(libraryToSignedLittleBuffer(input, 8))
+    }
+  })
+
+  it('reads back, through the fast reader, what it wrote', () => {
+    fc.assert(
+      fc.property(fc.bigInt({ min: -(1n << 63n), max: (1n << 63n) - 1n }), (value) => {
+        expect(readBigIntFromBuffer(toSignedLittleBuffer(bigInt(value), 8), true, true).toString()).toBe(value.toString())
+      }),
+      RUNS
+    )
+  })
+})
+
 describe('installFastLongs', () => {
-  it("puts Node's decoding where GramJS's reader calls it, once", () => {
+  it("puts Node's decoding and encoding where GramJS's reader and envelope writer call them, once", () => {
     installFastLongs()
     installFastLongs()
     expect(helpers.readBigIntFromBuffer).toBe(readBigIntFromBuffer)
+    expect(helpers.toSignedLittleBuffer).toBe(toSignedLittleBuffer)
     const negative = new BinaryReader(Buffer.from('0000000000000080', 'hex'))
     expect(negative.readLong().toString()).toBe('-9223372036854775808')
     const unsigned = new BinaryReader(Buffer.from('0000000000000080', 'hex'))

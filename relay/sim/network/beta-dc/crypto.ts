@@ -11,10 +11,11 @@ import { randomBytes } from 'node:crypto'
 import type bigInt from 'big-integer'
 import { AuthKey } from 'telegram/crypto/AuthKey'
 import { IGE } from 'telegram/crypto/IGE'
-import { BinaryReader } from 'telegram/extensions'
 import { Logger, LogLevel } from 'telegram/extensions/Logger'
-import { readBigIntFromBuffer, readBufferFromBigInt, sha256, toSignedLittleBuffer } from 'telegram/Helpers'
+import { readBufferFromBigInt, sha256 } from 'telegram/Helpers'
 import { MTProtoState } from 'telegram/network/MTProtoState'
+// The library's answers for 8-byte longs (its tests hold them to it), without big-integer's arithmetic per long.
+import { readBigIntFromBuffer, toSignedLittleBuffer } from '../../../beta/tl-longs'
 
 /** A decrypted client message: the envelope fields and the TL body. */
 export type Plain = { salt: bigInt.BigInteger; sessionId: bigInt.BigInteger; msgId: bigInt.BigInteger; seqNo: number; body: Buffer }
@@ -48,12 +49,13 @@ export async function decryptFromClient(key: AuthKey, packet: Buffer): Promise<P
   const plain = new IGE(aesKey, iv).decryptIge(packet.subarray(24))
   const check = (await sha256(Buffer.concat([raw.subarray(88, 88 + 32), plain]))).subarray(8, 24)
   if (!check.equals(msgKey)) return null
-  const reader = new BinaryReader(plain)
-  const salt = reader.readLong()
-  const sessionId = reader.readLong()
-  const msgId = reader.readLong()
-  const seqNo = reader.readInt()
-  const length = reader.readInt()
+  // What GramJS's BinaryReader reads there: three signed longs, then two signed 32-bit ints.
+  const long = (at: number) => readBigIntFromBuffer(plain.subarray(at, at + 8), true, true)
+  const salt = long(0)
+  const sessionId = long(8)
+  const msgId = long(16)
+  const seqNo = plain.readInt32LE(24)
+  const length = plain.readInt32LE(28)
   if (length < 0 || length > plain.length - 32 || length % 4 !== 0) return null
   return { salt, sessionId, msgId, seqNo, body: plain.subarray(32, 32 + length) }
 }

@@ -8,8 +8,8 @@
 import { gzipSync } from 'node:zlib'
 import type bigInt from 'big-integer'
 import { Api } from 'telegram'
-import { toSignedLittleBuffer } from 'telegram/Helpers'
 import { serializeBytes } from 'telegram/tl'
+import { toSignedLittleBuffer } from '../../../beta/tl-longs'
 
 const VECTOR = 0x1cb5c415
 const BOOL_TRUE = 0x997275b5
