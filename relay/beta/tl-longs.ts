@@ -1,6 +1,6 @@
 /**
- * GramJS's 64-bit integers, decoded and encoded by Node instead of by big-integer arithmetic. Installed once per
- * process by makeGramClient (socket.ts), before any client exists.
+ * GramJS's 64-bit integers, decoded and encoded by Node instead of by big-integer arithmetic. Installed when this
+ * module is imported, which relay/main.ts does first of all (and makeGramClient again, idempotently).
  *
  * Why: GramJS reads every `long` on the wire (user ids, access hashes, random ids, and the message id and salt of
  * every MTProto envelope) through `helpers.readBigIntFromBuffer`. That copies the 8 bytes, reverses them, renders
@@ -18,12 +18,15 @@
  * envelopes with these too: the same bytes, at a cost that no longer crowds the relay it shares the machine with.
  *
  * How: BinaryReader and MTProtoState call both through the Helpers module's exports object at each call, so replacing
- * those properties is enough. tl/api.js took its own reference to the writer when it loaded, so the long arguments of
- * requests the relay sends (its acks, mostly) are still written the library's way. Should a release move either
- * function, the install throws at the first client, rather than silently coding the slow way.
+ * those properties is enough for them. tl/api.js, which writes the long fields of every TL object (the msg_ids of the
+ * relay's acks, the ids of the data centre's updates), takes its own reference to the writer when it loads; so this
+ * module imports Helpers alone, installs at import, and the entry points import it before anything loads `telegram`.
+ * relay/main.ts and the benchmarks check that with fastLongsInApi (api-longs.ts) and stop if it fails. Should a
+ * release move either function, the install throws rather than silently coding the slow way.
  */
 import bigInt from 'big-integer'
-import { helpers } from 'telegram'
+// The Helpers module alone (its CommonJS exports object), not the package: importing `telegram` would load tl/api.js.
+import helpers from 'telegram/Helpers'
 
 type ReadBigInt = typeof helpers.readBigIntFromBuffer
 
@@ -52,10 +55,15 @@ function nativeValue(big: Parameters<WriteBigInt>[0]): bigint | undefined {
   return typeof value === 'bigint' ? value : undefined
 }
 
+/** Longs written by the fast writer so far: how fastLongsInApi (api-longs.ts) sees whether tl/api.js calls it. */
+let fastWrites = 0
+export const fastWritesSoFar = () => fastWrites
+
 /** The same bytes as the library's for 8-byte longs: the low 64 bits of the value, two's complement, little-endian. */
 export const toSignedLittleBuffer: WriteBigInt = (big, number = 8) => {
   const value = number === 8 ? nativeValue(big) : undefined
   if (value === undefined) return libraryToSignedLittleBuffer(big, number)
+  fastWrites++
   const out = Buffer.allocUnsafe(8)
   out.writeBigUInt64LE(BigInt.asUintN(64, value))
   return out
@@ -74,3 +82,7 @@ export function installFastLongs(): void {
     throw new Error('telegram/Helpers could not be given the fast longs')
   }
 }
+
+// At import, so that a process whose entry imports this module first (relay/main.ts, the benchmarks) has it in place
+// before tl/api.js loads and takes its own reference to the writer.
+installFastLongs()

@@ -13,10 +13,14 @@
  * inbound figures (issue 23 runs it against 58e5f7d). A run of selected benches writes its markdown to the temp
  * directory instead of docs/PERFORMANCE.md.
  */
+// First, before anything loads `telegram`: the simulated beta data centre runs in this process and writes its updates
+// with GramJS's serialiser, which keeps the long writer it finds at load (relay/beta/tl-longs.ts), as the relay does.
+import '../../relay/beta/tl-longs'
 import { execFileSync } from 'node:child_process'
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { cpus, tmpdir, totalmem } from 'node:os'
 import { join, resolve } from 'node:path'
+import { fastLongsInApi } from '../../relay/beta/api-longs'
 import { startReceiver } from '../fixtures/receiver'
 import { repoRoot, startLocalServer } from '../e2e/local-server'
 import { alphaDriverBench } from './alpha-driver.bench'
@@ -33,6 +37,8 @@ import { interleavedCpu } from './interleaved'
 import { type ComparedFigures, HISTORY_FILE, type NamedReport, performanceDoc, speedTargets } from './performance-doc'
 import { currentLoad, formatLine, formatLoad, isLoaded } from './report'
 import { webhooksBench } from './webhooks.bench'
+
+if (!fastLongsInApi()) throw new Error('bench: telegram was loaded before relay/beta/tl-longs.ts; keep it the first import of test/bench/run.ts')
 
 const ALL: Array<Bench | StandaloneBench> = [inboundBench, relayBench, webhooksBench, mcpBench, alphaDriverBench, mediaBench, idleBench, capacityBench]
 
