@@ -2,7 +2,7 @@
 // `DB_SHARD_<n>`, one entry per database (DB_SHARD_0 is bound to the directory's own database, so it is one of them),
 // and applying the migrations to all of them: every database gets the same set.
 import { spawnSync } from 'node:child_process'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 import { unstable_readConfig } from 'wrangler'
 import { root } from './dev-env.mjs'
 
@@ -21,12 +21,15 @@ export function d1Databases(configPath = join(root, 'wrangler.toml')) {
 
 /**
  * Runs `wrangler d1 migrations apply` on each database (`--local` or `--remote`, plus `extraArgs`); answers the first
- * failure as `{ binding, status, output }`, or null.
+ * failure as `{ binding, status, output }`, or null. `configPath` may name another checkout's wrangler.toml (the
+ * benchmarks compare with one): its own wrangler then applies its own migrations there.
  */
-export function migrateAll(where, extraArgs = [], configPath) {
+export function migrateAll(where, extraArgs = [], configPath = join(root, 'wrangler.toml')) {
+  const checkout = dirname(configPath)
   for (const db of d1Databases(configPath)) {
-    const r = spawnSync(process.execPath, [join(root, 'node_modules/wrangler/bin/wrangler.js'), 'd1', 'migrations', 'apply', db.binding, where, ...extraArgs], {
-      cwd: root,
+    const args = [join(checkout, 'node_modules/wrangler/bin/wrangler.js'), 'd1', 'migrations', 'apply', db.binding, where, '--config', configPath, ...extraArgs]
+    const r = spawnSync(process.execPath, args, {
+      cwd: checkout,
       encoding: 'utf8',
       env: { ...process.env, WRANGLER_SEND_METRICS: 'false', CI: '1' },
     })

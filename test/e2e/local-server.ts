@@ -179,7 +179,7 @@ export async function startLocalServer(opts: { vars?: Record<string, string>; ro
   const persist = join(dir, 'state')
 
   // The directory and every shard migrated as `npm start` does, copied from the machine's template (migrated-state.ts).
-  copyMigratedState(root, persist, childEnv(root))
+  copyMigratedState(root, persist)
 
   const port = await freePort()
   const inspector = await freePort()

@@ -12,12 +12,11 @@
  * complete directory: a build that dies half-way leaves nothing a later server would pick up, and two processes
  * building at once both finish with the same bytes (one rename wins, the other copy is dropped).
  */
-import { spawnSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { d1Databases } from '../../scripts/d1-databases.mjs'
+import { d1Databases, migrateAll } from '../../scripts/d1-databases.mjs'
 
 /** What decides the migrated state of `root`'s databases, as a hex digest. */
 export function migratedStateKey(root: string): string {
@@ -36,28 +35,17 @@ export function migratedStateKey(root: string): string {
   return hash.digest('hex')
 }
 
-/** Applies every database's migrations into `persist`, as startLocalServer did for each server. */
-function migrate(root: string, persist: string, env: NodeJS.ProcessEnv): void {
-  for (const { binding } of d1Databases(join(root, 'wrangler.toml'))) {
-    const run = spawnSync(join(root, 'node_modules', '.bin', 'wrangler'), ['d1', 'migrations', 'apply', binding, '--local', '--persist-to', persist], {
-      cwd: root,
-      env,
-      encoding: 'utf8',
-    })
-    if (run.status !== 0) throw new Error(`migrations failed on ${binding}:\n${run.stdout}\n${run.stderr}`)
-  }
-}
-
 /**
  * Fills `persist` (which must not exist yet) with `root`'s migrated state: a copy of the machine's template, built
- * first when there is none for this key. `env` is the environment wrangler runs in.
+ * first when there is none for this key, by the same `migrateAll` that `npm start` runs.
  */
-export function copyMigratedState(root: string, persist: string, env: NodeJS.ProcessEnv): void {
+export function copyMigratedState(root: string, persist: string): void {
   const template = join(tmpdir(), `gateway-migrated-${migratedStateKey(root).slice(0, 24)}`)
   if (!existsSync(template)) {
     const building = mkdtempSync(`${template}.building-`)
     try {
-      migrate(root, join(building, 'state'), env)
+      const failed = migrateAll('--local', ['--persist-to', join(building, 'state')], join(root, 'wrangler.toml'))
+      if (failed) throw new Error(`migrations failed on ${failed.binding}:\n${failed.output}`)
       renameSync(building, template)
     } catch (err) {
       // Another process published the same template first: its bytes are the ones this build would have made.
