@@ -1,13 +1,13 @@
 /** The relay process (`npm run relay`, `npm run relay -- --sim`): configuration from the environment, SIGTERM drains. */
 // First, before anything loads `telegram`: GramJS's serialiser keeps the long writer it finds at load (tl-longs.ts).
 import './beta/tl-longs'
-import { fastLongsInApi } from './beta/api-longs'
+import { requireFastLongsInApi } from './beta/api-longs'
 import { loadConfig } from './config'
 import { startRelay } from './relay'
 
 let relay: Awaited<ReturnType<typeof startRelay>>
 try {
-  if (!fastLongsInApi()) throw new Error('relay: telegram was loaded before relay/beta/tl-longs.ts; keep it the first import of relay/main.ts')
+  requireFastLongsInApi('relay/main.ts')
   relay = await startRelay(loadConfig(process.env, process.argv.slice(2)))
 } catch (err) {
   console.error(err instanceof Error ? err.message : String(err))

@@ -22,7 +22,8 @@ import { Logger, LogLevel } from 'telegram/extensions/Logger'
 import { UpdateConnectionState } from 'telegram/network'
 import { StringSession } from 'telegram/sessions'
 import { BetaLinkDownError, withDeadline } from './deadlines'
-import { installFastLongs } from './tl-longs'
+// Installs Node's 64-bit integer reader and writer in GramJS at import, before any client reads a byte (tl-longs.ts).
+import './tl-longs'
 
 export type BetaCredentials = { apiId: number; apiHash: string }
 
@@ -315,8 +316,6 @@ class GramLink implements BetaClient {
 }
 
 export function makeGramClient(creds: BetaCredentials, options: GramOptions = {}): MakeClient {
-  // Before any client reads a byte: GramJS's decoding of 64-bit integers was a third of the relay's beta CPU.
-  installFastLongs()
   const timing = { ...CLIENT_TIMING, ...options.timing }
   return (saved, account) => new GramLink(creds, options, timing, saved, account)
 }

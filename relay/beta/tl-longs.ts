@@ -1,6 +1,7 @@
 /**
  * GramJS's 64-bit integers, decoded and encoded by Node instead of by big-integer arithmetic. Installed when this
- * module is imported, which relay/main.ts does first of all (and makeGramClient again, idempotently).
+ * module is imported, which relay/main.ts does first of all; every other module that reaches GramJS's network code
+ * (socket.ts, the simulated data centre) comes after it.
  *
  * Why: GramJS reads every `long` on the wire (user ids, access hashes, random ids, and the message id and salt of
  * every MTProto envelope) through `helpers.readBigIntFromBuffer`. That copies the 8 bytes, reverses them, renders
@@ -21,7 +22,7 @@
  * those properties is enough for them. tl/api.js, which writes the long fields of every TL object (the msg_ids of the
  * relay's acks, the ids of the data centre's updates), takes its own reference to the writer when it loads; so this
  * module imports Helpers alone, installs at import, and the entry points import it before anything loads `telegram`.
- * relay/main.ts and the benchmarks check that with fastLongsInApi (api-longs.ts) and stop if it fails. Should a
+ * relay/main.ts and the benchmarks check that with requireFastLongsInApi (api-longs.ts) and stop if it fails. Should a
  * release move either function, the install throws rather than silently coding the slow way.
  */
 import bigInt from 'big-integer'

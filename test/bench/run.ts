@@ -20,7 +20,7 @@ import { execFileSync } from 'node:child_process'
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { cpus, tmpdir, totalmem } from 'node:os'
 import { join, resolve } from 'node:path'
-import { fastLongsInApi } from '../../relay/beta/api-longs'
+import { requireFastLongsInApi } from '../../relay/beta/api-longs'
 import { startReceiver } from '../fixtures/receiver'
 import { repoRoot, startLocalServer } from '../e2e/local-server'
 import { alphaDriverBench } from './alpha-driver.bench'
@@ -38,7 +38,7 @@ import { type ComparedFigures, HISTORY_FILE, type NamedReport, performanceDoc, s
 import { currentLoad, formatLine, formatLoad, isLoaded } from './report'
 import { webhooksBench } from './webhooks.bench'
 
-if (!fastLongsInApi()) throw new Error('bench: telegram was loaded before relay/beta/tl-longs.ts; keep it the first import of test/bench/run.ts')
+requireFastLongsInApi('test/bench/run.ts')
 
 const ALL: Array<Bench | StandaloneBench> = [inboundBench, relayBench, webhooksBench, mcpBench, alphaDriverBench, mediaBench, idleBench, capacityBench]
 
