@@ -4,7 +4,7 @@
  * lost or duplicated.
  */
 import type { LocalServer } from '../e2e/local-server'
-import { api, ms, percentile, type Bench, type BenchRow } from './bench-kit'
+import { api, ms, percentile, type Baseline, type Bench, type BenchRow } from './bench-kit'
 
 const WAKE_SAMPLES = 500
 const INGEST_MESSAGES = 3000
@@ -15,9 +15,23 @@ const INGEST_CLIENTS = 16
  */
 const PHASES = new Set((process.env.INBOUND_BENCH_PHASES ?? 'wake,ingest').split(','))
 
-/** Wake latency: each round opens a wait, lets it register, pushes one message and times the wait's return. */
-async function wakeRounds(server: LocalServer, receiverUrl: string, afterAnswer: number[], endToEnd: number[]): Promise<void> {
+/** The pause before each timed call of a wake round: it lets the wait reach its Durable Object before the push. */
+const PAUSE_MS = 15
+
+type WakeTimes = { afterAnswer: number[]; endToEnd: number[]; pausedGet: number[] }
+
+/**
+ * Wake latency: each round opens a wait, lets it register, pushes one message and times the wait's return. Then,
+ * after the same pause, it times one bare GET /v1/usage of a tenant without accounts (the baseline's request): on a
+ * quiet machine every hop pays for waking up, about a millisecond for the trivial `GET /` here, so a call after a
+ * pause costs more than the same call back to back, as the baseline is measured. The paired GET is the yardstick
+ * timed the same way.
+ */
+async function wakeRounds(server: LocalServer, receiverUrl: string): Promise<WakeTimes> {
+  const times: WakeTimes = { afterAnswer: [], endToEnd: [], pausedGet: [] }
   const wake = await server.newTenant()
+  const bare = await server.newTenant()
+  const pause = () => new Promise((r) => setTimeout(r, PAUSE_MS))
   await api(server, wake.key, 'PUT', '/channels/custom', { webhook_url: `${receiverUrl}/r/bench-wake` })
   let cursor = (await api(server, wake.key, 'GET', '/messages/wait?timeout_s=0')).json.cursor as string
   for (let i = 0; i < WAKE_SAMPLES; i++) {
@@ -26,117 +40,136 @@ async function wakeRounds(server: LocalServer, receiverUrl: string, afterAnswer:
       waitDone = performance.now()
       return r
     })
-    await new Promise((r) => setTimeout(r, 15)) // let the wait reach its Durable Object before the push
+    await pause()
     const sent = performance.now()
     await api(server, wake.key, 'POST', '/channels/custom/inbound', { customData: { body: `wake ${i}`, fromId: 'bench-user', messageSid: `w${i}` } })
     const answered = performance.now()
     const r = await waiting
     if (r.json.messages.length !== 1) throw new Error(`wake round ${i} returned ${r.json.messages.length} messages`)
     cursor = r.json.cursor
-    afterAnswer.push(Math.max(0, waitDone - answered))
-    endToEnd.push(waitDone - sent)
+    times.afterAnswer.push(Math.max(0, waitDone - answered))
+    times.endToEnd.push(waitDone - sent)
+    await pause()
+    const asked = performance.now()
+    const usage = await api(server, bare.key, 'GET', '/usage')
+    if (usage.status !== 200) throw new Error(`wake round ${i}: GET /usage answered ${usage.status}`)
+    times.pausedGet.push(performance.now() - asked)
   }
+  return times
+}
+
+/** The wake rounds' rows: the headline push sent → wait returned, and the paired GET it is made of. */
+function wakeRows({ afterAnswer, endToEnd, pausedGet }: WakeTimes, baseline: Baseline): BenchRow[] {
+  const wakeP50 = percentile(afterAnswer, 50)
+  const wakeP99 = percentile(afterAnswer, 99)
+  const e2eP50 = percentile(endToEnd, 50)
+  const pausedGetP50 = percentile(pausedGet, 50)
+  return [
+    // The headline: what an agent sees. Timed from the push's answer, the wake hides the wait's own D1 work.
+    {
+      metric: `push sent → wait returned p50 (${WAKE_SAMPLES} messages)`,
+      value: ms(e2eP50),
+      ratio: e2eP50 / baseline.usageP50Ms,
+      base: 'round trip',
+      target: '≤ 2x baseline',
+      ok: e2eP50 <= 2 * baseline.usageP50Ms,
+    },
+    {
+      metric: 'push sent → wait returned p99',
+      value: ms(percentile(endToEnd, 99)),
+      ratio: percentile(endToEnd, 99) / baseline.usageP50Ms,
+      base: 'round trip',
+    },
+    {
+      metric: `bare GET /v1/usage after the same ${PAUSE_MS} ms pause p50 (one per round)`,
+      value: ms(pausedGetP50),
+      ratio: pausedGetP50 / baseline.usageP50Ms,
+      base: 'round trip',
+    },
+    // Not the goal's yardstick (the issue names the baseline): like for like, for what the ratio above is made of.
+    { metric: 'push sent → wait returned p50 ÷ that GET’s p50', value: `${(e2eP50 / pausedGetP50).toFixed(2)}x` },
+    { metric: 'wake latency p50 (push answered → wait returned)', value: ms(wakeP50), ratio: wakeP50 / baseline.usageP50Ms, base: 'round trip' },
+    { metric: 'wake latency p99', value: ms(wakeP99), target: '< 25 ms', ok: wakeP99 < 25 },
+  ]
+}
+
+/** Ingest: 16 clients push INGEST_MESSAGES unique messages; a consumer drains with consecutive waits. */
+async function ingestRows(server: LocalServer, receiverUrl: string, baseline: Baseline): Promise<BenchRow[]> {
+  const ingest = await server.newTenant()
+  await api(server, ingest.key, 'PUT', '/channels/custom', { webhook_url: `${receiverUrl}/r/bench-ingest` })
+  let drainCursor = (await api(server, ingest.key, 'GET', '/messages/wait?timeout_s=0')).json.cursor as string
+  const seen: string[] = []
+  let pushing = true
+  let waits = 0
+  const consumer = (async () => {
+    while (pushing || seen.length < INGEST_MESSAGES) {
+      waits++
+      const r = await api(server, ingest.key, 'GET', `/messages/wait?timeout_s=2&cursor=${drainCursor}`)
+      for (const m of r.json.messages) seen.push(m.text)
+      drainCursor = r.json.cursor
+      if (!pushing && r.json.messages.length === 0) break
+    }
+  })()
+  let next = 0
+  const cpuBefore = server.cpuSeconds()
+  const started = performance.now()
+  await Promise.all(
+    Array.from({ length: INGEST_CLIENTS }, async () => {
+      while (next < INGEST_MESSAGES) {
+        const i = next++
+        const r = await api(server, ingest.key, 'POST', '/channels/custom/inbound', {
+          customData: { body: `m${i}`, fromId: `u${i % 50}`, messageSid: `s${i}` },
+        })
+        if (r.status !== 200) throw new Error(`push ${i} answered ${r.status}`)
+      }
+    })
+  )
+  const elapsed = (performance.now() - started) / 1000
+  pushing = false
+  await consumer
+  const cpuMsPerMessage = ((server.cpuSeconds() - cpuBefore) * 1000) / INGEST_MESSAGES
+  const unique = new Set(seen)
+  const lost = INGEST_MESSAGES - unique.size
+  const duplicated = seen.length - unique.size
+
+  const rate = INGEST_MESSAGES / elapsed
+  return [
+    {
+      metric: `ingest throughput (${INGEST_CLIENTS} clients, ${INGEST_MESSAGES} messages, consumer draining)`,
+      value: `${rate.toFixed(0)} msg/s`,
+      // Messages stored per baseline round trip.
+      ratio: (rate * baseline.usageP50Ms) / 1000,
+      base: 'round trip',
+      target: '≥ 500 msg/s',
+      ok: rate >= 500,
+    },
+    // CPU time, unlike throughput, does not move much when other work shares the machine.
+    {
+      metric: 'server CPU per ingested message (wrangler dev + workerd: Worker, Durable Objects, local D1; consumer included)',
+      value: ms(cpuMsPerMessage),
+      ratio: cpuMsPerMessage / baseline.usageCpuMs,
+      base: 'cpu',
+    },
+    // Each wait answer is a whole authenticated request: fewer messages per answer cost more CPU per message.
+    { metric: 'messages per wait answer (the consumer’s calls)', value: `${(seen.length / waits).toFixed(2)} (${waits} waits)` },
+    { metric: 'lost / duplicated (received by the consumer)', value: `${lost} / ${duplicated}`, target: '0 / 0', ok: lost === 0 && duplicated === 0 },
+  ]
 }
 
 export const inboundBench: Bench = {
   name: 'inbound',
   async run({ server, receiver, baseline }) {
-    const afterAnswer: number[] = []
-    const endToEnd: number[] = []
-    if (PHASES.has('wake')) await wakeRounds(server, receiver.url, afterAnswer, endToEnd)
     if (PHASES.has('usage')) {
       // A profile of the baseline GET alone: INBOUND_BENCH_PHASES=usage npm run bench -- inbound --profile
       const { key } = await server.newTenant()
       for (let i = 0; i < 1000; i++) await api(server, key, 'GET', '/usage')
       return { title: 'Inbound: baseline GET only', rows: [] }
     }
-
-    // Ingest: 16 clients push INGEST_MESSAGES unique messages; a consumer drains with consecutive waits.
-    const ingest = await server.newTenant()
-    await api(server, ingest.key, 'PUT', '/channels/custom', { webhook_url: `${receiver.url}/r/bench-ingest` })
-    let drainCursor = (await api(server, ingest.key, 'GET', '/messages/wait?timeout_s=0')).json.cursor as string
-    const seen: string[] = []
-    let pushing = true
-    let waits = 0
-    const consumer = (async () => {
-      while (pushing || seen.length < INGEST_MESSAGES) {
-        waits++
-        const r = await api(server, ingest.key, 'GET', `/messages/wait?timeout_s=2&cursor=${drainCursor}`)
-        for (const m of r.json.messages) seen.push(m.text)
-        drainCursor = r.json.cursor
-        if (!pushing && r.json.messages.length === 0) break
-      }
-    })()
-    let next = 0
-    const cpuBefore = server.cpuSeconds()
-    const started = performance.now()
-    await Promise.all(
-      Array.from({ length: INGEST_CLIENTS }, async () => {
-        while (next < INGEST_MESSAGES) {
-          const i = next++
-          const r = await api(server, ingest.key, 'POST', '/channels/custom/inbound', {
-            customData: { body: `m${i}`, fromId: `u${i % 50}`, messageSid: `s${i}` },
-          })
-          if (r.status !== 200) throw new Error(`push ${i} answered ${r.status}`)
-        }
-      })
-    )
-    const elapsed = (performance.now() - started) / 1000
-    pushing = false
-    await consumer
-    const cpuMsPerMessage = ((server.cpuSeconds() - cpuBefore) * 1000) / INGEST_MESSAGES
-    const unique = new Set(seen)
-    const lost = INGEST_MESSAGES - unique.size
-    const duplicated = seen.length - unique.size
-
-    const wakeP50 = percentile(afterAnswer, 50)
-    const wakeP99 = percentile(afterAnswer, 99)
-    const e2eP50 = percentile(endToEnd, 50)
-    const rate = INGEST_MESSAGES / elapsed
-    const wakeRows: BenchRow[] = [
-      // The headline: what an agent sees. Timed from the push's answer, the wake hides the wait's own D1 work.
-      {
-        metric: `push sent → wait returned p50 (${WAKE_SAMPLES} messages)`,
-        value: ms(e2eP50),
-        ratio: e2eP50 / baseline.usageP50Ms,
-        base: 'round trip',
-        target: '≤ 2x baseline',
-        ok: e2eP50 <= 2 * baseline.usageP50Ms,
-      },
-      {
-        metric: 'push sent → wait returned p99',
-        value: ms(percentile(endToEnd, 99)),
-        ratio: percentile(endToEnd, 99) / baseline.usageP50Ms,
-        base: 'round trip',
-      },
-      { metric: 'wake latency p50 (push answered → wait returned)', value: ms(wakeP50), ratio: wakeP50 / baseline.usageP50Ms, base: 'round trip' },
-      { metric: 'wake latency p99', value: ms(wakeP99), target: '< 25 ms', ok: wakeP99 < 25 },
-    ]
+    const wake = PHASES.has('wake') ? wakeRows(await wakeRounds(server, receiver.url), baseline) : []
+    const ingest = PHASES.has('ingest') ? await ingestRows(server, receiver.url, baseline) : []
     return {
       title: 'Inbound: wake latency and ingest (issue #2)',
-      rows: [
-        { metric: 'baseline GET /v1/usage round trip p50 / p99', value: `${ms(baseline.usageP50Ms)} / ${ms(baseline.usageP99Ms)}` },
-        ...(afterAnswer.length > 0 ? wakeRows : []),
-        {
-          metric: `ingest throughput (${INGEST_CLIENTS} clients, ${INGEST_MESSAGES} messages, consumer draining)`,
-          value: `${rate.toFixed(0)} msg/s`,
-          // Messages stored per baseline round trip.
-          ratio: (rate * baseline.usageP50Ms) / 1000,
-          base: 'round trip',
-          target: '≥ 500 msg/s',
-          ok: rate >= 500,
-        },
-        // CPU time, unlike throughput, does not move much when other work shares the machine.
-        {
-          metric: 'server CPU per ingested message (wrangler dev + workerd: Worker, Durable Objects, local D1; consumer included)',
-          value: ms(cpuMsPerMessage),
-          ratio: cpuMsPerMessage / baseline.usageCpuMs,
-          base: 'cpu',
-        },
-        // Each wait answer is a whole authenticated request: fewer messages per answer cost more CPU per message.
-        { metric: 'messages per wait answer (the consumer’s calls)', value: `${(seen.length / waits).toFixed(2)} (${waits} waits)` },
-        { metric: 'lost / duplicated (received by the consumer)', value: `${lost} / ${duplicated}`, target: '0 / 0', ok: lost === 0 && duplicated === 0 },
-      ],
+      rows: [{ metric: 'baseline GET /v1/usage round trip p50 / p99', value: `${ms(baseline.usageP50Ms)} / ${ms(baseline.usageP99Ms)}` }, ...wake, ...ingest],
       notes: [
         "Ingest: 16 clients push `POST /v1/channels/custom/inbound` flat out (past wrangler dev's proxy, keep-alive) while one client drains `GET /v1/messages/wait` with its cursor; every pushed text must come back exactly once.",
         `Why ingest is bounded on this machine: under \`wrangler dev\` workerd runs the Worker, every Durable Object, local D1 and the Rate Limiting and static-asset workers on one thread (top -H shows it at ~97 % during the ingest), so throughput is one over that thread's time per message. The 16 clients move in lockstep (16 pushes, one group commit of 48 statements, 16 answers: about 16 messages per wait answer), and an ingested message costs somewhat more than one bare authenticated GET. Where that thread's time goes (\`perf record -a\` during the ingest): V8's runtime 22 %, workerd 18 %, kj and Cap'n Proto 14 %, malloc 9 %, SQLite under 7 %, so hops between workers and what they hand each other, not SQL. With the static-asset router left out (below), main and 58e5f7d ingest about the same here (386 vs 324 and 418 vs 421 msg/s in two full runs of 2026-11-27); what main adds per message is spread thin (the key-scope, audit, idempotency and RateLimit-header middleware, the message's event and reply fields), no function more than a few percent of the profile. The sampled Rate Limiting calls are not it: without the three high-volume limiter bindings, or asking the limiter for one push in 100, alternating runs stayed within the noise. Deployed, the Worker, each AccountDO and D1 run on separate machines.`,
@@ -144,6 +177,7 @@ export const inboundBench: Bench = {
         'An inbound commit answers without waiting for a sync of the AccountDO’s own storage: the inbound tally for /admin/metrics is written a second later (account/totals.ts). Before, strace counted one fsync of the object’s SQLite WAL per push, on top of D1’s.',
         'The wait is answered from the rows the AccountDO just committed (no second D1 read per wake), which is why push sent → wait returned, not the wake after the push’s answer, is the headline.',
         'Why push → wait stays above 2x the baseline here (timed inside the Worker with Date.now(), which workerd advances at each I/O, 500 lone pushes, 2026-11-27, baseline GET p50 1.15 ms): the push’s call into the AccountDO took 2.2–3.4 ms, of which its one D1 batch (three statements) 1.7–2.7 ms; a batch of one tiny insert took 1.11 ms and a batch of three `select 1` 0.97 ms. Under wrangler dev one local D1 round trip costs about a bare GET, before the push’s own request and the wait’s answer; an fdatasync on this disk takes 0.14 ms, so it is the local D1 plumbing, not the disk.',
+        `Why the paired GET: each wake round waits ${PAUSE_MS} ms before the push (the wait must reach its Durable Object first), while the baseline is timed back to back, and on this quiet machine a call after a pause costs more at every hop. Measured 2026-11-27 with the client spinning through the pause instead of sleeping, so only the server idled: the trivial \`GET /\` (a redirect, no D1) took 0.7 ms back to back and 1.7 ms after the pause, \`GET /v1/usage\` 1.5–1.9 and 2.6–3.3 ms, a lone push 3.7 and 4.9–5.3 ms. So the push → wait figure is judged against the baseline, as the issue asks, and the same rounds also time a bare GET after the same pause: the ratio to it (about 2x) is what the push costs over a plain request, one D1 write batch and a Durable Object hop. Per push strace counts one fsync and about 15 WAL pages (the message, its event, the contact and their index entries) of local D1.`,
       ],
     }
   },

@@ -131,6 +131,13 @@ describe('doneWhenRows', () => {
     expect(rows[0]).toMatchObject({ compared: '—', met: undefined })
   })
 
+  it('judges push → wait against the baseline and shows the ratio to the GET timed after the same pause beside it', () => {
+    const paired = { metric: 'push sent → wait returned p50 ÷ that GET’s p50', value: '1.90x' }
+    const report = inbound('12.74 ms', 193)
+    const [, wake] = doneWhenRows({ ...run, reports: [{ ...report, rows: [...report.rows, paired] }] })
+    expect(wake).toMatchObject({ now: '12.74 ms (1.90x a bare GET after the same pause)', met: false })
+  })
+
   it('fails the ingest goal when a message was lost even at 500 msg/s', () => {
     const ingest = doneWhenRows({ ...run, reports: [inbound('10 ms', 600, '1 / 0')] })[2]
     expect(ingest).toMatchObject({ now: '600 msg/s; 1 / 0', met: false })
