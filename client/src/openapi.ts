@@ -457,7 +457,7 @@ export type paths = {
      * Get the alpha link status
      * @description Reports an alpha link: connected (or open) is done; qr_pending and connecting are in progress, and connecting with reason passkey_required or passkey_code means tell the owner its message (the passkey step, on the connect_url page on a computer). disconnected or not_initialized: call connect_alpha again, except for blocked_by_alpha or a passkey_* reason: tell the user instead.
      *
-     *     `connected` (or `open`) is success; `disconnected` and `not_initialized` are terminal failures with `reason` (logged_out, blocked_by_alpha, replaced, passkey_required, passkey_expired, passkey_rejected, passkey_timeout, link_expired, …); `qr_pending` and `connecting` are transitional (`connecting` with reason `passkey_required` or `passkey_code`: the owner is doing the passkey step on the connect page; `message` says what to tell them). `live` is true when the relay running the session answered just now.
+     *     `connected` (or `open`) is success; `disconnected` and `not_initialized` (no session exists: a number never connected here, or removed) are terminal failures with `reason` (logged_out, blocked_by_alpha, replaced, passkey_required, passkey_expired, passkey_rejected, passkey_timeout, link_expired, …); `qr_pending` and `connecting` are transitional (`connecting` with reason `passkey_required` or `passkey_code`: the owner is doing the passkey step on the connect page; `message` says what to tell them). `live` is true when the relay running the session answered just now.
      */
     get: operations['get_alpha_status']
     put?: never
@@ -647,7 +647,7 @@ export type paths = {
      * Get the beta connection status
      * @description Reports a beta login or connection: connected (reason flood_wait while sends are paused), code_required, password_required, initializing, disconnected, not_initialized or error; on disconnected or error with a reason (logged_out, blocked_by_beta, stranger_flag, …) tell the user instead of retrying.
      *
-     *     `connected` is success (with `reason` flood_wait while beta asks the account to slow down and sends are paused); `code_required` and `password_required` wait for the user; `initializing` is starting (or waiting for a QR scan); `disconnected` (logged_out, link_expired, unknown_number, wrong_number, …) and `error` (blocked_by_beta, stranger_flag) need the user. `not_initialized`: no session exists. `live` is true when the relay running the session answered just now.
+     *     `connected` is success (with `reason` flood_wait while beta asks the account to slow down and sends are paused); `code_required` and `password_required` wait for the user; `initializing` is starting (or waiting for a QR scan); `disconnected` (logged_out, link_expired, unknown_number, wrong_number, …) and `error` (blocked_by_beta, stranger_flag) need the user. `not_initialized`: no session exists (a number never connected here, or removed). `live` is true when the relay running the session answered just now.
      */
     get: operations['get_beta_status']
     put?: never
@@ -4361,15 +4361,6 @@ export interface operations {
           'application/json': components['schemas']['StatusError']
         }
       }
-      /** @description Not found */
-      404: {
-        headers: {
-          [name: string]: unknown
-        }
-        content: {
-          'application/json': components['schemas']['StatusError']
-        }
-      }
     }
   }
   disconnect_alpha: {
@@ -5085,15 +5076,6 @@ export interface operations {
       }
       /** @description Refused for this key (docs/agent-safety.md): `key_scope` (the operation needs a wider key, or the owner’s), `key_account` (it touches an account the key does not list) or `key_expired` */
       403: {
-        headers: {
-          [name: string]: unknown
-        }
-        content: {
-          'application/json': components['schemas']['StatusError']
-        }
-      }
-      /** @description Not found */
-      404: {
         headers: {
           [name: string]: unknown
         }

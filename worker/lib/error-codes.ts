@@ -194,7 +194,11 @@ export const ERROR_CODES = {
     when: `Connecting another account would pass the plan’s account cap (${FREE.accountsCap} on the free plan)`,
   },
   account_exists: { status: [409], family: S, when: 'The number is already connected on another channel of this tenant' },
-  connection_not_found: { status: [404], family: S, when: 'No alpha or beta connection for this number' },
+  connection_not_found: {
+    status: [404],
+    family: S,
+    when: 'No alpha or beta connection for this number (alpha’s QR, beta’s login steps; the status routes answer not_initialized instead)',
+  },
   code_invalid: { status: [400], family: S, when: 'beta: the login code is wrong' },
   password_invalid: { status: [422], family: S, when: 'beta: the two-step password is wrong' },
   code_expired: { status: [410], family: S, when: 'beta: the login code expired; connect again' },

@@ -177,12 +177,15 @@ describe('GET /v1/channels/beta/connect/{phoneNumber}/status', () => {
     expect(await body(await status(t, phone))).toMatchObject({ status: 'disconnected', reason: 'logged_out' })
   })
 
-  it('answers 404 for another tenant’s number', async () => {
+  it('answers not_initialized for a number with no session here: never connected, or another tenant’s (nothing of it shown)', async () => {
     const t = await newTenant()
     const other = await newTenant()
     const phone = newPhone()
     await connect(t, { phone_number: phone })
-    expect((await status(other, phone)).status).toBe(404)
+    const none = { success: true, phone_number: phone, status: 'not_initialized', reason: null, message: null, telegram_user_id: null, live: false }
+    expect(await body(await status(other, phone))).toEqual(none)
+    const never = newPhone()
+    expect(await body(await status(t, never))).toEqual({ ...none, phone_number: never })
   })
 })
 
@@ -195,7 +198,7 @@ describe('DELETE /v1/channels/beta/{phoneNumber}', () => {
     expect(await body(await del())).toEqual({ success: true, phone_number: phone, status: 'removed' })
     await relay.next('logout', (f) => f.sid === assign.sid)
     expect(await body(await del())).toEqual({ success: true, phone_number: phone, status: 'removed' })
-    expect((await status(t, phone)).status).toBe(404)
+    expect(await body(await status(t, phone))).toMatchObject({ status: 'not_initialized', telegram_user_id: null, live: false })
   })
 })
 

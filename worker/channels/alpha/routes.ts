@@ -5,12 +5,13 @@
 import { createRoute } from '@hono/zod-openapi'
 import { IdempotencyKeyHeader } from '../../../schema/api/common'
 import { AlphaConnectBody, AlphaConnectResult, AlphaDisconnected, AlphaPhoneParam, AlphaQr, AlphaStatus } from '../../../schema/api/alpha'
-import { relayAccount, removeRelayAccount } from '../relay-run/account'
+import { findRelayAccount, relayAccount, removeRelayAccount } from '../relay-run/account'
 import { sessionStatus } from '../relay-run/session'
 import { ALPHA, startLink } from './connect'
 import { ALPHA_PAGE } from './connect-token'
 import { getAccount } from '../../db/accounts'
 import { countAccountMessages } from '../../db/messages'
+import type { PairingView } from '../../account/session/state'
 import { qrDataUrl } from '../../lib/qr-png'
 import { isoOrNull } from '../../lib/time'
 import { resourceApp } from '../../validate'
@@ -148,6 +149,17 @@ alphaRoutes.openapi(
   }
 )
 
+/** The view of a number with no session here (never connected, or removed): spec part 3's `not_initialized`. */
+const NO_SESSION: PairingView = {
+  status: 'not_initialized',
+  qr: null,
+  qrExpiresAt: null,
+  pairingCode: null,
+  pairingCodeExpiresAt: null,
+  reason: null,
+  message: null,
+}
+
 alphaRoutes.openapi(
   createRoute({
     method: 'get',
@@ -157,26 +169,30 @@ alphaRoutes.openapi(
     summary: 'Get the alpha link status',
     description: [
       'Reports an alpha link: connected (or open) is done; qr_pending and connecting are in progress, and connecting with reason passkey_required or passkey_code means tell the owner its message (the passkey step, on the connect_url page on a computer). disconnected or not_initialized: call connect_alpha again, except for blocked_by_alpha or a passkey_* reason: tell the user instead.',
-      '`connected` (or `open`) is success; `disconnected` and `not_initialized` are terminal failures with `reason` (logged_out, blocked_by_alpha, replaced, passkey_required, passkey_expired, passkey_rejected, passkey_timeout, link_expired, …); `qr_pending` and `connecting` are transitional (`connecting` with reason `passkey_required` or `passkey_code`: the owner is doing the passkey step on the connect page; `message` says what to tell them). `live` is true when the relay running the session answered just now.',
+      '`connected` (or `open`) is success; `disconnected` and `not_initialized` (no session exists: a number never connected here, or removed) are terminal failures with `reason` (logged_out, blocked_by_alpha, replaced, passkey_required, passkey_expired, passkey_rejected, passkey_timeout, link_expired, …); `qr_pending` and `connecting` are transitional (`connecting` with reason `passkey_required` or `passkey_code`: the owner is doing the passkey step on the connect page; `message` says what to tell them). `live` is true when the relay running the session answered just now.',
     ].join('\n\n'),
     request: { params: PhonePath },
-    responses: { 200: { description: 'The status', content: { 'application/json': { schema: AlphaStatus } } }, ...errors([400, 401, 404]) },
+    responses: { 200: { description: 'The status', content: { 'application/json': { schema: AlphaStatus } } }, ...errors([400, 401]) },
   }),
   async (c) => {
     const { phoneNumber: phone } = c.req.valid('param')
     const tenant = c.get('tenant')
     const db = c.var.db
-    const account = await relayAccount(db, ALPHA, tenant.id, phone)
-    const [{ record, view: v, live }, count] = await Promise.all([sessionStatus(c.env, tenant.id, phone, true), countAccountMessages(db, tenant.id, phone)])
+    const account = await findRelayAccount(db, ALPHA, tenant.id, phone)
+    // No session exists for a number that is not on the account (never connected, or removed): spec part 3's
+    // `not_initialized`, answered without waking an AccountDO for it.
+    const [{ record, view: v, live }, count] = account
+      ? await Promise.all([sessionStatus(c.env, tenant.id, phone, true), countAccountMessages(db, tenant.id, phone)])
+      : [{ record: undefined, view: NO_SESSION, live: false }, null]
     return c.json(
       {
         success: true as const,
         phone_number: phone,
         session_id: record?.sid ?? null,
         status: v.status,
-        account_status: account.status,
+        account_status: account?.status ?? null,
         // The account's own reason wins when the account is stopped (e.g. relay_unavailable while the link looks connected).
-        reason: v.reason ?? (account.status === 'connected' || account.status === 'connecting' ? null : account.statusReason),
+        reason: v.reason ?? (!account || account.status === 'connected' || account.status === 'connecting' ? null : account.statusReason),
         message: v.message,
         has_qr: v.qr !== null,
         qr_expires_at: isoOrNull(v.qrExpiresAt),

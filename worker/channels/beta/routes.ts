@@ -21,7 +21,7 @@ import { resourceApp } from '../../validate'
 import { BETA_PAGE } from './connect-token'
 import { PAGE_OPERATIONS } from './connect-page'
 import { statusOf, tokenOf } from './status'
-import { relayAccount, removeRelayAccount } from '../relay-run/account'
+import { findRelayAccount, removeRelayAccount } from '../relay-run/account'
 import { sessionStatus } from '../relay-run/session'
 import { BETA, problemError, startBetaLogin, VERIFY_ERRORS, verifyStep } from './connect'
 
@@ -134,15 +134,19 @@ betaRoutes.openapi(
     summary: 'Get the beta connection status',
     description: [
       'Reports a beta login or connection: connected (reason flood_wait while sends are paused), code_required, password_required, initializing, disconnected, not_initialized or error; on disconnected or error with a reason (logged_out, blocked_by_beta, stranger_flag, …) tell the user instead of retrying.',
-      '`connected` is success (with `reason` flood_wait while beta asks the account to slow down and sends are paused); `code_required` and `password_required` wait for the user; `initializing` is starting (or waiting for a QR scan); `disconnected` (logged_out, link_expired, unknown_number, wrong_number, …) and `error` (blocked_by_beta, stranger_flag) need the user. `not_initialized`: no session exists. `live` is true when the relay running the session answered just now.',
+      '`connected` is success (with `reason` flood_wait while beta asks the account to slow down and sends are paused); `code_required` and `password_required` wait for the user; `initializing` is starting (or waiting for a QR scan); `disconnected` (logged_out, link_expired, unknown_number, wrong_number, …) and `error` (blocked_by_beta, stranger_flag) need the user. `not_initialized`: no session exists (a number never connected here, or removed). `live` is true when the relay running the session answered just now.',
     ].join('\n\n'),
     request: { params: BetaPhoneParam },
-    responses: { 200: { description: 'The status', content: { 'application/json': { schema: BetaStatusResult } } }, ...statusErrors([400, 401, 404]) },
+    responses: { 200: { description: 'The status', content: { 'application/json': { schema: BetaStatusResult } } }, ...statusErrors([400, 401]) },
   }),
   async (c) => {
     const { phoneNumber: phone } = c.req.valid('param')
     const tenant = c.get('tenant')
-    await relayAccount(c.var.db, BETA, tenant.id, phone)
+    // No session exists for a number that is not on the account (never connected, or removed): spec part 3's
+    // `not_initialized`, answered without waking an AccountDO for it.
+    if (!(await findRelayAccount(c.var.db, BETA, tenant.id, phone))) {
+      return c.json({ success: true as const, phone_number: phone, ...statusOf(undefined), telegram_user_id: null, live: false }, 200)
+    }
     const { record, live } = await sessionStatus(c.env, tenant.id, phone, true)
     const s = statusOf(record)
     return c.json({ success: true as const, phone_number: phone, ...s, telegram_user_id: record?.upstreamUserId ?? null, live }, 200)

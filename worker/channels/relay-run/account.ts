@@ -19,10 +19,16 @@ export function relayRef(channel: RelayRun, tenantId: string, phone: string): Ac
   return { tenantId, accountId: phone, channel: channel.id }
 }
 
+/** The tenant's account for this number on the channel, or null (never connected, removed, or on another channel). */
+export async function findRelayAccount(db: Db, channel: RelayRun, tenantId: string, phone: string): Promise<AccountRow | null> {
+  const account = await getAccount(db, tenantId, phone)
+  return account?.channel === channel.id ? account : null
+}
+
 /** The tenant's account for this number on the channel, or a 404 in the channel-connection error shape. */
 export async function relayAccount(db: Db, channel: RelayRun, tenantId: string, phone: string): Promise<AccountRow> {
-  const account = await getAccount(db, tenantId, phone)
-  if (account?.channel !== channel.id) throw new ApiError(404, 'connection_not_found', `No ${channel.title} connection for ${phone} on this API key`)
+  const account = await findRelayAccount(db, channel, tenantId, phone)
+  if (!account) throw new ApiError(404, 'connection_not_found', `No ${channel.title} connection for ${phone} on this API key`)
   return account
 }
 

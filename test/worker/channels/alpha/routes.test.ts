@@ -213,6 +213,31 @@ describe('GET /v1/channels/alpha-web/connections/{phoneNumber}/status', () => {
     expect(connected[0]!.payload).toMatchObject({ account_id: phone, channel: 'alpha_web', account: { id: phone, status: 'connected', reason: null } })
   })
 
+  it('answers not_initialized for a number with no session here: never connected, removed, or another tenant’s', async () => {
+    const t = await newTenant()
+    const other = await newTenant()
+    const phone = newPhone()
+    await connect(t, { phone_number: phone })
+    const none = {
+      success: true,
+      session_id: null,
+      status: 'not_initialized',
+      account_status: null,
+      reason: null,
+      message: null,
+      has_qr: false,
+      qr_expires_at: null,
+      last_activity: null,
+      message_count: null,
+      live: false,
+    }
+    expect(await body(await call(`${path(phone)}/status`, { key: other.key }))).toMatchObject({ ...none, phone_number: phone })
+    const never = newPhone()
+    expect(await body(await call(`${path(never)}/status`, { key: t.key }))).toMatchObject({ ...none, phone_number: never })
+    expect(await body(await call(path(phone), { method: 'DELETE', key: t.key }))).toMatchObject({ status: 'removed' })
+    expect(await body(await call(`${path(phone)}/status`, { key: t.key }))).toMatchObject({ ...none, phone_number: phone })
+  })
+
   it('answers from the last report with live false when the relay does not answer', async () => {
     const t = await newTenant()
     const relay = await ownRelay(t)
