@@ -10,7 +10,7 @@ import type { components, paths } from './openapi.js'
 import { MessageStream, type StreamOptions } from './stream.js'
 
 export type Schemas = components['schemas']
-export type Message = Schemas['Message']
+export type Message = Schemas['WireMessage']
 export type SendMessageBody = Schemas['SendMessageBody']
 
 export type GatewayOptions = {

@@ -1173,9 +1173,9 @@ export type webhooks = Record<string, never>
 export type components = {
   schemas: {
     AccountList: {
-      accounts: components['schemas']['Account'][]
+      accounts: components['schemas']['WireAccount'][]
     }
-    Account: {
+    WireAccount: {
       /** @description The E.164 number for alpha_web; `custom` for the custom channel */
       id: string
       /** @enum {string} */
@@ -1405,10 +1405,10 @@ export type components = {
       dry_run?: boolean
     }
     MessageList: {
-      messages: components['schemas']['Message'][]
+      messages: components['schemas']['WireMessage'][]
       next_cursor: string | null
     }
-    Message: {
+    WireMessage: {
       /** @description `msg_…` */
       id: string
       /** @description The account it was sent from or received on */
@@ -1485,7 +1485,7 @@ export type components = {
     }
     WaitResult: {
       /** @description Inbound messages newer than the cursor, oldest first, at most 50 */
-      messages: components['schemas']['Message'][]
+      messages: components['schemas']['WireMessage'][]
       /** @description Pass to the next wait */
       cursor: string
     }
@@ -2445,48 +2445,48 @@ export type components = {
       success: true
       webhook_id: string
       url: string
-      /** @description null until the first delivery attempt */
-      health: {
-        /** @description Resets to 0 on a success */
-        consecutive_failures: number
-        total_failures: number
-        total_successes: number
-        /** @description True while delivery to this URL is paused (re-enable or change the URL to resume) */
-        is_disabled: boolean
+      health: components['schemas']['WebhookHealthStatus'] | null
+    }
+    WebhookHealthStatus: {
+      /** @description Resets to 0 on a success */
+      consecutive_failures: number
+      total_failures: number
+      total_successes: number
+      /** @description True while delivery to this URL is paused (re-enable or change the URL to resume) */
+      is_disabled: boolean
+      /**
+       * Format: date-time
+       * @example 2026-11-21T12:00:00.000Z
+       */
+      disabled_at: string | null
+      disabled_reason: string | null
+      last_failure: {
         /**
          * Format: date-time
          * @example 2026-11-21T12:00:00.000Z
          */
-        disabled_at: string | null
-        disabled_reason: string | null
-        last_failure: {
-          /**
-           * Format: date-time
-           * @example 2026-11-21T12:00:00.000Z
-           */
-          timestamp: string | null
-          /** @description The receiver's HTTP status; null when none came back */
-          status_code: number | null
-          /** @enum {string} */
-          failure_type: 'permanent' | 'temporary' | 'timeout' | 'network' | 'unknown'
-          error_message: string
-        } | null
-        /**
-         * Format: date-time
-         * @example 2026-11-21T12:00:00.000Z
-         */
-        last_success_at: string | null
-        /**
-         * Format: date-time
-         * @example 2026-11-21T12:00:00.000Z
-         */
-        created_at: string | null
-        /**
-         * Format: date-time
-         * @example 2026-11-21T12:00:00.000Z
-         */
-        updated_at: string | null
+        timestamp: string | null
+        /** @description The receiver's HTTP status; null when none came back */
+        status_code: number | null
+        /** @enum {string} */
+        failure_type: 'permanent' | 'temporary' | 'timeout' | 'network' | 'unknown'
+        error_message: string
       } | null
+      /**
+       * Format: date-time
+       * @example 2026-11-21T12:00:00.000Z
+       */
+      last_success_at: string | null
+      /**
+       * Format: date-time
+       * @example 2026-11-21T12:00:00.000Z
+       */
+      created_at: string | null
+      /**
+       * Format: date-time
+       * @example 2026-11-21T12:00:00.000Z
+       */
+      updated_at: string | null
     }
     WebhookSigningSecret: {
       /** @enum {boolean} */
@@ -3266,7 +3266,7 @@ export interface operations {
           [name: string]: unknown
         }
         content: {
-          'application/json': components['schemas']['Message']
+          'application/json': components['schemas']['WireMessage']
         }
       }
       /** @description Invalid request (error_code names the field: invalid_recipient, invalid_text, invalid_limit, …) */
@@ -3325,7 +3325,7 @@ export interface operations {
           [name: string]: unknown
         }
         content: {
-          'application/json': components['schemas']['Message']
+          'application/json': components['schemas']['WireMessage']
         }
       }
       /** @description Invalid message id */
@@ -3402,7 +3402,7 @@ export interface operations {
           [name: string]: unknown
         }
         content: {
-          'application/json': components['schemas']['Message']
+          'application/json': components['schemas']['WireMessage']
         }
       }
       /** @description Invalid message id */

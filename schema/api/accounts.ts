@@ -46,7 +46,7 @@ export const Account = z
       description: 'Extension: ban-risk signals the network gave this account, and whether the gateway tightened its limits for them',
     }),
   })
-  .meta({ id: 'Account' })
+  .meta({ id: 'WireAccount' })
 
 export const AccountList = z.object({ accounts: z.array(Account) }).meta({ id: 'AccountList' })
 

@@ -59,7 +59,7 @@ export const Message = z
     }),
     reactions: z.array(Reaction).optional().meta({ description: 'Extension, present only when someone reacted: the latest reaction of each sender' }),
   })
-  .meta({ id: 'Message' })
+  .meta({ id: 'WireMessage' })
 
 const text = z
   .string()

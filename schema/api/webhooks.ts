@@ -147,7 +147,9 @@ export const HealthAnswer = z
     success: SuccessFlag,
     webhook_id: z.string(),
     url: z.string(),
-    health: WebhookHealth.nullable().meta({ description: 'null until the first delivery attempt' }),
+    // Null until the first delivery attempt (spec part 2). A union, not `.nullable()` with a description: that inlines
+    // the schema, and the OpenAPI document would lose the spec's WebhookHealthStatus component.
+    health: z.union([WebhookHealth, z.null()]),
   })
   .meta({ id: 'WebhookHealthAnswer' })
 

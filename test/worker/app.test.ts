@@ -125,7 +125,10 @@ describe('GET /v1/openapi.json', () => {
     const listParams = doc.paths['/messages']!.get!.parameters!
     expect(listParams.find((p) => p.name === 'limit')?.schema).toMatchObject({ default: 50, minimum: 1, maximum: 100 })
     expect(Object.keys(doc.components.securitySchemes).sort()).toEqual(['apiKeyHeader', 'apiKeyQuery', 'bearer'])
-    expect(Object.keys(doc.components.schemas)).toEqual(expect.arrayContaining(['Message', 'Account', 'Usage', 'MessagingError', 'StatusError']))
+    // Spec part 2 names the resources' schemas: WireAccount, WireMessage, WebhookSubscription, WebhookHealthStatus.
+    expect(Object.keys(doc.components.schemas)).toEqual(
+      expect.arrayContaining(['WireMessage', 'WireAccount', 'WebhookSubscription', 'WebhookHealthStatus', 'Usage', 'MessagingError', 'StatusError'])
+    )
   })
 
   it('does not describe the admin API', async () => {
