@@ -933,9 +933,9 @@ export type paths = {
     put?: never
     /**
      * Push an inbound custom-channel message
-     * @description Stores a message as if a person wrote it on the user's bridge (customData.body and fromId are required); it reaches wait_for_messages like any inbound message. Meant for bridges and tests; a repeated messageSid is stored once.
+     * @description Stores a message as if a person wrote it on the user's bridge (customData.body is required; fromId names the sender); it reaches wait_for_messages like any inbound message. Meant for bridges and tests; a repeated messageSid is stored once.
      *
-     *     Your bridge pushes a message a person sent on your side. The contact is created on its first message (external id = `fromId`). `mediaUrl` must be a public https URL. The message then reaches waits and `message.received` webhooks. A repeated push with the same `messageSid` is stored once and answers `duplicate: true`; a `reaction` naming no message of that person’s chat answers 404 `message_not_found`. Needs the owner’s key: a push is a person writing in, so an agent’s key could otherwise fake a first contact and skip approval and the new-contact rules (docs/agent-safety.md).
+     *     Your bridge pushes a message a person sent on your side. The contact is created on its first message (external id = `fromId`; a push without `fromId` comes from one sender per account, external id `unknown`). `mediaUrl` must be a public https URL. The message then reaches waits and `message.received` webhooks. A repeated push with the same `messageSid` is stored once and answers `duplicate: true`; a `reaction` naming no message of that person’s chat answers 404 `message_not_found`. Needs the owner’s key: a push is a person writing in, so an agent’s key could otherwise fake a first contact and skip approval and the new-contact rules (docs/agent-safety.md).
      */
     post: operations['push_custom_channel_message']
     delete?: never
@@ -2186,8 +2186,8 @@ export type components = {
       customData: {
         /** @description Message text (may be empty when mediaUrl is set) */
         body: string
-        /** @description The sender's id on your side; becomes the contact's external id */
-        fromId: string | number
+        /** @description The sender's id on your side; becomes the contact's external id. Omitted, the message comes from one sender per account whose external id is `unknown` (a bridge that does not tell people apart); a reaction needs it */
+        fromId?: string | number
         /** @description Your id for this message; a repeated push with it is stored once */
         messageSid?: string | number
         toId?: string | number

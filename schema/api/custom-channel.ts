@@ -2,6 +2,9 @@
 import { z } from 'zod'
 import { DateTime, SuccessFlag } from './common'
 
+/** The sender of a push without `fromId` (spec 4.7 requires only `body`): one contact per account, this external id. */
+export const DEFAULT_FROM_ID = 'unknown'
+
 export const SetCustomWebhookBody = z
   .object({
     webhook_url: z.string().min(1).max(2048).meta({
@@ -39,7 +42,9 @@ const id = z.union([z.string().min(1).max(256), z.number().int().transform(Strin
 export const CustomData = z
   .object({
     body: z.string().max(4096).meta({ description: 'Message text (may be empty when mediaUrl is set)' }),
-    fromId: id.meta({ description: "The sender's id on your side; becomes the contact's external id" }),
+    fromId: id.optional().meta({
+      description: `The sender's id on your side; becomes the contact's external id. Omitted, the message comes from one sender per account whose external id is \`${DEFAULT_FROM_ID}\` (a bridge that does not tell people apart); a reaction needs it`,
+    }),
     messageSid: id.optional().meta({ description: 'Your id for this message; a repeated push with it is stored once' }),
     toId: id.optional(),
     // http is let through here only so the dev loopback allowance can apply; the route's SSRF guard demands public https.
@@ -72,6 +77,7 @@ export const CustomData = z
     message: 'body must not be empty unless mediaUrl or reaction is set',
     path: ['body'],
   })
+  .refine((d) => !d.reaction || d.fromId !== undefined, { message: 'a reaction needs fromId: the person who reacted', path: ['fromId'] })
 
 export const CustomInboundBody = z.object({ customData: CustomData }).meta({ id: 'CustomInboundBody' })
 

@@ -105,10 +105,10 @@ describe('push_custom_channel_message', () => {
     expect(again.json).toMatchObject({ duplicate: true, message_id: pushed.json.message_id })
   })
 
-  it('answers the REST validation error for a missing fromId', async () => {
+  it('answers the REST validation error for a missing body', async () => {
     const t = await newTenant()
     await connectCustom(t)
-    const pushed = await callTool(t.key, 'push_custom_channel_message', { body: { customData: { body: 'Hi' } } })
+    const pushed = await callTool(t.key, 'push_custom_channel_message', { body: { customData: { fromId: 'u-9' } } })
     expect(pushed.status).toBe(400)
     expect(pushed.isError).toBe(true)
   })

@@ -3,7 +3,7 @@
  * keyed by `fromId`. A push may quote a message (`replyTo`) or carry a reaction instead (issue 25).
  */
 import type { z } from 'zod'
-import type { CustomInboundBody } from '../../../schema/api/custom-channel'
+import { DEFAULT_FROM_ID, type CustomInboundBody } from '../../../schema/api/custom-channel'
 import type { InboundInput } from '../../account/ingest'
 import type { Db } from '../../db/client'
 import { getMessage } from '../../db/messages'
@@ -15,14 +15,15 @@ import { CUSTOM_ACCOUNT_ID } from './config'
 export const customRef = (tenantId: string) => ({ tenantId, accountId: CUSTOM_ACCOUNT_ID, channel: 'custom' as const })
 
 export async function customInbound(tenantId: string, d: z.infer<typeof CustomInboundBody>['customData']): Promise<InboundInput> {
+  const fromId = d.fromId ?? DEFAULT_FROM_ID
   return {
     ref: customRef(tenantId),
     contact: {
-      id: await contactIdFor(tenantId, CUSTOM_ACCOUNT_ID, { kind: 'external', value: d.fromId }),
+      id: await contactIdFor(tenantId, CUSTOM_ACCOUNT_ID, { kind: 'external', value: fromId }),
       tenantId,
       accountId: CUSTOM_ACCOUNT_ID,
       channel: 'custom',
-      externalId: d.fromId,
+      externalId: fromId,
       firstName: d.firstName ?? null,
       lastName: d.lastName ?? null,
       email: d.email ?? null,
@@ -42,7 +43,8 @@ type CustomData = z.infer<typeof CustomInboundBody>['customData']
  * bridge's messageSid; it lands on that message and as `message.reaction`.
  */
 export async function customReaction(env: Env, db: Db, tenantId: string, d: CustomData, r: NonNullable<CustomData['reaction']>) {
-  const contactId = await contactIdFor(tenantId, CUSTOM_ACCOUNT_ID, { kind: 'external', value: d.fromId })
+  // The body schema refuses a reaction without fromId; the default sender stands in only for the type.
+  const contactId = await contactIdFor(tenantId, CUSTOM_ACCOUNT_ID, { kind: 'external', value: d.fromId ?? DEFAULT_FROM_ID })
   const byId = r.messageId === undefined ? undefined : await getMessage(db, tenantId, r.messageId)
   const upstreamId = r.messageSid ?? byId?.message.upstreamId ?? null
   const known = byId ? byId.message.accountId === CUSTOM_ACCOUNT_ID && byId.message.contactId === contactId : r.messageSid !== undefined

@@ -1,5 +1,6 @@
 /** /v1/channels/custom (spec 4.7): set, read and remove the webhook, the plan's account cap, and the inbound push's validation. */
 import { describe, expect, it } from 'vitest'
+import { DEFAULT_FROM_ID } from '../../../../schema/api/custom-channel'
 import { channelConnections } from '../../../../schema/d1'
 import { body, call, connectCustom, newTenant, pushInbound, receiverChannel, send, type TestTenant } from '../../helpers'
 import { addAccount, db, eventsOf } from '../../state'
@@ -215,7 +216,7 @@ describe('DELETE /v1/channels/custom', () => {
 describe('POST /v1/channels/custom/inbound', () => {
   for (const [what, customData] of [
     ['a missing body', { fromId: 'x' }],
-    ['a missing fromId', { body: 'hi' }],
+    ['a reaction without fromId', { body: '', reaction: { messageSid: 's1', emoji: '👍' } }],
     ['an empty body without media', { body: '', fromId: 'x' }],
     ['a mediaUrl that is not a URL', { body: 'hi', fromId: 'x', mediaUrl: 'pic.jpg' }],
     ['an http mediaUrl (spec: public https)', { body: 'hi', fromId: 'x', mediaUrl: 'http://cdn.example.com/a.jpg' }],
@@ -231,6 +232,20 @@ describe('POST /v1/channels/custom/inbound', () => {
       expect(await body(res)).toEqual({ success: false, error: expect.any(String), error_code: 400 })
     })
   }
+
+  it('takes a push without fromId (spec 4.7 requires only body) from one default sender, whom a reply reaches', async () => {
+    const t = await newTenant()
+    await connectCustom(t)
+    const push = (n: number) => call('/v1/channels/custom/inbound', { method: 'POST', key: t.key, json: { customData: { body: `anon ${n}` } } })
+    const first = await body<{ message_id: string; contact_id: string; duplicate: boolean }>(await push(1))
+    const second = await body<{ contact_id: string }>(await push(2))
+    expect(first.duplicate).toBe(false)
+    expect(second.contact_id).toBe(first.contact_id)
+    const message = await body<{ contact: Record<string, unknown> }>(await call(`/v1/messages/${first.message_id}`, { key: t.key }))
+    expect(message.contact).toMatchObject({ id: first.contact_id, external_id: DEFAULT_FROM_ID })
+    const reply = await send(t, { to: { external_id: DEFAULT_FROM_ID }, text: 'got it' })
+    expect(reply.status).toBe(202)
+  })
 
   it('refuses a request without customData', async () => {
     const t = await newTenant()
