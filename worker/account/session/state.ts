@@ -6,6 +6,7 @@
 import { z } from 'zod'
 import { SessionProblem } from '../../../schema/frames'
 import { passkeyReason } from './passkey-view'
+import { NO_PAIRING, NO_SESSION_VIEW } from './pairing.shared'
 
 export const SessionOptions = z.object({
   importContacts: z.boolean(),
@@ -97,11 +98,8 @@ export type PairingView = {
 const NO_RELAY = 'No relay is available to run this session right now; it starts as soon as one connects.'
 const RELAY_LOST = 'The relay running this session went away and no other relay has taken it over yet.'
 
-/** No QR and no pairing code: a record that shows neither, and a view with nothing to scan or type. */
-export const NO_PAIRING = { qr: null, qrExpiresAt: null, pairingCode: null, pairingCodeExpiresAt: null } as const
-
 export function pairingView(record: SessionRecord | undefined, now: number): PairingView {
-  if (!record) return { status: 'not_initialized', ...NO_PAIRING, reason: null, message: null }
+  if (!record) return NO_SESSION_VIEW
   // A lapsed QR or code is not shown: scanning it would fail. The relay rotates it before that in the normal case.
   const qrLive = record.qr !== null && (record.qrExpiresAt === null || record.qrExpiresAt > now)
   const codeLive = record.pairingCode !== null && (record.pairingCodeExpiresAt === null || record.pairingCodeExpiresAt > now)

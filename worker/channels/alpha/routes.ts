@@ -11,7 +11,7 @@ import { ALPHA, startLink } from './connect'
 import { ALPHA_PAGE } from './connect-token'
 import { getAccount } from '../../db/accounts'
 import { countAccountMessages } from '../../db/messages'
-import type { PairingView } from '../../account/session/state'
+import { NO_SESSION_VIEW } from '../../account/session/pairing.shared'
 import { qrDataUrl } from '../../lib/qr-png'
 import { isoOrNull } from '../../lib/time'
 import { resourceApp } from '../../validate'
@@ -149,17 +149,6 @@ alphaRoutes.openapi(
   }
 )
 
-/** The view of a number with no session here (never connected, or removed): spec part 3's `not_initialized`. */
-const NO_SESSION: PairingView = {
-  status: 'not_initialized',
-  qr: null,
-  qrExpiresAt: null,
-  pairingCode: null,
-  pairingCodeExpiresAt: null,
-  reason: null,
-  message: null,
-}
-
 alphaRoutes.openapi(
   createRoute({
     method: 'get',
@@ -183,7 +172,7 @@ alphaRoutes.openapi(
     // `not_initialized`, answered without waking an AccountDO for it.
     const [{ record, view: v, live }, count] = account
       ? await Promise.all([sessionStatus(c.env, tenant.id, phone, true), countAccountMessages(db, tenant.id, phone)])
-      : [{ record: undefined, view: NO_SESSION, live: false }, null]
+      : [{ record: undefined, view: NO_SESSION_VIEW, live: false }, null]
     return c.json(
       {
         success: true as const,
