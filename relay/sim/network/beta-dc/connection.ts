@@ -165,7 +165,7 @@ export class DcConnection {
     if (obj instanceof Api.PingDelayDisconnect || obj instanceof Api.Ping) {
       this.dc.stats.pings += 1
       if (obj instanceof Api.PingDelayDisconnect) this.armDisconnect(obj.disconnectDelay)
-      return [{ body: new Api.Pong({ msgId: m.msgId, pingId: obj.pingId }).getBytes(), contentRelated: true, response: true }]
+      return [{ body: tlBytes(new Api.Pong({ msgId: m.msgId, pingId: obj.pingId })), contentRelated: true, response: true }]
     }
     if (obj instanceof Api.DestroySession) return [this.service(new Api.DestroySessionOk({ sessionId: obj.sessionId }), true)]
     if (!isRequest(obj)) return []
@@ -174,7 +174,7 @@ export class DcConnection {
   }
 
   private service(obj: { getBytes(): Buffer }, response = false): Pending {
-    return { body: obj.getBytes(), contentRelated: false, response }
+    return { body: tlBytes(obj), contentRelated: false, response }
   }
 
   /** ping_delay_disconnect: the server closes the connection if no ping follows within `delayS` seconds. */

@@ -1,7 +1,7 @@
 /**
  * The server half of MTProto's service framing (core.telegram.org/mtproto/service_messages), for what the fake data
- * centre writes: TL values as beta serialises them (objects by the library's own `getBytes`, vectors and booleans as
- * beta writes them), `rpc_result` around an answer or an `rpc_error`, `gzip_packed` for large bodies, and
+ * centre writes: TL values as beta serialises them (objects in the bytes of the library's own `getBytes`, written by
+ * tl-writer.ts; vectors and booleans as beta writes them), `rpc_result` around an answer or an `rpc_error`, `gzip_packed` for large bodies, and
  * `msg_container` around several messages sent at once. GramJS reads all of them with its own core classes
  * (RPCResult, GZIPPacked, MessageContainer).
  */
@@ -10,6 +10,7 @@ import type bigInt from 'big-integer'
 import { Api } from 'telegram'
 import { serializeBytes } from 'telegram/tl'
 import { toSignedLittleBuffer } from '../../../beta/tl-longs'
+import { isTlObject, tlObjectBytes } from './tl-writer'
 
 const VECTOR = 0x1cb5c415
 const BOOL_TRUE = 0x997275b5
@@ -31,10 +32,7 @@ export function tlBytes(value: unknown): Buffer {
   if (Array.isArray(value)) return Buffer.concat([int32(VECTOR), int32(value.length), ...value.map(tlBytes)])
   if (value === true) return int32(BOOL_TRUE)
   if (value === false) return int32(BOOL_FALSE)
-  if (typeof value === 'object' && value !== null && 'getBytes' in value && typeof value.getBytes === 'function') {
-    const out: unknown = value.getBytes()
-    if (Buffer.isBuffer(out)) return out
-  }
+  if (isTlObject(value)) return tlObjectBytes(value)
   throw new Error('beta dc: not a TL value')
 }
 
