@@ -1,7 +1,8 @@
 /**
  * /mcp: MCP Streamable HTTP, stateless, in both protocol eras (docs/mcp.md). A 2025-era request (an `initialize`
- * handshake, then plain JSON-RPC) gets its own server and the SDK's streamable transport, answering JSON (an
- * `events/stream` answers SSE). A 2026-07-28 request (per-request `_meta`, `server/discover`) goes to the SDK's
+ * handshake, then plain JSON-RPC) gets its own server; a plain request goes on the one-request JSON transport
+ * (json-answer-transport.ts), anything else on the SDK's streamable transport, answering JSON (an `events/stream`
+ * answers SSE). A 2026-07-28 request (per-request `_meta`, `server/discover`) goes to the SDK's
  * `createMcpHandler`, which runs the revision's checks and answers JSON, or SSE once a handler streams. GET and
  * DELETE (the 2025 standalone stream and session end, gone in 2026-07-28) answer 405. Refusals before the SDK
  * (origin, key in URL, auth, batch, malformed params) are JSON-RPC error objects, like the SDK's own 406 and 415.
@@ -22,6 +23,7 @@ import { readCapped } from '../lib/read-capped'
 import { requestLimits } from '../lib/rate-limit'
 import { mcpAuth, mcpCors, originGuard, refuseKeyInUrl } from './access'
 import { runTool } from './dispatch'
+import { answerPlainRequest } from './json-answer-transport'
 import { isPlainLegacyRequest, isPlainToolCall } from './plain-request'
 import { buildServer } from './server'
 import { MCP_MAX_BODY_BYTES } from '../lib/abuse-limits'
@@ -164,8 +166,9 @@ export function mcpRoutes(workerFetch: WorkerFetch): Hono<AppEnv> {
   mcp.post('/', refuseKeyInUrl, mcpAuth, requestLimits, async (c) => {
     const parsedBody = await readMessage(c)
     const protocolVersionHeader = c.req.header('mcp-protocol-version')
+    const plain = parsedBody !== undefined && isPlainLegacyRequest(parsedBody, protocolVersionHeader) ? parsedBody : null
     const route =
-      parsedBody === undefined || isPlainLegacyRequest(parsedBody, protocolVersionHeader)
+      parsedBody === undefined || plain
         ? 'legacy'
         : classifyInboundRequest({
             httpMethod: 'POST',
@@ -200,6 +203,7 @@ export function mcpRoutes(workerFetch: WorkerFetch): Hono<AppEnv> {
           }),
         { env, db: c.var.db, tenant, grant, requestUrl, clientGone, now: Date.now }
       )
+    if (plain && !isStreamRequest(plain)) return answerPlainRequest(make(), plain, c.req.raw)
     if (route === 'legacy') return serveLegacy(make(), c.req.raw, parsedBody)
     serverFor.set(c.req.raw, make)
     return modernHandler.fetch(c.req.raw, { parsedBody })

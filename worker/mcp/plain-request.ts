@@ -13,7 +13,7 @@
  *
  * test/worker/mcp/plain-request.test.ts holds both to the SDK's answers over generated messages.
  */
-import { SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/server'
+import { SUPPORTED_PROTOCOL_VERSIONS, type JSONRPCRequest } from '@modelcontextprotocol/server'
 import { isRecord, MODERN_PROTOCOL_VERSION } from './server'
 
 /** The SDK's 2025-era revisions (every revision from the stateless one on routes to the modern handler). */
@@ -22,7 +22,7 @@ const LEGACY_REVISIONS = new Set(SUPPORTED_PROTOCOL_VERSIONS.filter((v) => v < M
 const REQUEST_MEMBERS = new Set(['jsonrpc', 'id', 'method', 'params'])
 
 /** Whether `body` is a JSON-RPC request the SDK would route to its 2025-era transport ("legacy", no claim). */
-export function isPlainLegacyRequest(body: unknown, protocolVersionHeader: string | undefined): boolean {
+export function isPlainLegacyRequest(body: unknown, protocolVersionHeader: string | undefined): body is JSONRPCRequest {
   if (protocolVersionHeader !== undefined && !LEGACY_REVISIONS.has(protocolVersionHeader)) return false
   if (!isRecord(body) || Object.keys(body).some((k) => !REQUEST_MEMBERS.has(k))) return false
   const { jsonrpc, id, method, params } = body
