@@ -119,8 +119,11 @@ export async function inboundLatency(server: LocalServer, ch: BenchChannel, acco
 
 export type Burst = { rate: number; lost: number; duplicated: number; total: number; outOfOrder?: number }
 
-/** A burst of upstream messages over every account, counted in the local D1 file as they are stored. */
-export async function inboundThroughput(server: LocalServer, ch: BenchChannel, accounts: Linked[], perAccount: number): Promise<Burst> {
+/**
+ * A burst of upstream messages over every account, counted in the local D1 file as they are stored. `tag` marks a
+ * further burst on the same accounts (its texts carry it, and loss and duplicates are counted among them alone).
+ */
+export async function inboundThroughput(server: LocalServer, ch: BenchChannel, accounts: Linked[], perAccount: number, tag = ''): Promise<Burst> {
   const total = accounts.length * perAccount
   const db = openLocalD1(server)
   const phones = accounts.map((a) => a.phone)
@@ -131,14 +134,14 @@ export async function inboundThroughput(server: LocalServer, ch: BenchChannel, a
     const before = stored()
     const started = performance.now()
     for (let n = 0; n < perAccount; n++) {
-      for (const phone of phones) ch.inbound(phone, `+4477009${String(n % 40).padStart(5, '0')}`, `${phone}#${n}`)
+      for (const phone of phones) ch.inbound(phone, `+4477009${String(n % 40).padStart(5, '0')}`, `${phone}#${tag}${n}`)
       if (n % 25 === 0) await new Promise((r) => setImmediate(r))
     }
     await eventually(() => stored() - before >= total, 120_000, `all ${ch.name} messages stored`)
     const elapsed = (performance.now() - started) / 1000
     await new Promise((r) => setTimeout(r, 1000)) // anything late would show as a duplicate
     const texts = (
-      db.prepare(`SELECT text FROM messages WHERE direction = 'inbound' AND account_id IN (${marks})`).all(...phones) as Array<{
+      db.prepare(`SELECT text FROM messages WHERE direction = 'inbound' AND account_id IN (${marks}) AND text LIKE ?`).all(...phones, `%#${tag}%`) as Array<{
         text: string
       }>
     ).map((r) => r.text)
