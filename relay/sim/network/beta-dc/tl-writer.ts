@@ -142,12 +142,25 @@ const LONG_BYTES = { long: 8, int128: 16, int256: 32 }
 /** Whether getBytes leaves a flagged field out: false (of a non-Bool type), null or undefined, or a `true` flag. */
 const absent = (v: unknown, type: string) => (v === false && type !== 'Bool') || v === null || v === undefined
 
+/** `+x`, which Buffer's writeInt32LE and writeDoubleLE apply to their value first: Number() would take a BigInt, `+` throws. */
+function unaryPlus(x: unknown): number {
+  if (typeof x === 'bigint') throw new TypeError('Cannot convert a BigInt value to a number')
+  return Number(x)
+}
+
+/**
+ * Thrown where getBytes would do what this writer does not copy: an object in a field of a lower-case (bare or
+ * primitive) type, where it drops the first buffer it has gathered (tl/api.js's `buffers.shift()`). The object is
+ * then written by the library instead; no constructor of the schema declares such a field, so only a value of the
+ * wrong type gets here.
+ */
+const LEFT_TO_LIBRARY = new Error('beta dc: left to the library')
+
 /** argToBytes: one value of `type`. */
 function writeValue(out: Out, x: unknown, type: string, owner: string): void {
   switch (type) {
-    // Number(): what Buffer's writeInt32LE and writeDoubleLE do to their value first (`+value`).
     case 'int':
-      out.int32(Number(x))
+      out.int32(unaryPlus(x))
       break
     case 'long':
     case 'int128':
@@ -155,7 +168,7 @@ function writeValue(out: Out, x: unknown, type: string, owner: string): void {
       out.bytes(toSignedLittleBuffer(x as LongLike, LONG_BYTES[type]))
       break
     case 'double':
-      out.double(Number(x))
+      out.double(unaryPlus(x))
       break
     case 'string':
     case 'bytes':
@@ -181,6 +194,17 @@ function writeObject(out: Out, x: TlObject): void {
     out.bytes(x.getBytes())
     return
   }
+  const start = out.at
+  try {
+    writeFields(out, x, plan)
+  } catch (err) {
+    if (err !== LEFT_TO_LIBRARY) throw err
+    out.at = start
+    out.bytes(x.getBytes())
+  }
+}
+
+function writeFields(out: Out, x: TlObject, plan: Plan): void {
   out.uint32(plan.id)
   for (const step of plan.steps) {
     if (step.kind === 'flags') {
@@ -196,12 +220,14 @@ function writeObject(out: Out, x: TlObject): void {
     const v: unknown = Reflect.get(x, step.name)
     if (step.isFlag && (absent(v, step.type) || step.type === 'true')) continue
     if (step.isVector) {
+      // getBytes maps the value and concatenates: anything but an array throws there.
+      if (!Array.isArray(v)) throw new TypeError(`${plan.className}.${step.name} is not a vector`)
       if (step.useVectorId) out.bytes(VECTOR_ID)
-      const list = v as unknown[]
-      out.int32(list.length)
-      for (const item of list) writeValue(out, item, step.type, plan.className)
+      out.int32(v.length)
+      for (const item of v) writeValue(out, item, step.type, plan.className)
       continue
     }
+    if (!boxed(step.type) && isTlObject(v)) throw LEFT_TO_LIBRARY
     writeValue(out, v, step.type, step.name)
   }
 }

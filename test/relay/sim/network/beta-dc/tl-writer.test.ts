@@ -10,20 +10,28 @@ import apiTl from 'telegram/tl/apiTl'
 import { parseTl } from 'telegram/tl/generationHelpers'
 import schemaTl from 'telegram/tl/schemaTl'
 import { describe, expect, it } from 'vitest'
+import { z } from 'zod'
 import { isTlObject, tlObjectBytes } from '../../../../../relay/sim/network/beta-dc/tl-writer'
 
-type Def = { name: string; namespace?: string; result: string; isFunction: boolean; argsConfig: Record<string, Arg> }
-type Arg = { isVector: boolean; isFlag: boolean; flagIndicator: boolean; type: string | null }
+/** What the generator reads of a definition parseTl yields (typed `any` there). */
+const Def = z.object({
+  name: z.string(),
+  namespace: z.string().optional(),
+  result: z.string(),
+  isFunction: z.boolean(),
+  argsConfig: z.record(z.string(), z.object({ isVector: z.boolean(), isFlag: z.boolean(), flagIndicator: z.boolean(), type: z.string().nullable() })),
+})
+type Def = z.infer<typeof Def>
 
-const defs: Def[] = [...parseTl(apiTl, '109'), ...parseTl(schemaTl, '109')]
+const defs: Def[] = [...parseTl(apiTl, '109'), ...parseTl(schemaTl, '109')].map((d) => Def.parse(d))
 const byResult = new Map<string, Def[]>()
 for (const d of defs) if (!d.isFunction) byResult.set(d.result, [...(byResult.get(d.result) ?? []), d])
 
 /** The Api class a definition became (tl/api.js files it under its namespace, by its camel-cased name). */
-function classOf(d: Def): (new (args: Record<string, unknown>) => unknown) | undefined {
+function classOf(d: Def): ((args: Record<string, unknown>) => unknown) | undefined {
   const home: unknown = d.namespace ? Reflect.get(Api, d.namespace) : Api
-  const cls: unknown = home && Reflect.get(home as object, d.name)
-  return typeof cls === 'function' ? (cls as new (args: Record<string, unknown>) => unknown) : undefined
+  const cls: unknown = typeof home === 'object' && home !== null ? Reflect.get(home, d.name) : undefined
+  return typeof cls === 'function' ? (args) => Reflect.construct(cls, [args]) : undefined
 }
 
 /** mulberry32: a seeded generator, so a failure names the seed that found it. */
@@ -72,8 +80,8 @@ function value(type: string, r: Rand, depth: number): unknown {
 }
 
 function build(d: Def, r: Rand, depth: number): unknown {
-  const cls = classOf(d)
-  if (!cls) return undefined
+  const make = classOf(d)
+  if (!make) return undefined
   const args: Record<string, unknown> = {}
   for (const [name, a] of Object.entries(d.argsConfig)) {
     if (a.flagIndicator || !a.type) continue
@@ -83,7 +91,7 @@ function build(d: Def, r: Rand, depth: number): unknown {
     }
     args[name] = a.isVector ? Array.from({ length: Math.floor(r() * (depth > 2 ? 2 : 4)) }, () => value(a.type!, r, depth)) : value(a.type, r, depth)
   }
-  return new cls(args)
+  return make(args)
 }
 
 /** Both writers' outcome for `obj`: the bytes, or that it threw. */
@@ -161,5 +169,18 @@ describe('the data centre’s TL writer', () => {
       expect(library).not.toBe('threw')
       expect(writer).toBe(library)
     }
+  })
+
+  it('fails where getBytes fails, and copies its odd bytes, on values of the wrong type', () => {
+    const peer = new Api.PeerUser({ userId: bigInt('7000000001') })
+    const short = (id: unknown) => new Api.UpdateShortMessage({ id: id as number, userId: bigInt('7000000001'), message: 'x', pts: 1, ptsCount: 1, date: 1 })
+    // A native BigInt in an int field: Buffer's `+value` throws.
+    expect(outcomes(short(5n))).toEqual({ library: 'threw', writer: 'threw' })
+    // A vector that is not an array.
+    expect(outcomes(new Api.MsgsAck({ msgIds: Buffer.alloc(16) as unknown as bigInt.BigInteger[] }))).toEqual({ library: 'threw', writer: 'threw' })
+    // An object in an int field: getBytes writes it and drops the owner's constructor id.
+    const odd = outcomes(short(peer))
+    expect(odd.library).not.toBe('threw')
+    expect(odd.writer).toBe(odd.library)
   })
 })
