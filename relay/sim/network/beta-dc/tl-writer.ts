@@ -12,9 +12,9 @@
  *
  * Same bytes: each step below mirrors tl/api.js's `getBytes` and `argToBytes` (strings, bytes and dates through the
  * library's own `serializeBytes`/`serializeDate`, longs through the writer GramJS itself uses once tl-longs.ts is
- * installed). A constructor with a bare-typed object field (GramJS then drops a constructor id: tl/api.js's
- * `buffers.shift()`) and any object this schema does not name (the library's core types, custom objects) are written
- * by their own `getBytes()`. test/relay/sim/network/beta-dc/tl-writer.test.ts holds the two to the same bytes over
+ * installed). An object with an object in a field of lower-case type (GramJS then drops a constructor id: tl/api.js's
+ * `buffers.shift()`; see LEFT_TO_LIBRARY) and any object this schema does not name (the library's core types, custom
+ * objects) are written by their own `getBytes()`. test/relay/sim/network/beta-dc/tl-writer.test.ts holds the two to the same bytes over
  * what the data centre sends and over generated messages, users and updates.
  */
 import apiTl from 'telegram/tl/apiTl'
@@ -52,16 +52,13 @@ const VECTOR_ID = Buffer.from('15c4b51c', 'hex')
 const BOOL_TRUE = Buffer.from('b5757299', 'hex')
 const BOOL_FALSE = Buffer.from('379779bc', 'hex')
 
-/** Types argToBytes writes itself; any other is an object (its getBytes). */
-const PRIMITIVES = new Set(['int', 'long', 'int128', 'int256', 'double', 'string', 'Bool', 'true', 'bytes', 'date'])
-
 /** tl/api.js's boxed test for an object field: the type's name (after its namespace) starts in upper case. */
 function boxed(type: string): boolean {
   const first = type.charAt(type.indexOf('.') + 1)
   return first === first.toUpperCase()
 }
 
-function planOf(def: z.infer<typeof Definition>): Plan | null {
+function planOf(def: z.infer<typeof Definition>): Plan {
   const args = Object.entries(def.argsConfig)
   const anyFlag = args.some(([, a]) => a.isFlag)
   const steps: Step[] = []
@@ -71,16 +68,13 @@ function planOf(def: z.infer<typeof Definition>): Plan | null {
       steps.push({ kind: 'flags', name, bits, none: !anyFlag })
       continue
     }
-    const type = a.type ?? ''
-    // A bare object field: GramJS's getBytes drops the first buffer it has gathered. Left to the library.
-    if (!a.isVector && !PRIMITIVES.has(type) && !boxed(type)) return null
-    steps.push({ kind: 'value', name, type, isVector: a.isVector, useVectorId: a.useVectorId === true, isFlag: a.isFlag })
+    steps.push({ kind: 'value', name, type: a.type ?? '', isVector: a.isVector, useVectorId: a.useVectorId === true, isFlag: a.isFlag })
   }
   return { className: [def.namespace, def.name].filter(Boolean).join('.'), id: def.constructorId, steps }
 }
 
-/** Plans by constructor id, built once from the schema GramJS builds its classes from; null: the library writes it. */
-const plans = new Map<number, Plan | null>()
+/** Plans by constructor id, built once from the schema GramJS builds its classes from. */
+const plans = new Map<number, Plan>()
 for (const content of [apiTl, schemaTl]) {
   // tl/api.js's own call (the layer argument is not read).
   for (const raw of parseTl(content, '109')) {
@@ -151,8 +145,8 @@ function unaryPlus(x: unknown): number {
 /**
  * Thrown where getBytes would do what this writer does not copy: an object in a field of a lower-case (bare or
  * primitive) type, where it drops the first buffer it has gathered (tl/api.js's `buffers.shift()`). The object is
- * then written by the library instead; no constructor of the schema declares such a field, so only a value of the
- * wrong type gets here.
+ * then written by the library instead; no constructor of the schema declares a bare object field, so only a value of
+ * the wrong type gets here.
  */
 const LEFT_TO_LIBRARY = new Error('beta dc: left to the library')
 
