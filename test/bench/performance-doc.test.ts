@@ -111,16 +111,19 @@ describe('doneWhenRows', () => {
     expect(at(2.67 * 1.1 + 0.01)).toBe(false)
   })
 
-  it('judges the GET CPU from the alternating rounds when they were measured, over the two baselines', () => {
-    const cpu = { rounds: 6, callsPerRound: 300, mineMs: 2.9, theirsMs: 2.7 }
+  it('judges the GET CPU from the alternating rounds when they were measured, pair by pair, over the two baselines', () => {
+    const cpu = { sets: 3, rounds: 24, callsPerRound: 150, mineMs: 2.9, theirsMs: 2.7, ratio: 1.08 }
     const [row] = doneWhenRows(run, { ...compared, cpu })
     expect(row).toEqual({
-      goal: 'baseline GET /v1/usage server CPU per call (both servers up, 6 alternating rounds of 300 calls, median)',
-      now: '2.90 ms',
+      goal: 'baseline GET /v1/usage server CPU per call (both servers up, 24 alternating rounds of 150 calls over 3 fresh pairs; median round, and median ratio of a pair of rounds)',
+      now: '2.90 ms (1.08x, pair by pair)',
       compared: '2.70 ms',
       target: '≤ 1.1x 58e5f7d’s',
       met: true,
     })
+    // The pairs' ratio decides, not the two medians: medians within 1.1x with pairs above it miss.
+    expect(doneWhenRows(run, { ...compared, cpu: { ...cpu, mineMs: 2.7, ratio: 1.12 } })[0]!.met).toBe(false)
+    expect(doneWhenRows(run, { ...compared, cpu: { ...cpu, mineMs: 3.2, ratio: 1.1 } })[0]!.met).toBe(true)
   })
 
   it('judges MCP overhead against today’s 1.11x and leaves goals of benches that did not run as not measured', () => {

@@ -115,29 +115,28 @@ try {
 async function measureCompared(dir: string, rcv: NonNullable<typeof receiver>): Promise<ComparedFigures> {
   const sha = execFileSync('git', ['-C', dir, 'rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim()
   console.log(`\n== compared commit ${sha} (${dir}): same benches, its wrangler dev`)
+  const done: NamedReport[] = []
   const other = await startLocalServer({ root: dir, assetRouter })
+  let baseline: Baseline
   try {
-    const baseline = await measureBaseline(other)
+    baseline = await measureBaseline(other)
     console.log(`baseline GET /v1/usage at ${sha}: ${baselineText(baseline)}`)
-    const done: NamedReport[] = []
     for (const bench of withServer.filter((b) => COMPARED.has(b.name))) {
       console.log(`\n== ${bench.name} at ${sha}`)
       print(bench.name, await bench.run({ server: other, receiver: rcv, baseline }), baseline, done)
     }
-    // The GET CPU goal, from both servers up at once in alternating rounds (interleaved.ts says why).
-    const mine = await startLocalServer({ assetRouter })
-    try {
-      const cpu = await interleavedCpu(mine, other)
-      console.log(
-        `GET /v1/usage server CPU per call, interleaved (${cpu.rounds} rounds of ${cpu.callsPerRound} calls each, median): this tree ${ms(cpu.mineMs)}, ${sha} ${ms(cpu.theirsMs)} (${(cpu.mineMs / cpu.theirsMs).toFixed(2)}x)`
-      )
-      return { sha, dir, baseline, reports: done, cpu }
-    } finally {
-      await mine.stop()
-    }
   } finally {
     await other.stop()
   }
+  // The GET CPU goal, from both trees' servers up at once in alternating rounds, on fresh pairs (interleaved.ts says why).
+  const cpu = await interleavedCpu(
+    () => startLocalServer({ assetRouter }),
+    () => startLocalServer({ root: dir, assetRouter })
+  )
+  console.log(
+    `GET /v1/usage server CPU per call, interleaved (${cpu.rounds} rounds of ${cpu.callsPerRound} calls over ${cpu.sets} fresh pairs of servers): median round this tree ${ms(cpu.mineMs)}, ${sha} ${ms(cpu.theirsMs)}; median pair ratio ${cpu.ratio.toFixed(2)}x`
+  )
+  return { sha, dir, baseline, reports: done, cpu }
 }
 
 const loadAtEnd = currentLoad()
