@@ -25,7 +25,9 @@ import { mcpAuth, mcpCors, originGuard, refuseKeyInUrl } from './access'
 import { runTool } from './dispatch'
 import { answerPlainRequest } from './json-answer-transport'
 import { isPlainLegacyRequest, isPlainToolCall } from './plain-request'
-import { buildServer } from './server'
+import { buildServer, pickCall } from './server'
+import { answerPlainToolCall } from './plain-tool-call'
+import type { ToolSpec } from '../lib/tool-spec'
 import { MCP_MAX_BODY_BYTES } from '../lib/abuse-limits'
 
 /** The Worker's own fetch (the Hono app), through which every tool runs its REST operation. */
@@ -188,21 +190,22 @@ export function mcpRoutes(workerFetch: WorkerFetch): Hono<AppEnv> {
     const env = c.env
     const ctx = c.executionCtx
     const clientGone = c.req.raw.signal
+    const run = (tool: ToolSpec, args: Record<string, unknown>, signal: AbortSignal) =>
+      runTool(tool, args, { origin, apiKey, tenant, grant, signal, rest: async (request) => workerFetch(request, env, ctx) })
+    // The commonest request, answered without an SDK server (plain-tool-call.ts says why and how it stays the same).
+    const call = plain && isPlainToolCall(plain) ? pickCall(plain.params) : null
+    // A client that disconnects mid-call ends the REST call too (a long wait frees its slot).
+    if (plain && call) return answerPlainToolCall(plain.id, call, run, clientGone)
     const make = () =>
-      buildServer(
+      buildServer(grant, (tool, args, signal) => run(tool, args, AbortSignal.any([signal, clientGone])), {
+        env,
+        db: c.var.db,
+        tenant,
         grant,
-        (tool, args, signal) =>
-          runTool(tool, args, {
-            origin,
-            apiKey,
-            tenant,
-            grant,
-            // A client that disconnects mid-call ends the REST call too (a long wait frees its slot).
-            signal: AbortSignal.any([signal, clientGone]),
-            rest: async (request) => workerFetch(request, env, ctx),
-          }),
-        { env, db: c.var.db, tenant, grant, requestUrl, clientGone, now: Date.now }
-      )
+        requestUrl,
+        clientGone,
+        now: Date.now,
+      })
     if (plain && !isStreamRequest(plain)) return answerPlainRequest(make(), plain, c.req.raw)
     if (route === 'legacy') return serveLegacy(make(), c.req.raw, parsedBody)
     serverFor.set(c.req.raw, make)

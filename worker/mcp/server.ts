@@ -43,28 +43,39 @@ export const INSTRUCTIONS = [
 
 export type ToolRunner = (tool: ToolSpec, args: Record<string, unknown>, signal: AbortSignal) => Promise<CallToolResult>
 
-type CheckedCall = { name: string; arguments: Record<string, unknown> }
+export type CheckedCall = { name: string; arguments: Record<string, unknown> }
 
 /** A JSON object: not null, not an array. */
 export const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
 
 /**
+ * tools/call params picked out (a string name, an arguments object, `{}` when absent), or null when they have neither.
+ * As the SDK's parse of them did, an own `__proto__` argument (a JSON body can carry one) is dropped, so such a call
+ * acts as before.
+ */
+export function pickCall(params: unknown): CheckedCall | null {
+  const name = isRecord(params) ? params.name : undefined
+  const args = isRecord(params) ? (params.arguments ?? {}) : undefined
+  if (typeof name !== 'string' || !isRecord(args)) return null
+  return { name, arguments: Object.hasOwn(args, '__proto__') ? Object.fromEntries(Object.entries(args).filter(([k]) => k !== '__proto__')) : args }
+}
+
+/** 2025-06-18: an unknown tool is a protocol error (-32602), not a tool result. */
+export const unknownTool = (name: string) =>
+  new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${name}; tools/list names the ${toolDefinitions().length} tools`)
+
+/**
  * tools/call params, which the SDK's wrapper of the method (Server._wrapHandler) has validated against the spec schema
  * just before (a misfit is its -32602; handler.ts refuses most before that): only picked out here. The 2-argument
- * registration would parse them with the same schema again, 15–25 µs of the SDK's ~150 µs per call in workerd. As
- * that parse did, an own `__proto__` argument (a JSON body can carry one) is dropped, so such a call acts as before.
+ * registration would parse them with the same schema again, 15–25 µs of the SDK's ~150 µs per call in workerd.
  */
 const CHECKED_CALL: StandardSchemaV1<unknown, CheckedCall> = {
   '~standard': {
     version: 1,
     vendor: 'messaging-gateway',
     validate(params) {
-      const name = isRecord(params) ? params.name : undefined
-      const args = isRecord(params) ? (params.arguments ?? {}) : undefined
-      if (typeof name !== 'string' || !isRecord(args)) return { issues: [{ message: 'tools/call params need a name and an arguments object' }] }
-      return {
-        value: { name, arguments: Object.hasOwn(args, '__proto__') ? Object.fromEntries(Object.entries(args).filter(([k]) => k !== '__proto__')) : args },
-      }
+      const call = pickCall(params)
+      return call ? { value: call } : { issues: [{ message: 'tools/call params need a name and an arguments object' }] }
     },
   },
 }
@@ -85,10 +96,7 @@ export function buildServer(grant: KeyGrant, run: ToolRunner, events: EventsCont
   // The 3-argument form (CHECKED_CALL): the SDK's tools/call wrapper has checked the request before it calls this.
   server.setRequestHandler('tools/call', { params: CHECKED_CALL }, async (params, ctx) => {
     const tool = toolNamed(params.name)
-    // 2025-06-18: an unknown tool is a protocol error (-32602), not a tool result.
-    if (!tool) {
-      throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${params.name}; tools/list names the ${toolDefinitions().length} tools`)
-    }
+    if (!tool) throw unknownTool(params.name)
     return run(tool, params.arguments, ctx.mcpReq.signal)
   })
   registerEvents(server, events)
