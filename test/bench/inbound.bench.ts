@@ -9,6 +9,8 @@ import { api, ms, percentile, type Baseline, type Bench, type BenchRow } from '.
 const WAKE_SAMPLES = 500
 const INGEST_MESSAGES = 3000
 const INGEST_CLIENTS = 16
+/** Ingest runs per bench run; the median is the figure (ingestRows says why). */
+const INGEST_RUNS = 3
 /**
  * `INBOUND_BENCH_PHASES=ingest` runs only that one (both by default: wake, ingest), e.g. to profile the burst alone;
  * `usage` runs 1,000 bare GET /v1/usage calls and nothing else, to profile the baseline GET alone.
@@ -93,8 +95,10 @@ function wakeRows({ afterAnswer, endToEnd, pausedGet }: WakeTimes, baseline: Bas
   ]
 }
 
-/** Ingest: 16 clients push INGEST_MESSAGES unique messages; a consumer drains with consecutive waits. */
-async function ingestRows(server: LocalServer, receiverUrl: string, baseline: Baseline): Promise<BenchRow[]> {
+type IngestRun = { rate: number; cpuMsPerMessage: number; received: number; waits: number; lost: number; duplicated: number }
+
+/** One ingest: 16 clients push INGEST_MESSAGES unique messages to a fresh tenant; a consumer drains with consecutive waits. */
+async function ingestOnce(server: LocalServer, receiverUrl: string): Promise<IngestRun> {
   const ingest = await server.newTenant()
   await api(server, ingest.key, 'PUT', '/channels/custom', { webhook_url: `${receiverUrl}/r/bench-ingest` })
   let drainCursor = (await api(server, ingest.key, 'GET', '/messages/wait?timeout_s=0')).json.cursor as string
@@ -127,16 +131,39 @@ async function ingestRows(server: LocalServer, receiverUrl: string, baseline: Ba
   const elapsed = (performance.now() - started) / 1000
   pushing = false
   await consumer
-  const cpuMsPerMessage = ((server.cpuSeconds() - cpuBefore) * 1000) / INGEST_MESSAGES
   const unique = new Set(seen)
-  const lost = INGEST_MESSAGES - unique.size
-  const duplicated = seen.length - unique.size
+  return {
+    rate: INGEST_MESSAGES / elapsed,
+    cpuMsPerMessage: ((server.cpuSeconds() - cpuBefore) * 1000) / INGEST_MESSAGES,
+    received: seen.length,
+    waits,
+    lost: INGEST_MESSAGES - unique.size,
+    duplicated: seen.length - unique.size,
+  }
+}
 
-  const rate = INGEST_MESSAGES / elapsed
+/**
+ * Ingest, INGEST_RUNS times on fresh tenants, judged on the median run: on this shared machine one run of the same
+ * code moved by a fifth between runs (418 to 505 msg/s on one commit, 2026-11-27), so a single run near the target
+ * says little. Every run's rate is printed; loss and duplicates count over all runs.
+ */
+async function ingestRows(server: LocalServer, receiverUrl: string, baseline: Baseline): Promise<BenchRow[]> {
+  const runs: IngestRun[] = []
+  for (let i = 0; i < INGEST_RUNS; i++) runs.push(await ingestOnce(server, receiverUrl))
+  const rate = percentile(
+    runs.map((r) => r.rate),
+    50
+  )
+  const cpuMsPerMessage = percentile(
+    runs.map((r) => r.cpuMsPerMessage),
+    50
+  )
+  const sum = (k: 'received' | 'waits' | 'lost' | 'duplicated') => runs.reduce((n, r) => n + r[k], 0)
+  const [lost, duplicated] = [sum('lost'), sum('duplicated')]
   return [
     {
       metric: `ingest throughput (${INGEST_CLIENTS} clients, ${INGEST_MESSAGES} messages, consumer draining)`,
-      value: `${rate.toFixed(0)} msg/s`,
+      value: `${rate.toFixed(0)} msg/s (median of ${INGEST_RUNS} runs: ${runs.map((r) => r.rate.toFixed(0)).join(', ')})`,
       // Messages stored per baseline round trip.
       ratio: (rate * baseline.usageP50Ms) / 1000,
       base: 'round trip',
@@ -146,13 +173,18 @@ async function ingestRows(server: LocalServer, receiverUrl: string, baseline: Ba
     // CPU time, unlike throughput, does not move much when other work shares the machine.
     {
       metric: 'server CPU per ingested message (wrangler dev + workerd: Worker, Durable Objects, local D1; consumer included)',
-      value: ms(cpuMsPerMessage),
+      value: `${ms(cpuMsPerMessage)} (median run)`,
       ratio: cpuMsPerMessage / baseline.usageCpuMs,
       base: 'cpu',
     },
     // Each wait answer is a whole authenticated request: fewer messages per answer cost more CPU per message.
-    { metric: 'messages per wait answer (the consumer’s calls)', value: `${(seen.length / waits).toFixed(2)} (${waits} waits)` },
-    { metric: 'lost / duplicated (received by the consumer)', value: `${lost} / ${duplicated}`, target: '0 / 0', ok: lost === 0 && duplicated === 0 },
+    { metric: 'messages per wait answer (the consumer’s calls)', value: `${(sum('received') / sum('waits')).toFixed(2)} (${sum('waits')} waits in all runs)` },
+    {
+      metric: 'lost / duplicated (received by the consumer)',
+      value: `${lost} / ${duplicated} (all runs)`,
+      target: '0 / 0',
+      ok: lost === 0 && duplicated === 0,
+    },
   ]
 }
 
@@ -171,7 +203,7 @@ export const inboundBench: Bench = {
       title: 'Inbound: wake latency and ingest (issue #2)',
       rows: [{ metric: 'baseline GET /v1/usage round trip p50 / p99', value: `${ms(baseline.usageP50Ms)} / ${ms(baseline.usageP99Ms)}` }, ...wake, ...ingest],
       notes: [
-        "Ingest: 16 clients push `POST /v1/channels/custom/inbound` flat out (past wrangler dev's proxy, keep-alive) while one client drains `GET /v1/messages/wait` with its cursor; every pushed text must come back exactly once.",
+        `Ingest: 16 clients push \`POST /v1/channels/custom/inbound\` flat out (past wrangler dev's proxy, keep-alive) while one client drains \`GET /v1/messages/wait\` with its cursor; every pushed text must come back exactly once. ${INGEST_RUNS} runs, each on a fresh tenant; the figure is the median run (one run of one commit moved by a fifth between runs on this machine).`,
         `Why ingest is bounded on this machine: under \`wrangler dev\` workerd runs the Worker, every Durable Object, local D1 and the Rate Limiting and static-asset workers on one thread (top -H shows it at ~97 % during the ingest), so throughput is one over that thread's time per message. The 16 clients move in lockstep (16 pushes, one group commit of 48 statements, 16 answers: about 16 messages per wait answer), and an ingested message costs somewhat more than one bare authenticated GET. Where that thread's time goes (\`perf record -a\` during the ingest): V8's runtime 22 %, workerd 18 %, kj and Cap'n Proto 14 %, malloc 9 %, SQLite under 7 %, so hops between workers and what they hand each other, not SQL. With the static-asset router left out (below), main and 58e5f7d ingest about the same here (386 vs 324 and 418 vs 421 msg/s in two full runs of 2026-11-27); what main adds per message is spread thin (the key-scope, audit, idempotency and RateLimit-header middleware, the message's event and reply fields), no function more than a few percent of the profile. The sampled Rate Limiting calls are not it: without the three high-volume limiter bindings, or asking the limiter for one push in 100, alternating runs stayed within the noise. Deployed, the Worker, each AccountDO and D1 run on separate machines.`,
         'Where a bare GET’s server CPU went and what was done (profiles: `npm run bench -- inbound --profile`, `INBOUND_BENCH_PHASES=usage` for the GET alone): wrangler’s local trace collector, on by default, wrote every invocation’s tail events to a SQLite file with an fsync on the Worker’s thread, about 1.7 ms per GET; the benchmarks now start wrangler dev without it (`X_LOCAL_OBSERVABILITY=false`, both servers of a compared run). Each Rate Limiting binding call cost about 0.5 ms of that thread, so the per-key, per-tenant and push limits ask the binding for one request in ten (docs/security.md); each API call first went through the static-asset lookup, now only `/docs/*` does (`run_worker_first`); esbuild’s keepNames wrapped every closure made per request, now off. Miniflare’s static-asset router in front of the Worker cost about 0.5 ms per inbound push and little on a bare GET (ingest 340–370 msg/s with it, 440–615 without, alternating runs); the benchmarks now run without it (the header says why).',
         'An inbound commit answers without waiting for a sync of the AccountDO’s own storage: the inbound tally for /admin/metrics is written a second later (account/totals.ts). Before, strace counted one fsync of the object’s SQLite WAL per push, on top of D1’s.',

@@ -26,6 +26,7 @@ import {
   sendLatency,
   sendThroughput,
   type BenchChannel,
+  type Burst,
   type Linked,
 } from './relay-channels'
 
@@ -37,6 +38,12 @@ const SCALE = Number(process.env.RELAY_BENCH_SCALE ?? 1)
 const LATENCY_SAMPLES = Math.round(300 * SCALE)
 const THROUGHPUT_ACCOUNTS = 20
 const THROUGHPUT_PER_ACCOUNT = Math.round(250 * SCALE)
+/**
+ * Bursts per channel in its throughput phase, on the same sessions; the median is the figure. One burst of the same
+ * code moved from 796 to 1,220 msg/s between runs on this shared machine (beta, 2026-11-28), the first burst after
+ * linking among them, so one burst near the target says little. Every burst's rate is printed.
+ */
+const THROUGHPUT_RUNS = 3
 /** Send figures spread over accounts: the free plan allows 50 sends per account and day (SENDS_PER_ACCOUNT_MAX). */
 const SEND_LATENCY_ACCOUNTS = Math.max(2, Math.round(5 * SCALE))
 const SEND_ACCOUNTS = Math.max(2, Math.round(20 * SCALE))
@@ -247,20 +254,27 @@ async function bridgeRows(
   }
   if (parts.throughput) {
     const accounts = await linkMany(ch, THROUGHPUT_ACCOUNTS, 100)
-    const burst = () => framesPerMessage(relay, () => inboundThroughput(server, ch, accounts, THROUGHPUT_PER_ACCOUNT))
-    const { result: tp, cpu } = await cpuPerMessage(server, relay, () => (PROFILE ? burstProfiled(server, relay, `${ch.name} inbound burst`, burst) : burst()))
+    const runs: Array<Awaited<ReturnType<typeof cpuPerMessage<Burst>>>> = []
+    for (let i = 0; i < THROUGHPUT_RUNS; i++) {
+      const burst = () => framesPerMessage(relay, () => inboundThroughput(server, ch, accounts, THROUGHPUT_PER_ACCOUNT, i === 0 ? '' : `own${i}-`))
+      runs.push(await cpuPerMessage(server, relay, () => (PROFILE && i === 0 ? burstProfiled(server, relay, `${ch.name} inbound burst`, burst) : burst())))
+    }
+    // The median burst is the figure (THROUGHPUT_RUNS says why); its CPU row is that burst's.
+    const median = [...runs].sort((a, b) => a.result.rate - b.result.rate)[Math.floor(runs.length / 2)]!
+    const { result: tp, cpu } = median
+    const [lost, duplicated] = runs.reduce(([l, d], r) => [l + r.result.lost, d + r.result.duplicated], [0, 0])
     bursts.set(ch.name, { ch, accounts, rate: tp.rate })
     rows.push(
       {
         metric: `${ch.name}: bridge throughput over one relay link (${THROUGHPUT_ACCOUNTS} sessions, ${tp.total} messages, each stored in D1 with its event)`,
-        value: `${tp.rate.toFixed(0)} msg/s`,
+        value: `${tp.rate.toFixed(0)} msg/s (median of ${runs.length} bursts: ${runs.map((r) => r.result.rate.toFixed(0)).join(', ')})`,
         target: '≥ 1,000 msg/s',
         ok: tp.rate >= 1000,
       },
-      { metric: `${ch.name}: lost / duplicated`, value: `${tp.lost} / ${tp.duplicated}`, target: '0 / 0', ok: tp.lost === 0 && tp.duplicated === 0 },
+      { metric: `${ch.name}: lost / duplicated`, value: `${lost} / ${duplicated} (all bursts)`, target: '0 / 0', ok: lost === 0 && duplicated === 0 },
       {
         metric: `${ch.name}: CPU per message in the burst: server (workerd: Worker, hub, AccountDO, local D1) / relay / upstream (simulator in the bench process)`,
-        value: `${ms(cpu.server)} / ${ms(cpu.relay)} / ${ms(cpu.upstream)}`,
+        value: `${ms(cpu.server)} / ${ms(cpu.relay)} / ${ms(cpu.upstream)} (the median burst)`,
       }
     )
   }
@@ -539,7 +553,7 @@ export const relayBench: Bench = {
       notes: [
         'One relay process (`node --import tsx relay/main.ts`, sim driver) on one link to `wrangler dev`; the simulated network runs in the benchmark process and injects upstream messages directly, so the figures are the bridge, not the control API.',
         'Latency: an upstream message reaches the relay over its device socket, goes to the edge as an `inbound` frame, is stored by the AccountDO in D1 and wakes the open `GET /v1/messages/wait`; measured until the wait answer arrives.',
-        'Throughput: 20 sessions on one link receive a burst; every message is stored in D1 with its `message.received` event, counted and checked for loss and duplicates in the local D1 file. Frames the relay queues in one turn of its event loop cross the link as one WebSocket message (a batch); frames of one session are stored in order and group-committed (up to 50 per AccountDO call), sessions in parallel.',
+        'Throughput: 20 sessions on one link receive a burst, three times on the same sessions (the figure is the median burst, every burst printed: one burst of the same code moved from 796 to 1,220 msg/s between runs here); every message is stored in D1 with its `message.received` event, counted and checked for loss and duplicates in the local D1 file. Frames the relay queues in one turn of its event loop cross the link as one WebSocket message (a batch); frames of one session are stored in order and group-committed (up to 50 per AccountDO call), sessions in parallel.',
         'Resume: from the new relay process starting until every number has a live session again, each restored from its encrypted session at the edge (no QR code).',
         'What bounds latency and throughput here is `wrangler dev` on a shared 2-core machine, not the link: a bare authenticated GET already costs the baseline above (and about as much server CPU as an ingested message, see the inbound table), and an inbound message needs one D1 batch to store it (contact, message, event: one round trip, no read first) and the open wait is answered from the rows the AccountDO just committed (no second D1 read); local D1 serialises every commit in one SQLite. The relay adds well under a millisecond per frame (heartbeat round trip through the same link: < 1 ms). Group commit (messages of a burst share D1 batches; the hub hands a session\u2019s frames and a run of receipts to the AccountDO in one call each) is what lifts a burst above one commit per message.',
         'beta runs the real GramJS client (relay/beta) against the fake MTProto data centre (relay/sim/network/beta-dc), alpha the simulated phones; both through the same relay process, link and `wrangler dev`. beta\u2019s extra relay and upstream CPU per message is GramJS decoding and decrypting each update, which the real network costs too. The relay and the simulated data centre read and write GramJS\u2019s 64-bit integers with Node (relay/beta/tl-longs.ts): reading them so halved the relay\u2019s CPU per beta message (0.50\u20130.70 to 0.28\u20130.36 ms in back-to-back runs); writing one costs 0.44 \u00b5s instead of the library\u2019s 12.9 \u00b5s, which had been a fifth of the data centre\u2019s busy time in a profile of the burst and is now too small to show. What is left in the relay is GramJS\u2019s generic TL decoding (fromReader) and the MTProto decryption. The data centre writes TL with relay/sim/network/beta-dc/tl-writer.ts, compiled from GramJS\u2019s own parsed schema (the bytes of getBytes, held to it for every constructor by its test), and builds a sender\u2019s own copy of a message only when a session of the sender listens: the library\u2019s getBytes had been a quarter of the data centre\u2019s busy time, on the two cores the relay and wrangler dev share, and beta\u2019s real servers do that work on their own machines (0.35 \u2192 0.23 ms of data centre CPU per beta message; beta/alpha 0.78x \u2192 0.83\u20130.92x in back-to-back runs).',
