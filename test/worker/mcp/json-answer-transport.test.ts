@@ -4,6 +4,7 @@
 import { ProtocolError, ProtocolErrorCode, Server, WebStandardStreamableHTTPServerTransport, type JSONRPCRequest } from '@modelcontextprotocol/server'
 import { describe, expect, it } from 'vitest'
 import { answerPlainRequest } from '../../../worker/mcp/json-answer-transport'
+import { mcpHttpRequest } from './rpc'
 
 function server(): Server {
   const s = new Server({ name: 'test', version: '1.0.0' }, { capabilities: { tools: {}, logging: {} } })
@@ -21,17 +22,10 @@ function server(): Server {
   return s
 }
 
-const httpRequest = (message: JSONRPCRequest) =>
-  new Request('https://gateway.test/mcp', {
-    method: 'POST',
-    headers: { Accept: 'application/json, text/event-stream', 'Content-Type': 'application/json', 'MCP-Protocol-Version': '2025-06-18' },
-    body: JSON.stringify(message),
-  })
-
 async function viaSdk(message: JSONRPCRequest): Promise<Response> {
   const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true })
   await server().connect(transport)
-  return transport.handleRequest(httpRequest(message), { parsedBody: message })
+  return transport.handleRequest(mcpHttpRequest(message), { parsedBody: message })
 }
 
 const outcome = async (res: Response) => ({ status: res.status, type: res.headers.get('content-type'), body: await res.json() })
@@ -50,7 +44,7 @@ const requests: JSONRPCRequest[] = [
 describe('the one-request JSON transport', () => {
   for (const message of requests) {
     it(`answers ${message.method} (id ${message.id}) as the SDK's transport does`, async () => {
-      const ours = await outcome(await answerPlainRequest(server(), message, httpRequest(message)))
+      const ours = await outcome(await answerPlainRequest(server(), message, mcpHttpRequest(message)))
       const sdk = await outcome(await viaSdk(message))
       expect(ours).toEqual(sdk)
       expect(ours.status).toBe(200)

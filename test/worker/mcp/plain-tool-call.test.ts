@@ -14,6 +14,7 @@ import { isPlainToolCall } from '../../../worker/mcp/plain-request'
 import { buildServer, pickCall, type ToolRunner } from '../../../worker/mcp/server'
 import { fullGrant } from '../../../worker/safety/grant'
 import { newTenant } from '../helpers'
+import { mcpHttpRequest } from './rpc'
 
 /** What each tool run does, chosen by its `mode` argument; every result also says which arguments the tool saw. */
 const run: ToolRunner = async (tool, args) => {
@@ -47,13 +48,6 @@ const run: ToolRunner = async (tool, args) => {
   }
 }
 
-const httpRequest = (message: JSONRPCRequest) =>
-  new Request('https://gateway.test/mcp', {
-    method: 'POST',
-    headers: { Accept: 'application/json, text/event-stream', 'Content-Type': 'application/json', 'MCP-Protocol-Version': '2025-06-18' },
-    body: JSON.stringify(message),
-  })
-
 async function viaSdk(message: JSONRPCRequest): Promise<Response> {
   const { tenantId } = await newTenant()
   const db = database(env.DB)
@@ -69,7 +63,7 @@ async function viaSdk(message: JSONRPCRequest): Promise<Response> {
     clientGone: new AbortController().signal,
     now: Date.now,
   })
-  return answerPlainRequest(server, message, httpRequest(message))
+  return answerPlainRequest(server, message, mcpHttpRequest(message))
 }
 
 async function viaShortcut(message: JSONRPCRequest): Promise<Response> {

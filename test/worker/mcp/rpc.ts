@@ -18,6 +18,14 @@ export function mcpPost(message: unknown, opts: RpcOptions = {}): Promise<Respon
   })
 }
 
+/** A 2025-era POST of one JSON-RPC message as a Request object, for handing to a transport directly (not through the app). */
+export const mcpHttpRequest = (message: unknown) =>
+  new Request('https://gateway.test/mcp', {
+    method: 'POST',
+    headers: { Accept: MCP_ACCEPT, 'Content-Type': 'application/json', 'MCP-Protocol-Version': '2025-06-18' },
+    body: JSON.stringify(message),
+  })
+
 let nextId = 1
 
 export type RpcAnswer = { status: number; headers: Headers; result?: Record<string, unknown>; error?: { code: number; message: string } }
