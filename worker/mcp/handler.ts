@@ -179,7 +179,9 @@ export function mcpRoutes(workerFetch: WorkerFetch): Hono<AppEnv> {
             mcpNameHeader: c.req.header('mcp-name'),
             body: parsedBody,
           }).kind
-    const invalid = await invalidParams(parsedBody, route === 'legacy' ? LEGACY_REQUEST_SHAPES : REQUEST_SHAPES)
+    // The commonest request, a plain tools/call, is answered without an SDK server (plain-tool-call.ts says why).
+    const call = plain && isPlainToolCall(plain) ? pickCall(plain.params) : null
+    const invalid = call ? null : await invalidParams(parsedBody, route === 'legacy' ? LEGACY_REQUEST_SHAPES : REQUEST_SHAPES)
     if (invalid) return c.json({ jsonrpc: '2.0', ...invalid })
     // Guaranteed by mcpAuth. Tool calls carry the same key and the tenant it resolved to (see vouchFor).
     const apiKey = keyFromHeaders(c.req.raw.headers) ?? ''
@@ -192,8 +194,6 @@ export function mcpRoutes(workerFetch: WorkerFetch): Hono<AppEnv> {
     const clientGone = c.req.raw.signal
     const run = (tool: ToolSpec, args: Record<string, unknown>, signal: AbortSignal) =>
       runTool(tool, args, { origin, apiKey, tenant, grant, signal, rest: async (request) => workerFetch(request, env, ctx) })
-    // The commonest request, answered without an SDK server (plain-tool-call.ts says why and how it stays the same).
-    const call = plain && isPlainToolCall(plain) ? pickCall(plain.params) : null
     // A client that disconnects mid-call ends the REST call too (a long wait frees its slot).
     if (plain && call) return answerPlainToolCall(plain.id, call, run, clientGone)
     const make = () =>

@@ -19,6 +19,9 @@
  */
 import type { JSONRPCMessage, JSONRPCRequest, MessageExtraInfo, Server, Transport } from '@modelcontextprotocol/server'
 
+/** A JSON-RPC response as the SDK's JSON mode sends it: 200, `application/json`. */
+export const jsonRpcAnswer = (message: unknown) => Response.json(message, { status: 200, headers: { 'Content-Type': 'application/json' } })
+
 export class JsonAnswerTransport implements Transport {
   onclose?: () => void
   onerror?: (error: Error) => void
@@ -44,7 +47,7 @@ export class JsonAnswerTransport implements Transport {
   async send(message: JSONRPCMessage): Promise<void> {
     const isAnswer = 'id' in message && message.id === this.request.id && ('result' in message || 'error' in message)
     if (!isAnswer || !this.answer) return
-    this.answer(Response.json(message, { status: 200, headers: { 'Content-Type': 'application/json' } }))
+    this.answer(jsonRpcAnswer(message))
     this.answer = undefined
   }
 

@@ -18,12 +18,11 @@
  * holds every answer to the SDK server's (buildServer on the one-request transport) for the same call.
  */
 import { ProtocolErrorCode, type JSONRPCRequest } from '@modelcontextprotocol/server'
+import { jsonRpcAnswer } from './json-answer-transport'
 import { type CheckedCall, isRecord, type ToolRunner, unknownTool } from './server'
 import { toolNamed } from './tools'
 
 type Id = JSONRPCRequest['id']
-
-const json = (body: unknown) => Response.json(body, { status: 200, headers: { 'Content-Type': 'application/json' } })
 
 /** The SDK's error response for what a request handler threw (Protocol._onrequest, 2025-era codec). */
 function errorResponse(id: Id, thrown: unknown): Response {
@@ -31,7 +30,11 @@ function errorResponse(id: Id, thrown: unknown): Response {
   const code = 'code' in err && Number.isSafeInteger(err.code) ? Number(err.code) : ProtocolErrorCode.InternalError
   const message = 'message' in err && err.message !== undefined && err.message !== null ? err.message : 'Internal error'
   const data = 'data' in err ? err.data : undefined
-  return json({ jsonrpc: '2.0', id, error: { code: code === -32002 ? ProtocolErrorCode.InvalidParams : code, message, ...(data !== undefined && { data }) } })
+  return jsonRpcAnswer({
+    jsonrpc: '2.0',
+    id,
+    error: { code: code === -32002 ? ProtocolErrorCode.InvalidParams : code, message, ...(data !== undefined && { data }) },
+  })
 }
 
 /** The response to a plain tools/call: its tool's result, or the SDK's error. `signal` ends the tool's REST call. */
@@ -39,7 +42,7 @@ export async function answerPlainToolCall(id: Id, call: CheckedCall, run: ToolRu
   try {
     const tool = toolNamed(call.name)
     if (!tool) throw unknownTool(call.name)
-    return json({ result: await run(tool, call.arguments, signal), jsonrpc: '2.0', id })
+    return jsonRpcAnswer({ result: await run(tool, call.arguments, signal), jsonrpc: '2.0', id })
   } catch (err) {
     return errorResponse(id, err)
   }
