@@ -36,6 +36,17 @@ export function percentile(values: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!
 }
 
+/**
+ * The middle item of an odd number of runs by `key` (the upper middle of an even number): a run, not a number, so a
+ * figure and its companions (the same run's CPU) come from one run.
+ */
+export function medianBy<T>(items: T[], key: (item: T) => number): T {
+  const sorted = [...items].sort((a, b) => key(a) - key(b))
+  const middle = sorted[Math.floor(sorted.length / 2)]
+  if (middle === undefined) throw new Error('medianBy: no runs')
+  return middle
+}
+
 export const ms = (v: number) => `${v.toFixed(2)} ms`
 
 // node:http with keep-alive rather than fetch: on a 2-core machine the client must not eat the server's CPU.

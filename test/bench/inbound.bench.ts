@@ -4,7 +4,7 @@
  * lost or duplicated.
  */
 import type { LocalServer } from '../e2e/local-server'
-import { api, ms, percentile, type Baseline, type Bench, type BenchRow } from './bench-kit'
+import { api, medianBy, ms, percentile, type Baseline, type Bench, type BenchRow } from './bench-kit'
 
 const WAKE_SAMPLES = 500
 const INGEST_MESSAGES = 3000
@@ -150,14 +150,7 @@ async function ingestOnce(server: LocalServer, receiverUrl: string): Promise<Ing
 async function ingestRows(server: LocalServer, receiverUrl: string, baseline: Baseline): Promise<BenchRow[]> {
   const runs: IngestRun[] = []
   for (let i = 0; i < INGEST_RUNS; i++) runs.push(await ingestOnce(server, receiverUrl))
-  const rate = percentile(
-    runs.map((r) => r.rate),
-    50
-  )
-  const cpuMsPerMessage = percentile(
-    runs.map((r) => r.cpuMsPerMessage),
-    50
-  )
+  const { rate, cpuMsPerMessage } = medianBy(runs, (r) => r.rate)
   const sum = (k: 'received' | 'waits' | 'lost' | 'duplicated') => runs.reduce((n, r) => n + r[k], 0)
   const [lost, duplicated] = [sum('lost'), sum('duplicated')]
   return [
@@ -173,7 +166,7 @@ async function ingestRows(server: LocalServer, receiverUrl: string, baseline: Ba
     // CPU time, unlike throughput, does not move much when other work shares the machine.
     {
       metric: 'server CPU per ingested message (wrangler dev + workerd: Worker, Durable Objects, local D1; consumer included)',
-      value: `${ms(cpuMsPerMessage)} (median run)`,
+      value: `${ms(cpuMsPerMessage)} (the median run)`,
       ratio: cpuMsPerMessage / baseline.usageCpuMs,
       base: 'cpu',
     },

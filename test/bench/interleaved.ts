@@ -50,14 +50,19 @@ export async function interleavedCpu(startMine: () => Promise<LocalServer>, star
   const theirs: number[] = []
   const ratios: number[] = []
   for (let set = 0; set < SETS; set++) {
-    const [a, b] = set % 2 === 0 ? [await startMine(), await startTheirs()] : [await startTheirs(), await startMine()].reverse()
+    const up: { mine?: LocalServer; theirs?: LocalServer } = {}
     try {
-      const got = await oneSet(a!, b!, ROUNDS_PER_SET)
+      // Inside the try: a server started before the other failed to start is still stopped.
+      for (const side of set % 2 === 0 ? (['mine', 'theirs'] as const) : (['theirs', 'mine'] as const)) {
+        up[side] = await (side === 'mine' ? startMine() : startTheirs())
+      }
+      if (!up.mine || !up.theirs) throw new Error('interleavedCpu: a server did not start')
+      const got = await oneSet(up.mine, up.theirs, ROUNDS_PER_SET)
       mine.push(...got.mine)
       theirs.push(...got.theirs)
       ratios.push(...got.mine.map((m, i) => m / got.theirs[i]!))
     } finally {
-      await Promise.all([a!.stop(), b!.stop()])
+      await Promise.all([up.mine?.stop(), up.theirs?.stop()])
     }
   }
   return {

@@ -12,7 +12,7 @@ import { join } from 'node:path'
 import { eventually, issueRelayToken, spawnRelay, startSim, type RelayProc } from '../e2e/relay-harness'
 import { repoRoot, treeCpuSeconds, type LocalServer } from '../e2e/local-server'
 import type { SimServer } from '../../relay/sim/network/server'
-import { ms, percentile, type Baseline, type Bench, type BenchRow } from './bench-kit'
+import { medianBy, ms, percentile, type Baseline, type Bench, type BenchRow } from './bench-kit'
 import { formatGrowth, heapGrowth, readHeapSnapshot } from './heap-snapshot'
 import { collectGarbage, devBundle, formatSummary, profiled, startAllocationSampling, startProfile, summarize, type CpuProfile } from './profile'
 import {
@@ -260,8 +260,7 @@ async function bridgeRows(
       runs.push(await cpuPerMessage(server, relay, () => (PROFILE && i === 0 ? burstProfiled(server, relay, `${ch.name} inbound burst`, burst) : burst())))
     }
     // The median burst is the figure (THROUGHPUT_RUNS says why); its CPU row is that burst's.
-    const median = [...runs].sort((a, b) => a.result.rate - b.result.rate)[Math.floor(runs.length / 2)]!
-    const { result: tp, cpu } = median
+    const { result: tp, cpu } = medianBy(runs, (r) => r.result.rate)
     const [lost, duplicated] = runs.reduce(([l, d], r) => [l + r.result.lost, d + r.result.duplicated], [0, 0])
     bursts.set(ch.name, { ch, accounts, rate: tp.rate })
     rows.push(
