@@ -70,7 +70,7 @@ async function wakeRounds(server: LocalServer, receiverUrl: string): Promise<Wak
   return times
 }
 
-/** The wake rounds' rows: the headline push sent → wait returned, and the paired GET it is made of. */
+/** The wake rounds' rows: the headline push sent → wait returned, and the paired GET and lone push it is made of. */
 function wakeRows({ afterAnswer, endToEnd, pausedGet, lonePush }: WakeTimes, baseline: Baseline): BenchRow[] {
   const wakeP50 = percentile(afterAnswer, 50)
   const wakeP99 = percentile(afterAnswer, 99)
