@@ -1,6 +1,7 @@
 /**
- * Webhook subscription queries. A tenant's list is ordered by creation (then internal id): a subscription's
- * position in it is the API's `id`. The per-tenant cap is enforced inside the insert, so it holds under races.
+ * Webhook subscription queries. A tenant's list is ordered by creation time, then by insertion (rowid; a tenant
+ * move copies rows in rowid order, worker/db/move-rows.ts): a subscription's position in it is the API's `id`, so
+ * two created in the same millisecond keep the order they were created in, never the order of their random ids. The per-tenant cap is enforced inside the insert, so it holds under races.
  * MCP `events/subscribe` subscriptions are rows here too (origin `mcp`), upserted by their derived id.
  */
 import { and, asc, eq, gt, inArray, isNull, lt, or, sql, type SQL } from 'drizzle-orm'
@@ -13,7 +14,7 @@ export type WebhookRow = typeof webhooks.$inferSelect
 export type NewWebhook = typeof webhooks.$inferInsert
 
 export async function listWebhooks(db: Db, tenantId: string): Promise<WebhookRow[]> {
-  return db.select().from(webhooks).where(eq(webhooks.tenantId, tenantId)).orderBy(asc(webhooks.createdAt), asc(webhooks.id))
+  return db.select().from(webhooks).where(eq(webhooks.tenantId, tenantId)).orderBy(asc(webhooks.createdAt), sql`rowid`)
 }
 
 /** The tenant's subscriptions that count against the cap at `now`: an MCP subscription past its TTL no longer does. */

@@ -1,11 +1,16 @@
 /** /v1/webhooks: the event list and subscription CRUD, addressing by position and name, and every error status. */
-import { describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 import { EVENT_TYPES } from '../../../schema/events'
 import { admin, call, newTenant, receiverChannel } from '../helpers'
+import { setClock } from '../state'
 import { api, createWebhook, type WireWebhook } from '../webhook-helpers'
 
 const URL_A = 'https://hooks.example.com/a'
 const URL_B = 'https://hooks.example.com/b'
+
+afterEach(() => {
+  vi.useRealTimers()
+})
 
 describe('GET /v1/webhooks/events', () => {
   it('lists the nine events with a description each', async () => {
@@ -186,6 +191,18 @@ describe('GET /v1/webhooks and addressing', () => {
     ])
     const byName = await api<{ webhook: WireWebhook }>(t, 'GET', '/webhooks/third')
     expect(byName.body.webhook.id).toBe('1')
+  })
+
+  it('keeps creation order among subscriptions created in the same millisecond', async () => {
+    // Positional ids follow creation, not the random internal ids: with the clock stopped every row has one created_at.
+    setClock('2030-05-01T10:00:00.000Z')
+    const t = await newTenant()
+    const names = ['a1', 'a2', 'a3', 'a4', 'a5', 'a6', 'a7', 'a8']
+    for (const name of names) await createWebhook(t, { url: URL_A, subscribed_to: ['message.received'], name })
+    const list = await api<{ webhooks: WireWebhook[] }>(t, 'GET', '/webhooks')
+    expect(list.body.webhooks.map((w) => w.name)).toEqual(names)
+    expect(new Set(list.body.webhooks.map((w) => w.created_at)).size).toBe(1)
+    expect((await api<{ webhook: WireWebhook }>(t, 'GET', '/webhooks/0')).body.webhook.name).toBe('a1')
   })
 
   it('does not show another tenant’s subscriptions and answers 404 for them', async () => {
