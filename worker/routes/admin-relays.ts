@@ -10,10 +10,11 @@ import { getTenant } from '../db/tenants'
 import { ApiError } from '../errors'
 import { iso } from '../lib/time'
 import { relayHub } from '../lib/objects'
-import { resourceApp } from '../validate'
+import { emptyBodyIsNone, resourceApp } from '../validate'
 import { statusErrors } from '../lib/openapi-responses'
 
 export const adminRelayRoutes = resourceApp()
+adminRelayRoutes.use('/', emptyBodyIsNone)
 
 const errors = (codes: number[]) => statusErrors(codes)
 const security = [{ adminToken: [] }]

@@ -12,9 +12,10 @@ import { ApiError } from '../errors'
 import { base64urlText, fromBase64urlText } from '../lib/base64url'
 import { statusErrors } from '../lib/openapi-responses'
 import { currentPrefix, SEALED_COLUMNS } from '../lib/sealed'
-import { resourceApp } from '../validate'
+import { emptyBodyIsNone, resourceApp } from '../validate'
 
 export const adminSecretRoutes = resourceApp()
+adminSecretRoutes.use('/reseal', emptyBodyIsNone)
 
 const security = [{ adminToken: [] }]
 const DEFAULT_RESEAL_LIMIT = 100

@@ -24,6 +24,7 @@ import { commitEvents } from '../webhooks/emit'
 import { statusErrors } from '../lib/openapi-responses'
 
 export const adminRoutes = resourceApp()
+adminRoutes.use('/tenants', emptyBodyIsNone)
 
 /** A hundred years: a number, not forever (that is 0). */
 const MAX_RETENTION_DAYS = 36_500

@@ -24,7 +24,7 @@ import { ApiError } from '../errors'
 import { enforce } from '../lib/rate-limit'
 import { randomBase62 } from '../lib/crypto'
 import { isoOrNull } from '../lib/time'
-import { resourceApp } from '../validate'
+import { emptyBodyIsNone, resourceApp } from '../validate'
 import { decodeLogCursor, encodeLogCursor } from '../webhooks/log-cursor'
 import { PAUSE_AFTER_CONSECUTIVE_FAILURES, PAUSE_MIN_FAILING_MS, RETENTION_MS } from '../webhooks/policy'
 import { postWebhook } from '../webhooks/post'
@@ -38,6 +38,8 @@ import { toWireDelivery, toWireHealth } from '../webhooks/view'
 import { errors } from './webhook-responses'
 
 export const webhookOperationsRoutes = resourceApp()
+// The test's body is optional: an empty one sent as JSON (a client that always sets the header) means "no body".
+webhookOperationsRoutes.use('/:webhookId/test', emptyBodyIsNone)
 
 // The limits quoted in the descriptions come from the rules themselves, so a description cannot drift from the behaviour.
 const RETENTION_DAYS = RETENTION_MS / 86_400_000

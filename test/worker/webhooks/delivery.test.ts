@@ -411,4 +411,14 @@ describe('delivery identity inside the signed body', () => {
     expect(r!.headers['x-webhook-delivery']).toBe(res.body.delivery_id)
     expect(r!.verified).toBe(true)
   })
+
+  it('takes an empty body sent as JSON as no body: the default test event goes out', async () => {
+    const t = await newTenant()
+    const { ch, webhook } = await subscribe(t, ['message.delivered'], { name: 'empty-json' })
+    const res = await call(`/v1/webhooks/${webhook.name}/test`, { method: 'POST', key: t.key, headers: { 'Content-Type': 'application/json' } })
+    expect(res.status).toBe(200)
+    expect(await res.json()).toMatchObject({ success: true, delivered: true })
+    const [r] = await ch.waitFor(1)
+    expect(r!.headers['x-webhook-event']).toBe('message.delivered')
+  })
 })

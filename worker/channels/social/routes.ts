@@ -18,11 +18,13 @@ import {
 import { directory } from '../../db/shards'
 import { statusErrors } from '../../lib/openapi-responses'
 import { checkAccount } from '../../safety/key-refusals'
-import { resourceApp } from '../../validate'
+import { emptyBodyIsNone, resourceApp } from '../../validate'
 import { appAnswer, saveApp, startConnect } from './connect'
 import { disconnect, loadedPages, selectPage, status } from './pages'
 
 export const socialRoutes = resourceApp()
+// Connect takes `{}` or nothing: an empty body sent as JSON means nothing, not "invalid JSON".
+socialRoutes.use('/connect', emptyBodyIsNone)
 
 const TAG = ['Page inbox']
 const ok = <S extends z.ZodType>(schema: S, description: string) => ({ 200: { description, content: { 'application/json': { schema } } } })

@@ -100,6 +100,13 @@ describe('POST /v1/channels/meta/connect (connect_social_inbox)', () => {
     expect(await body(res)).toMatchObject({ status: 'pending' })
   })
 
+  it('takes an empty body sent as JSON as no body', async () => {
+    const { t } = await tenantWithApp()
+    const res = await call('/v1/channels/meta/connect', { method: 'POST', key: t.key, headers: { 'Content-Type': 'application/json' } })
+    expect(res.status).toBe(200)
+    expect(await body(res)).toMatchObject({ status: 'pending' })
+  })
+
   it('refuses a tampered link', async () => {
     const { t } = await tenantWithApp()
     const r = await startConnect(t)
