@@ -42,9 +42,10 @@ export const EVENT_DESCRIPTIONS: Record<EventType, string> = {
   'message.read': 'The contact read a sent message',
   'message.failed': 'A sent message could not be delivered; message.error says why',
   'account.connected': 'An account finished connecting',
-  'account.disconnected': 'An account logged out, lost its session, or was removed',
+  'account.disconnected': 'An account logged out or lost its session, or was removed',
   'account.restricted': 'The channel or the safety limits stopped an account from sending',
-  'account.limit_reached': 'A daily plan limit was hit (first time per limit per UTC day); sends resume the next UTC day',
+  'account.limit_reached':
+    'A daily plan limit was hit; fires the first time it is hit (once per limit per UTC day); sends resume the next UTC day or after an upgrade',
 }
 
 /** The fields every event payload starts with; their descriptions render into docs/webhooks.md (npm run docs). */

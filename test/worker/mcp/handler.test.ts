@@ -20,8 +20,15 @@ describe('POST /mcp initialize', () => {
     expect(result.protocolVersion).toBe('2025-06-18')
     expect(result.capabilities.tools).toBeDefined()
     expect(result.serverInfo).toEqual({ name: 'messaging-gateway', title: 'Messaging Gateway', version: '1.0.0' })
-    for (const step of ['list_accounts', 'wait_for_messages', 'send_message', 'ask the user', 'wrote first']) {
-      expect(result.instructions.toLowerCase()).toContain(step.toLowerCase())
+    // Spec 4.9's instructions, word for word.
+    for (const rule of [
+      'start with list_accounts',
+      'listen with wait_for_messages',
+      'reply with send_message',
+      'ask the user before messaging anyone',
+      'answer only people who wrote first or whom the user asked to contact',
+    ]) {
+      expect(result.instructions).toContain(rule)
     }
   })
 

@@ -21,6 +21,19 @@ describe('GET /v1/webhooks/events', () => {
     expect(res.body.events).toEqual([...EVENT_TYPES])
     expect(res.body.events).toHaveLength(9)
     for (const e of EVENT_TYPES) expect(res.body.descriptions[e]).toMatch(/\w+/)
+    // Each opens with the meaning spec part 6 gives it; anything after adds to it.
+    const meanings: Record<(typeof EVENT_TYPES)[number], string> = {
+      'message.received': 'A contact sent a message to a connected account',
+      'message.sent': 'A sent message left the account',
+      'message.delivered': "A sent message reached the contact's phone",
+      'message.read': 'The contact read a sent message',
+      'message.failed': 'A sent message could not be delivered',
+      'account.connected': 'An account finished connecting',
+      'account.disconnected': 'An account logged out or lost its session',
+      'account.restricted': 'The channel or the safety limits stopped an account from sending',
+      'account.limit_reached': 'A daily plan limit was hit; fires the first time it is hit',
+    }
+    for (const e of EVENT_TYPES) expect(res.body.descriptions[e]!.startsWith(meanings[e]), e).toBe(true)
   })
 })
 
