@@ -111,6 +111,8 @@ describe('the +1 rule (A2P 10DLC)', () => {
     const acct = await twilio.createAccount([{ phone_number: US }])
     const r = await connect(t.key, { account_sid: acct.account_sid, auth_token: acct.auth_token, phone_number: US })
     expect(r.status).toBe(409)
+    // The status-shaped body (error_code 409) names the spec's code in its message.
+    expect(r.json).toEqual({ success: false, error: expect.stringMatching(/^a2p_unconfirmed: /), error_code: 409 })
     expect(String(r.json.error)).toContain('a2p_registered')
     expect((await twilio.state(acct.account_sid)).numbers[0]!.sms_url).not.toContain('gateway.test')
   })
