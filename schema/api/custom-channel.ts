@@ -100,6 +100,7 @@ export const CustomOutboundPayload = z.object({
   contactId: z.string(),
   toId: z.string().nullable(),
   body: z.string(),
+  /** The attachment's three fields are all present when there is one, and absent otherwise. */
   mediaUrl: z.string().optional(),
   mediaContentType: z.string().optional(),
   mediaFileName: z.string().optional(),

@@ -52,6 +52,17 @@ describe('what the custom channel webhook receives', () => {
     })
   })
 
+  it('sends all three attachment fields even when the URL tells neither the type nor a file name', async () => {
+    const t = await newTenant()
+    const ch = await connectCustom(t)
+    await replyTo(t, 'm-2', { media_url: 'https://cdn.example.com/media/12345' })
+    await replyTo(t, 'm-3', { media_url: 'https://cdn.example.com/' })
+    const reqs = await ch.waitFor(2)
+    const byUrl = new Map(reqs.map((r) => [(r.json as { mediaUrl: string }).mediaUrl, r.json]))
+    expect(byUrl.get('https://cdn.example.com/media/12345')).toMatchObject({ mediaContentType: 'application/octet-stream', mediaFileName: '12345' })
+    expect(byUrl.get('https://cdn.example.com/')).toMatchObject({ mediaContentType: 'application/octet-stream', mediaFileName: 'attachment' })
+  })
+
   it('marks an Ogg/Opus attachment as a voice note (isVoiceNote true) and other audio not', async () => {
     const t = await newTenant()
     const ch = await connectCustom(t)

@@ -31,11 +31,12 @@ export function customPayload(
   }
   if (m.mediaUrl) {
     payload.mediaUrl = m.mediaUrl
+    // The three attachment fields come together (spec 4.7): a type the URL does not tell is the generic binary one,
+    // a URL without a last path segment names the file `attachment`.
     const type = m.mediaContentType ?? contentTypeFromUrl(m.mediaUrl)
-    if (type) payload.mediaContentType = type
+    payload.mediaContentType = type ?? 'application/octet-stream'
     payload.isVoiceNote = isVoiceNoteType(type)
-    const name = fileNameFromUrl(m.mediaUrl)
-    if (name) payload.mediaFileName = name
+    payload.mediaFileName = fileNameFromUrl(m.mediaUrl) ?? 'attachment'
   }
   if (quoted) payload.replyTo = { messageId: quoted.id, messageSid: quoted.upstreamId }
   return payload
