@@ -15,7 +15,7 @@
  */
 import { and, desc, eq, lte } from 'drizzle-orm'
 import { cursorMaps, type CursorMapKind } from '../../schema/d1'
-import { tenantMovingError } from '../errors'
+import { ApiError, tenantMovingError } from '../errors'
 import type { Position } from '../lib/cursor'
 import type { Db } from './client'
 
@@ -45,10 +45,23 @@ async function segmentAt(db: Db, tenantId: string, kind: CursorMapKind, placemen
 /**
  * A cursor's position as a number of the tenant's current placement (on its shard `db`). A cursor of a later
  * placement than the caller knows comes from a request that saw the tenant's move before this isolate's cache did:
- * it is answered 503 with Retry-After, and works once the cache has caught up.
+ * it is answered 503 with Retry-After, and works once the cache has caught up. `placedAt` reads the directory's
+ * placement (only then, a rare path): a cursor past it was never handed out, and is refused as invalid (400) instead
+ * of a 503 that retrying could never end.
  */
-export async function seqHere(db: Db, tenant: { id: string; placement: number }, kind: CursorMapKind, at: Position, side: Side): Promise<number> {
-  if (at.placement > tenant.placement) throw tenantMovingError()
+export async function seqHere(
+  db: Db,
+  tenant: { id: string; placement: number },
+  kind: CursorMapKind,
+  at: Position,
+  side: Side,
+  placedAt?: () => Promise<number | undefined>
+): Promise<number> {
+  if (at.placement > tenant.placement) {
+    const placed = placedAt ? await placedAt() : undefined
+    if (placed !== undefined && at.placement > placed) throw new ApiError(400, 'invalid_cursor', 'the cursor was not handed out for this account')
+    throw tenantMovingError()
+  }
   let seq = at.seq
   for (let p = at.placement + 1; p <= tenant.placement; p++) seq = mapThrough(await segmentAt(db, tenant.id, kind, p, seq), seq, side)
   return seq

@@ -20,6 +20,11 @@ export async function tenantPlacement(dir: Db, tenantId: string): Promise<Placem
   return dir.select({ shard: tenants.shard, placement: tenants.placement, movingTo: tenants.movingTo }).from(tenants).where(eq(tenants.id, tenantId)).get()
 }
 
+/** Reads the tenant's placement number from the directory itself, past the cache: for cursor checks (db/cursor-maps.ts). */
+export function placementReader(env: Env, tenantId: string): () => Promise<number | undefined> {
+  return async () => (await tenantPlacement(directory(env), tenantId))?.placement
+}
+
 const cache = new Map<string, { placement: Placement | null; until: number }>()
 
 export function clearPlacementCache(): void {

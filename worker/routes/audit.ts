@@ -6,6 +6,7 @@ import { listAudit, type AuditRow } from '../db/audit'
 import { ApiError } from '../errors'
 import { decodeCursor, encodeCursor } from '../lib/cursor'
 import { seqHere } from '../db/cursor-maps'
+import { placementReader } from '../db/placement'
 import { iso } from '../lib/time'
 import { AUDIT_RETENTION_DAYS } from '../safety/audit-note'
 import { resourceApp } from '../validate'
@@ -60,7 +61,7 @@ auditRoutes.openapi(
     const tenant = c.get('tenant')
     const before = q.before === undefined ? undefined : decodeCursor('audit', q.before)
     if (before === null) throw new ApiError(400, 'invalid_cursor', 'before: not a cursor returned by GET /audit')
-    const beforeSeq = before && (await seqHere(c.var.db, tenant, 'audit', before, 'before'))
+    const beforeSeq = before && (await seqHere(c.var.db, tenant, 'audit', before, 'before', placementReader(c.env, tenant.id)))
     const grant = c.get('key')
     // A key limited to some accounts sees their entries only; entries with no account stay with unlimited keys.
     if (grant.accounts !== null && q.account_id === undefined && grant.accounts.length !== 1) {

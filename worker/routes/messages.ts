@@ -13,6 +13,7 @@ import { accountStub } from '../lib/objects'
 import { listAccounts } from '../db/accounts'
 import { getMessage, latestSeq, listMessages } from '../db/messages'
 import { seqHere } from '../db/cursor-maps'
+import { placementReader } from '../db/placement'
 import { ApiError } from '../errors'
 import { decodeCursor, encodeCursor } from '../lib/cursor'
 import { newId } from '../lib/ids'
@@ -227,7 +228,7 @@ messagesRoutes.openapi(
     const tenant = c.get('tenant')
     const before = q.before === undefined ? undefined : decodeCursor('list', q.before)
     if (before === null) throw new ApiError(400, 'invalid_cursor', 'before: not a cursor returned by GET /messages')
-    const beforeSeq = before && (await seqHere(c.var.db, tenant, 'messages', before, 'before'))
+    const beforeSeq = before && (await seqHere(c.var.db, tenant, 'messages', before, 'before', placementReader(c.env, tenant.id)))
     const { rows, more } = await listMessages(c.var.db, {
       tenantId: tenant.id,
       accountId: q.account_id,
@@ -283,7 +284,7 @@ messagesRoutes.openapi(
     if (q.account_id !== undefined && targets.length === 0) throw new ApiError(404, 'account_not_found', `No account ${q.account_id} on this API key`)
     const after = q.cursor === undefined ? { seq: now ?? 0, placement: tenant.placement } : decodeCursor('wait', q.cursor)
     if (after === null) throw new ApiError(400, 'invalid_cursor', 'cursor: not a cursor returned by GET /messages/wait')
-    const afterSeq = await seqHere(db, tenant, 'messages', after, 'after')
+    const afterSeq = await seqHere(db, tenant, 'messages', after, 'after', placementReader(c.env, tenant.id))
     const place = { tenantId: tenant.id, placement: tenant.placement }
     const result = await waitForInbound(c.env, db, place, targets, afterSeq, q.timeout_s * 1000, c.req.raw.signal)
     const cursor = encodeCursor('wait', result.lastSeq, tenant.placement)

@@ -379,6 +379,8 @@ describe('GET /v1/messages', () => {
     ['direction=sideways', 'invalid_direction'],
     ['before=not-a-cursor', 'invalid_cursor'],
     [`before=${encodeCursor('wait', 5)}`, 'invalid_cursor'],
+    // A placement the tenant never had (made up, not a cache behind a move): 400, not a 503 no retry could end.
+    [`before=${encodeCursor('list', 5, 3)}`, 'invalid_cursor'],
     ['account_id=', 'invalid_account_id'],
   ] as const) {
     it(`answers 400 ${code} for ${param}`, async () => {
@@ -441,6 +443,7 @@ describe('GET /v1/messages/wait parameters', () => {
     ['timeout_s=soon', 'invalid_timeout'],
     ['cursor=garbage', 'invalid_cursor'],
     [`cursor=${encodeCursor('list', 5)}`, 'invalid_cursor'],
+    [`cursor=${encodeCursor('wait', 5, 3)}`, 'invalid_cursor'],
     ['account_id=', 'invalid_account_id'],
   ] as const) {
     it(`answers 400 ${code} for ${param}`, async () => {
