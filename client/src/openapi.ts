@@ -1903,12 +1903,17 @@ export type components = {
       /** @description What connect_sms was told (a2p_registered) */
       registered: boolean
       /**
-       * @description confirmed: Twilio lists the number in a Messaging Service with a US A2P campaign whose status is VERIFIED; unconfirmed: sends answer 409 a2p_unconfirmed
+       * @description confirmed: Twilio lists the number in a Messaging Service with a US A2P campaign whose status is VERIFIED (a toll-free number: its toll-free verification is TWILIO_APPROVED); unconfirmed: sends answer 409 a2p_unconfirmed
        * @enum {string}
        */
       state: 'not_required' | 'confirmed' | 'unconfirmed'
+      /**
+       * @description What confirms the number: an A2P 10DLC campaign, or for a toll-free number (800, 833, 844, 855, 866, 877, 888) its toll-free verification; null when not required
+       * @enum {string|null}
+       */
+      registration: 'a2p_10dlc' | 'toll_free_verification' | null
       messaging_service_sid: string | null
-      /** @description The campaign status Twilio reported (VERIFIED, PENDING, FAILED, …) */
+      /** @description The campaign status Twilio reported (VERIFIED, PENDING, FAILED, …); for a toll-free number the verification status (TWILIO_APPROVED, PENDING_REVIEW, IN_REVIEW, TWILIO_REJECTED) */
       campaign_status: string | null
       /**
        * Format: date-time

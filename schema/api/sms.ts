@@ -49,10 +49,17 @@ const A2p = z
     registered: z.boolean().meta({ description: 'What connect_sms was told (a2p_registered)' }),
     state: z.enum(['not_required', 'confirmed', 'unconfirmed']).meta({
       description:
-        'confirmed: Twilio lists the number in a Messaging Service with a US A2P campaign whose status is VERIFIED; unconfirmed: sends answer 409 a2p_unconfirmed',
+        'confirmed: Twilio lists the number in a Messaging Service with a US A2P campaign whose status is VERIFIED (a toll-free number: its toll-free verification is TWILIO_APPROVED); unconfirmed: sends answer 409 a2p_unconfirmed',
+    }),
+    registration: z.enum(['a2p_10dlc', 'toll_free_verification']).nullable().meta({
+      description:
+        'What confirms the number: an A2P 10DLC campaign, or for a toll-free number (800, 833, 844, 855, 866, 877, 888) its toll-free verification; null when not required',
     }),
     messaging_service_sid: z.string().nullable(),
-    campaign_status: z.string().nullable().meta({ description: 'The campaign status Twilio reported (VERIFIED, PENDING, FAILED, …)' }),
+    campaign_status: z.string().nullable().meta({
+      description:
+        'The campaign status Twilio reported (VERIFIED, PENDING, FAILED, …); for a toll-free number the verification status (TWILIO_APPROVED, PENDING_REVIEW, IN_REVIEW, TWILIO_REJECTED)',
+    }),
     checked_at: DateTime.nullable(),
   })
   .meta({ id: 'SmsA2pState' })

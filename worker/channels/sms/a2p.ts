@@ -1,6 +1,6 @@
 /**
- * The +1 rule (spec 4.5): a US/Canada number sends through Twilio only once Twilio confirms its A2P 10DLC
- * registration (twilio-api.ts findA2p says what confirms it). The answer is stored with the transport and asked
+ * The +1 rule (spec 4.5): a US/Canada number sends through Twilio only once Twilio confirms its registration: an
+ * A2P 10DLC campaign, or a toll-free verification for a toll-free number (twilio-api.ts findA2p says what confirms it). The answer is stored with the transport and asked
  * again: an unconfirmed number at most every A2P_UNCONFIRMED_RECHECK_MS on the send path (GET /channels/sms always
  * asks), a confirmed one every A2P_CONFIRMED_TTL_MS, so a campaign that lapses is noticed.
  */
@@ -23,7 +23,7 @@ export function a2pNeedsCheck(a2p: TwilioTransport['a2p'], now: number): boolean
 export async function refreshA2p(env: Env, t: TwilioTransport, number: string, now: number): Promise<TwilioTransport['a2p']> {
   const creds: TwilioCreds = { accountSid: t.account_sid, authToken: t.auth_token }
   try {
-    const found = await findA2p(env, creds, number)
+    const found = await findA2p(env, creds, number, t.number_sid)
     return { confirmed: found.confirmed, checked_at: now, messaging_service_sid: found.messagingServiceSid, campaign_status: found.campaignStatus }
   } catch {
     return { ...t.a2p, checked_at: now }

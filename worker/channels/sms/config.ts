@@ -95,3 +95,11 @@ export function numberFromSegment(segment: string): string | null {
 export function needsA2p(e164: string): boolean {
   return e164.startsWith('+1')
 }
+
+/** The NANP toll-free area codes in service: carriers want such a number verified as toll-free, not in a 10DLC campaign. */
+const TOLL_FREE = /^\+1(800|833|844|855|866|877|888)\d{7}$/
+
+/** A +1 toll-free number: its registration is Twilio's toll-free verification instead of an A2P 10DLC campaign. */
+export function isTollFree(e164: string): boolean {
+  return TOLL_FREE.test(e164)
+}

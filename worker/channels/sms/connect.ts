@@ -38,7 +38,7 @@ export async function connectTwilio(ctx: ConnectCtx, body: z.infer<typeof Connec
       409,
       'a2p_unconfirmed',
       // Channel-connection errors carry the HTTP status as error_code (spec part 7), so the message names the code.
-      'a2p_unconfirmed: a +1 (US/Canada) number needs carrier (A2P 10DLC) registration: register it in the Twilio console, then connect with a2p_registered: true'
+      'a2p_unconfirmed: a +1 (US/Canada) number needs carrier registration (A2P 10DLC, or toll-free verification for a toll-free number): register it in the Twilio console, then connect with a2p_registered: true'
     )
   }
   const creds: TwilioCreds = { accountSid: body.account_sid, authToken: body.auth_token }

@@ -11,7 +11,7 @@ import { setContactOptedOut } from '../../db/sms'
 import { ApiError } from '../../errors'
 import type { SendCheck } from '../contract'
 import { a2pNeedsCheck, refreshA2p } from './a2p'
-import { needsA2p, readSmsConfig, sendingTransport, writeSmsConfig, type AndroidTransport, type TwilioTransport } from './config'
+import { isTollFree, needsA2p, readSmsConfig, sendingTransport, writeSmsConfig, type AndroidTransport, type TwilioTransport } from './config'
 import { enqueueSms, GatewayError } from './gateway-api'
 import { createMessage, TwilioError } from './twilio-api'
 import { twilioStatusUrl } from './urls'
@@ -60,7 +60,9 @@ export async function checkSmsSend(check: SendCheck): Promise<void> {
     throw new ApiError(
       409,
       'a2p_unconfirmed',
-      `Twilio does not confirm A2P registration for ${account.id} yet: the number must be in a Messaging Service whose US A2P campaign is VERIFIED${a2p.campaign_status ? ` (campaign status: ${a2p.campaign_status})` : ''}`
+      isTollFree(account.id)
+        ? `Twilio does not confirm the toll-free verification of ${account.id} yet: its status must be TWILIO_APPROVED${a2p.campaign_status ? ` (verification status: ${a2p.campaign_status})` : ' (no verification found)'}`
+        : `Twilio does not confirm A2P registration for ${account.id} yet: the number must be in a Messaging Service whose US A2P campaign is VERIFIED${a2p.campaign_status ? ` (campaign status: ${a2p.campaign_status})` : ''}`
     )
   }
 }

@@ -10,7 +10,7 @@ import type { Db } from '../../db/client'
 import { lastMessageTimes } from '../../db/sms'
 import { isoOrNull } from '../../lib/time'
 import { refreshA2p } from './a2p'
-import { maskSid, needsA2p, sendingTransport, writeSmsConfig, type AndroidTransport, type SmsConfig, type TwilioTransport } from './config'
+import { isTollFree, maskSid, needsA2p, sendingTransport, writeSmsConfig, type AndroidTransport, type SmsConfig, type TwilioTransport } from './config'
 import { listDevices } from './gateway-api'
 import { findIncomingNumber } from './twilio-api'
 
@@ -23,6 +23,7 @@ function a2pView(number: string, t: TwilioTransport): z.infer<typeof TwilioTrans
     required,
     registered: t.a2p_registered,
     state: !required ? 'not_required' : t.a2p.confirmed ? 'confirmed' : 'unconfirmed',
+    registration: !required ? null : isTollFree(number) ? 'toll_free_verification' : 'a2p_10dlc',
     messaging_service_sid: t.a2p.messaging_service_sid,
     campaign_status: t.a2p.campaign_status,
     checked_at: isoOrNull(t.a2p.checked_at),

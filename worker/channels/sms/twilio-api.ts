@@ -5,6 +5,7 @@
  */
 import { z } from 'zod'
 import { twilioApiUrl, twilioMessagingApiUrl } from '../../config'
+import { isTollFree } from './config'
 
 export type TwilioCreds = { accountSid: string; authToken: string }
 
@@ -121,15 +122,18 @@ async function listAll<S extends z.ZodType>(env: Env, creds: TwilioCreds, path: 
 const Service = z.object({ sid: z.string() }).loose()
 const ServiceNumber = z.object({ phone_number: z.string() }).loose()
 const Campaign = z.object({ sid: z.string().optional(), campaign_status: z.string().nullable().optional() }).loose()
+const TollfreeVerification = z.object({ sid: z.string().optional(), status: z.string().nullable().optional() }).loose()
 
 export type A2pFinding = { confirmed: boolean; messagingServiceSid: string | null; campaignStatus: string | null }
 
 /**
  * What confirms A2P for a number (docs/channels/sms.md): a Messaging Service of the account lists the number among
  * its phone numbers, and that service's US A2P (Usa2p) compliance list holds a campaign with status VERIFIED.
- * Found in a service whose campaign is not verified (yet): unconfirmed, with that status.
+ * Found in a service whose campaign is not verified (yet): unconfirmed, with that status. A toll-free number is
+ * confirmed by its toll-free verification instead (below).
  */
-export async function findA2p(env: Env, creds: TwilioCreds, e164: string): Promise<A2pFinding> {
+export async function findA2p(env: Env, creds: TwilioCreds, e164: string, numberSid: string): Promise<A2pFinding> {
+  if (isTollFree(e164)) return findTollfreeVerification(env, creds, numberSid)
   let pending: A2pFinding = { confirmed: false, messagingServiceSid: null, campaignStatus: null }
   for (const service of await listAll(env, creds, '/v1/Services', Service)) {
     const numbers = await listAll(env, creds, `/v1/Services/${service.sid}/PhoneNumbers`, ServiceNumber)
@@ -140,4 +144,16 @@ export async function findA2p(env: Env, creds: TwilioCreds, e164: string): Promi
     pending = { confirmed: false, messagingServiceSid: service.sid, campaignStatus: campaigns[0]?.campaign_status ?? null }
   }
   return pending
+}
+
+/**
+ * What confirms a toll-free number (docs/channels/sms.md): a toll-free verification of the number (by its PN sid)
+ * with status TWILIO_APPROVED. Toll-free numbers take no 10DLC campaign, so a Messaging Service proves nothing for
+ * them. Otherwise unconfirmed, with the status of the verification Twilio lists first (PENDING_REVIEW, IN_REVIEW,
+ * TWILIO_REJECTED), or none.
+ */
+async function findTollfreeVerification(env: Env, creds: TwilioCreds, numberSid: string): Promise<A2pFinding> {
+  const verifications = await listAll(env, creds, `/v1/Tollfree/Verifications?TollfreePhoneNumberSid=${encodeURIComponent(numberSid)}`, TollfreeVerification)
+  const approved = verifications.some((v) => (v.status ?? '').toUpperCase() === 'TWILIO_APPROVED')
+  return { confirmed: approved, messagingServiceSid: null, campaignStatus: approved ? 'TWILIO_APPROVED' : (verifications[0]?.status ?? null) }
 }

@@ -35,6 +35,9 @@ export const twilio = {
     control<{ sid: string }>(env.TWILIO_API_URL, `accounts/${sid}/services`, { json: { phone_numbers: phoneNumbers, campaign_status: campaignStatus } }),
   setCampaign: (sid: string, mg: string, campaignStatus: string) =>
     control(env.TWILIO_API_URL, `accounts/${sid}/services/${mg}`, { method: 'PUT', json: { campaign_status: campaignStatus } }),
+  /** Creates the number's toll-free verification, or moves it to `status` (TWILIO_APPROVED confirms it). */
+  setTollfree: (sid: string, phoneNumber: string, status: string) =>
+    control(env.TWILIO_API_URL, `accounts/${sid}/tollfree`, { method: 'PUT', json: { phone_number: phoneNumber, status } }),
   optOut: (sid: string, phone: string) => control(env.TWILIO_API_URL, `accounts/${sid}/opt-out`, { json: { phone } }),
   failSends: (sid: string, status: number | null) => control(env.TWILIO_API_URL, `accounts/${sid}/fail-sends`, { method: 'PUT', json: { status } }),
   /** An inbound SMS as Twilio would post it to the number's SmsUrl, signed by the twilio package. */

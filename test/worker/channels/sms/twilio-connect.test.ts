@@ -139,6 +139,42 @@ describe('the +1 rule (A2P 10DLC)', () => {
     expect(ok.status).toBe(202)
   })
 
+  it('confirms a toll-free number by its toll-free verification (TWILIO_APPROVED), never by a 10DLC campaign', async () => {
+    const TOLL_FREE = '+18885550142'
+    const t = await newTenant()
+    const acct = await twilio.createAccount([{ phone_number: TOLL_FREE }])
+    // A verified campaign holding the number says nothing about a toll-free number.
+    await twilio.addService(acct.account_sid, [TOLL_FREE], 'VERIFIED')
+    const r = await connect(t.key, { account_sid: acct.account_sid, auth_token: acct.auth_token, phone_number: TOLL_FREE, a2p_registered: true })
+    expect(r.status).toBe(200)
+    expect(r.json.twilio).toMatchObject({
+      a2p: { required: true, state: 'unconfirmed', registration: 'toll_free_verification', messaging_service_sid: null, campaign_status: null },
+    })
+    const refused = await send(t, { to: { phone: '+14155550199' }, text: 'hello' })
+    expect(refused.status).toBe(409)
+    expect(refused.body).toMatchObject({ error_code: 'a2p_unconfirmed', error: expect.stringContaining('toll-free verification') })
+
+    await twilio.setTollfree(acct.account_sid, TOLL_FREE, 'IN_REVIEW')
+    const reviewing = await body(await call('/v1/channels/sms', { key: t.key }))
+    expect(reviewing.twilio).toMatchObject({ a2p: { state: 'unconfirmed', campaign_status: 'IN_REVIEW' } })
+
+    await twilio.setTollfree(acct.account_sid, TOLL_FREE, 'TWILIO_APPROVED')
+    const approved = await body(await call('/v1/channels/sms', { key: t.key }))
+    expect(approved.twilio).toMatchObject({ a2p: { state: 'confirmed', registration: 'toll_free_verification', campaign_status: 'TWILIO_APPROVED' } })
+    expect((await send(t, { to: { phone: '+14155550199' }, text: 'hello' })).status).toBe(202)
+  })
+
+  it('names A2P 10DLC as what confirms an ordinary +1 number, and nothing for other countries', async () => {
+    const t = await newTenant()
+    const acct = await twilio.createAccount([{ phone_number: US }])
+    const r = await connect(t.key, { account_sid: acct.account_sid, auth_token: acct.auth_token, phone_number: US, a2p_registered: true })
+    expect(r.json.twilio).toMatchObject({ a2p: { registration: 'a2p_10dlc' } })
+    const other = await newTenant()
+    const uk = await twilio.createAccount([{ phone_number: '+447700900123' }])
+    const r2 = await connect(other.key, { account_sid: uk.account_sid, auth_token: uk.auth_token, phone_number: '+447700900123' })
+    expect(r2.json.twilio).toMatchObject({ a2p: { required: false, state: 'not_required', registration: null } })
+  })
+
   it('does not confirm a +1 number that is in no Messaging Service', async () => {
     const t = await newTenant()
     const acct = await twilio.createAccount([{ phone_number: US }])
