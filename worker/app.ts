@@ -18,6 +18,7 @@ import { MAX_BODY_BYTES } from './lib/abuse-limits'
 import { MESSAGING_ROUTE_PREFIXES } from './lib/error-codes'
 import { requestLimits } from './lib/rate-limit'
 import { auditTrail } from './middleware/audit'
+import { jsonByDefault } from './middleware/json-by-default'
 import { idempotency } from './middleware/idempotency'
 import { keyScope } from './middleware/key-scope'
 import { mediaOriginOnly } from './middleware/media-origin'
@@ -75,6 +76,8 @@ v1.use(
   '*',
   idempotency('/v1', () => v1.openAPIRegistry.definitions)
 )
+// A JSON body sent without its Content-Type (or as text/plain, fetch()'s default for a string) is read as JSON.
+v1.use('*', jsonByDefault)
 v1.route('/accounts', accountsRoutes)
 v1.route('/accounts', accountActionRoutes)
 v1.route('/usage', usageRoutes)

@@ -1,0 +1,57 @@
+/**
+ * worker/middleware/json-by-default.ts: a JSON body sent without a Content-Type, or as text/plain (what fetch() sets
+ * for a string body), is read as JSON on every REST route; a body declared as something else is still 415, and a
+ * body that is not JSON is 400.
+ */
+import { describe, expect, it } from 'vitest'
+import { body, call, connectCustom, newTenant } from '../helpers'
+
+const SEND = { to: { external_id: 'pat' }, text: 'labelled or not' }
+const bytes = (value: unknown) => new TextEncoder().encode(JSON.stringify(value))
+
+describe('a JSON body without its Content-Type', () => {
+  it('sends a message whether the body says nothing about its type or says text/plain', async () => {
+    const t = await newTenant()
+    await connectCustom(t)
+    // A byte body gets no Content-Type from Request; a string body gets text/plain;charset=UTF-8.
+    const unlabelled = await call('/v1/messages', { method: 'POST', key: t.key, body: bytes(SEND) })
+    expect(unlabelled.status).toBe(202)
+    const plain = await call('/v1/messages', { method: 'POST', key: t.key, body: JSON.stringify(SEND) })
+    expect(plain.status).toBe(202)
+    expect(await body(plain)).toMatchObject({ status: 'queued' })
+    const plainUpper = await call('/v1/messages', {
+      method: 'POST',
+      key: t.key,
+      headers: { 'Content-Type': 'Text/Plain; charset=utf-8' },
+      body: JSON.stringify(SEND),
+    })
+    expect(plainUpper.status).toBe(202)
+  })
+
+  it('creates a webhook from a text/plain body too (the status-shaped family)', async () => {
+    const t = await newTenant()
+    const res = await call('/v1/webhooks', {
+      method: 'POST',
+      key: t.key,
+      body: JSON.stringify({ url: 'https://hooks.example.com/plain', subscribed_to: ['message.received'] }),
+    })
+    expect(res.status).toBeLessThan(300)
+    expect(await body(res)).toMatchObject({ success: true })
+  })
+
+  it('answers 400 when such a body is not JSON, and 415 for a body declared as a form', async () => {
+    const t = await newTenant()
+    await connectCustom(t)
+    const notJson = await call('/v1/messages', { method: 'POST', key: t.key, body: 'to=pat&text=hi' })
+    expect(notJson.status).toBe(400)
+    expect(await body(notJson)).toEqual({ error_code: 'invalid_request', error: 'the request body is not valid JSON' })
+    const form = await call('/v1/messages', {
+      method: 'POST',
+      key: t.key,
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: JSON.stringify(SEND),
+    })
+    expect(form.status).toBe(415)
+    expect(await body(form)).toMatchObject({ error_code: 'invalid_request' })
+  })
+})
