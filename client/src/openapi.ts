@@ -1251,7 +1251,7 @@ export type components = {
     }
     /** @description The person the account is typing to, named as a send names them */
     TypingBody: {
-      /** @description Exactly one member names the recipient */
+      /** @description One member names the recipient; to.contact_id may come with that contact’s own phone, external_id or social_id */
       to: {
         /**
          * @description alpha, SMS: a new number creates the contact. beta: existing contacts only
@@ -1379,7 +1379,7 @@ export type components = {
     SendMessageBody: {
       /** @description Optional when exactly one account is connected */
       account_id?: string
-      /** @description Exactly one member names the recipient */
+      /** @description One member names the recipient; to.contact_id may come with that contact’s own phone, external_id or social_id */
       to: {
         /**
          * @description alpha, SMS: a new number creates the contact. beta: existing contacts only

@@ -76,10 +76,12 @@ export const SendMessageBody = z
         external_id: z.string().min(1).max(256).optional().meta({ description: 'Custom channel: the fromId of the person' }),
         social_id: z.string().min(1).max(256).optional().meta({ description: 'Page inbox: the person id from their inbound message' }),
       })
-      .refine((to) => Object.values(to).filter((v) => v !== undefined).length === 1, {
-        error: 'name the recipient with exactly one of to.phone, to.contact_id, to.external_id, to.social_id',
+      // One member names the recipient; `contact_id` may come with the person's own address as well (an agent copying
+      // an inbound message's contact), which must then be the contact's (resolve.ts). Two addresses stay ambiguous.
+      .refine((to) => [to.phone, to.external_id, to.social_id].filter((v) => v !== undefined).length <= 1 && Object.values(to).some((v) => v !== undefined), {
+        error: 'name the recipient with one of to.phone, to.contact_id, to.external_id, to.social_id (to.contact_id may come with the contact’s own address)',
       })
-      .meta({ description: 'Exactly one member names the recipient' }),
+      .meta({ description: 'One member names the recipient; to.contact_id may come with that contact’s own phone, external_id or social_id' }),
     text: text.meta({ description: `Message text, 1 to ${MAX_TEXT_CHARS} characters` }),
     media_url: z
       .url({ protocol: /^https$/, error: 'must be an https URL' })

@@ -90,7 +90,7 @@ export const ERROR_CODES = {
   invalid_recipient: {
     status: [400],
     family: M,
-    when: '`to` does not name exactly one of phone, contact_id, external_id, social_id, or the value is malformed',
+    when: '`to` names nobody, two addresses, or a contact_id with another person’s address, or the value is malformed',
   },
   invalid_account_id: { status: [400], family: M, when: '`account_id` is malformed, or a key limited to several accounts must name one (GET /v1/audit)' },
   no_connected_account: { status: [409], family: M, when: 'No account is connected, so none can be picked' },

@@ -81,6 +81,23 @@ function addressFor(rules: SendRules, to: To): ContactAddress {
   return { kind: given, value }
 }
 
+/**
+ * `to.contact_id` given with an address as well: the address must be the contact's own (one it does not know yet, a
+ * null in the row, is not a contradiction), else the request names two people and is refused.
+ */
+function refuseOtherAddress(contact: ContactRow, to: To): void {
+  const given = [
+    ['to.phone', to.phone, contact.phone],
+    ['to.external_id', to.external_id, contact.externalId],
+    ['to.social_id', to.social_id, contact.socialId],
+  ] as const
+  for (const [member, value, known] of given) {
+    if (value !== undefined && known !== null && value !== known) {
+      throw new ApiError(400, 'invalid_recipient', `${member} is not the address of contact ${contact.id}: name one person`)
+    }
+  }
+}
+
 function existingRecipient(contact: ContactRow): Recipient {
   const { id, tenantId, accountId, channel, phone, externalId, socialId, peerId, lastInboundAt } = contact
   return { id, tenantId, accountId, channel, phone, externalId, socialId, peerId, hasInbound: contact.firstInboundAt !== null, known: true, lastInboundAt }
@@ -93,10 +110,11 @@ function refuseByFlags(contact: ContactRow): void {
 }
 
 export async function resolveRecipient(db: Db, tenantId: string, account: AccountRow, rules: SendRules, to: To): Promise<Recipient> {
-  // The body's schema lets exactly one member through (SendMessageBody), before any account is looked up.
+  // The body's schema lets one address through (SendMessageBody), before any account is looked up.
   if (to.contact_id !== undefined) {
     const contact = await getContact(db, tenantId, to.contact_id)
     if (!contact) throw new ApiError(404, 'contact_not_found', `No contact ${to.contact_id}`)
+    refuseOtherAddress(contact, to)
     if (contact.channel !== account.channel) {
       throw new ApiError(
         422,

@@ -80,7 +80,7 @@ describe('POST /v1/messages', () => {
       ['two media URLs', { ...ok, media_url: ['https://a.example.com/1.jpg', 'https://a.example.com/2.jpg'] }, 'invalid_media_url'],
       ['no to', { text: 'hi' }, 'invalid_recipient'],
       ['an empty to', { to: {}, text: 'hi' }, 'invalid_recipient'],
-      ['two recipient members', { to: { external_id: 'friend', contact_id: 'con_x' }, text: 'hi' }, 'invalid_recipient'],
+      ['two addresses', { to: { external_id: 'friend', phone: '+15551234567' }, text: 'hi' }, 'invalid_recipient'],
       ['a phone that is not E.164', { to: { phone: '0044 7700 900123' }, text: 'hi' }, 'invalid_recipient'],
       ['a phone without its plus', { to: { phone: '15551234567' }, text: 'hi' }, 'invalid_recipient'],
       ['an empty account_id', { ...ok, account_id: '' }, 'invalid_account_id'],
@@ -99,8 +99,21 @@ describe('POST /v1/messages', () => {
       for (const to of [{}, { external_id: 'a', phone: '+15551234567' }]) {
         const r = await send(t, { to, text: 'hi' })
         expect(r.status).toBe(400)
-        expect(r.body).toEqual({ error_code: 'invalid_recipient', error: expect.stringContaining('exactly one') })
+        expect(r.body).toEqual({ error_code: 'invalid_recipient', error: expect.stringContaining('one of') })
       }
+    })
+
+    it('takes to.contact_id with that contact’s own address, and refuses it with another person’s', async () => {
+      const t = await customTenant()
+      const pushed = await pushInbound(t, { body: 'hi again', fromId: 'pat' })
+      const contactId = String(pushed.body.contact_id)
+      const same = await send(t, { to: { contact_id: contactId, external_id: 'pat' }, text: 'hello Pat' })
+      expect(same.status).toBe(202)
+      // A member the contact has no value for is not a contradiction (a custom contact has no phone).
+      expect((await send(t, { to: { contact_id: contactId, phone: '+15551234567' }, text: 'again' })).status).toBe(202)
+      const other = await send(t, { to: { contact_id: contactId, external_id: 'sam' }, text: 'who?' })
+      expect(other.status).toBe(400)
+      expect(other.body).toEqual({ error_code: 'invalid_recipient', error: expect.stringContaining('to.external_id') })
     })
 
     it('refuses a body that is not JSON with 400 invalid_request', async () => {
