@@ -83,6 +83,8 @@ export const NOT_QUERIES = new Set([
   'placement.cachedPlacement',
   'placement.tenantDb',
   'placement.knownTenantDb',
+  // Takes the Env and answers a reader that runs tenantPlacement (below) on the directory, past the cache.
+  'placement.placementReader',
   // These take the Env and run databaseSize on every shard and tenantsPerShard on the directory (both below).
   'shard-stats.shardStats',
   'shard-stats.roomiestShard',
