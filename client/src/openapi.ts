@@ -1456,6 +1456,8 @@ export type components = {
       reply_to?: string
       /** @description Extension, present only when someone reacted: the latest reaction of each sender */
       reactions?: components['schemas']['Reaction'][]
+      /** @description Extension, present only on a queued message whose last delivery attempt will be tried again: why it has not gone out yet (a phone offline, a provider slow-down) */
+      retry_reason?: string
     }
     MessageContact: {
       /** @description Reply with `to.contact_id`: works on every channel */

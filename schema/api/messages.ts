@@ -58,6 +58,10 @@ export const Message = z
         'Extension, present only on a reply: the message it quotes, by our id when that message is stored, else by the id the network gave it (docs/api.md, "Replies, reactions, typing and read marks")',
     }),
     reactions: z.array(Reaction).optional().meta({ description: 'Extension, present only when someone reacted: the latest reaction of each sender' }),
+    retry_reason: z.string().optional().meta({
+      description:
+        'Extension, present only on a queued message whose last delivery attempt will be tried again: why it has not gone out yet (a phone offline, a provider slow-down)',
+    }),
   })
   .meta({ id: 'WireMessage' })
 

@@ -40,11 +40,13 @@ export function toWireMessage({ message: m, contact }: WireMessageFacts): WireMe
     text: m.text,
     media: wireMedia(m),
     status: m.status,
-    error: m.errorCode !== null || m.errorMessage !== null ? { code: m.errorCode, message: m.errorMessage } : null,
+    // A failure reason only on a failed message (spec 2); a queued one's last retry reason is `retry_reason` below.
+    error: m.status === 'failed' && (m.errorCode !== null || m.errorMessage !== null) ? { code: m.errorCode, message: m.errorMessage } : null,
     timestamp: iso(m.createdAt),
     contact: toWireContact(contact, m.contactId),
     // Extensions (issue 25), present only when they say something, so every other message keeps spec 2's fields.
     ...(m.replyTo ? { reply_to: m.replyTo } : {}),
+    ...(m.status === 'queued' && m.errorMessage !== null ? { retry_reason: m.errorMessage } : {}),
     ...(reactions.length > 0 ? { reactions: reactions.map((r) => ({ emoji: r.emoji, from: r.from, at: iso(r.at) })) } : {}),
   }
 }

@@ -171,6 +171,9 @@ describe('sending from the phone', () => {
     await gateway.setOnline(p.username, false)
     const id = String((await send(t, { to: { phone: FROM }, text: 'wait for me' })).body.message_id)
     expect(await retrying(id)).toMatchObject({ status: 'queued', errorMessage: expect.stringContaining('phone') })
+    // Over REST the reason is no failure (error stays null until the message fails): it is the retry_reason extension.
+    const queued = await body(await call(`/v1/messages/${id}`, { key: t.key }))
+    expect(queued).toMatchObject({ status: 'queued', error: null, retry_reason: expect.stringContaining('phone') })
     const stub = accountStub(env, t.tenantId, NUMBER)
 
     // Still offline at the first retry: queued again, with a longer wait.
