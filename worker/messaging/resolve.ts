@@ -82,8 +82,9 @@ function addressFor(rules: SendRules, to: To): ContactAddress {
 }
 
 /**
- * `to.contact_id` given with an address as well: the address must be the contact's own (one it does not know yet, a
- * null in the row, is not a contradiction), else the request names two people and is refused.
+ * `to.contact_id` given with an address as well: the address must be the contact's own. One the contact does not
+ * have (a null in the row: a custom contact's phone, a beta contact known by id only) cannot be checked, so it is
+ * refused like a different one rather than ignored: the request may name two people.
  */
 function refuseOtherAddress(contact: ContactRow, to: To): void {
   const given = [
@@ -92,7 +93,7 @@ function refuseOtherAddress(contact: ContactRow, to: To): void {
     ['to.social_id', to.social_id, contact.socialId],
   ] as const
   for (const [member, value, known] of given) {
-    if (value !== undefined && known !== null && value !== known) {
+    if (value !== undefined && value !== known) {
       throw new ApiError(400, 'invalid_recipient', `${member} is not the address of contact ${contact.id}: name one person`)
     }
   }

@@ -109,8 +109,10 @@ describe('POST /v1/messages', () => {
       const contactId = String(pushed.body.contact_id)
       const same = await send(t, { to: { contact_id: contactId, external_id: 'pat' }, text: 'hello Pat' })
       expect(same.status).toBe(202)
-      // A member the contact has no value for is not a contradiction (a custom contact has no phone).
-      expect((await send(t, { to: { contact_id: contactId, phone: '+15551234567' }, text: 'again' })).status).toBe(202)
+      // An address the contact does not have cannot be checked: refused, not ignored (a custom contact has no phone).
+      const unknown = await send(t, { to: { contact_id: contactId, phone: '+15551234567' }, text: 'again' })
+      expect(unknown.status).toBe(400)
+      expect(unknown.body).toEqual({ error_code: 'invalid_recipient', error: expect.stringContaining('to.phone') })
       const other = await send(t, { to: { contact_id: contactId, external_id: 'sam' }, text: 'who?' })
       expect(other.status).toBe(400)
       expect(other.body).toEqual({ error_code: 'invalid_recipient', error: expect.stringContaining('to.external_id') })
