@@ -68,6 +68,9 @@ export const v1 = new OpenAPIHono<AppEnv>()
 v1.get('/openapi.json', (c) => c.json(apiDocument(v1, openApiConfig(c.env, c.req.url))))
 // Outermost, so the answer of every later step (a refusal included) carries the limits noted for the request.
 v1.use('*', rateLimitHeaders, apiKeyAuth({ allowQuery: true }), requestLimits)
+// A JSON body sent without its Content-Type (or as text/plain, fetch()'s default for a string) is read as JSON: after
+// authentication (an in-process MCP call's vouch follows the request object), before everything that reads the body.
+v1.use('*', keepingVouch(jsonByDefault))
 // The audit trail wraps the scope check so refusals for the key are logged too (docs/agent-safety.md).
 v1.use('*', auditTrail)
 v1.use('*', keyScope('/v1'))
@@ -76,8 +79,6 @@ v1.use(
   '*',
   idempotency('/v1', () => v1.openAPIRegistry.definitions)
 )
-// A JSON body sent without its Content-Type (or as text/plain, fetch()'s default for a string) is read as JSON.
-v1.use('*', jsonByDefault)
 v1.route('/accounts', accountsRoutes)
 v1.route('/accounts', accountActionRoutes)
 v1.route('/usage', usageRoutes)

@@ -32,7 +32,7 @@ export const ERROR_CODES = {
   invalid_request: {
     status: [400, 415],
     family: MS,
-    when: 'The body is not valid JSON (400), is not sent as `Content-Type: application/json` (415), or a field is wrong where no field-specific code exists',
+    when: 'The body is not valid JSON (400), is declared as a type other than JSON (415; on /v1 a body with no Content-Type or text/plain is read as JSON), or a field is wrong where no field-specific code exists',
   },
   unauthorized: { status: [401], family: ALL, when: 'No API key, or the key is invalid or revoked (also a missing or wrong relay token or admin token)' },
   invalid_api_key: { status: [401], family: MCP, when: 'The key sent to /mcp is invalid or revoked' },

@@ -39,6 +39,14 @@ describe('a JSON body without its Content-Type', () => {
     expect(await body(res)).toMatchObject({ success: true })
   })
 
+  it('leaves a body declared empty alone, so a required body names its missing field', async () => {
+    const t = await newTenant()
+    await connectCustom(t)
+    const empty = await call('/v1/messages', { method: 'POST', key: t.key, headers: { 'Content-Length': '0' }, body: new Uint8Array(0) })
+    expect(empty.status).toBe(400)
+    expect(await body(empty)).toMatchObject({ error_code: 'invalid_recipient' })
+  })
+
   it('answers 400 when such a body is not JSON, and 415 for a body declared as a form', async () => {
     const t = await newTenant()
     await connectCustom(t)
