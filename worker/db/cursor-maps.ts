@@ -15,7 +15,7 @@
  */
 import { and, desc, eq, lte } from 'drizzle-orm'
 import { cursorMaps, type CursorMapKind } from '../../schema/d1'
-import { ApiError, tenantMovingError } from '../errors'
+import { tenantMovingError } from '../errors'
 import type { Position } from '../lib/cursor'
 import type { Db } from './client'
 
@@ -45,21 +45,23 @@ async function segmentAt(db: Db, tenantId: string, kind: CursorMapKind, placemen
 /**
  * A cursor's position as a number of the tenant's current placement (on its shard `db`). A cursor of a later
  * placement than the caller knows comes from a request that saw the tenant's move before this isolate's cache did:
- * it is answered 503 with Retry-After, and works once the cache has caught up. `placedAt` reads the directory's
- * placement (only then, a rare path): a cursor past it was never handed out, and is refused as invalid (400) instead
- * of a 503 that retrying could never end.
+ * it is answered 503 with Retry-After, and works once the cache has caught up. `unknown.placedAt` reads the
+ * directory's placement (only then, a rare path): a cursor past it was never handed out, and gets the caller's own
+ * refusal for an invalid cursor (`unknown.refuse`) instead of a 503 that retrying could never end.
  */
+export type UnknownPlacement = { placedAt: () => Promise<number | undefined>; refuse: () => Error }
+
 export async function seqHere(
   db: Db,
   tenant: { id: string; placement: number },
   kind: CursorMapKind,
   at: Position,
   side: Side,
-  placedAt?: () => Promise<number | undefined>
+  unknown?: UnknownPlacement
 ): Promise<number> {
   if (at.placement > tenant.placement) {
-    const placed = placedAt ? await placedAt() : undefined
-    if (placed !== undefined && at.placement > placed) throw new ApiError(400, 'invalid_cursor', 'the cursor was not handed out for this account')
+    const placed = unknown ? await unknown.placedAt() : undefined
+    if (unknown && placed !== undefined && at.placement > placed) throw unknown.refuse()
     throw tenantMovingError()
   }
   let seq = at.seq

@@ -60,8 +60,10 @@ auditRoutes.openapi(
     const q = c.req.valid('query')
     const tenant = c.get('tenant')
     const before = q.before === undefined ? undefined : decodeCursor('audit', q.before)
-    if (before === null) throw new ApiError(400, 'invalid_cursor', 'before: not a cursor returned by GET /audit')
-    const beforeSeq = before && (await seqHere(c.var.db, tenant, 'audit', before, 'before', placementReader(c.env, tenant.id)))
+    const notACursor = () => new ApiError(400, 'invalid_cursor', 'before: not a cursor returned by GET /audit')
+    if (before === null) throw notACursor()
+    const beforeSeq =
+      before && (await seqHere(c.var.db, tenant, 'audit', before, 'before', { placedAt: placementReader(c.env, tenant.id), refuse: notACursor }))
     const grant = c.get('key')
     // A key limited to some accounts sees their entries only; entries with no account stay with unlimited keys.
     if (grant.accounts !== null && q.account_id === undefined && grant.accounts.length !== 1) {

@@ -227,8 +227,10 @@ messagesRoutes.openapi(
     const q = c.req.valid('query')
     const tenant = c.get('tenant')
     const before = q.before === undefined ? undefined : decodeCursor('list', q.before)
-    if (before === null) throw new ApiError(400, 'invalid_cursor', 'before: not a cursor returned by GET /messages')
-    const beforeSeq = before && (await seqHere(c.var.db, tenant, 'messages', before, 'before', placementReader(c.env, tenant.id)))
+    const notACursor = () => new ApiError(400, 'invalid_cursor', 'before: not a cursor returned by GET /messages')
+    if (before === null) throw notACursor()
+    const beforeSeq =
+      before && (await seqHere(c.var.db, tenant, 'messages', before, 'before', { placedAt: placementReader(c.env, tenant.id), refuse: notACursor }))
     const { rows, more } = await listMessages(c.var.db, {
       tenantId: tenant.id,
       accountId: q.account_id,
@@ -283,8 +285,9 @@ messagesRoutes.openapi(
     const targets = (q.account_id === undefined ? accounts : accounts.filter((a) => a.id === q.account_id)).filter((a) => accountAllowed(grant, a.id))
     if (q.account_id !== undefined && targets.length === 0) throw new ApiError(404, 'account_not_found', `No account ${q.account_id} on this API key`)
     const after = q.cursor === undefined ? { seq: now ?? 0, placement: tenant.placement } : decodeCursor('wait', q.cursor)
-    if (after === null) throw new ApiError(400, 'invalid_cursor', 'cursor: not a cursor returned by GET /messages/wait')
-    const afterSeq = await seqHere(db, tenant, 'messages', after, 'after', placementReader(c.env, tenant.id))
+    const notACursor = () => new ApiError(400, 'invalid_cursor', 'cursor: not a cursor returned by GET /messages/wait')
+    if (after === null) throw notACursor()
+    const afterSeq = await seqHere(db, tenant, 'messages', after, 'after', { placedAt: placementReader(c.env, tenant.id), refuse: notACursor })
     const place = { tenantId: tenant.id, placement: tenant.placement }
     const result = await waitForInbound(c.env, db, place, targets, afterSeq, q.timeout_s * 1000, c.req.raw.signal)
     const cursor = encodeCursor('wait', result.lastSeq, tenant.placement)

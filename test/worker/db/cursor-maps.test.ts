@@ -12,9 +12,11 @@ import { ApiError, isTenantMoving } from '../../../worker/errors'
 const db = database(env.DB)
 const tenant = { id: 'ten_cursor_maps', placement: 1 }
 
+const invalid = () => new ApiError(400, 'invalid_cursor', 'cursor: not a cursor returned here')
+
 async function refusal(placedAt?: () => Promise<number | undefined>): Promise<unknown> {
   try {
-    await seqHere(db, tenant, 'messages', { seq: 5, placement: 3 }, 'after', placedAt)
+    await seqHere(db, tenant, 'messages', { seq: 5, placement: 3 }, 'after', placedAt && { placedAt, refuse: invalid })
   } catch (err) {
     return err
   }
@@ -32,18 +34,19 @@ describe('seqHere and a cursor of a later placement', () => {
     expect(isTenantMoving(await refusal(async () => undefined))).toBe(true)
   })
 
-  it('answers 400 invalid_cursor for a placement the directory never gave the tenant', async () => {
+  it('answers the caller’s own refusal for a placement the directory never gave the tenant', async () => {
     const err = await refusal(async () => 1)
     expect(err).toBeInstanceOf(ApiError)
-    expect(err).toMatchObject({ status: 400, code: 'invalid_cursor' })
+    expect(err).toMatchObject({ status: 400, code: 'invalid_cursor', message: 'cursor: not a cursor returned here' })
   })
 
   it('maps a cursor of the current placement without asking the directory', async () => {
     let asked = false
-    const seq = await seqHere(db, tenant, 'messages', { seq: 5, placement: 1 }, 'after', async () => {
+    const placedAt = async () => {
       asked = true
       return 1
-    })
+    }
+    const seq = await seqHere(db, tenant, 'messages', { seq: 5, placement: 1 }, 'after', { placedAt, refuse: invalid })
     expect(seq).toBe(5)
     expect(asked).toBe(false)
   })

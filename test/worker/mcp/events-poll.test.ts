@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest'
 import { database } from '../../../worker/db/client'
 import { insertEvent } from '../../../worker/db/events'
 import { accountEventPayload } from '../../../worker/events/payloads'
+import { encodeCursor } from '../../../worker/lib/cursor'
 import { call, connectCustom, newTenant, pushInbound, send, settled } from '../helpers'
 import { events, mintKey } from './events-helpers'
 
@@ -145,5 +146,8 @@ describe('events/poll', () => {
     expect(badPhone.error?.code).toBe(-32602)
     const badCursor = await events('modern', t.key, 'events/poll', { name: 'message.received', cursor: 'not-ours' })
     expect(badCursor.error).toMatchObject({ code: -32602, message: expect.stringContaining('cursor') })
+    // Well formed, but of a placement the tenant never had: refused the same way, not "moving, retry" for ever.
+    const unplaced = await events('modern', t.key, 'events/poll', { name: 'message.received', cursor: encodeCursor('event', 5, 3) })
+    expect(unplaced.error).toMatchObject({ code: -32602, message: expect.stringContaining('cursor') })
   })
 })

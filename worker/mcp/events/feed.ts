@@ -10,7 +10,7 @@ import { headSeq, readFeed } from '../../db/event-feed'
 import { listAccounts } from '../../db/accounts'
 import type { Db } from '../../db/client'
 import { latestSeq } from '../../db/messages'
-import { cachedPlacement } from '../../db/placement'
+import { cachedPlacement, placementReader } from '../../db/placement'
 import { isTenantMoving } from '../../errors'
 import { seqHere } from '../../db/cursor-maps'
 import { decodeCursor, encodeCursor } from '../../lib/cursor'
@@ -42,10 +42,11 @@ export function eventCursor(c: Pick<FeedContext, 'placement'>, seq: number): str
 }
 
 /** An event cursor's position in the tenant's current placement, or an `invalidParams` error for what is not one. */
-export async function eventSeq(c: Pick<FeedContext, 'db' | 'tenantId' | 'placement'>, cursor: string, message: string): Promise<number> {
+export async function eventSeq(c: Pick<FeedContext, 'env' | 'db' | 'tenantId' | 'placement'>, cursor: string, message: string): Promise<number> {
   const at = decodeCursor('event', cursor)
   if (at === null) throw invalidParams(message)
-  return seqHere(c.db, { id: c.tenantId, placement: c.placement }, 'events', at, 'after')
+  const unknown = { placedAt: placementReader(c.env, c.tenantId), refuse: () => invalidParams(message) }
+  return seqHere(c.db, { id: c.tenantId, placement: c.placement }, 'events', at, 'after', unknown)
 }
 
 export type Batch = {
