@@ -1,7 +1,8 @@
 /**
  * Webhook subscription queries. A tenant's list is ordered by creation time, then by insertion (rowid; a tenant
  * move copies rows in rowid order, worker/db/move-rows.ts): a subscription's position in it is the API's `id`, so
- * two created in the same millisecond keep the order they were created in, never the order of their random ids. The per-tenant cap is enforced inside the insert, so it holds under races.
+ * two created in the same millisecond keep the order they were created in, never the order of their random ids.
+ * The per-tenant cap is enforced inside the insert, so it holds under races.
  * MCP `events/subscribe` subscriptions are rows here too (origin `mcp`), upserted by their derived id.
  */
 import { and, asc, eq, gt, inArray, isNull, lt, or, sql, type SQL } from 'drizzle-orm'

@@ -1,8 +1,9 @@
 /**
  * The +1 rule (spec 4.5): a US/Canada number sends through Twilio only once Twilio confirms its registration: an
- * A2P 10DLC campaign, or a toll-free verification for a toll-free number (twilio-api.ts findA2p says what confirms it). The answer is stored with the transport and asked
- * again: an unconfirmed number at most every A2P_UNCONFIRMED_RECHECK_MS on the send path (GET /channels/sms always
- * asks), a confirmed one every A2P_CONFIRMED_TTL_MS, so a campaign that lapses is noticed.
+ * A2P 10DLC campaign, or a toll-free verification for a toll-free number (twilio-api.ts findA2p says what confirms
+ * it). The answer is stored with the transport and asked again: an unconfirmed number at most every
+ * A2P_UNCONFIRMED_RECHECK_MS on the send path (GET /channels/sms always asks), a confirmed one every
+ * A2P_CONFIRMED_TTL_MS, so a campaign or verification that lapses is noticed.
  */
 import type { TwilioTransport } from './config'
 import { findA2p, type TwilioCreds } from './twilio-api'

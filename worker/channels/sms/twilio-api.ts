@@ -1,7 +1,8 @@
 /**
  * A thin client for the Twilio REST calls the SMS channel makes (upstreams.md 3): the account check, the number
- * lookup and its incoming-SMS URL, Messages.json, and the Messaging Service reads behind the A2P rule. Basic auth
- * `AccountSid:AuthToken`, form-encoded bodies, JSON answers parsed with zod. Base URLs come from configuration.
+ * lookup and its incoming-SMS URL, Messages.json, and the reads behind the +1 rule: Messaging Services and their
+ * A2P campaigns, and a toll-free number's verification. Basic auth `AccountSid:AuthToken`, form-encoded bodies, JSON
+ * answers parsed with zod. Base URLs come from configuration.
  */
 import { z } from 'zod'
 import { twilioApiUrl, twilioMessagingApiUrl } from '../../config'
@@ -122,7 +123,7 @@ async function listAll<S extends z.ZodType>(env: Env, creds: TwilioCreds, path: 
 const Service = z.object({ sid: z.string() }).loose()
 const ServiceNumber = z.object({ phone_number: z.string() }).loose()
 const Campaign = z.object({ sid: z.string().optional(), campaign_status: z.string().nullable().optional() }).loose()
-const TollfreeVerification = z.object({ sid: z.string().optional(), status: z.string().nullable().optional() }).loose()
+const TollfreeVerification = z.object({ tollfree_phone_number_sid: z.string(), status: z.string().nullable().optional() }).loose()
 
 export type A2pFinding = { confirmed: boolean; messagingServiceSid: string | null; campaignStatus: string | null }
 
@@ -153,7 +154,9 @@ export async function findA2p(env: Env, creds: TwilioCreds, e164: string, number
  * TWILIO_REJECTED), or none.
  */
 async function findTollfreeVerification(env: Env, creds: TwilioCreds, numberSid: string): Promise<A2pFinding> {
-  const verifications = await listAll(env, creds, `/v1/Tollfree/Verifications?TollfreePhoneNumberSid=${encodeURIComponent(numberSid)}`, TollfreeVerification)
+  const listed = await listAll(env, creds, `/v1/Tollfree/Verifications?TollfreePhoneNumberSid=${encodeURIComponent(numberSid)}`, TollfreeVerification)
+  // Twilio filters by the number; checked here too, so another number's approval can never confirm this one.
+  const verifications = listed.filter((v) => v.tollfree_phone_number_sid === numberSid)
   const approved = verifications.some((v) => (v.status ?? '').toUpperCase() === 'TWILIO_APPROVED')
   return { confirmed: approved, messagingServiceSid: null, campaignStatus: approved ? 'TWILIO_APPROVED' : (verifications[0]?.status ?? null) }
 }

@@ -142,9 +142,11 @@ describe('the +1 rule (A2P 10DLC)', () => {
   it('confirms a toll-free number by its toll-free verification (TWILIO_APPROVED), never by a 10DLC campaign', async () => {
     const TOLL_FREE = '+18885550142'
     const t = await newTenant()
-    const acct = await twilio.createAccount([{ phone_number: TOLL_FREE }])
-    // A verified campaign holding the number says nothing about a toll-free number.
+    const OTHER_TOLL_FREE = '+18335550199'
+    const acct = await twilio.createAccount([{ phone_number: TOLL_FREE }, { phone_number: OTHER_TOLL_FREE }])
+    // A verified campaign holding the number says nothing about a toll-free number, nor does another number's approval.
     await twilio.addService(acct.account_sid, [TOLL_FREE], 'VERIFIED')
+    await twilio.setTollfree(acct.account_sid, OTHER_TOLL_FREE, 'TWILIO_APPROVED')
     const r = await connect(t.key, { account_sid: acct.account_sid, auth_token: acct.auth_token, phone_number: TOLL_FREE, a2p_registered: true })
     expect(r.status).toBe(200)
     expect(r.json.twilio).toMatchObject({
