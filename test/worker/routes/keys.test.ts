@@ -200,4 +200,16 @@ describe('an empty body', () => {
     expect(adminRes.status).toBe(201)
     expect(Object.keys(await body(adminRes)).sort()).toEqual(['created_at', 'id', 'key', 'prefix', 'tenant_id'])
   })
+
+  it('is no body on the other admin calls whose body is optional: a tenant, a relay token, a reseal page', async () => {
+    const headers = { Authorization: `Bearer ${ADMIN_TOKEN}`, 'Content-Type': 'application/json' }
+    const tenant = await call('/admin/tenants', { method: 'POST', headers })
+    expect(tenant.status).toBe(201)
+    expect(await body(tenant)).toMatchObject({ id: expect.any(String) })
+    const relay = await call('/admin/relays', { method: 'POST', headers })
+    expect(relay.status).toBe(201)
+    expect(await body(relay)).toMatchObject({ token: expect.stringMatching(/^rly_/) })
+    const reseal = await call('/admin/secrets/reseal', { method: 'POST', headers })
+    expect(reseal.status).toBe(200)
+  })
 })
