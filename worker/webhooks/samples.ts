@@ -13,6 +13,16 @@ const ACCOUNT_REASONS: Record<string, string | null> = {
   'account.restricted': 'blocked_by_alpha',
 }
 
+/** The status a sample of each message event carries, as the real event does (schema/events.ts). */
+const SAMPLE_STATUS = {
+  'message.received': 'received',
+  'message.sent': 'sent',
+  'message.delivered': 'delivered',
+  'message.read': 'read',
+  'message.failed': 'failed',
+  'message.approval_required': 'awaiting_approval',
+} as const
+
 export function samplePayload(event: EventType, account: AccountRow | undefined, now: number): EventPayload {
   const acc = account ?? { id: 'test_account', channel: 'custom' as const, identifier: 'test', status: 'connected' as const }
   switch (event) {
@@ -48,7 +58,7 @@ export function samplePayload(event: EventType, account: AccountRow | undefined,
       }
     default: {
       const inbound = event === 'message.received'
-      const status = inbound ? 'received' : (event.slice('message.'.length) as 'sent' | 'delivered' | 'read' | 'failed')
+      const status = SAMPLE_STATUS[event]
       return messageEventPayload(
         event,
         {

@@ -412,6 +412,15 @@ describe('delivery identity inside the signed body', () => {
     expect(r!.verified).toBe(true)
   })
 
+  it('samples message.approval_required with the status a held message has (awaiting_approval)', async () => {
+    const t = await newTenant()
+    const { ch, webhook } = await subscribe(t, ['message.approval_required'], { name: 'held-sample' })
+    const res = await api(t, 'POST', `/webhooks/${webhook.name}/test`, { event: 'message.approval_required' })
+    expect(res.body).toMatchObject({ delivered: true })
+    const [r] = await ch.waitFor(1)
+    expect(r!.json).toMatchObject({ event: 'message.approval_required', message: { direction: 'outbound', status: 'awaiting_approval' } })
+  })
+
   it('takes an empty body sent as JSON as no body: the default test event goes out', async () => {
     const t = await newTenant()
     const { ch, webhook } = await subscribe(t, ['message.delivered'], { name: 'empty-json' })
