@@ -58,13 +58,20 @@ describe('onError', () => {
 })
 
 describe('request bodies', () => {
-  it('answers a JSON body sent without a JSON content type with 415 that says how to send it, in each family', async () => {
+  it('answers a JSON body declared as another type (a form) with 415 that says how to send it, in each family', async () => {
+    // A body with no Content-Type or text/plain is read as JSON (middleware/json-by-default.test.ts).
     const t = await newTenant()
+    const form = { 'Content-Type': 'application/x-www-form-urlencoded' }
     const raw = JSON.stringify({ to: { external_id: 'a' }, text: 'hi' })
-    const messaging = await call('/v1/messages', { method: 'POST', key: t.key, headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: raw })
+    const messaging = await call('/v1/messages', { method: 'POST', key: t.key, headers: form, body: raw })
     expect(messaging.status).toBe(415)
     expect(await body(messaging)).toEqual({ error_code: 'invalid_request', error: expect.stringContaining('Content-Type: application/json') })
-    const status = await call('/v1/channels/custom', { method: 'PUT', key: t.key, body: JSON.stringify({ webhook_url: 'https://bridge.example.com/' }) })
+    const status = await call('/v1/channels/custom', {
+      method: 'PUT',
+      key: t.key,
+      headers: form,
+      body: JSON.stringify({ webhook_url: 'https://bridge.example.com/' }),
+    })
     expect(status.status).toBe(415)
     expect(await body(status)).toEqual({ success: false, error: expect.stringContaining('Content-Type: application/json'), error_code: 415 })
   })
