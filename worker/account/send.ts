@@ -8,6 +8,7 @@ import { accountStatusUpdate, getAccount } from '../db/accounts'
 import { insertContactIfMissing, type ContactSeed } from '../db/contacts'
 import { insertEvent } from '../db/events'
 import { insertMessage } from '../db/messages'
+import { toWireContact } from '../db/wire'
 import { directory } from '../db/shards'
 import { suspendTenant } from '../db/tenants'
 import type { BatchItem } from 'drizzle-orm/batch'
@@ -203,7 +204,19 @@ async function failHeld(c: AccountContext, input: SendInput, reason: string, now
       status: 'failed',
       errorMessage: reason,
     },
-    { id: contact.id, phone: contact.phone ?? null, name: null },
+    toWireContact(
+      {
+        phone: contact.phone ?? null,
+        name: contact.name ?? null,
+        firstName: contact.firstName ?? null,
+        lastName: contact.lastName ?? null,
+        externalId: contact.externalId ?? null,
+        channel: contact.channel,
+        username: contact.username ?? null,
+        aiPaused: false,
+      },
+      contact.id
+    ),
     ref.channel,
     now
   )

@@ -131,6 +131,11 @@ export async function decide(env: Env, db: Db, tenantId: string, messageId: stri
       externalId: contact?.externalId ?? null,
       socialId: contact?.socialId ?? null,
       peerId: contact?.peerId ?? null,
+      // Not written (the contact exists); carried so a limit's refusal names the person in message.failed.
+      name: contact?.name ?? null,
+      firstName: contact?.firstName ?? null,
+      lastName: contact?.lastName ?? null,
+      username: contact?.username ?? null,
       hasInbound: contact?.firstInboundAt != null,
     },
     text: row.message.text,

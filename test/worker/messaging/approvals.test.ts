@@ -3,7 +3,9 @@
  * decides nothing), approval that runs every limit at that moment, rejection, expiry, and who may decide.
  */
 import { env } from 'cloudflare:workers'
+import { eq } from 'drizzle-orm'
 import { afterEach, describe, expect, it, vi } from 'vitest'
+import { contacts } from '../../../schema/d1'
 import { APPROVAL_TTL_MS } from '../../../worker/safety/grant'
 import { sweepSafety } from '../../../worker/messaging/safety-sweep'
 import { ORIGIN, body, call, connectCustom, newTenant, pushInbound, receiverChannel, settled, type WireMessageBody } from '../helpers'
@@ -124,17 +126,27 @@ describe('a key with approval', () => {
   })
 
   it('runs every limit at approval time: the approval past the new-contact cap fails the message with new_contact_cap', async () => {
-    const { t, agent } = await setup()
+    const { t, agent, hooks } = await setup()
     const ids: string[] = []
     // Distinct texts: the same opener to more than 5 strangers would trip opener_burst instead.
     for (let i = 0; i < 11; i++)
       ids.push((await body<{ message_id: string }>(await sendAs(agent.key, `stranger-${i}`, `Hello number ${i}, a note from us`))).message_id)
     for (const id of ids.slice(0, 10)) expect((await decideAs(t.key, id, 'approve')).status).toBe(200)
+    const held = await body<WireMessageBody>(await call(`/v1/messages/${ids[10]}`, { key: t.key }))
+    await db.update(contacts).set({ firstName: 'Ada', lastName: 'Lovelace' }).where(eq(contacts.id, held.contact.id))
     const refused = await decideAs(t.key, ids[10]!, 'approve')
     expect(refused.status).toBe(429)
     expect(await body(refused)).toMatchObject({ error_code: 'new_contact_cap', retry_after_s: expect.any(Number) })
     const failed = await body<WireMessageBody>(await call(`/v1/messages/${ids[10]}`, { key: t.key }))
     expect(failed).toMatchObject({ status: 'failed', error: { message: expect.stringContaining('new_contact_cap') } })
+    // Its message.failed names the person as every other message event does (the name was learnt meanwhile).
+    const events = (await hooks.waitFor(12)).map((d) => d.json as HeldEvent)
+    expect(events.filter((e) => e.event === 'message.failed')).toEqual([
+      expect.objectContaining({
+        message: expect.objectContaining({ id: ids[10], status: 'failed' }),
+        contact: { id: failed.contact.id, phone: null, name: 'Ada Lovelace' },
+      }),
+    ])
     // Holding counted nothing: the usage shows the ten approved sends only.
     expect(await body(await call('/v1/usage', { key: t.key }))).toMatchObject({ sends: 10, new_contacts: 10 })
   })
