@@ -142,7 +142,13 @@ export const RiskReport = z.object({
 
 export const Receipt = z.discriminatedUnion('status', [
   z.object({ upstreamId: z.string().min(1).max(256), status: z.enum(['delivered', 'read']) }),
-  z.object({ upstreamId: z.string().min(1).max(256), status: z.literal('failed'), error: z.string().max(1000) }),
+  z.object({
+    upstreamId: z.string().min(1).max(256),
+    status: z.literal('failed'),
+    error: z.string().max(1000),
+    /** The network's error code (alpha's 463, …), the message's `error.code`; absent from relays older than this field. */
+    code: z.number().int().nullable().optional(),
+  }),
 ])
 
 export const OutboundMessage = z.object({

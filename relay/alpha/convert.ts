@@ -116,7 +116,7 @@ export function toReceipt(u: WAMessageUpdate): { receipt: Receipt; errorCode: nu
       const code = Number(list[0])
       const errorCode = Number.isInteger(code) ? code : null
       const extra = typeof list[1] === 'string' ? list[1] : null
-      return { receipt: { upstreamId, status: 'failed', error: sendErrorText(errorCode, extra) }, errorCode }
+      return { receipt: { upstreamId, status: 'failed', error: sendErrorText(errorCode, extra), code: errorCode }, errorCode }
     }
     default:
       return null

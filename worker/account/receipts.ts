@@ -48,17 +48,15 @@ export async function applyReceipts(c: AccountContext, jobs: readonly ReceiptJob
     if (!row) return 'unknown_message'
     const from = RECEIPT_FROM[receipt.status]
     if (!from.includes(row.message.status)) return 'unchanged'
-    const error = receipt.status === 'failed' ? receipt.error : null
-    const moved: MessageWithContact = {
-      ...row,
-      message: { ...row.message, status: receipt.status, updatedAt: now, ...(error !== null ? { errorMessage: error } : {}) },
-    }
+    // A failure carries its reason and the network's code (null from a relay that does not send one).
+    const failure = receipt.status === 'failed' ? { errorMessage: receipt.error, errorCode: receipt.code ?? null } : {}
+    const moved: MessageWithContact = { ...row, message: { ...row.message, status: receipt.status, updatedAt: now, ...failure } }
     // A later receipt of this batch for the same message starts from this move.
     known.set(receipt.upstreamId, moved)
     const movable = and(eq(messages.id, row.message.id), inArray(messages.status, from))!
     statements.push(
       insertEventIfMessage(c.db, ref.tenantId, ref.accountId, messageEventFromRow(`message.${receipt.status}`, moved, ref.channel, now), now, movable),
-      updateMessageStatus(c.db, { status: receipt.status, ...(error !== null ? { errorMessage: error } : {}) }, now, movable)
+      updateMessageStatus(c.db, { status: receipt.status, ...failure }, now, movable)
     )
     return 'applied'
   })

@@ -251,7 +251,7 @@ describe('alpha own-send echoes', () => {
     h.sockets.latest.nack(upstreamId, 479, '15550000777@s.whatsapp.net')
     await vi.advanceTimersByTimeAsync(200)
     await settle()
-    expect(h.receipts).toEqual([{ upstreamId, status: 'failed', error: 'alpha refused the message (error 479)' }])
+    expect(h.receipts).toEqual([{ upstreamId, status: 'failed', error: 'alpha refused the message (error 479)', code: 479 }])
   })
 
   it('reads a receipt or a 463 merged into an own-send echo as the receipt (safety net)', async () => {
@@ -269,7 +269,7 @@ describe('alpha own-send echoes', () => {
     await settle()
     expect(h.receipts).toEqual([
       { upstreamId: first.upstreamId, status: 'delivered' },
-      { upstreamId: second.upstreamId, status: 'failed', error: expect.stringContaining('463') },
+      { upstreamId: second.upstreamId, status: 'failed', error: expect.stringContaining('463'), code: 463 },
     ])
     expect(h.lastState()).toMatchObject({ state: 'restricted', problem: 'blocked_by_alpha' })
   })

@@ -195,6 +195,28 @@ describe('sends through the relay', () => {
     expect(await eventTypes(t.tenantId)).toContain('message.failed')
   })
 
+  it("fail on a failed receipt with alpha's code and reason; a relay that sends no code leaves it null", async () => {
+    const { t, relay, phone, assign } = await linkedAccount()
+    await inbound(relay, assign, 'UP15', { phone: '+447700900135' }, 'q')
+    const failedReceipt = async (text: string, upstreamId: string, code?: number) => {
+      const id = (await send(t, { account_id: phone, to: { phone: '+447700900135' }, text })).body.message_id as string
+      await relay.next('send', (s) => s.message.messageId === id)
+      await relay.request({ type: 'sent', id: relay.id(), sid: assign.sid, fence: assign.fence, messageId: id, upstreamId })
+      const error = `alpha refused the message (error ${code ?? 'unknown'})`
+      const receipt = { upstreamId, status: 'failed' as const, error, ...(code === undefined ? {} : { code }) }
+      await relay.request({ type: 'receipt', id: relay.id(), sid: assign.sid, fence: assign.fence, receipt })
+      return body(await call(`/v1/messages/${id}`, { key: t.key }))
+    }
+    expect(await failedReceipt('one', '3EB0CCC', 479)).toMatchObject({
+      status: 'failed',
+      error: { code: 479, message: 'alpha refused the message (error 479)' },
+    })
+    expect(await failedReceipt('two', '3EB0DDD')).toMatchObject({
+      status: 'failed',
+      error: { code: null, message: 'alpha refused the message (error unknown)' },
+    })
+  })
+
   it('wait queued without a relay and go to the relay that takes the account, on its connected report', async () => {
     const { t, relay, phone, assign, token } = await linkedAccount()
     await inbound(relay, assign, 'UP13', { phone: '+447700900133' }, 'q')
