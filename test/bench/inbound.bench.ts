@@ -9,8 +9,8 @@ import { api, medianBy, ms, percentile, type Baseline, type Bench, type BenchRow
 const WAKE_SAMPLES = 500
 const INGEST_MESSAGES = 3000
 const INGEST_CLIENTS = 16
-/** Ingest runs per bench run; the median is the figure (ingestRows says why). */
-const INGEST_RUNS = 3
+/** Ingest runs per bench run (`INGEST_RUNS=8` for more); the median is the figure (ingestRows says why). */
+const INGEST_RUNS = Number(process.env.INGEST_RUNS ?? 3)
 /**
  * `INBOUND_BENCH_PHASES=ingest` runs only that one (both by default: wake, ingest), e.g. to profile the burst alone;
  * `usage` runs 1,000 bare GET /v1/usage calls and nothing else, to profile the baseline GET alone.
