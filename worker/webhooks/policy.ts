@@ -35,8 +35,9 @@ export type AttemptOutcome =
 /** The failure type of an HTTP answer that is not 2xx (spec 2, `last_failure.failure_type`). */
 export function failureTypeForStatus(status: number): FailureType {
   if (status === 408 || status === 429 || status >= 500) return 'temporary'
-  // A redirect is a configuration answer (the URL moved); retrying the same URL cannot fix it, like a 4xx.
-  if ((status >= 400 && status < 500) || (status >= 300 && status < 400)) return 'permanent'
+  if (status >= 400 && status < 500) return 'permanent'
+  // The contract's classes: permanent is a 4xx, temporary a 5xx (and 408, 429). A redirect (never followed) or any
+  // other non-2xx is neither, so it is `unknown`; it fails and is retried like every failure.
   return 'unknown'
 }
 

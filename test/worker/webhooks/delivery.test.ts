@@ -362,7 +362,7 @@ describe('POST /v1/webhooks/{webhookId}/test', () => {
     const target = receiverChannel('target')
     await ch.behave({ status: 301, headers: { location: target.url } })
     const res = await api<{ error_message: string }>(t, 'POST', '/webhooks/moved/test')
-    expect(res.body).toMatchObject({ delivered: false, status_code: 301, failure_type: 'permanent' })
+    expect(res.body).toMatchObject({ delivered: false, status_code: 301, failure_type: 'unknown' })
     expect(res.body.error_message).toContain(target.url)
     expect(await target.log()).toEqual([])
   })

@@ -67,12 +67,12 @@ describe('health counters', () => {
     expect(await ch.log()).toHaveLength(3)
   })
 
-  it('records a redirect as a permanent failure and never follows it', async () => {
+  it('records a redirect as a failure of unknown type (neither 4xx nor 5xx) and never follows it', async () => {
     const target = receiverChannel('target')
     const { t } = await tenantWithHook({ status: 302, headers: { location: target.url } })
     const [row] = await events(t, 1, 1)
-    expect(row).toMatchObject({ status: 'failed', last_status_code: 302, last_failure_type: 'permanent' })
-    expect((await health(t, 'hook'))!.last_failure).toMatchObject({ status_code: 302, failure_type: 'permanent' })
+    expect(row).toMatchObject({ status: 'failed', last_status_code: 302, last_failure_type: 'unknown' })
+    expect((await health(t, 'hook'))!.last_failure).toMatchObject({ status_code: 302, failure_type: 'unknown' })
     expect(await target.log()).toEqual([])
   })
 

@@ -13,10 +13,10 @@ const fail = (extra: Partial<Extract<AttemptOutcome, { ok: false }>> = {}): Extr
 })
 
 describe('failureTypeForStatus', () => {
-  it('calls 5xx, 408 and 429 temporary, other 4xx and 3xx permanent', () => {
+  it('calls 5xx, 408 and 429 temporary, other 4xx permanent, and a 3xx or anything else unknown', () => {
     expect([500, 502, 503, 504, 408, 429].map(failureTypeForStatus)).toEqual(Array(6).fill('temporary'))
-    expect([400, 401, 403, 404, 410, 422, 301, 302, 307].map(failureTypeForStatus)).toEqual(Array(9).fill('permanent'))
-    expect(failureTypeForStatus(102)).toBe('unknown')
+    expect([400, 401, 403, 404, 410, 422].map(failureTypeForStatus)).toEqual(Array(6).fill('permanent'))
+    expect([102, 301, 302, 307, 308].map(failureTypeForStatus)).toEqual(Array(5).fill('unknown'))
   })
 })
 
