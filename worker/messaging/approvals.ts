@@ -12,6 +12,8 @@ import { tenantAndAccounts } from '../db/accounts'
 import { auditInsert } from '../db/audit'
 import { claimDecision, dueApprovals, failHeldMessage, getApproval, insertApproval, type ApprovalRow } from '../db/approvals'
 import type { Db } from '../db/client'
+import { getApiKey } from '../db/api-keys'
+import { directory } from '../db/shards'
 import { getContact, insertContactIfMissing, type ContactSeed } from '../db/contacts'
 import { insertEvent } from '../db/events'
 import { getMessage, insertMessage, type MessageWithContact } from '../db/messages'
@@ -160,10 +162,11 @@ export async function expireApprovals(env: Env, db: Db, now: number): Promise<nu
       const { accounts } = await tenantAndAccounts(db, a.tenantId)
       await failHeld(env, db, row, accounts.find((x) => x.id === a.accountId)?.channel ?? 'unknown', EXPIRED_REASON, now)
     }
+    const key = await getApiKey(directory(env), a.tenantId, a.keyId)
     await auditInsert(db, {
       tenantId: a.tenantId,
       keyId: a.keyId,
-      keyLabel: null,
+      keyLabel: key?.label ?? null,
       action: 'approval expiry',
       route: 'cron',
       accountId: a.accountId,

@@ -87,17 +87,19 @@ approvalPageRoutes.post('/', async (c) => {
   if (!decision.success) return result(c, 403, 'This link is not valid', 'Choose approve or reject.')
   const db = await knownTenantDb(c.env, claim.tenant)
   const now = Date.now()
-  const approval = await getApproval(db, claim.tenant, claim.message)
+  const [approval, held] = await Promise.all([getApproval(db, claim.tenant, claim.message), getMessage(db, claim.tenant, claim.message)])
+  // Recorded under the key that held the message, with its label and the person, like every other entry.
+  const key = approval && (await getApiKey(directory(c.env), claim.tenant, approval.keyId))
   const audit = (outcome: 'approved' | 'rejected' | 'refused', code: string | null, status: number) =>
     approval &&
     auditInsert(db, {
       tenantId: claim.tenant,
       keyId: approval.keyId,
-      keyLabel: null,
+      keyLabel: key?.label ?? null,
       action: 'approval page',
       route: 'POST /approvals',
       accountId: approval.accountId,
-      contactId: null,
+      contactId: held?.message.contactId ?? null,
       messageId: claim.message,
       outcome,
       code,

@@ -39,6 +39,9 @@ async function setup() {
 
 const sendAs = (key: string, externalId: string, text: string) => call('/v1/messages', { method: 'POST', key, json: { to: { external_id: externalId }, text } })
 const decideAs = (key: string, id: string, decision: 'approve' | 'reject') => call(`/v1/messages/${id}/${decision}`, { method: 'POST', key })
+type AuditEntry = { action: string; key_id: string | null; key_label: string | null; contact_id: string | null; message_id: string | null; outcome: string }
+const auditEntries = async (t: { key: string }, action: string) =>
+  (await body<{ entries: AuditEntry[] }>(await call('/v1/audit?limit=100', { key: t.key }))).entries.filter((e) => e.action === action)
 const local = (url: string) => url.replace(/^https?:\/\/[^/]+/, ORIGIN)
 
 async function postPage(token: string, decision: string) {
@@ -83,9 +86,15 @@ describe('a key with approval', () => {
     const approved = await postPage(token, 'approve')
     expect(approved.status).toBe(200)
     expect(await approved.text()).toContain('Approved')
-    expect((await settled(t, id)).status).toBe('sent')
+    const held = await settled(t, id)
+    expect(held.status).toBe('sent')
     const [out] = await bridge.waitFor(1)
     expect(out?.json).toMatchObject({ messageId: id, body: 'Hello from the shop', toId: 'stranger' })
+    // Recorded under the key that held it, with that key's label and the person, like any entry.
+    const entries = await auditEntries(t, 'approval page')
+    expect(entries).toEqual([
+      expect.objectContaining({ key_id: agent.id, key_label: 'outreach agent', contact_id: held.contact.id, message_id: id, outcome: 'approved' }),
+    ])
     // The link is spent.
     expect((await postPage(token, 'reject')).status).toBe(409)
     expect((await call(`/approvals?token=${encodeURIComponent(token)}`)).status).toBe(409)
@@ -163,6 +172,10 @@ describe('a key with approval', () => {
       error: { message: expect.stringContaining('approval_expired') },
     })
     expect((await hooks.waitFor(2)).map((d) => (d.json as HeldEvent).event)).toEqual(['message.approval_required', 'message.failed'])
+    const contactId = (await body<WireMessageBody>(await call(`/v1/messages/${id}`, { key: t.key }))).contact.id
+    expect(await auditEntries(t, 'approval expiry')).toEqual([
+      expect.objectContaining({ key_id: agent.id, key_label: 'outreach agent', contact_id: contactId, message_id: id, outcome: 'rejected' }),
+    ])
     setClock(Date.now() + APPROVAL_TTL_MS + 1000)
     expect((await call(`/approvals?token=${encodeURIComponent(token)}`)).status).toBe(410)
     expect((await postPage(token, 'approve')).status).toBe(410)
