@@ -1583,7 +1583,7 @@ export type components = {
     }
     AuditEntry: {
       id: string
-      /** @description null for a decision made on the hosted approval page */
+      /** @description The key that acted; a decision on the hosted approval page and an approval expiry are recorded under the key that held the message */
       key_id: string | null
       key_label: string | null
       /** @description The MCP tool, or the REST route (`POST /v1/messages`), or `approval page` */
@@ -1992,7 +1992,7 @@ export type components = {
        * @example 2026-11-21T12:00:00.000Z
        */
       last_outbound_at: string | null
-      /** @description The URL registered on the gateway for sms:received, sms:sent, sms:delivered and sms:failed */
+      /** @description The URL registered on the gateway for sms:received, sms:sent, sms:delivered, sms:failed and mms:downloaded */
       webhook_url: string
     }
     ConnectAndroidSmsBody: {
@@ -2165,7 +2165,7 @@ export type components = {
        * @example https://bridge.example.com/gateway?token=s3cret
        */
       webhook_url: string
-      /** @description Extension: true when your bridge also takes reactions, typing and read marks, POSTed to the same URL with an `action` field (docs/channels/custom.md); omitted keeps the current setting (off at first), so a bridge written for spec 4.7 never receives one */
+      /** @description Extension: true when your bridge also takes reactions, typing and read marks, POSTed to the same URL with an `action` field (docs/channels/custom.md); omitted keeps the current setting (off at first), so a bridge written before actions existed never receives one */
       actions?: boolean
     }
     CustomChannelRemoved: {

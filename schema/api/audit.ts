@@ -14,7 +14,9 @@ export const AuditQuery = z.object({
 export const AuditEntry = z
   .object({
     id: z.string(),
-    key_id: z.string().nullable().meta({ description: 'null for a decision made on the hosted approval page' }),
+    key_id: z.string().nullable().meta({
+      description: 'The key that acted; a decision on the hosted approval page and an approval expiry are recorded under the key that held the message',
+    }),
     key_label: z.string().nullable(),
     action: z.string().meta({ description: 'The MCP tool, or the REST route (`POST /v1/messages`), or `approval page`' }),
     route: z.string(),

@@ -13,7 +13,7 @@ export const SetCustomWebhookBody = z
     }),
     actions: z.boolean().optional().meta({
       description:
-        'Extension: true when your bridge also takes reactions, typing and read marks, POSTed to the same URL with an `action` field (docs/channels/custom.md); omitted keeps the current setting (off at first), so a bridge written for spec 4.7 never receives one',
+        'Extension: true when your bridge also takes reactions, typing and read marks, POSTed to the same URL with an `action` field (docs/channels/custom.md); omitted keeps the current setting (off at first), so a bridge written before actions existed never receives one',
     }),
   })
   .meta({ id: 'SetCustomWebhookBody' })

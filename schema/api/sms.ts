@@ -132,5 +132,5 @@ export const SmsRemoved = z
   .meta({ id: 'SmsRemoved' })
 
 export const AndroidSmsConnected = SmsStatus.extend({
-  webhook_url: z.string().meta({ description: 'The URL registered on the gateway for sms:received, sms:sent, sms:delivered and sms:failed' }),
+  webhook_url: z.string().meta({ description: 'The URL registered on the gateway for sms:received, sms:sent, sms:delivered, sms:failed and mms:downloaded' }),
 }).meta({ id: 'AndroidSmsConnected' })

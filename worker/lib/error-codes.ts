@@ -201,7 +201,7 @@ export const ERROR_CODES = {
   },
   code_invalid: { status: [400], family: S, when: 'beta: the login code is wrong' },
   password_invalid: { status: [422], family: S, when: 'beta: the two-step password is wrong' },
-  code_expired: { status: [410], family: S, when: 'beta: the login code expired; connect again' },
+  code_expired: { status: [410], family: S, when: 'beta: the login code expired; the login stays open and beta sent a fresh code: enter that one' },
   too_many_attempts: { status: [429], family: S, when: 'beta ended the login after too many attempts; wait before trying again' },
   unknown_number: { status: [404], family: S, when: 'beta: the number has no beta account' },
   passkey_not_pending: {

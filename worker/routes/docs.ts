@@ -16,7 +16,7 @@ const INTRO = [
   'number across tenants, 10 beta login codes or passwords per minute per number, 10 webhook tests per minute per tenant, and 20',
   'failed authentications per minute per client address.',
   'Keys narrower than the owner’s (a scope, an account list, approval, an expiry) are refused with 403 `key_scope`, `key_account` or `key_expired` where the decision table says so (docs/agent-safety.md); connecting channels, webhooks, keys and approvals need the owner’s key.',
-  'Request bodies are limited to 256 KiB (413 `body_too_large`) and are JSON: a body sent with another Content-Type is refused with 415, one that does not parse with 400.',
+  'Request bodies are limited to 256 KiB (413 `body_too_large`) and are JSON: a body declared as a form or multipart is refused with 415, one sent with no Content-Type or as text/plain is read as JSON, one that does not parse answers 400.',
 ].join(' ')
 
 export function openApiConfig(env: Env, requestUrl: string): OpenAPIObjectConfig {
