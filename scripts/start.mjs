@@ -8,6 +8,7 @@ import { createWriteStream, mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { ensureDevVars, ensureRelayToken, issueTenantKey, root, saveDevVar } from './dev-env.mjs'
 import { startDevWorker } from './dev-worker.mjs'
+import { providerVars } from './provider-vars.mjs'
 
 const port = Number(process.env.PORT ?? 8787)
 const base = `http://127.0.0.1:${port}`
@@ -26,15 +27,13 @@ process.on('SIGTERM', () => stopAll(0))
 
 const vars = ensureDevVars()
 
-// Provider base URLs (SMS: docs/channels/sms.md; page inbox: docs/channels/social.md) go through when set, so
-// `TWILIO_API_URL=http://127.0.0.1:9999 npm start` talks to a local fake; unset, wrangler.toml's values stand.
-const PASSED_VARS = ['TWILIO_API_URL', 'TWILIO_MESSAGING_API_URL', 'SMS_GATEWAY_URL', 'GRAPH_API_URL', 'GRAPH_DIALOG_URL', 'GRAPH_API_VERSION']
 process.env.WRANGLER_SEND_METRICS ??= 'false'
 try {
   worker = await startDevWorker({
     port,
     ip: '127.0.0.1',
-    vars: Object.fromEntries(PASSED_VARS.filter((name) => process.env[name]).map((name) => [name, process.env[name]])),
+    // Provider base URLs go through when set (provider-vars.mjs), so a local fake can stand in for Twilio or Graph.
+    vars: providerVars(process.env),
     // As the Worker reads it (worker/config.ts): loopback URLs pass the guard only when they pass the URL check.
     allowLoopback: ['true', '1', 'yes'].includes((vars.ALLOW_LOOPBACK_URLS ?? '').toLowerCase()),
     logLevel: process.env.GATEWAY_VERBOSE ? 'log' : 'warn',
