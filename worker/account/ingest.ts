@@ -74,9 +74,15 @@ export async function ingestMessages(c: AccountContext, ref: AccountRef, items: 
   const now = Date.now()
   c.store.setRef(ref)
   if (!(await accountExists(c, ref))) return items.map((i) => ({ stored: false, contactId: i.contact.id, reason: 'account_not_found' }))
+  // Open waits are handed this commit's rows (ingestOne); they are the ones the latency is for.
+  const listening = c.waits.open > 0
   const settled = await Promise.allSettled(items.map((item) => ingestOne(c, ref, item, now)))
   // Already written by the microtask as a rule; written here too so no answer leaves before its guard resets are stored.
   writeCommitted(c)
+  // Let the woken waits' answers leave before the pusher's: one turn of the event loop. The bridge, relay or provider
+  // that pushed only learns that its message is stored; the agent waiting for it gets it about half a millisecond
+  // sooner under wrangler dev (push sent → wait returned 7.00 against 7.59 ms, docs/performance-history.md).
+  if (listening) await c.later(0)
   const outcomes: IngestOutcome[] = []
   for (const s of settled) {
     if (s.status === 'rejected') throw s.reason

@@ -40,6 +40,19 @@ describe('waking', () => {
     expect(latencyMs).toBeLessThan(500)
   })
 
+  it("answers the woken wait before the push that woke it (the agent's latency counts, the pusher's ack can wait a turn)", async () => {
+    const t = await customTenant()
+    const cursor = await now(t)
+    const order: string[] = []
+    const pending = call(`/v1/messages/wait?cursor=${cursor}&timeout_s=20`, { key: t.key }).then((res) => order.push(`wait ${res.status}`))
+    await untilOpenWaits(t.tenantId, 'custom', 1)
+    const pushed = call('/v1/channels/custom/inbound', { method: 'POST', key: t.key, json: { customData: { body: 'first', fromId: 'w0' } } }).then((res) =>
+      order.push(`push ${res.status}`)
+    )
+    await Promise.all([pending, pushed])
+    expect(order).toEqual(['wait 200', 'push 200'])
+  })
+
   it('wakes every open wait of the account', async () => {
     const t = await customTenant()
     const cursor = await now(t)
