@@ -21,7 +21,8 @@ export const EVENT_TYPES = [
 ] as const
 /**
  * Events beyond spec part 6's nine (docs/agent-safety.md). Subscribable like the others; GET /webhooks/events
- * keeps `events` at the spec's nine and names these under `extension_events`.
+ * keeps `events` and `descriptions` at the spec's nine and names these under `extension_events` and
+ * `extension_descriptions`.
  */
 export const EXTENSION_EVENT_TYPES = ['message.approval_required', 'message.reaction', 'account.at_risk'] as const
 export const SUBSCRIBABLE_EVENTS = [...EVENT_TYPES, ...EXTENSION_EVENT_TYPES] as const

@@ -955,7 +955,7 @@ export type paths = {
      * List webhook events
      * @description Lists the 9 event names a webhook can subscribe to, and any extension events, each with what it means; create_webhook and update_webhook take these names.
      *
-     *     The nine event names of the spec in `events` and the extension events in `extension_events` (`message.approval_required`, docs/agent-safety.md), each with one line in `descriptions`. Payload shapes are in docs/webhooks.md.
+     *     The nine standard event names in `events`, each with one line in `descriptions`; the extension events (`message.approval_required`, `message.reaction`, `account.at_risk`) in `extension_events`, each with one line in `extension_descriptions`. Payload shapes are in docs/webhooks.md.
      */
     get: operations['list_webhook_events']
     put?: never
@@ -2235,9 +2235,14 @@ export type components = {
         | 'account.restricted'
         | 'account.limit_reached'
       )[]
-      /** @description Events beyond the standard nine, equally subscribable: message.approval_required (docs/agent-safety.md) */
-      extension_events: ('message.approval_required' | 'message.reaction' | 'account.at_risk')[]
+      /** @description One line per event of `events` */
       descriptions: {
+        [key: string]: string
+      }
+      /** @description Events beyond the standard nine, equally subscribable: message.approval_required, message.reaction, account.at_risk */
+      extension_events: ('message.approval_required' | 'message.reaction' | 'account.at_risk')[]
+      /** @description One line per event of `extension_events` */
+      extension_descriptions: {
         [key: string]: string
       }
     }

@@ -116,10 +116,11 @@ export const EventList = z
   .object({
     success: SuccessFlag,
     events: z.array(z.enum(EVENT_TYPES)).meta({ description: 'The nine standard events' }),
+    descriptions: z.record(z.string(), z.string()).meta({ description: 'One line per event of `events`' }),
     extension_events: z
       .array(z.enum(EXTENSION_EVENT_TYPES))
-      .meta({ description: 'Events beyond the standard nine, equally subscribable: message.approval_required (docs/agent-safety.md)' }),
-    descriptions: z.record(z.string(), z.string()),
+      .meta({ description: 'Events beyond the standard nine, equally subscribable: message.approval_required, message.reaction, account.at_risk' }),
+    extension_descriptions: z.record(z.string(), z.string()).meta({ description: 'One line per event of `extension_events`' }),
   })
   .meta({ id: 'WebhookEventList' })
 

@@ -16,7 +16,7 @@ import {
   WebhookList,
 } from '../../schema/api/webhooks'
 import { IdempotencyKeyHeader } from '../../schema/api/common'
-import { EVENT_DESCRIPTIONS, EVENT_TYPES, EXTENSION_EVENT_TYPES } from '../../schema/events'
+import { EVENT_DESCRIPTIONS, EVENT_TYPES, EXTENSION_EVENT_TYPES, type EventType } from '../../schema/events'
 import { urlPolicy } from '../config'
 import { deleteDeliveriesOf } from '../db/webhook-deliveries'
 import { reenableHealth, resetHealth } from '../db/webhook-health'
@@ -33,6 +33,16 @@ import { defaultName, findWebhook, MAX_WEBHOOKS_PER_TENANT, resolveWebhook } fro
 import { toWireWebhook } from '../webhooks/view'
 import { webhookOperationsRoutes } from './webhook-operations'
 import { errors } from './webhook-responses'
+
+const described = (types: readonly EventType[]) => Object.fromEntries(types.map((t) => [t, EVENT_DESCRIPTIONS[t]]))
+/** The standard nine with their descriptions, the extensions beside them with theirs, so `descriptions` keys `events`. */
+const EVENT_LIST = {
+  success: true as const,
+  events: [...EVENT_TYPES],
+  descriptions: described(EVENT_TYPES),
+  extension_events: [...EXTENSION_EVENT_TYPES],
+  extension_descriptions: described(EXTENSION_EVENT_TYPES),
+}
 
 export const webhooksRoutes = resourceApp()
 
@@ -59,11 +69,11 @@ webhooksRoutes.openapi(
     summary: 'List webhook events',
     description: [
       `Lists the ${EVENT_TYPES.length} event names a webhook can subscribe to, and any extension events, each with what it means; create_webhook and update_webhook take these names.`,
-      'The nine event names of the spec in `events` and the extension events in `extension_events` (`message.approval_required`, docs/agent-safety.md), each with one line in `descriptions`. Payload shapes are in docs/webhooks.md.',
+      'The nine standard event names in `events`, each with one line in `descriptions`; the extension events (`message.approval_required`, `message.reaction`, `account.at_risk`) in `extension_events`, each with one line in `extension_descriptions`. Payload shapes are in docs/webhooks.md.',
     ].join('\n\n'),
     responses: { 200: { description: 'The events', content: { 'application/json': { schema: EventList } } }, ...errors([401, 403]) },
   }),
-  (c) => c.json({ success: true as const, events: [...EVENT_TYPES], extension_events: [...EXTENSION_EVENT_TYPES], descriptions: EVENT_DESCRIPTIONS }, 200)
+  (c) => c.json(EVENT_LIST, 200)
 )
 
 webhooksRoutes.openapi(

@@ -1,6 +1,6 @@
 /** /v1/webhooks: the event list and subscription CRUD, addressing by position and name, and every error status. */
 import { afterEach, describe, expect, it, vi } from 'vitest'
-import { EVENT_TYPES } from '../../../schema/events'
+import { EVENT_TYPES, EXTENSION_EVENT_TYPES } from '../../../schema/events'
 import { admin, call, newTenant, receiverChannel } from '../helpers'
 import { setClock } from '../state'
 import { api, createWebhook, type WireWebhook } from '../webhook-helpers'
@@ -15,12 +15,23 @@ afterEach(() => {
 describe('GET /v1/webhooks/events', () => {
   it('lists the nine events with a description each', async () => {
     const t = await newTenant()
-    const res = await api<{ success: boolean; events: string[]; descriptions: Record<string, string> }>(t, 'GET', '/webhooks/events')
+    type EventList = {
+      success: boolean
+      events: string[]
+      descriptions: Record<string, string>
+      extension_events: string[]
+      extension_descriptions: Record<string, string>
+    }
+    const res = await api<EventList>(t, 'GET', '/webhooks/events')
     expect(res.status).toBe(200)
     expect(res.body.success).toBe(true)
     expect(res.body.events).toEqual([...EVENT_TYPES])
     expect(res.body.events).toHaveLength(9)
+    // `descriptions` keys exactly `events`; the extensions have their own list and descriptions.
+    expect(Object.keys(res.body.descriptions)).toEqual([...EVENT_TYPES])
     for (const e of EVENT_TYPES) expect(res.body.descriptions[e]).toMatch(/\w+/)
+    expect(res.body.extension_events).toEqual([...EXTENSION_EVENT_TYPES])
+    expect(Object.keys(res.body.extension_descriptions)).toEqual([...EXTENSION_EVENT_TYPES])
     // Each opens with the meaning spec part 6 gives it; anything after adds to it.
     const meanings: Record<(typeof EVENT_TYPES)[number], string> = {
       'message.received': 'A contact sent a message to a connected account',
