@@ -3196,7 +3196,7 @@ export interface operations {
         /** @description Omitted = all of the caller's accounts */
         account_id?: string
         /** @description 0 to 55, default 25 */
-        timeout_s?: number | null
+        timeout_s?: number
       }
       header?: never
       path?: never

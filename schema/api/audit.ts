@@ -1,10 +1,10 @@
 /** The audit log (docs/agent-safety.md): what each key did, newest first. Never holds a message text. */
 import { z } from 'zod'
 import { AUDIT_OUTCOMES } from '../d1'
-import { DateTime } from './common'
+import { DateTime, queryInt } from './common'
 
 export const AuditQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(100).default(50).meta({ description: '1 to 100, default 50' }),
+  limit: queryInt(1, 100).default(50).meta({ description: '1 to 100, default 50' }),
   before: z.string().min(1).max(100).optional().meta({ description: 'The previous answer’s next_cursor' }),
   key_id: z.string().min(1).max(64).optional(),
   account_id: z.string().min(1).max(64).optional(),

@@ -26,6 +26,14 @@ export const StatusError = z
 
 export const SuccessFlag = z.literal(true)
 
+/**
+ * An integer query parameter, `min` to `max`: decimal digits only. z.coerce would read an empty value as 0 (a wait
+ * with `timeout_s=` answering at once), `0x10` as 16 and `1e1` as 10; those are refused (400) instead. Shown as an
+ * integer in the OpenAPI document, and an MCP tool's argument takes a number as before.
+ */
+export const queryInt = (min: number, max: number) =>
+  z.preprocess((v) => (typeof v === 'string' && /^\d+$/.test(v) ? Number(v) : v), z.number().int().min(min).max(max))
+
 /** The header a creating POST takes (draft-ietf-httpapi-idempotency-key-header). */
 export const IDEMPOTENCY_HEADER = 'Idempotency-Key'
 

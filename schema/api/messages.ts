@@ -1,7 +1,7 @@
 /** Message shapes (spec 2 and 4.2): the wire message, the send body, list and wait parameters and answers. */
 import { z } from 'zod'
 import { MESSAGE_STATUSES } from '../d1'
-import { DateTime, E164 } from './common'
+import { DateTime, E164, queryInt } from './common'
 import { MessageMedia } from '../media'
 
 export const MAX_TEXT_CHARS = 4096
@@ -113,7 +113,7 @@ export const SendAccepted = z
   .meta({ id: 'SendAccepted' })
 
 export const ListMessagesQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(100).default(50).meta({ description: '1 to 100, default 50' }),
+  limit: queryInt(1, 100).default(50).meta({ description: '1 to 100, default 50' }),
   direction: z.enum(['inbound', 'outbound']).optional(),
   account_id: z.string().min(1).max(64).optional(),
   before: z.string().min(1).max(200).optional().meta({ description: 'The previous page’s next_cursor' }),
@@ -125,11 +125,7 @@ export const WAIT_MAX_S = 55
 export const WaitQuery = z.object({
   cursor: z.string().min(1).max(200).optional().meta({ description: 'The cursor of the previous wait; omitted = from now' }),
   account_id: z.string().min(1).max(64).optional().meta({ description: "Omitted = all of the caller's accounts" }),
-  timeout_s: z.coerce
-    .number()
-    .int()
-    .min(0)
-    .max(WAIT_MAX_S)
+  timeout_s: queryInt(0, WAIT_MAX_S)
     .default(25)
     .meta({ description: `0 to ${WAIT_MAX_S}, default 25` }),
 })

@@ -2,7 +2,7 @@
 import { z } from 'zod'
 import { DELIVERY_STATUSES, WEBHOOK_ORIGINS } from '../d1'
 import { EVENT_TYPES, EXTENSION_EVENT_TYPES, SUBSCRIBABLE_EVENTS } from '../events'
-import { DateTime, SuccessFlag } from './common'
+import { DateTime, queryInt, SuccessFlag } from './common'
 
 export const FAILURE_TYPES = ['permanent', 'temporary', 'timeout', 'network', 'unknown'] as const
 export type FailureType = (typeof FAILURE_TYPES)[number]
@@ -203,7 +203,7 @@ export const WebhookDelivery = z
   .meta({ id: 'WebhookDelivery' })
 
 export const DeliveriesQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(100).default(50).meta({ description: '1 to 100, default 50' }),
+  limit: queryInt(1, 100).default(50).meta({ description: '1 to 100, default 50' }),
   cursor: z.string().max(200).optional().meta({ description: 'The previous answer’s next_cursor' }),
   status: z.enum(DELIVERY_STATUSES).optional(),
 })

@@ -391,6 +391,10 @@ describe('GET /v1/messages', () => {
     ['limit=-1', 'invalid_limit'],
     ['limit=1.5', 'invalid_limit'],
     ['limit=ten', 'invalid_limit'],
+    // Decimal digits only: z.coerce read these as 0, 16 and 10.
+    ['limit=', 'invalid_limit'],
+    ['limit=0x10', 'invalid_limit'],
+    ['limit=1e1', 'invalid_limit'],
     ['direction=sideways', 'invalid_direction'],
     ['before=not-a-cursor', 'invalid_cursor'],
     [`before=${encodeCursor('wait', 5)}`, 'invalid_cursor'],
@@ -456,6 +460,9 @@ describe('GET /v1/messages/wait parameters', () => {
     ['timeout_s=-1', 'invalid_timeout'],
     ['timeout_s=2.5', 'invalid_timeout'],
     ['timeout_s=soon', 'invalid_timeout'],
+    // An empty value is not 0 (a wait that answers at once, polled in a loop).
+    ['timeout_s=', 'invalid_timeout'],
+    ['timeout_s=0x10', 'invalid_timeout'],
     ['cursor=garbage', 'invalid_cursor'],
     [`cursor=${encodeCursor('list', 5)}`, 'invalid_cursor'],
     [`cursor=${encodeCursor('wait', 5, 3)}`, 'invalid_cursor'],
