@@ -117,7 +117,7 @@ function ingestOne(c: AccountContext, ref: AccountRef, item: InboundItem, now: n
   const written = c.inbound.write([
     upsertInboundContact(c.db, seed, item.text, item.upstreamId, now),
     insertInboundUnlessPrivate(c.db, row, now),
-    insertReceivedEvent(c.db, ref.tenantId, ref.accountId, payload, row.id, now),
+    insertReceivedEvent(c.db, ref.tenantId, ref.accountId, payload, { id: row.id, isReply: row.replyTo !== null }, now),
   ])
   return written.then(
     (results): IngestOutcome => {
@@ -125,13 +125,14 @@ function ingestOne(c: AccountContext, ref: AccountRef, item: InboundItem, now: n
       const [inserted] = InsertAnswer.parse(results[1]).results
       if (!inserted) {
         // Nothing stored under its upstream id before this batch: the insert was refused for a private contact.
-        if (contact.prior_id === null || contact.prior_contact_id === null) return { stored: false, contactId: seed.id, reason: 'contact_private' }
+        const prior = contact.prior
+        if (prior === null) return { stored: false, contactId: seed.id, reason: 'contact_private' }
         // A duplicate, whatever the contact is now (a person made private keeps what was stored before). Usually a
         // re-push of an old message; but it may be this message's own earlier batch that landed although its answer
         // was lost (and was retried): then open waits never got it, so they read D1 again.
         c.waits.unsure()
-        c.store.recordDuplicateInbound(contact.prior_contact_id)
-        return { stored: true, messageId: contact.prior_id, contactId: contact.prior_contact_id, duplicate: true }
+        c.store.recordDuplicateInbound(prior.contactId)
+        return { stored: true, messageId: prior.id, contactId: prior.contactId, duplicate: true }
       }
       // Written once for the whole commit (its writers' answers all run before the microtask), not once per message.
       if (c.store.recordInbound(seed.id)) queueMicrotask(() => writeCommitted(c))

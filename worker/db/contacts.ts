@@ -115,15 +115,19 @@ const inboundContactUpsert = compiledVariants<OptOutKey, InboundContactValues>((
       aiPaused: contacts.aiPaused,
       // The inbound message already stored under this upstream id, as it is before the message's own insert (the
       // next statement of the batch): that insert then does nothing, and this is the message the push duplicates.
-      priorId: sql`(${priorInbound(messages.id, p)})`.as('prior_id'),
-      priorContactId: sql`(${priorInbound(messages.contactId, p)})`.as('prior_contact_id'),
+      // Its id and contact as one JSON pair from one subquery: SQLite plans each subquery when the statement is
+      // prepared, which local D1 does for every statement it runs (a second subquery cost about 30 µs per message).
+      prior: sql`(select json_array(${messages.id}, ${messages.contactId}) from ${messages}
+        where ${messages.tenantId} = ${p.tenantId} and ${messages.accountId} = ${p.accountId}
+        and ${messages.direction} = 'inbound' and ${messages.upstreamId} = ${p.upstreamId})`.as('prior'),
     })
 })
 
-function priorInbound(column: typeof messages.id | typeof messages.contactId, p: ReturnType<typeof placeholders<InboundContactValues>>) {
-  return sql`select ${column} from ${messages} where ${messages.tenantId} = ${p.tenantId} and ${messages.accountId} = ${p.accountId}
-    and ${messages.direction} = 'inbound' and ${messages.upstreamId} = ${p.upstreamId}`
-}
+/** The `prior` pair of the inbound upsert: the stored message's id and its contact's id. */
+const PriorInbound = z
+  .string()
+  .transform((text) => z.tuple([z.string(), z.string()]).parse(JSON.parse(text)))
+  .transform(([id, contactId]) => ({ id, contactId }))
 
 /**
  * What the inbound upsert answers, as a raw D1 row (SQL column names): the contact's wire columns as this message
@@ -138,8 +142,7 @@ export const UpsertedInboundContact = z.object({
   channel: z.enum(contacts.channel.enumValues),
   username: z.string().nullable(),
   ai_paused: z.number(),
-  prior_id: z.string().nullable(),
-  prior_contact_id: z.string().nullable(),
+  prior: PriorInbound.nullable(),
 })
 export type UpsertedInboundContact = z.infer<typeof UpsertedInboundContact>
 

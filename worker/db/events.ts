@@ -7,12 +7,12 @@
 import { and, asc, eq, inArray, isNull, lt, sql, type SQL } from 'drizzle-orm'
 import { z } from 'zod'
 import { accounts, contacts, events, messages, tenants, webhooks } from '../../schema/d1'
-import { OWNER_ONLY_EVENT, type EventPayload } from '../../schema/events'
+import { OWNER_ONLY_EVENT, type EventPayload, type MessageEvent } from '../../schema/events'
 import { newId } from '../lib/ids'
 import type { Db } from './client'
 import { unfenced } from './fences'
 import { pruneOlderThan } from './prune'
-import { compiled, placeholders } from './compiled'
+import { compiledVariants, placeholders } from './compiled'
 import { constantRow } from './constant-row'
 import { passesFilter } from './event-filter'
 
@@ -140,17 +140,25 @@ function dispatchedUnlessSubscribed(tenantId: unknown, type: unknown, now: unkno
 
 type ReceivedEventValues = { id: string; tenantId: string; accountId: string; payload: string; messageId: string; now: number }
 
-const receivedEventInsert = compiled<ReceivedEventValues>((db) => {
+/**
+ * Four variants, by whether the contact is on beta (its @username is part of `contact`) and whether the message is
+ * a reply (`message.reply_to` is set): each statement holds one JSON expression, not the four a SQL `case` spelled
+ * out. SQLite compiles the whole statement whenever it is prepared, which local D1 does for every statement it runs:
+ * the variants cut that by about 30 µs per message. The caller knows both: a contact's channel is its account's, and
+ * the message's reply_to is null exactly when it quotes nothing (insertInboundUnlessPrivate).
+ */
+const receivedEventInsert = compiledVariants<{ beta: boolean; reply: boolean }, ReceivedEventValues>((db, { beta, reply }) => {
   const p = placeholders<ReceivedEventValues>()
   const event = { id: p.id, tenantId: p.tenantId, accountId: p.accountId, type: 'message.received', payload: p.payload, createdAt: p.now }
   const name = sql`coalesce(nullif(${contacts.name}, ''), nullif(trim(coalesce(${contacts.firstName}, '') || ' ' || coalesce(${contacts.lastName}, '')), ''))`
   // beta contacts carry the person's @username too (db/wire.ts toWireContact gives the same shape).
-  const contact = sql`case when ${contacts.channel} = 'beta'
-    then json_object('id', ${contacts.id}, 'phone', ${contacts.phone}, 'name', ${name}, 'username', ${contacts.username})
-    else json_object('id', ${contacts.id}, 'phone', ${contacts.phone}, 'name', ${name}) end`
+  const contact = beta
+    ? sql`json_object('id', ${contacts.id}, 'phone', ${contacts.phone}, 'name', ${name}, 'username', ${contacts.username})`
+    : sql`json_object('id', ${contacts.id}, 'phone', ${contacts.phone}, 'name', ${name})`
   // A reply carries what it quotes as the insert stored it (our id, or the network's): only then, so other payloads keep the spec's fields.
-  const withContact = sql`case when ${messages.replyTo} is null then json_set(${p.payload}, '$.contact', ${contact})
-    else json_set(${p.payload}, '$.contact', ${contact}, '$.message.reply_to', ${messages.replyTo}) end`
+  const withContact = reply
+    ? sql`json_set(${p.payload}, '$.contact', ${contact}, '$.message.reply_to', ${messages.replyTo})`
+    : sql`json_set(${p.payload}, '$.contact', ${contact})`
   return db
     .insert(events)
     .select(
@@ -167,12 +175,21 @@ const receivedEventInsert = compiled<ReceivedEventValues>((db) => {
  * `message.received` for a message inserted in the same batch: inserted only if that message row exists (not a
  * duplicate, not a private contact), with `contact` filled in by SQL from the stored contact row, so the payload
  * shows the names the contact has after this message without a read before the batch. `RETURNING` hands the
- * completed payload back to the fan-out (eventsWritten), and whether anything subscribes to it. Compiled once: it
+ * completed payload back to the fan-out (eventsWritten), and whether anything subscribes to it. `message.isReply`
+ * must say what insertInboundUnlessPrivate was told (its row's replyTo is not null). Compiled once per variant: it
  * runs for every inbound message.
  */
-export function insertReceivedEvent(db: Db, tenantId: string, accountId: string, payload: EventPayload, messageId: string, now: number): D1PreparedStatement {
+export function insertReceivedEvent(
+  db: Db,
+  tenantId: string,
+  accountId: string,
+  payload: MessageEvent,
+  message: { id: string; isReply: boolean },
+  now: number
+): D1PreparedStatement {
   const event = candidate(tenantId, accountId, payload, now)
-  const statement = receivedEventInsert(db).bind(db, { id: event.id, tenantId, accountId, payload: event.payload, messageId, now })
+  const variant = { beta: payload.channel === 'beta', reply: message.isReply }
+  const statement = receivedEventInsert(db, variant).bind(db, { id: event.id, tenantId, accountId, payload: event.payload, messageId: message.id, now })
   return remember(statement, [event])
 }
 

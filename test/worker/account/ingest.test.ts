@@ -317,3 +317,26 @@ describe('the D1 statements of an inbound message', () => {
     expect(answered.messages.map((m) => m.id)).toEqual([later.body.message_id])
   })
 })
+
+it('gives a reply its quote in one batch with plain messages: our id when stored, else the network’s, and none on the others', async () => {
+  const t = await customTenant()
+  const quotedPush = await pushInbound(t, { body: 'the original', fromId: 'rq-a', messageSid: 'rq-old' })
+  const items = [
+    { ...(await item(t, 'rq-a', 'rq-1', 'plain before')) },
+    { ...(await item(t, 'rq-a', 'rq-2', 'quoting a stored one')), replyTo: 'rq-old' },
+    { ...(await item(t, 'rq-b', 'rq-3', 'quoting an unknown one')), replyTo: 'rq-never-seen' },
+    { ...(await item(t, 'rq-b', 'rq-4', 'plain after')) },
+  ]
+  const { outcomes, totals } = await burst(t, items)
+  expect(outcomes.map((o) => o.stored && !o.duplicate)).toEqual([true, true, true, true])
+  expect(totals).toMatchObject({ statements: 3 * items.length, roundTrips: 1 })
+  const received = new Map(
+    (await eventsOf(t.tenantId, 'message.received')).flatMap(({ payload }) => ('message' in payload ? [[payload.message.text, payload.message]] : []))
+  )
+  expect(received.get('plain before')).not.toHaveProperty('reply_to')
+  expect(received.get('quoting a stored one')).toMatchObject({ reply_to: quotedPush.body.message_id })
+  expect(received.get('quoting an unknown one')).toMatchObject({ reply_to: 'rq-never-seen' })
+  expect(received.get('plain after')).not.toHaveProperty('reply_to')
+  const stored = await getMessageVia(t, String(outcomes[1]?.stored && outcomes[1].messageId))
+  expect(stored.body).toMatchObject({ reply_to: quotedPush.body.message_id })
+})

@@ -101,6 +101,24 @@ const FAILED = messageEventPayload(
   'sms',
   NOW
 )
+// The largest variant of the received-event insert: a beta contact (with @username) and a reply.
+const RECEIVED = messageEventPayload(
+  'message.received',
+  {
+    id: 'msg_plan_in',
+    accountId: A,
+    direction: 'inbound',
+    text: 'hi',
+    mediaUrl: null,
+    mediaContentType: null,
+    status: 'received',
+    errorMessage: null,
+    replyTo: 'up_2',
+  },
+  { id: 'ct_plan', phone: null, name: null },
+  'beta',
+  NOW
+)
 const seed = { id: 'ct_plan', tenantId: T, accountId: A, channel: 'sms' as const, phone: '+15550002' }
 const message = {
   id: 'msg_plan',
@@ -261,7 +279,7 @@ export const CATALOG: Record<string, Entry> = {
     call: (db) => events.insertEventIfAccount(db, T, A, PAYLOAD, NOW, sql`tenant_id = ${T} and id = ${A} and status <> 'connected'`),
   },
   'events.insertEventIfMessage': { path: 'hot', call: (db) => events.insertEventIfMessage(db, T, A, PAYLOAD, NOW, sql`id = 'msg_plan'`) },
-  'events.insertReceivedEvent': { path: 'hot', call: (db) => events.insertReceivedEvent(db, T, A, PAYLOAD, 'msg_plan_in', NOW) },
+  'events.insertReceivedEvent': { path: 'hot', call: (db) => events.insertReceivedEvent(db, T, A, RECEIVED, { id: 'msg_plan_in', isReply: true }, NOW) },
   'event-feed.readFeed': {
     path: 'hot',
     call: (db) => eventFeed.readFeed(db, { tenantId: T, type: 'message.received', afterSeq: 10, filter: null, notBefore: NOW - 86_400_000, limit: 50 }),
