@@ -115,8 +115,8 @@ const inboundContactUpsert = compiledVariants<OptOutKey, InboundContactValues>((
       aiPaused: contacts.aiPaused,
       // The inbound message already stored under this upstream id, as it is before the message's own insert (the
       // next statement of the batch): that insert then does nothing, and this is the message the push duplicates.
-      // Its id and contact as one JSON pair from one subquery: SQLite plans each subquery when the statement is
-      // prepared, which local D1 does for every statement it runs (a second subquery cost about 30 µs per message).
+      // Its id and contact as one JSON pair from one subquery: one index probe per message, not two, and one
+      // subquery for SQLite to plan whenever local D1 prepares the statement (docs/performance-history.md).
       prior: sql`(select json_array(${messages.id}, ${messages.contactId}) from ${messages}
         where ${messages.tenantId} = ${p.tenantId} and ${messages.accountId} = ${p.accountId}
         and ${messages.direction} = 'inbound' and ${messages.upstreamId} = ${p.upstreamId})`.as('prior'),

@@ -143,9 +143,9 @@ type ReceivedEventValues = { id: string; tenantId: string; accountId: string; pa
 /**
  * Four variants, by whether the contact is on beta (its @username is part of `contact`) and whether the message is
  * a reply (`message.reply_to` is set): each statement holds one JSON expression, not the four a SQL `case` spelled
- * out. SQLite compiles the whole statement whenever it is prepared, which local D1 does for every statement it runs:
- * the variants cut that by about 30 µs per message. The caller knows both: a contact's channel is its account's, and
- * the message's reply_to is null exactly when it quotes nothing (insertInboundUnlessPrivate).
+ * out, which SQLite compiles whenever local D1 prepares the statement, for every message (a small part of the
+ * batch: docs/performance-history.md). The caller knows both: a contact's channel is its account's, and the
+ * message's reply_to is null exactly when it quotes nothing (insertInboundUnlessPrivate).
  */
 const receivedEventInsert = compiledVariants<{ beta: boolean; reply: boolean }, ReceivedEventValues>((db, { beta, reply }) => {
   const p = placeholders<ReceivedEventValues>()
