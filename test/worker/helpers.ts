@@ -69,7 +69,16 @@ export async function connectCustom(t: TestTenant, label = 'custom') {
   return ch
 }
 
-export type InboundData = { body: string; fromId: string; messageSid?: string; firstName?: string; lastName?: string; email?: string; mediaUrl?: string }
+export type InboundData = {
+  body: string
+  fromId: string
+  messageSid?: string
+  firstName?: string
+  lastName?: string
+  email?: string
+  mediaUrl?: string
+  replyTo?: string
+}
 
 export async function pushInbound(t: TestTenant, data: InboundData) {
   const res = await call('/v1/channels/custom/inbound', { method: 'POST', key: t.key, json: { customData: data } })

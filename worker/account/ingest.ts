@@ -137,10 +137,10 @@ function ingestOne(c: AccountContext, ref: AccountRef, item: InboundItem, now: n
       // Written once for the whole commit (its writers' answers all run before the microtask), not once per message.
       if (c.store.recordInbound(seed.id)) queueMicrotask(() => writeCommitted(c))
       countInbound(c.store)
-      // Open waits are answered from this commit (its wire shape, with the contact as the batch left it): no re-read.
-      c.waits.committed([
-        { seq: inserted.seq, message: toWireMessage({ message: { ...facts, errorCode: null, createdAt: now }, contact: contactOf(contact) }) },
-      ])
+      // Open waits are answered from this commit (its wire shape, with the contact as the batch left it, and the quote
+      // as the insert stored it): no re-read, and the same message a read of D1 would give.
+      const stored = { ...facts, replyTo: inserted.reply_to, errorCode: null, createdAt: now }
+      c.waits.committed([{ seq: inserted.seq, message: toWireMessage({ message: stored, contact: contactOf(contact) }) }])
       return { stored: true, messageId: row.id, contactId: seed.id, duplicate: false }
     },
     (err: unknown) => {

@@ -193,16 +193,19 @@ const inboundInsert = compiledVariants<boolean, InboundRowValues>((db, isReply) 
         .where(and(eq(contacts.id, p.contactId), eq(contacts.private, false)))
     )
     .onConflictDoNothing()
-    .returning({ id: messages.id, seq: messages.seq })
+    .returning({ id: messages.id, seq: messages.seq, replyTo: messages.replyTo })
 })
 
-/** What `insertInboundUnlessPrivate` answers when it inserted, as a raw D1 row: the message's id and its seq. */
-export const InsertedInbound = z.object({ id: z.string(), seq: z.number().int() })
+/**
+ * What `insertInboundUnlessPrivate` answers when it inserted, as a raw D1 row: the message's id, its seq, and what it
+ * quotes as stored (our id when we have that message, else the network's: not what the upstream sent).
+ */
+export const InsertedInbound = z.object({ id: z.string(), seq: z.number().int(), reply_to: z.string().nullable() })
 
 /**
  * An inbound insert that does nothing when this upstream id was already stored (re-pushed or re-sent by a relay)
  * or when the contact is private (spec 4.3: nothing about private contacts is stored). The contact row must exist
- * by then (upserted earlier in the same batch). `RETURNING` answers the inserted row's id and seq (InsertedInbound),
+ * by then (upserted earlier in the same batch). `RETURNING` answers the inserted row's id, seq and reply_to (InsertedInbound),
  * and no row when it inserted nothing. Compiled once per variant: it runs for every inbound message.
  */
 export function insertInboundUnlessPrivate(db: Db, row: Omit<InboundRowValues, 'now'>, now: number): D1PreparedStatement {

@@ -316,27 +316,47 @@ describe('the D1 statements of an inbound message', () => {
     const answered = await body<{ messages: { id: string }[] }>(await next)
     expect(answered.messages.map((m) => m.id)).toEqual([later.body.message_id])
   })
-})
 
-it('gives a reply its quote in one batch with plain messages: our id when stored, else the network’s, and none on the others', async () => {
-  const t = await customTenant()
-  const quotedPush = await pushInbound(t, { body: 'the original', fromId: 'rq-a', messageSid: 'rq-old' })
-  const items = [
-    { ...(await item(t, 'rq-a', 'rq-1', 'plain before')) },
-    { ...(await item(t, 'rq-a', 'rq-2', 'quoting a stored one')), replyTo: 'rq-old' },
-    { ...(await item(t, 'rq-b', 'rq-3', 'quoting an unknown one')), replyTo: 'rq-never-seen' },
-    { ...(await item(t, 'rq-b', 'rq-4', 'plain after')) },
-  ]
-  const { outcomes, totals } = await burst(t, items)
-  expect(outcomes.map((o) => o.stored && !o.duplicate)).toEqual([true, true, true, true])
-  expect(totals).toMatchObject({ statements: 3 * items.length, roundTrips: 1 })
-  const received = new Map(
-    (await eventsOf(t.tenantId, 'message.received')).flatMap(({ payload }) => ('message' in payload ? [[payload.message.text, payload.message]] : []))
-  )
-  expect(received.get('plain before')).not.toHaveProperty('reply_to')
-  expect(received.get('quoting a stored one')).toMatchObject({ reply_to: quotedPush.body.message_id })
-  expect(received.get('quoting an unknown one')).toMatchObject({ reply_to: 'rq-never-seen' })
-  expect(received.get('plain after')).not.toHaveProperty('reply_to')
-  const stored = await getMessageVia(t, String(outcomes[1]?.stored && outcomes[1].messageId))
-  expect(stored.body).toMatchObject({ reply_to: quotedPush.body.message_id })
+  it('hands a woken wait the quote as stored: our id for a message we have, the network’s for one we do not', async () => {
+    const t = await customTenant()
+    const quoted = await pushInbound(t, { body: 'the original', fromId: 'wq-a', messageSid: 'wq-old' })
+    const start = await body<{ cursor: string }>(await call('/v1/messages/wait?timeout_s=0', { key: t.key }))
+    type Answer = { messages: { id: string; reply_to?: string | null }[]; cursor: string }
+    // Opened before each push, so it is answered from the commit itself, not by a read of D1.
+    const waitFor = (cursor: string) => call(`/v1/messages/wait?timeout_s=5&cursor=${cursor}`, { key: t.key }).then((r) => body<Answer>(r))
+    const woken = waitFor(start.cursor)
+    const known = await pushInbound(t, { body: 'quoting ours', fromId: 'wq-a', messageSid: 'wq-1', replyTo: 'wq-old' })
+    const first = await woken
+    expect(first.messages).toEqual([expect.objectContaining({ id: known.body.message_id, reply_to: quoted.body.message_id })])
+    const wokenAgain = waitFor(first.cursor)
+    const unknown = await pushInbound(t, { body: 'quoting elsewhere', fromId: 'wq-a', messageSid: 'wq-2', replyTo: 'wq-never-seen' })
+    const second = await wokenAgain
+    expect(second.messages).toEqual([expect.objectContaining({ id: unknown.body.message_id, reply_to: 'wq-never-seen' })])
+    // Field for field what a read of D1 gives.
+    const reread = await body<Answer>(await call(`/v1/messages/wait?timeout_s=0&cursor=${start.cursor}`, { key: t.key }))
+    expect(reread.messages).toEqual([...first.messages, ...second.messages])
+  })
+
+  it('gives a reply its quote in one batch with plain messages: our id when stored, else the network’s, and none on the others', async () => {
+    const t = await customTenant()
+    const quotedPush = await pushInbound(t, { body: 'the original', fromId: 'rq-a', messageSid: 'rq-old' })
+    const items = [
+      { ...(await item(t, 'rq-a', 'rq-1', 'plain before')) },
+      { ...(await item(t, 'rq-a', 'rq-2', 'quoting a stored one')), replyTo: 'rq-old' },
+      { ...(await item(t, 'rq-b', 'rq-3', 'quoting an unknown one')), replyTo: 'rq-never-seen' },
+      { ...(await item(t, 'rq-b', 'rq-4', 'plain after')) },
+    ]
+    const { outcomes, totals } = await burst(t, items)
+    expect(outcomes.map((o) => o.stored && !o.duplicate)).toEqual([true, true, true, true])
+    expect(totals).toMatchObject({ statements: 3 * items.length, roundTrips: 1 })
+    const received = new Map(
+      (await eventsOf(t.tenantId, 'message.received')).flatMap(({ payload }) => ('message' in payload ? [[payload.message.text, payload.message]] : []))
+    )
+    expect(received.get('plain before')).not.toHaveProperty('reply_to')
+    expect(received.get('quoting a stored one')).toMatchObject({ reply_to: quotedPush.body.message_id })
+    expect(received.get('quoting an unknown one')).toMatchObject({ reply_to: 'rq-never-seen' })
+    expect(received.get('plain after')).not.toHaveProperty('reply_to')
+    const stored = await getMessageVia(t, String(outcomes[1]?.stored && outcomes[1].messageId))
+    expect(stored.body).toMatchObject({ reply_to: quotedPush.body.message_id })
+  })
 })
