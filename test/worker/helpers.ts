@@ -1,6 +1,8 @@
 /** Shared helpers for the workerd tests: calling the Worker, issuing tenants, and talking to the local receiver. */
 import { exports } from 'cloudflare:workers'
 import { inject } from 'vitest'
+import type { z } from 'zod'
+import type { CustomInboundBody } from '../../schema/api/custom-channel'
 import type { Behaviour, Received } from '../fixtures/receiver-types'
 
 export const ADMIN_TOKEN = 'test-admin-token-for-the-workerd-suite'
@@ -69,16 +71,8 @@ export async function connectCustom(t: TestTenant, label = 'custom') {
   return ch
 }
 
-export type InboundData = {
-  body: string
-  fromId: string
-  messageSid?: string
-  firstName?: string
-  lastName?: string
-  email?: string
-  mediaUrl?: string
-  replyTo?: string
-}
+/** A custom-channel push's `customData`, as the request schema takes it. */
+export type InboundData = z.input<typeof CustomInboundBody>['customData']
 
 export async function pushInbound(t: TestTenant, data: InboundData) {
   const res = await call('/v1/channels/custom/inbound', { method: 'POST', key: t.key, json: { customData: data } })

@@ -117,7 +117,7 @@ function ingestOne(c: AccountContext, ref: AccountRef, item: InboundItem, now: n
   const written = c.inbound.write([
     upsertInboundContact(c.db, seed, item.text, item.upstreamId, now),
     insertInboundUnlessPrivate(c.db, row, now),
-    insertReceivedEvent(c.db, ref.tenantId, ref.accountId, payload, { id: row.id, isReply: row.replyTo !== null }, now),
+    insertReceivedEvent(c.db, ref.tenantId, ref.accountId, payload, row, now),
   ])
   return written.then(
     (results): IngestOutcome => {

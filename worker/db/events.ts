@@ -175,20 +175,20 @@ const receivedEventInsert = compiledVariants<{ beta: boolean; reply: boolean }, 
  * `message.received` for a message inserted in the same batch: inserted only if that message row exists (not a
  * duplicate, not a private contact), with `contact` filled in by SQL from the stored contact row, so the payload
  * shows the names the contact has after this message without a read before the batch. `RETURNING` hands the
- * completed payload back to the fan-out (eventsWritten), and whether anything subscribes to it. `message.isReply`
- * must say what insertInboundUnlessPrivate was told (its row's replyTo is not null). Compiled once per variant: it
- * runs for every inbound message.
+ * completed payload back to the fan-out (eventsWritten), and whether anything subscribes to it. `message` is the row
+ * given to insertInboundUnlessPrivate: its `replyTo` picks the variant as it picks that insert's. Compiled once per
+ * variant: it runs for every inbound message.
  */
 export function insertReceivedEvent(
   db: Db,
   tenantId: string,
   accountId: string,
   payload: MessageEvent,
-  message: { id: string; isReply: boolean },
+  message: { id: string; replyTo: string | null },
   now: number
 ): D1PreparedStatement {
   const event = candidate(tenantId, accountId, payload, now)
-  const variant = { beta: payload.channel === 'beta', reply: message.isReply }
+  const variant = { beta: payload.channel === 'beta', reply: message.replyTo !== null }
   const statement = receivedEventInsert(db, variant).bind(db, { id: event.id, tenantId, accountId, payload: event.payload, messageId: message.id, now })
   return remember(statement, [event])
 }

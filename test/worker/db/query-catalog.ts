@@ -279,7 +279,7 @@ export const CATALOG: Record<string, Entry> = {
     call: (db) => events.insertEventIfAccount(db, T, A, PAYLOAD, NOW, sql`tenant_id = ${T} and id = ${A} and status <> 'connected'`),
   },
   'events.insertEventIfMessage': { path: 'hot', call: (db) => events.insertEventIfMessage(db, T, A, PAYLOAD, NOW, sql`id = 'msg_plan'`) },
-  'events.insertReceivedEvent': { path: 'hot', call: (db) => events.insertReceivedEvent(db, T, A, RECEIVED, { id: 'msg_plan_in', isReply: true }, NOW) },
+  'events.insertReceivedEvent': { path: 'hot', call: (db) => events.insertReceivedEvent(db, T, A, RECEIVED, inbound, NOW) },
   'event-feed.readFeed': {
     path: 'hot',
     call: (db) => eventFeed.readFeed(db, { tenantId: T, type: 'message.received', afterSeq: 10, filter: null, notBefore: NOW - 86_400_000, limit: 50 }),
