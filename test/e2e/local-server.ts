@@ -181,47 +181,57 @@ export async function startLocalServer(opts: { vars?: Record<string, string>; ro
   // The directory and every shard migrated as `npm start` does, copied from the machine's template (migrated-state.ts).
   copyMigratedState(root, persist)
 
-  const port = await freePort()
-  const inspector = await freePort()
-  let log = ''
-  let directPort: string | undefined
-  const child = spawn(
-    bin(root, 'wrangler'),
-    [
-      'dev',
-      '--port',
-      String(port),
-      '--ip',
-      '127.0.0.1',
-      '--inspector-port',
-      String(inspector),
-      '--persist-to',
-      persist,
-      '--env-file',
-      envFile,
-      '--show-interactive-dev-session=false',
-      '--log-level',
-      'debug',
-      ...wranglerConfig(root, opts.assetRouter ?? true),
-    ],
-    { cwd: root, env: childEnv(root), stdio: ['ignore', 'pipe', 'pipe'] }
-  )
-  const collect = (d: Buffer) => {
-    const text = d.toString()
-    directPort ??= /"userWorkerUrl":\{[^}]*"port":"(\d+)"/.exec(text)?.[1]
-    // Debug logging is chatty; keep only the tail for error reports.
-    log = (log + text).slice(-64_000)
+  // freePort closes its probe before wrangler binds, so another server of a parallel test file may take the port in
+  // between (seen in CI: "Address already in use"): then wrangler exits, and it is started again on fresh ports.
+  let attempt = 0
+  const start = async () => {
+    const port = await freePort()
+    const inspector = await freePort()
+    let log = ''
+    let directPort: string | undefined
+    const child = spawn(
+      bin(root, 'wrangler'),
+      [
+        'dev',
+        '--port',
+        String(port),
+        '--ip',
+        '127.0.0.1',
+        '--inspector-port',
+        String(inspector),
+        '--persist-to',
+        persist,
+        '--env-file',
+        envFile,
+        '--show-interactive-dev-session=false',
+        '--log-level',
+        'debug',
+        ...wranglerConfig(root, opts.assetRouter ?? true),
+      ],
+      { cwd: root, env: childEnv(root), stdio: ['ignore', 'pipe', 'pipe'] }
+    )
+    const collect = (d: Buffer) => {
+      const text = d.toString()
+      directPort ??= /"userWorkerUrl":\{[^}]*"port":"(\d+)"/.exec(text)?.[1]
+      // Debug logging is chatty; keep only the tail for error reports.
+      log = (log + text).slice(-64_000)
+    }
+    child.stdout?.on('data', collect)
+    child.stderr?.on('data', collect)
+    const url = `http://127.0.0.1:${port}`
+    try {
+      await waitReady(url, child, () => log, 90_000)
+    } catch (err) {
+      child.kill('SIGKILL')
+      if (++attempt < 3 && child.exitCode !== null && log.includes('Address already in use')) return null
+      throw err
+    }
+    return { inspector, child, url, log: () => log, directPort: () => directPort }
   }
-  child.stdout?.on('data', collect)
-  child.stderr?.on('data', collect)
-  const url = `http://127.0.0.1:${port}`
-  try {
-    await waitReady(url, child, () => log, 90_000)
-  } catch (err) {
-    child.kill('SIGKILL')
-    throw err
-  }
-  directPort ??= /"userWorkerUrl":\{[^}]*"port":"(\d+)"/.exec(log)?.[1]
+  let started = await start()
+  while (!started) started = await start()
+  const { inspector, child, url, log } = started
+  const directPort = started.directPort() ?? /"userWorkerUrl":\{[^}]*"port":"(\d+)"/.exec(log())?.[1]
   const directUrl = directPort ? `http://127.0.0.1:${directPort}` : url
 
   const admin = async (method: string, path: string, body?: unknown) => {
@@ -240,7 +250,7 @@ export async function startLocalServer(opts: { vars?: Record<string, string>; ro
     adminToken,
     inspectorPort: inspector,
     stateDir: persist,
-    output: () => log,
+    output: log,
     async api<T>(key: string, method: string, path: string, body?: unknown) {
       const res = await fetch(`${url}/v1${path}`, {
         method,
